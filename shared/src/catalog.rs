@@ -1,0 +1,296 @@
+//! The pool catalog: the supported pools with their market state (current price and token USD
+//! prices). It ships as data (`data/pools.json`) and is served by `GET /pools`.
+
+use crate::json::Exact;
+use crate::math::price::Orientation;
+use crate::math::{Curve, U256};
+use crate::model::{Chain, Protocol};
+use bigdecimal::{BigDecimal, Zero};
+use serde::{Deserialize, Serialize};
+use std::str::FromStr;
+
+/// The catalog shipped with the code, used by the in-memory setup and to seed DynamoDB.
+pub const EMBEDDED_CATALOG: &str = include_str!("../data/pools.json");
+
+/// A token as stored in the catalog data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TokenRecord {
+    pub symbol: String,
+    pub address: String,
+    pub decimals: u8,
+    /// USD price of one whole token, a decimal string.
+    pub price_usd: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BaseToken {
+    Token0,
+    Token1,
+}
+
+/// A pool as stored: protocol order (token0/token1) plus which one is the API's base asset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PoolRecord {
+    pub chain: Chain,
+    pub protocol: Protocol,
+    pub pool: String,
+    pub fee_tier: u32,
+    pub tick_spacing: i32,
+    pub token0: TokenRecord,
+    pub token1: TokenRecord,
+    pub base: BaseToken,
+    /// tokenB per one tokenA, in whole tokens, a decimal string.
+    pub current_price: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogFile {
+    pub as_of: String,
+    pub pools: Vec<PoolRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Token {
+    pub symbol: String,
+    pub address: String,
+    pub decimals: u8,
+    pub price_usd: BigDecimal,
+}
+
+/// A pool ready for the math: prices parsed, the sqrt price derived.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pool {
+    pub chain: Chain,
+    pub protocol: Protocol,
+    pub id: String,
+    pub fee_tier: u32,
+    pub tick_spacing: i32,
+    /// tokenA, the base asset.
+    pub token_a: Token,
+    /// tokenB, the quote asset.
+    pub token_b: Token,
+    pub orientation: Orientation,
+    pub current_price: BigDecimal,
+    pub sqrt_price: U256,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("invalid catalog entry {pool}: {reason}")]
+pub struct CatalogError {
+    pool: String,
+    reason: &'static str,
+}
+
+fn positive_decimal(text: &str) -> Option<BigDecimal> {
+    BigDecimal::from_str(text)
+        .ok()
+        .filter(|d| *d > BigDecimal::zero())
+}
+
+impl Token {
+    fn from_record(record: &TokenRecord) -> Option<Token> {
+        Some(Token {
+            symbol: record.symbol.clone(),
+            address: record.address.clone(),
+            decimals: record.decimals,
+            price_usd: BigDecimal::from_str(&record.price_usd)
+                .ok()
+                .filter(|p| *p >= BigDecimal::zero())?,
+        })
+    }
+}
+
+impl Pool {
+    pub fn from_record(record: &PoolRecord) -> Result<Pool, CatalogError> {
+        let fail = |reason| CatalogError {
+            pool: record.pool.clone(),
+            reason,
+        };
+        let curve = curve_of(record.protocol);
+        if record.tick_spacing < 1 {
+            return Err(fail("tick spacing must be positive"));
+        }
+        let token0 = Token::from_record(&record.token0).ok_or_else(|| fail("bad token0 price"))?;
+        let token1 = Token::from_record(&record.token1).ok_or_else(|| fail("bad token1 price"))?;
+        let current_price =
+            positive_decimal(&record.current_price).ok_or_else(|| fail("bad current price"))?;
+        let base_is_token0 = record.base == BaseToken::Token0;
+        let orientation = Orientation {
+            curve,
+            decimals0: token0.decimals,
+            decimals1: token1.decimals,
+            base_is_token0,
+        };
+        let sqrt_price = orientation.sqrt_price_of(&current_price);
+        let in_range = curve.sqrt_price_at_tick(curve.min_tick()).unwrap() <= sqrt_price
+            && sqrt_price < curve.sqrt_price_at_tick(curve.max_tick()).unwrap();
+        if !in_range {
+            return Err(fail("current price outside the protocol's range"));
+        }
+        let (token_a, token_b) = if base_is_token0 {
+            (token0, token1)
+        } else {
+            (token1, token0)
+        };
+        Ok(Pool {
+            chain: record.chain,
+            protocol: record.protocol,
+            id: record.pool.clone(),
+            fee_tier: record.fee_tier,
+            tick_spacing: record.tick_spacing,
+            token_a,
+            token_b,
+            orientation,
+            current_price,
+            sqrt_price,
+        })
+    }
+
+    pub fn curve(&self) -> Curve {
+        self.orientation.curve
+    }
+
+    /// Whether `id` names this pool (EVM addresses in any letter case).
+    pub fn is_named(&self, id: &str) -> bool {
+        if self.chain.addresses_ignore_case() {
+            self.id.eq_ignore_ascii_case(id)
+        } else {
+            self.id == id
+        }
+    }
+
+    pub fn view(&self) -> PoolView {
+        let token = |t: &Token| TokenView {
+            symbol: t.symbol.clone(),
+            address: t.address.clone(),
+            decimals: t.decimals,
+            price_usd: Exact(t.price_usd.clone()),
+        };
+        PoolView {
+            chain: self.chain,
+            protocol: self.protocol,
+            pool: self.id.clone(),
+            fee_tier: self.fee_tier,
+            tick_spacing: self.tick_spacing,
+            token_a: token(&self.token_a),
+            token_b: token(&self.token_b),
+            current_price: Exact(self.current_price.clone()),
+        }
+    }
+}
+
+pub fn curve_of(protocol: Protocol) -> Curve {
+    match protocol {
+        Protocol::UniswapV3 | Protocol::PancakeswapV3 => Curve::UniswapV3,
+        Protocol::OrcaWhirlpools => Curve::OrcaWhirlpools,
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenView {
+    pub symbol: String,
+    pub address: String,
+    pub decimals: u8,
+    pub price_usd: Exact,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolView {
+    pub chain: Chain,
+    pub protocol: Protocol,
+    pub pool: String,
+    pub fee_tier: u32,
+    pub tick_spacing: i32,
+    pub token_a: TokenView,
+    pub token_b: TokenView,
+    pub current_price: Exact,
+}
+
+/// The supported pools, in catalog order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Catalog {
+    pub pools: Vec<Pool>,
+}
+
+impl Catalog {
+    pub fn from_records(records: &[PoolRecord]) -> Result<Catalog, CatalogError> {
+        let pools = records
+            .iter()
+            .map(Pool::from_record)
+            .collect::<Result<_, _>>()?;
+        Ok(Catalog { pools })
+    }
+
+    /// The catalog shipped in the repository.
+    pub fn embedded() -> Catalog {
+        Catalog::from_records(&embedded_records()).expect("the embedded catalog is valid")
+    }
+
+    pub fn find(&self, chain: Chain, protocol: Protocol, id: &str) -> Option<&Pool> {
+        self.pools
+            .iter()
+            .find(|p| p.chain == chain && p.protocol == protocol && p.is_named(id))
+    }
+}
+
+pub fn embedded_records() -> Vec<PoolRecord> {
+    serde_json::from_str::<CatalogFile>(EMBEDDED_CATALOG)
+        .expect("data/pools.json parses")
+        .pools
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_catalog_has_every_required_pool() {
+        let catalog = Catalog::embedded();
+        assert!(catalog.pools.len() >= 10);
+        for chain in Chain::ALL {
+            assert!(catalog.pools.iter().any(|p| p.chain == *chain), "{chain}");
+        }
+    }
+
+    #[test]
+    fn evm_lookup_ignores_case_and_solana_does_not() {
+        let catalog = Catalog::embedded();
+        let eth = "0x88e6a0c2ddd26feeb64f039a2c41296fcb3f5640";
+        let pool = catalog
+            .find(Chain::Ethereum, Protocol::UniswapV3, eth)
+            .unwrap();
+        assert_eq!(pool.id, "0x88e6A0c2dDD26FEEb64F039a2c41296FcB3f5640");
+        let sol = "Czfq3xZZDmsdGdUyrNLtRhGc47cXcZtLG4crryfu44zE";
+        assert!(catalog
+            .find(Chain::Solana, Protocol::OrcaWhirlpools, sol)
+            .is_some());
+        let lower = sol.to_lowercase();
+        assert!(catalog
+            .find(Chain::Solana, Protocol::OrcaWhirlpools, &lower)
+            .is_none());
+        assert!(catalog
+            .find(Chain::Base, Protocol::UniswapV3, eth)
+            .is_none());
+    }
+
+    #[test]
+    fn quote_is_the_stablecoin_and_prices_agree_with_usd_prices() {
+        for pool in Catalog::embedded().pools {
+            let implied = &pool.current_price * &pool.token_b.price_usd;
+            assert_eq!(implied, pool.token_a.price_usd, "{}", pool.id);
+            let back = pool.orientation.human_price_of(pool.sqrt_price);
+            let expected: f64 = pool.current_price.to_string().parse().unwrap();
+            assert!(
+                (back - expected).abs() / expected < 1e-9,
+                "{} {back}",
+                pool.id
+            );
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! The five endpoints. Each reads the caller from the authorizer's claims, validates, calls the
+//! store and the market, and answers JSON; errors are returned and rendered in one place
+//! ([`crate::http::Endpoint::handle`]).
+
+use crate::app::App;
+use crate::catalog::PoolView;
+use crate::error::ApiError;
+use crate::http::{caller, is_json, json_response};
+use crate::model::{format_time, ListView, Position, Status};
+use crate::portfolio::portfolio;
+use crate::validation::{is_position_id, parse_amount, CreateRequest, ListQuery, MAX_BODY_BYTES};
+use crate::valuation::{value_position, TokenPair};
+use bigdecimal::{BigDecimal, Zero};
+use lambda_http::http::{header, StatusCode};
+use lambda_http::{Body, Request, RequestExt, Response};
+
+type Reply = Result<Response<Body>, ApiError>;
+
+/// `GET /positions`: the caller's positions, newest first, filtered and paged.
+pub async fn list_positions(app: &App, request: &Request) -> Reply {
+    let owner = caller(request)?;
+    let query = ListQuery::parse(&request.query_string_parameters())?;
+    let (page, catalog) = tokio::try_join!(
+        app.store.list(&owner, query.filter, query.page),
+        app.market.catalog()
+    )?;
+    let data = page
+        .items
+        .iter()
+        .map(|p| value_position(p, &catalog).map(|v| v.view))
+        .collect::<Result<_, _>>()?;
+    Ok(json_response(
+        StatusCode::OK,
+        &ListView {
+            data,
+            total: page.total,
+        },
+    ))
+}
+
+/// `GET /positions/{id}`: one of the caller's positions; anything else is 404.
+pub async fn get_position(app: &App, request: &Request) -> Reply {
+    let owner = caller(request)?;
+    let not_found = || ApiError::NotFound("position not found".into());
+    let id = request
+        .path_parameters_ref()
+        .and_then(|p| p.first("id"))
+        .filter(|id| is_position_id(id))
+        .ok_or_else(not_found)?
+        .to_string();
+    let (position, catalog) = tokio::try_join!(app.store.get(&owner, &id), app.market.catalog())?;
+    let position = position.ok_or_else(not_found)?;
+    let view = value_position(&position, &catalog)?.view;
+    Ok(json_response(StatusCode::OK, &view))
+}
+
+/// `POST /positions`: opens a position on a catalog pool.
+pub async fn create_position(app: &App, request: &Request) -> Reply {
+    let owner = caller(request)?;
+    if !is_json(request) {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    let body = request.body().as_ref();
+    if body.len() > MAX_BODY_BYTES {
+        return Err(ApiError::PayloadTooLarge {
+            limit: MAX_BODY_BYTES,
+        });
+    }
+    let input = CreateRequest::parse(body)?;
+    let catalog = app.market.catalog().await?;
+    let pool = catalog
+        .find(input.chain, input.protocol, &input.pool)
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "pool {} is not a supported {} pool on {}; GET /pools lists them",
+                input.pool, input.protocol, input.chain
+            ))
+        })?;
+    let max = pool.curve().max_amount();
+    let offered = TokenPair {
+        a: parse_amount(&input.amount_a, pool.token_a.decimals, max, "amountA")?,
+        b: parse_amount(&input.amount_b, pool.token_b.decimals, max, "amountB")?,
+    };
+    if offered.a.is_zero() && offered.b.is_zero() {
+        return Err(ApiError::bad_request(
+            "amountA or amountB must be above zero",
+        ));
+    }
+    let (tick_lower, tick_upper) = pool.snap_range(&input.price_lower, &input.price_upper)?;
+    let deposit = pool.size_deposit(tick_lower, tick_upper, offered)?;
+    let now = app.clock.now();
+    let created_at = chrono::DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now);
+    let position = Position {
+        id: ulid::Ulid::from_datetime(created_at.into()).to_string(),
+        owner,
+        chain: pool.chain,
+        protocol: pool.protocol,
+        pool: pool.id.clone(),
+        status: Status::Active,
+        tick_lower: deposit.tick_lower,
+        tick_upper: deposit.tick_upper,
+        liquidity: deposit.liquidity,
+        cost_basis_usd: deposit.value_usd,
+        fees_earned_usd: BigDecimal::zero(),
+        created_at,
+    };
+    app.store.insert(&position).await?;
+    tracing::info!(position = %position.id, pool = %position.pool, created_at = %format_time(&created_at), "position opened");
+    let view = value_position(&position, &catalog)?.view;
+    let mut response = json_response(StatusCode::CREATED, &view);
+    if let Ok(location) = header::HeaderValue::from_str(&format!("/positions/{}", position.id)) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    Ok(response)
+}
+
+/// `GET /portfolio`: the overview of the caller's positions that are not closed.
+pub async fn get_portfolio(app: &App, request: &Request) -> Reply {
+    let owner = caller(request)?;
+    let (positions, catalog) =
+        tokio::try_join!(app.store.open_positions(&owner), app.market.catalog())?;
+    Ok(json_response(
+        StatusCode::OK,
+        &portfolio(&positions, &catalog)?,
+    ))
+}
+
+/// `GET /pools`: the supported pools with their market state.
+pub async fn list_pools(app: &App, request: &Request) -> Reply {
+    caller(request)?;
+    let catalog = app.market.catalog().await?;
+    let data: Vec<PoolView> = catalog.pools.iter().map(|p| p.view()).collect();
+    let total = data.len() as u64;
+    Ok(json_response(StatusCode::OK, &ListView { data, total }))
+}

@@ -1,0 +1,173 @@
+//! The API's resources: enumerations, the stored position, and the response shapes.
+
+use crate::json::{Exact, Usd};
+use bigdecimal::BigDecimal;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// A closed set of lowercase names, parsed and printed the same way everywhere.
+macro_rules! named_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum $name {
+            $(#[serde(rename = $text)] $variant),+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+
+            /// The accepted names, for error messages.
+            pub fn names() -> String {
+                [$($text),+].join(", ")
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = ();
+
+            /// Exact, case-sensitive match: `Active` is not `active`.
+            fn from_str(s: &str) -> Result<Self, ()> {
+                match s {
+                    $($text => Ok($name::$variant),)+
+                    _ => Err(()),
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+named_enum!(
+    /// A supported blockchain network.
+    Chain {
+        Ethereum => "ethereum",
+        Solana => "solana",
+        Bsc => "bsc",
+        Arbitrum => "arbitrum",
+        Base => "base",
+    }
+);
+
+named_enum!(
+    /// The lifecycle state of a position.
+    Status {
+        Active => "active",
+        Closed => "closed",
+        Pending => "pending",
+    }
+);
+
+named_enum!(
+    /// A supported concentrated-liquidity exchange.
+    Protocol {
+        UniswapV3 => "uniswap-v3",
+        PancakeswapV3 => "pancakeswap-v3",
+        OrcaWhirlpools => "orca-whirlpools",
+    }
+);
+
+impl Chain {
+    /// EVM addresses are hex and compare case-insensitively; Solana's base58 ones do not.
+    pub fn addresses_ignore_case(self) -> bool {
+        self != Chain::Solana
+    }
+}
+
+/// A position as stored: what was opened, not what it is worth. Token amounts and USD values
+/// are derived from `liquidity` and the pool's current state on every read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Position {
+    pub id: String,
+    pub owner: String,
+    pub chain: Chain,
+    pub protocol: Protocol,
+    /// The pool identifier in the catalog's spelling.
+    pub pool: String,
+    pub status: Status,
+    pub tick_lower: i32,
+    pub tick_upper: i32,
+    pub liquidity: u128,
+    /// USD value of the deposit when the position was opened.
+    pub cost_basis_usd: BigDecimal,
+    pub fees_earned_usd: BigDecimal,
+    /// Millisecond precision, as the id's timestamp.
+    pub created_at: DateTime<Utc>,
+}
+
+/// Filters of the list endpoint.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Filter {
+    pub status: Option<Status>,
+    pub chain: Option<Chain>,
+}
+
+impl Filter {
+    pub fn matches(&self, position: &Position) -> bool {
+        self.status.is_none_or(|s| s == position.status)
+            && self.chain.is_none_or(|c| c == position.chain)
+    }
+}
+
+/// One page of a list: `offset` items skipped, at most `limit` returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageRequest {
+    pub offset: u64,
+    pub limit: u32,
+}
+
+/// A page of positions and the count of every position matching the filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    pub items: Vec<Position>,
+    pub total: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenAmountView {
+    pub symbol: String,
+    pub address: String,
+    /// Whole tokens, exact, as a decimal string.
+    pub amount: String,
+    pub value_usd: Usd,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PositionView {
+    pub id: String,
+    pub chain: Chain,
+    pub protocol: Protocol,
+    pub pool: String,
+    pub token_a: TokenAmountView,
+    pub token_b: TokenAmountView,
+    pub status: Status,
+    pub price_lower: f64,
+    pub price_upper: f64,
+    pub current_price: Exact,
+    pub fees_earned_usd: Usd,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ListView<T> {
+    pub data: Vec<T>,
+    pub total: u64,
+}
+
+/// RFC 3339 UTC with milliseconds, the API's one time format.
+pub fn format_time(time: &DateTime<Utc>) -> String {
+    time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

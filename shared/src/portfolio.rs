@@ -1,0 +1,161 @@
+//! The portfolio overview: totals, profit and loss, and the breakdown by asset, computed in
+//! exact decimals and rounded only when written.
+
+use crate::catalog::Catalog;
+use crate::error::ApiError;
+use crate::json::{Percent, Usd};
+use crate::model::Position;
+use crate::valuation::value_position;
+use bigdecimal::{BigDecimal, RoundingMode, Zero};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssetView {
+    pub symbol: String,
+    pub value_usd: Usd,
+    pub percentage: Percent,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PortfolioView {
+    pub total_value_usd: Usd,
+    pub total_pnl_usd: Usd,
+    pub total_pnl_percent: Percent,
+    pub positions: u64,
+    pub assets: Vec<AssetView>,
+}
+
+/// The overview of `positions` (the caller's positions that are not closed).
+pub fn portfolio(positions: &[Position], catalog: &Catalog) -> Result<PortfolioView, ApiError> {
+    let mut total_value = BigDecimal::zero();
+    let mut cost_basis = BigDecimal::zero();
+    let mut by_symbol: BTreeMap<String, BigDecimal> = BTreeMap::new();
+    for position in positions {
+        let valued = value_position(position, catalog)?;
+        total_value += &valued.value_a + &valued.value_b + &position.fees_earned_usd;
+        cost_basis += &position.cost_basis_usd;
+        for (token, value) in [
+            (&valued.view.token_a, valued.value_a),
+            (&valued.view.token_b, valued.value_b),
+        ] {
+            *by_symbol.entry(token.symbol.clone()).or_default() += value;
+        }
+    }
+    let pnl = &total_value - &cost_basis;
+    let pnl_percent = if cost_basis.is_zero() {
+        BigDecimal::zero()
+    } else {
+        &pnl * BigDecimal::from(100) / &cost_basis
+    };
+    Ok(PortfolioView {
+        total_value_usd: Usd::new(total_value),
+        total_pnl_usd: Usd::new(pnl),
+        total_pnl_percent: Percent::new(pnl_percent),
+        positions: positions.len() as u64,
+        assets: breakdown(by_symbol),
+    })
+}
+
+/// Assets by value, descending (ties by symbol), with percentages in hundredths that sum to
+/// exactly 100: each share is floored, and the hundredths left over go to the largest remainders.
+fn breakdown(by_symbol: BTreeMap<String, BigDecimal>) -> Vec<AssetView> {
+    let mut assets: Vec<(String, BigDecimal)> = by_symbol.into_iter().collect();
+    assets.sort_by(|(sa, va), (sb, vb)| vb.cmp(va).then_with(|| sa.cmp(sb)));
+    let total: BigDecimal = assets.iter().map(|(_, v)| v).sum();
+    if total.is_zero() {
+        return assets
+            .into_iter()
+            .map(|(symbol, value)| AssetView {
+                symbol,
+                value_usd: Usd::new(value),
+                percentage: Percent::new(BigDecimal::zero()),
+            })
+            .collect();
+    }
+    // Shares in hundredths of a percent: 10_000 in all.
+    let shares: Vec<BigDecimal> = assets
+        .iter()
+        .map(|(_, v)| v * BigDecimal::from(10_000) / &total)
+        .collect();
+    let mut floors: Vec<BigDecimal> = shares
+        .iter()
+        .map(|s| s.with_scale_round(0, RoundingMode::Down))
+        .collect();
+    let assigned: BigDecimal = floors.iter().sum();
+    let left_over = (BigDecimal::from(10_000) - assigned).with_scale(0);
+    let mut order: Vec<usize> = (0..shares.len()).collect();
+    order.sort_by(|&i, &j| {
+        (&shares[j] - &floors[j])
+            .cmp(&(&shares[i] - &floors[i]))
+            .then(i.cmp(&j))
+    });
+    let left_over: usize = left_over.to_string().parse().unwrap_or(0);
+    for &i in order.iter().take(left_over) {
+        floors[i] += BigDecimal::from(1);
+    }
+    assets
+        .into_iter()
+        .zip(floors)
+        .map(|((symbol, value), hundredths)| AssetView {
+            symbol,
+            value_usd: Usd::new(value),
+            percentage: Percent::new(hundredths / BigDecimal::from(100)),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::str::FromStr;
+
+    fn d(s: &str) -> BigDecimal {
+        BigDecimal::from_str(s).unwrap()
+    }
+
+    fn pct(assets: &[AssetView]) -> Vec<String> {
+        assets
+            .iter()
+            .map(|a| serde_json::to_string(&a.percentage).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn thirds_sum_to_exactly_one_hundred() {
+        let map = BTreeMap::from([
+            ("A".to_string(), d("1")),
+            ("B".to_string(), d("1")),
+            ("C".to_string(), d("1")),
+        ]);
+        let assets = breakdown(map);
+        assert_eq!(pct(&assets), ["33.34", "33.33", "33.33"]);
+    }
+
+    #[test]
+    fn sorted_by_value_descending() {
+        let map = BTreeMap::from([
+            ("USDC".to_string(), d("2500.5")),
+            ("WETH".to_string(), d("7500.25")),
+            ("ZERO".to_string(), d("0")),
+        ]);
+        let assets = breakdown(map);
+        let symbols: Vec<&str> = assets.iter().map(|a| a.symbol.as_str()).collect();
+        assert_eq!(symbols, ["WETH", "USDC", "ZERO"]);
+        let sum: BigDecimal = assets.iter().map(|a| a.percentage.0.clone()).sum();
+        assert_eq!(sum, d("100"));
+        assert_eq!(pct(&assets), ["75", "25", "0"]);
+    }
+
+    #[test]
+    fn empty_portfolio_is_zeros() {
+        let view = portfolio(&[], &Catalog::embedded()).unwrap();
+        let json = serde_json::to_value(&view).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "positions": 0, "assets": []})
+        );
+    }
+}

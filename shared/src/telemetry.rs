@@ -1,0 +1,17 @@
+//! Structured JSON logs that CloudWatch Logs Insights can query. The level comes from
+//! `RUST_LOG` (default `info`); each line carries the current span, which the Lambda runtime
+//! opens per invocation with the request id.
+
+use tracing_subscriber::EnvFilter;
+
+pub fn init() {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .with_env_filter(filter)
+        .with_current_span(true)
+        .with_span_list(false)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}

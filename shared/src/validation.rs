@@ -1,0 +1,397 @@
+//! Turning untrusted input into typed values, each failure a 400 that names what is wrong.
+
+use crate::error::ApiError;
+use crate::math::U256;
+use crate::model::{Chain, Filter, PageRequest, Protocol, Status};
+use bigdecimal::{BigDecimal, Zero};
+use lambda_http::aws_lambda_events::query_map::QueryMap;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::str::FromStr;
+
+pub const DEFAULT_LIMIT: u32 = 20;
+pub const MAX_LIMIT: u32 = 100;
+/// Create bodies above this are refused with 413 before parsing.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// The list endpoint's query: filters and page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListQuery {
+    pub filter: Filter,
+    pub page: PageRequest,
+}
+
+/// The single value of a query parameter; repeated parameters are ambiguous and refused.
+fn single<'a>(query: &'a QueryMap, name: &str) -> Result<Option<&'a str>, ApiError> {
+    match query.all(name) {
+        None => Ok(None),
+        Some(values) if values.len() == 1 => Ok(Some(values[0])),
+        Some(_) => Err(ApiError::bad_request(format!(
+            "{name} must be given at most once"
+        ))),
+    }
+}
+
+fn enum_param<T: FromStr>(
+    query: &QueryMap,
+    name: &str,
+    names: String,
+) -> Result<Option<T>, ApiError> {
+    single(query, name)?
+        .map(|v| {
+            T::from_str(v)
+                .map_err(|_| ApiError::bad_request(format!("{name} must be one of: {names}")))
+        })
+        .transpose()
+}
+
+/// A non-negative integer written in plain digits (no sign, no fraction, no exponent).
+fn digits_param(query: &QueryMap, name: &str, rule: &str) -> Result<Option<u64>, ApiError> {
+    single(query, name)?
+        .map(|v| {
+            let digits = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+            digits
+                .then(|| v.parse::<u64>().ok())
+                .flatten()
+                .ok_or_else(|| ApiError::bad_request(format!("{name} must be {rule}")))
+        })
+        .transpose()
+}
+
+impl ListQuery {
+    /// Unknown parameters are ignored; known ones must be valid.
+    pub fn parse(query: &QueryMap) -> Result<ListQuery, ApiError> {
+        let status = enum_param(query, "status", Status::names())?;
+        let chain = enum_param(query, "chain", Chain::names())?;
+        let limit_rule = format!("an integer from 1 to {MAX_LIMIT}");
+        let limit = match digits_param(query, "limit", &limit_rule)? {
+            None => DEFAULT_LIMIT,
+            Some(n) if (1..=u64::from(MAX_LIMIT)).contains(&n) => n as u32,
+            Some(_) => return Err(ApiError::bad_request(format!("limit must be {limit_rule}"))),
+        };
+        let offset = digits_param(query, "offset", "an integer of 0 or more")?.unwrap_or(0);
+        Ok(ListQuery {
+            filter: Filter { status, chain },
+            page: PageRequest { offset, limit },
+        })
+    }
+}
+
+/// Position ids are ULIDs: 26 Crockford base32 characters, uppercase as the server issues them.
+pub fn is_position_id(id: &str) -> bool {
+    id.len() == 26 && ulid::Ulid::from_string(id).is_ok_and(|u| u.to_string() == id)
+}
+
+/// The create body exactly as the spec defines it: all seven fields required, nothing else.
+/// Prices are kept as their JSON text so they are read as exact decimals.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CreateBody {
+    chain: String,
+    protocol: String,
+    pool: String,
+    amount_a: String,
+    amount_b: String,
+    price_lower: Box<RawValue>,
+    price_upper: Box<RawValue>,
+}
+
+/// A create request that passed every check that needs no catalog.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateRequest {
+    pub chain: Chain,
+    pub protocol: Protocol,
+    pub pool: String,
+    pub amount_a: String,
+    pub amount_b: String,
+    pub price_lower: BigDecimal,
+    pub price_upper: BigDecimal,
+}
+
+impl CreateRequest {
+    pub fn parse(body: &[u8]) -> Result<CreateRequest, ApiError> {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Err(ApiError::bad_request("request body must be a JSON object"));
+        }
+        let body: CreateBody = serde_json::from_slice(body).map_err(|e| {
+            let detail = e.to_string();
+            // serde's text names the field and the problem; the position adds nothing useful.
+            let detail = detail.split(" at line ").next().unwrap_or_default();
+            ApiError::bad_request(format!("invalid request body: {detail}"))
+        })?;
+        let chain = Chain::from_str(&body.chain).map_err(|_| {
+            ApiError::bad_request(format!("chain must be one of: {}", Chain::names()))
+        })?;
+        let protocol = Protocol::from_str(&body.protocol).map_err(|_| {
+            ApiError::bad_request(format!("protocol must be one of: {}", Protocol::names()))
+        })?;
+        let price_lower = price(&body.price_lower, "priceLower")?;
+        let price_upper = price(&body.price_upper, "priceUpper")?;
+        if price_lower >= price_upper {
+            return Err(ApiError::bad_request(
+                "priceLower must be less than priceUpper",
+            ));
+        }
+        Ok(CreateRequest {
+            chain,
+            protocol,
+            pool: body.pool,
+            amount_a: body.amount_a,
+            amount_b: body.amount_b,
+            price_lower,
+            price_upper,
+        })
+    }
+}
+
+/// A JSON number that is finite and positive as an f64 would read it, kept as its exact decimal.
+fn price(raw: &RawValue, name: &str) -> Result<BigDecimal, ApiError> {
+    let text = raw.get();
+    let invalid = || ApiError::bad_request(format!("{name} must be a positive finite number"));
+    let is_number = text.starts_with(|c: char| c == '-' || c.is_ascii_digit());
+    if !is_number {
+        return Err(invalid());
+    }
+    let as_f64: f64 = serde_json::from_str(text).map_err(|_| invalid())?;
+    if !as_f64.is_finite() || as_f64 <= 0.0 {
+        return Err(invalid());
+    }
+    let exact = BigDecimal::from_str(text).map_err(|_| invalid())?;
+    if exact <= BigDecimal::zero() {
+        return Err(invalid());
+    }
+    Ok(exact)
+}
+
+/// Parses a plain decimal amount of whole tokens into base units: digits with an optional
+/// fraction of at most `decimals` digits, no sign, no exponent, at most `max` base units.
+pub fn parse_amount(text: &str, decimals: u8, max: U256, name: &str) -> Result<U256, ApiError> {
+    let (int, frac) = match text.split_once('.') {
+        Some((int, frac)) => (int, Some(frac)),
+        None => (text, None),
+    };
+    let plain = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !plain(int) || !frac.is_none_or(plain) {
+        return Err(ApiError::bad_request(format!(
+            "{name} must be a plain decimal number such as \"1.5\""
+        )));
+    }
+    let frac = frac.unwrap_or("");
+    if frac.len() > usize::from(decimals) {
+        return Err(ApiError::bad_request(format!(
+            "{name} has more than {decimals} decimal places"
+        )));
+    }
+    let too_large = || ApiError::bad_request(format!("{name} exceeds {max} base units"));
+    let ten = U256::from(10u8);
+    let mut value = U256::ZERO;
+    let padded = frac
+        .bytes()
+        .chain(std::iter::repeat(b'0').take(usize::from(decimals) - frac.len()));
+    for digit in int.bytes().chain(padded) {
+        value = value
+            .checked_mul(ten)
+            .and_then(|v| v.checked_add(U256::from(digit - b'0')))
+            .filter(|v| *v <= max)
+            .ok_or_else(too_large)?;
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(pairs: &[(&str, &str)]) -> QueryMap {
+        let text: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        text.join("&").parse().unwrap()
+    }
+
+    fn bad(pairs: &[(&str, &str)], name: &str) {
+        match ListQuery::parse(&query(pairs)) {
+            Err(ApiError::BadRequest(m)) => assert!(m.starts_with(name), "{m}"),
+            other => panic!("{pairs:?} gave {other:?}"),
+        }
+    }
+
+    #[test]
+    fn list_query_defaults() {
+        let q = ListQuery::parse(&query(&[("unknown", "x")])).unwrap();
+        assert_eq!(
+            q.page,
+            PageRequest {
+                offset: 0,
+                limit: 20
+            }
+        );
+        assert_eq!(q.filter, Filter::default());
+    }
+
+    #[test]
+    fn list_query_accepts_the_bounds() {
+        let q = ListQuery::parse(&query(&[
+            ("limit", "100"),
+            ("offset", "5"),
+            ("status", "closed"),
+            ("chain", "base"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            q.page,
+            PageRequest {
+                offset: 5,
+                limit: 100
+            }
+        );
+        assert_eq!(
+            q.filter,
+            Filter {
+                status: Some(Status::Closed),
+                chain: Some(Chain::Base)
+            }
+        );
+        assert_eq!(
+            ListQuery::parse(&query(&[("limit", "1")]))
+                .unwrap()
+                .page
+                .limit,
+            1
+        );
+    }
+
+    #[test]
+    fn list_query_refuses_bad_values_naming_the_parameter() {
+        for v in ["0", "101", "-1", "1.5", "abc", "", "+5", "1e2"] {
+            bad(&[("limit", v)], "limit");
+        }
+        for v in ["-1", "abc", "", "1.0", "99999999999999999999999"] {
+            bad(&[("offset", v)], "offset");
+        }
+        for v in ["Active", "open", "", "ACTIVE"] {
+            bad(&[("status", v)], "status");
+        }
+        for v in ["Ethereum", "polygon", ""] {
+            bad(&[("chain", v)], "chain");
+        }
+        bad(&[("limit", "5"), ("limit", "6")], "limit");
+    }
+
+    #[test]
+    fn ids_are_canonical_ulids() {
+        let id = ulid::Ulid::new().to_string();
+        assert!(is_position_id(&id));
+        assert!(!is_position_id(&id.to_lowercase()));
+        assert!(!is_position_id("not-an-id"));
+        assert!(!is_position_id(""));
+        assert!(!is_position_id("ZZZZZZZZZZZZZZZZZZZZZZZZZZ"));
+    }
+
+    fn body(overrides: &[(&str, serde_json::Value)], remove: &[&str]) -> Vec<u8> {
+        let mut v = serde_json::json!({
+            "chain": "ethereum", "protocol": "uniswap-v3",
+            "pool": "0x88e6A0c2dDD26FEEb64F039a2c41296FcB3f5640",
+            "amountA": "1", "amountB": "3000", "priceLower": 2500, "priceUpper": 3500.5
+        });
+        for (k, val) in overrides {
+            v[*k] = val.clone();
+        }
+        for k in remove {
+            v.as_object_mut().unwrap().remove(*k);
+        }
+        serde_json::to_vec(&v).unwrap()
+    }
+
+    #[test]
+    fn create_body_parses_exact_prices() {
+        let req = CreateRequest::parse(&body(&[], &[])).unwrap();
+        assert_eq!(req.price_upper, BigDecimal::from_str("3500.5").unwrap());
+        assert_eq!(req.chain, Chain::Ethereum);
+    }
+
+    #[test]
+    fn create_body_refuses_missing_null_mistyped_and_unknown_fields() {
+        use serde_json::json;
+        let fields = [
+            "chain",
+            "protocol",
+            "pool",
+            "amountA",
+            "amountB",
+            "priceLower",
+            "priceUpper",
+        ];
+        for f in fields {
+            assert!(
+                CreateRequest::parse(&body(&[], &[f])).is_err(),
+                "missing {f}"
+            );
+            assert!(
+                CreateRequest::parse(&body(&[(f, json!(null))], &[])).is_err(),
+                "null {f}"
+            );
+        }
+        let cases = [
+            ("amountA", json!(1)),
+            ("priceLower", json!("2500")),
+            ("chain", json!("Ethereum")),
+            ("protocol", json!("uniswap")),
+            ("priceLower", json!(0)),
+            ("priceLower", json!(-1)),
+            ("priceLower", json!(4000)),
+            ("priceUpper", json!(2500)),
+            ("priceLower", json!([1])),
+            ("extra", json!(1)),
+        ];
+        for (k, v) in cases {
+            assert!(
+                matches!(
+                    CreateRequest::parse(&body(&[(k, v.clone())], &[])),
+                    Err(ApiError::BadRequest(_))
+                ),
+                "{k}={v}"
+            );
+        }
+        for raw in [
+            "",
+            "  ",
+            "{",
+            "[]",
+            "null",
+            "{\"chain\":\"ethereum\",\"chain\":\"base\"}",
+            "{} x",
+        ] {
+            assert!(CreateRequest::parse(raw.as_bytes()).is_err(), "{raw}");
+        }
+        let huge = br#"{"chain":"ethereum","protocol":"uniswap-v3","pool":"p","amountA":"1","amountB":"1","priceLower":1e400,"priceUpper":1e401}"#;
+        assert!(CreateRequest::parse(huge).is_err());
+    }
+
+    #[test]
+    fn amounts_are_plain_decimals_within_decimals_and_bounds() {
+        let max = U256::from(u128::MAX);
+        assert_eq!(
+            parse_amount("1.5", 6, max, "amountA").unwrap(),
+            U256::from(1_500_000u32)
+        );
+        assert_eq!(parse_amount("0", 6, max, "amountA").unwrap(), U256::ZERO);
+        assert_eq!(
+            parse_amount("007", 0, max, "amountA").unwrap(),
+            U256::from(7u8)
+        );
+        assert_eq!(
+            parse_amount("0.000001", 6, max, "amountA").unwrap(),
+            U256::from(1u8)
+        );
+        for bad in [
+            "", "-1", "+1", "1e3", "1.", ".5", "1.2.3", "abc", " 1", "1,5", "١",
+        ] {
+            assert!(parse_amount(bad, 6, max, "amountA").is_err(), "{bad:?}");
+        }
+        assert!(parse_amount("0.0000001", 6, max, "amountA").is_err());
+        let top = u128::MAX.to_string();
+        assert_eq!(parse_amount(&top, 0, max, "amountA").unwrap(), max);
+        let over = "340282366920938463463374607431768211456";
+        assert!(parse_amount(over, 0, max, "amountA").is_err());
+        assert!(parse_amount(&"9".repeat(70_000), 0, max, "amountA").is_err());
+    }
+}

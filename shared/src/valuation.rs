@@ -1,0 +1,352 @@
+//! From the catalog and the math to API figures: sizing a new position from the offered amounts
+//! and valuing a stored one at the pool's current state.
+
+use crate::catalog::{Catalog, Pool, Token};
+use crate::error::ApiError;
+use crate::json::{Exact, Usd};
+use crate::math::price::base_units_to_decimal;
+use crate::math::{uniswap, Amounts, Curve, U256};
+use crate::model::{format_time, Position, PositionView, TokenAmountView};
+use bigdecimal::BigDecimal;
+
+/// A deposit in the API's orientation, in base units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenPair {
+    pub a: U256,
+    pub b: U256,
+}
+
+/// What a create request resolves to: the snapped range, the liquidity, and what it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deposit {
+    pub tick_lower: i32,
+    pub tick_upper: i32,
+    pub liquidity: u128,
+    pub amounts: TokenPair,
+    pub value_usd: BigDecimal,
+}
+
+impl Pool {
+    fn to_protocol_order(&self, pair: TokenPair) -> Amounts {
+        if self.orientation.base_is_token0 {
+            Amounts {
+                amount0: pair.a,
+                amount1: pair.b,
+            }
+        } else {
+            Amounts {
+                amount0: pair.b,
+                amount1: pair.a,
+            }
+        }
+    }
+
+    fn to_api_order(&self, amounts: Amounts) -> TokenPair {
+        if self.orientation.base_is_token0 {
+            TokenPair {
+                a: amounts.amount0,
+                b: amounts.amount1,
+            }
+        } else {
+            TokenPair {
+                a: amounts.amount1,
+                b: amounts.amount0,
+            }
+        }
+    }
+
+    /// The lowest and highest ticks a position may use: the protocol's bounds on the spacing grid.
+    fn usable_ticks(&self) -> (i32, i32) {
+        let spacing = self.tick_spacing;
+        let min = self.curve().min_tick().div_euclid(spacing) * spacing;
+        let min = if min < self.curve().min_tick() {
+            min + spacing
+        } else {
+            min
+        };
+        let max = self.curve().max_tick().div_euclid(spacing) * spacing;
+        (min, max)
+    }
+
+    /// Snaps a human price range outward to the tick grid, within the protocol's bounds.
+    pub fn snap_range(
+        &self,
+        lower: &BigDecimal,
+        upper: &BigDecimal,
+    ) -> Result<(i32, i32), ApiError> {
+        let o = &self.orientation;
+        let curve = self.curve();
+        // Raw prices rise with the human price only when tokenA is token0.
+        let (raw_low, raw_high) = if o.base_is_token0 {
+            (o.sqrt_price_of(lower), o.sqrt_price_of(upper))
+        } else {
+            (o.sqrt_price_of(upper), o.sqrt_price_of(lower))
+        };
+        let at = |t| curve.sqrt_price_at_tick(t).map_err(|_| ApiError::Internal);
+        if raw_high < at(curve.min_tick())? || raw_low > at(curve.max_tick())? {
+            return Err(ApiError::bad_request(
+                "price range lies outside the prices this pool supports",
+            ));
+        }
+        let spacing = self.tick_spacing;
+        let tick_low = curve.tick_at_or_below(raw_low);
+        let mut tick_high = curve.tick_at_or_below(raw_high);
+        if curve.sqrt_price_at_tick(tick_high).ok() != Some(raw_high) {
+            tick_high += 1;
+        }
+        let (min, max) = self.usable_ticks();
+        let snapped_low = (tick_low.div_euclid(spacing) * spacing).clamp(min, max);
+        let snapped_high = (-((-tick_high).div_euclid(spacing)) * spacing).clamp(min, max);
+        debug_assert!(
+            snapped_low < snapped_high,
+            "outward snapping keeps the range non-empty"
+        );
+        Ok((snapped_low, snapped_high))
+    }
+
+    fn sqrt_bounds(&self, tick_lower: i32, tick_upper: i32) -> Result<(U256, U256), ApiError> {
+        let curve = self.curve();
+        let at = |t| curve.sqrt_price_at_tick(t).map_err(|_| ApiError::Internal);
+        Ok((at(tick_lower)?, at(tick_upper)?))
+    }
+
+    /// The largest liquidity `offered` funds in the range at the current price, and what it
+    /// holds rounded up as a mint charges: never more than offered.
+    pub fn size_deposit(
+        &self,
+        tick_lower: i32,
+        tick_upper: i32,
+        offered: TokenPair,
+    ) -> Result<Deposit, ApiError> {
+        let curve = self.curve();
+        let (sqrt_a, sqrt_b) = self.sqrt_bounds(tick_lower, tick_upper)?;
+        let offered_raw = self.to_protocol_order(offered);
+        let mut liquidity = curve
+            .liquidity_for_amounts(self.sqrt_price, sqrt_a, sqrt_b, offered_raw)
+            .map_err(|_| ApiError::bad_request("amounts are too large for this price range"))?;
+        if curve == Curve::UniswapV3
+            && liquidity > uniswap::max_liquidity_per_tick(self.tick_spacing)
+        {
+            return Err(ApiError::bad_request(
+                "amounts exceed the pool's liquidity limit for one position",
+            ));
+        }
+        // Rounding up may ask one unit more than offered; shrink until the mint fits.
+        loop {
+            if liquidity == 0 {
+                return Err(ApiError::bad_request(
+                    "amounts fund no liquidity in this range at the current price: a range above \
+                     the current price takes tokenA, one below it takes tokenB",
+                ));
+            }
+            let needed = curve
+                .amounts_for_liquidity(self.sqrt_price, sqrt_a, sqrt_b, liquidity, true)
+                .map_err(|_| ApiError::Internal)?;
+            if needed.amount0 <= offered_raw.amount0 && needed.amount1 <= offered_raw.amount1 {
+                let amounts = self.to_api_order(needed);
+                let value_usd = self.value_of(&amounts);
+                return Ok(Deposit {
+                    tick_lower,
+                    tick_upper,
+                    liquidity,
+                    amounts,
+                    value_usd,
+                });
+            }
+            liquidity -= 1;
+        }
+    }
+
+    /// What `liquidity` in the range holds at the pool's current price.
+    pub fn holdings(
+        &self,
+        tick_lower: i32,
+        tick_upper: i32,
+        liquidity: u128,
+    ) -> Result<TokenPair, ApiError> {
+        let (sqrt_a, sqrt_b) = self.sqrt_bounds(tick_lower, tick_upper)?;
+        let amounts = self
+            .curve()
+            .amounts_for_liquidity(self.sqrt_price, sqrt_a, sqrt_b, liquidity, true)
+            .map_err(|_| ApiError::Internal)?;
+        Ok(self.to_api_order(amounts))
+    }
+
+    pub fn value_of(&self, amounts: &TokenPair) -> BigDecimal {
+        token_value(&self.token_a, amounts.a) + token_value(&self.token_b, amounts.b)
+    }
+
+    /// The human price of a tick (tokenB per tokenA).
+    pub fn price_at_tick(&self, tick: i32) -> f64 {
+        let sqrt = self.curve().sqrt_price_at_tick(tick).unwrap_or_default();
+        self.orientation.human_price_of(sqrt)
+    }
+}
+
+fn token_value(token: &Token, amount: U256) -> BigDecimal {
+    base_units_to_decimal(amount, token.decimals) * &token.price_usd
+}
+
+/// A position valued at its pool's current state, with the unrounded USD figures the portfolio
+/// sums.
+#[derive(Debug, Clone)]
+pub struct Valued {
+    pub view: PositionView,
+    pub value_a: BigDecimal,
+    pub value_b: BigDecimal,
+}
+
+/// Values a stored position. A pool missing from the catalog is a server fault: positions are
+/// only opened on catalog pools.
+pub fn value_position(position: &Position, catalog: &Catalog) -> Result<Valued, ApiError> {
+    let pool = catalog
+        .find(position.chain, position.protocol, &position.pool)
+        .ok_or_else(|| {
+            tracing::error!(position = %position.id, pool = %position.pool, "pool missing from catalog");
+            ApiError::Internal
+        })?;
+    let held = pool.holdings(position.tick_lower, position.tick_upper, position.liquidity)?;
+    let value_a = token_value(&pool.token_a, held.a);
+    let value_b = token_value(&pool.token_b, held.b);
+    let token_view = |token: &Token, amount: U256, value: &BigDecimal| TokenAmountView {
+        symbol: token.symbol.clone(),
+        address: token.address.clone(),
+        amount: crate::json::plain_exact(&base_units_to_decimal(amount, token.decimals)),
+        value_usd: Usd::new(value.clone()),
+    };
+    let view = PositionView {
+        id: position.id.clone(),
+        chain: position.chain,
+        protocol: position.protocol,
+        pool: pool.id.clone(),
+        token_a: token_view(&pool.token_a, held.a, &value_a),
+        token_b: token_view(&pool.token_b, held.b, &value_b),
+        status: position.status,
+        price_lower: pool
+            .price_at_tick(position.tick_lower)
+            .min(pool.price_at_tick(position.tick_upper)),
+        price_upper: pool
+            .price_at_tick(position.tick_lower)
+            .max(pool.price_at_tick(position.tick_upper)),
+        current_price: Exact(pool.current_price.clone()),
+        fees_earned_usd: Usd::new(position.fees_earned_usd.clone()),
+        created_at: format_time(&position.created_at),
+    };
+    Ok(Valued {
+        view,
+        value_a,
+        value_b,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Chain, Protocol};
+    use std::str::FromStr;
+
+    fn d(s: &str) -> BigDecimal {
+        BigDecimal::from_str(s).unwrap()
+    }
+
+    fn pool(chain: Chain, protocol: Protocol, id: &str) -> Pool {
+        Catalog::embedded()
+            .find(chain, protocol, id)
+            .unwrap()
+            .clone()
+    }
+
+    fn eth_usdc() -> Pool {
+        pool(
+            Chain::Ethereum,
+            Protocol::UniswapV3,
+            "0x88e6A0c2dDD26FEEb64F039a2c41296FcB3f5640",
+        )
+    }
+
+    fn units(whole: u64, decimals: u32) -> U256 {
+        U256::from(whole) * U256::from(10u8).pow(U256::from(decimals))
+    }
+
+    #[test]
+    fn range_snaps_outward_to_the_spacing_grid() {
+        let pool = eth_usdc();
+        let (low, high) = pool.snap_range(&d("2500"), &d("3500")).unwrap();
+        assert_eq!(low % 10, 0);
+        assert_eq!(high % 10, 0);
+        assert!(pool.price_at_tick(high) <= 2500.0 && pool.price_at_tick(low) >= 3500.0);
+        // One tick spacing narrower on either side would no longer contain the request.
+        assert!(pool.price_at_tick(high - 10) > 2500.0);
+        assert!(pool.price_at_tick(low + 10) < 3500.0);
+    }
+
+    #[test]
+    fn extreme_ranges_clamp_to_the_protocol_bounds() {
+        let pool = eth_usdc();
+        // WETH priced in USDC: 1e-60 is above the highest raw price, 1e60 below the lowest.
+        let (low, high) = pool.snap_range(&d("1e-60"), &d("1e60")).unwrap();
+        assert_eq!((low, high), (-887270, 887270));
+        assert!(pool.snap_range(&d("1e60"), &d("1e61")).is_err());
+        assert!(pool.snap_range(&d("1e-61"), &d("1e-60")).is_err());
+    }
+
+    #[test]
+    fn in_range_deposit_never_exceeds_the_offer() {
+        let pool = eth_usdc();
+        let (low, high) = pool.snap_range(&d("2500"), &d("3500")).unwrap();
+        let offered = TokenPair {
+            a: units(1, 18),
+            b: units(3000, 6),
+        };
+        let deposit = pool.size_deposit(low, high, offered).unwrap();
+        assert!(deposit.amounts.a <= offered.a && deposit.amounts.b <= offered.b);
+        // The binding side is used (almost) entirely.
+        let used_a = deposit.amounts.a * U256::from(1000u32) / offered.a;
+        let used_b = deposit.amounts.b * U256::from(1000u32) / offered.b;
+        assert!(used_a >= U256::from(999u32) || used_b >= U256::from(999u32));
+        assert!(deposit.value_usd > d("0") && deposit.value_usd <= d("6000"));
+    }
+
+    #[test]
+    fn ranges_off_the_current_price_hold_one_token() {
+        let pool = eth_usdc();
+        let offered = TokenPair {
+            a: units(1, 18),
+            b: units(3000, 6),
+        };
+        let (low, high) = pool.snap_range(&d("3500"), &d("4000")).unwrap();
+        let above = pool.size_deposit(low, high, offered).unwrap();
+        assert!(above.amounts.a > U256::ZERO && above.amounts.b.is_zero());
+        let (low, high) = pool.snap_range(&d("2000"), &d("2500")).unwrap();
+        let below = pool.size_deposit(low, high, offered).unwrap();
+        assert!(below.amounts.a.is_zero() && below.amounts.b > U256::ZERO);
+        let only_b = TokenPair {
+            a: U256::ZERO,
+            b: units(3000, 6),
+        };
+        let (low, high) = pool.snap_range(&d("3500"), &d("4000")).unwrap();
+        assert!(matches!(
+            pool.size_deposit(low, high, only_b),
+            Err(ApiError::BadRequest(_))
+        ));
+    }
+
+    #[test]
+    fn orca_pool_sizes_within_u64() {
+        let pool = pool(
+            Chain::Solana,
+            Protocol::OrcaWhirlpools,
+            "Czfq3xZZDmsdGdUyrNLtRhGc47cXcZtLG4crryfu44zE",
+        );
+        let (low, high) = pool.snap_range(&d("100"), &d("200")).unwrap();
+        assert_eq!((low % 4, high % 4), (0, 0));
+        let offered = TokenPair {
+            a: units(10, 9),
+            b: units(1400, 6),
+        };
+        let deposit = pool.size_deposit(low, high, offered).unwrap();
+        assert!(deposit.amounts.a <= offered.a && deposit.amounts.b <= offered.b);
+        let held = pool.holdings(low, high, deposit.liquidity).unwrap();
+        assert_eq!(held, deposit.amounts);
+    }
+}
