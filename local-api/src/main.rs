@@ -1,1 +1,111 @@
-fn main() {}
+//! `local-api [--addr HOST:PORT]` serves the API; `local-api token --sub NAME` prints a token.
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use local_api::auth::JwtSettings;
+use local_api::gateway::Gateway;
+use shared::App;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+const USAGE: &str = "usage:
+  local-api [--addr HOST:PORT]          serve the API (default 127.0.0.1:3000, in-memory store)
+  local-api token --sub NAME [--ttl S]  print a bearer token for NAME (default ttl 86400 s)";
+
+/// `--name value` pairs after the subcommand.
+fn options(args: &[String]) -> Result<Vec<(&str, &str)>, String> {
+    args.chunks(2)
+        .map(|pair| match pair {
+            [name, value] if name.starts_with("--") => Ok((name.as_str(), value.as_str())),
+            _ => Err(format!("unexpected arguments: {}", pair.join(" "))),
+        })
+        .collect()
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let jwt = JwtSettings::from_env();
+    let result = match args.first().map(String::as_str) {
+        Some("token") => token(&jwt, &args[1..]),
+        Some("--help" | "-h" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => serve(jwt, &args).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("local-api: {message}\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn token(jwt: &JwtSettings, args: &[String]) -> Result<(), String> {
+    let (mut sub, mut ttl) = (None, 86_400);
+    for (name, value) in options(args)? {
+        match name {
+            "--sub" => sub = Some(value),
+            "--ttl" => {
+                ttl = value
+                    .parse()
+                    .map_err(|_| "--ttl takes seconds".to_string())?
+            }
+            _ => return Err(format!("unknown option {name}")),
+        }
+    }
+    println!("{}", jwt.issue(sub.ok_or("token needs --sub NAME")?, ttl));
+    Ok(())
+}
+
+async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
+    let mut addr = "127.0.0.1:3000".to_string();
+    for (name, value) in options(args)? {
+        match name {
+            "--addr" => addr = value.to_string(),
+            _ => return Err(format!("unknown option {name}")),
+        }
+    }
+    shared::telemetry::init_with(std::io::stderr);
+    let listener = tokio::net::TcpListener::bind(&addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    println!("local-api listening on http://{bound} (store: in-memory)");
+    println!(
+        "try: curl -s http://{bound}/positions -H 'Authorization: Bearer {}'",
+        jwt.issue("alice", 86_400)
+    );
+    let gateway = Arc::new(Gateway {
+        app: App::in_memory(),
+        jwt,
+    });
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    tracing::warn!(%error, "accept failed");
+                    continue;
+                }
+            },
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        };
+        let gateway = gateway.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |request| {
+                let gateway = gateway.clone();
+                async move { Ok::<_, std::convert::Infallible>(gateway.serve(request, peer).await) }
+            });
+            if let Err(error) = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                tracing::debug!(%error, "connection closed with an error");
+            }
+        });
+    }
+}

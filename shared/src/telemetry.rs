@@ -4,9 +4,19 @@
 
 use tracing_subscriber::EnvFilter;
 
+/// Lambda: logs to stdout, which the runtime ships to CloudWatch.
 pub fn init() {
+    init_with(std::io::stdout);
+}
+
+/// Logs to `writer` (the local server keeps stdout for its own messages).
+pub fn init_with<W>(writer: W)
+where
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
+        .with_writer(writer)
         .json()
         .with_env_filter(filter)
         .with_current_span(true)
