@@ -1,17 +1,26 @@
-//! `local-api [--addr HOST:PORT]` serves the API; `local-api token --sub NAME` prints a token.
+//! `local-api` serves the API on one machine; `token` prints a bearer token; `seed-catalog`
+//! loads the pool catalog into a DynamoDB table.
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use local_api::auth::JwtSettings;
 use local_api::gateway::Gateway;
+use shared::store::dynamodb::{client_from_env, local_client};
+use shared::store::DynamoDbStore;
 use shared::App;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 const USAGE: &str = "usage:
-  local-api [--addr HOST:PORT]          serve the API (default 127.0.0.1:3000, in-memory store)
-  local-api token --sub NAME [--ttl S]  print a bearer token for NAME (default ttl 86400 s)";
+  local-api [--addr HOST:PORT] [--dynamodb-endpoint URL [--table NAME]]
+      serve the API (default 127.0.0.1:3000) on the in-memory store, or on a DynamoDB-API
+      server (the table, default 'positions', is created and its catalog seeded if missing)
+  local-api token --sub NAME [--ttl SECONDS]
+      print a bearer token for NAME (default ttl 86400)
+  local-api seed-catalog --table NAME [--dynamodb-endpoint URL]
+      load data/pools.json into a table (AWS credentials and region from the environment
+      unless an endpoint is given)";
 
 /// `--name value` pairs after the subcommand.
 fn options(args: &[String]) -> Result<Vec<(&str, &str)>, String> {
@@ -29,6 +38,7 @@ async fn main() -> ExitCode {
     let jwt = JwtSettings::from_env();
     let result = match args.first().map(String::as_str) {
         Some("token") => token(&jwt, &args[1..]),
+        Some("seed-catalog") => seed_catalog(&args[1..]).await,
         Some("--help" | "-h" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -61,28 +71,65 @@ fn token(jwt: &JwtSettings, args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+async fn seed_catalog(args: &[String]) -> Result<(), String> {
+    let (mut table, mut endpoint) = (None, None);
+    for (name, value) in options(args)? {
+        match name {
+            "--table" => table = Some(value),
+            "--dynamodb-endpoint" => endpoint = Some(value),
+            _ => return Err(format!("unknown option {name}")),
+        }
+    }
+    let client = match endpoint {
+        Some(url) => local_client(url),
+        None => client_from_env().await,
+    };
+    let store = DynamoDbStore::new(client, table.ok_or("seed-catalog needs --table NAME")?);
+    let records = shared::catalog::embedded_records();
+    store
+        .seed_catalog(&records)
+        .await
+        .map_err(|e| format!("seeding failed: {e}"))?;
+    println!("seeded {} pools into {}", records.len(), store.table());
+    Ok(())
+}
+
 async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
     let mut addr = "127.0.0.1:3000".to_string();
+    let (mut endpoint, mut table) = (None, "positions".to_string());
     for (name, value) in options(args)? {
         match name {
             "--addr" => addr = value.to_string(),
+            "--dynamodb-endpoint" => endpoint = Some(value.to_string()),
+            "--table" => table = value.to_string(),
             _ => return Err(format!("unknown option {name}")),
         }
     }
     shared::telemetry::init_with(std::io::stderr);
+    let (app, store_name) = match endpoint {
+        None => (App::in_memory(), "in-memory".to_string()),
+        Some(url) => {
+            let store = DynamoDbStore::new(local_client(&url), table.clone());
+            store
+                .prepare_local()
+                .await
+                .map_err(|e| format!("cannot prepare table {table} at {url}: {e}"))?;
+            (
+                App::on_dynamodb(store),
+                format!("DynamoDB table {table} at {url}"),
+            )
+        }
+    };
     let listener = tokio::net::TcpListener::bind(&addr)
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
-    println!("local-api listening on http://{bound} (store: in-memory)");
+    println!("local-api listening on http://{bound} (store: {store_name})");
     println!(
         "try: curl -s http://{bound}/positions -H 'Authorization: Bearer {}'",
         jwt.issue("alice", 86_400)
     );
-    let gateway = Arc::new(Gateway {
-        app: App::in_memory(),
-        jwt,
-    });
+    let gateway = Arc::new(Gateway { app, jwt });
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {

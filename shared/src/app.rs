@@ -1,7 +1,8 @@
 //! The dependencies every handler receives: the store, the market (pool catalog) and a clock.
 
 use crate::catalog::Catalog;
-use crate::store::{MemoryStore, PositionStore, StoreError};
+use crate::store::dynamodb::{DynamoDbMarket, CATALOG_TTL};
+use crate::store::{DynamoDbStore, MemoryStore, PositionStore, StoreError};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
@@ -47,6 +48,17 @@ impl App {
         App {
             store: Arc::new(MemoryStore::new()),
             market: Arc::new(StaticMarket(Arc::new(Catalog::embedded()))),
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// Production: positions and the catalog in DynamoDB (`TABLE_NAME`), the catalog cached in
+    /// the container for [`CATALOG_TTL`].
+    pub fn on_dynamodb(store: DynamoDbStore) -> App {
+        let market = DynamoDbMarket::new(store.clone(), CATALOG_TTL);
+        App {
+            store: Arc::new(store),
+            market: Arc::new(market),
             clock: Arc::new(SystemClock),
         }
     }

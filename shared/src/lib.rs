@@ -8,6 +8,7 @@ pub mod error;
 pub mod handlers;
 pub mod http;
 pub mod json;
+pub mod lambda;
 pub mod math;
 pub mod model;
 pub mod portfolio;

@@ -1,1 +1,6 @@
-fn main() {}
+//! `list-pools`: list pools behind API Gateway's JWT authorizer, on DynamoDB.
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    shared::lambda::run(shared::Endpoint::ListPools).await
+}

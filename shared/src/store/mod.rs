@@ -2,11 +2,13 @@
 //! fast tests) and a DynamoDB one (production). Paging and counting are operations of the store
 //! so each backend can make them cheap.
 
+pub mod dynamodb;
 pub mod memory;
 
 use crate::model::{Filter, Page, PageRequest, Position, Status};
 use async_trait::async_trait;
 
+pub use dynamodb::DynamoDbStore;
 pub use memory::MemoryStore;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
