@@ -5,6 +5,7 @@
 pub mod app;
 pub mod catalog;
 pub mod error;
+pub mod event;
 pub mod handlers;
 pub mod http;
 pub mod json;

@@ -128,7 +128,7 @@ pub async fn client_from_env() -> Client {
 }
 
 /// A client for a local DynamoDB-API server (moto, DynamoDB Local): fixed region and dummy
-/// credentials, the same retries and timeouts.
+/// credentials, the same retries, and patient timeouts because such servers are slow under load.
 pub fn local_client(endpoint: &str) -> Client {
     let config = aws_sdk_dynamodb::Config::builder()
         .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
@@ -138,7 +138,12 @@ pub fn local_client(endpoint: &str) -> Client {
         ))
         .endpoint_url(endpoint)
         .retry_config(retry())
-        .timeout_config(timeouts())
+        .timeout_config(
+            TimeoutConfig::builder()
+                .connect_timeout(Duration::from_secs(5))
+                .operation_attempt_timeout(Duration::from_secs(60))
+                .build(),
+        )
         .build();
     Client::from_conf(config)
 }

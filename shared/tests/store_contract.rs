@@ -1,0 +1,305 @@
+//! The store contract, written once and run against both stores: the in-memory one and
+//! `DynamoDbStore` on a real DynamoDB-API server (moto, started by the test command).
+
+mod common;
+
+use common::{position, unique_owner};
+use shared::model::{Chain, Filter, PageRequest, Position, Status};
+use shared::store::{PositionStore, StoreError};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// Positions over every status and chain, one second apart, in creation order.
+fn mixed(owner: &str, count: usize) -> Vec<Position> {
+    (0..count)
+        .map(|i| {
+            let status = Status::ALL[i % 3];
+            let chain = Chain::ALL[(i / 3) % 5];
+            position(owner, status, chain, 1_790_000_000_000 + i as i64 * 1000)
+        })
+        .collect()
+}
+
+async fn insert_all(store: &dyn PositionStore, positions: &[Position]) {
+    for p in positions {
+        store.insert(p).await.unwrap();
+    }
+}
+
+/// What a list should return: matching positions, newest first.
+fn expected(positions: &[Position], filter: Filter) -> Vec<String> {
+    let mut ids: Vec<String> = positions
+        .iter()
+        .filter(|p| filter.matches(p))
+        .map(|p| p.id.clone())
+        .collect();
+    ids.sort_by(|a, b| b.cmp(a));
+    ids
+}
+
+fn every_filter() -> Vec<Filter> {
+    let mut filters = vec![Filter::default()];
+    for &status in Status::ALL {
+        filters.push(Filter {
+            status: Some(status),
+            chain: None,
+        });
+    }
+    for &chain in Chain::ALL {
+        filters.push(Filter {
+            status: None,
+            chain: Some(chain),
+        });
+        for &status in Status::ALL {
+            filters.push(Filter {
+                status: Some(status),
+                chain: Some(chain),
+            });
+        }
+    }
+    filters
+}
+
+async fn ids(
+    store: &dyn PositionStore,
+    owner: &str,
+    filter: Filter,
+    offset: u64,
+    limit: u32,
+) -> (Vec<String>, u64) {
+    let page = store
+        .list(owner, filter, PageRequest { offset, limit })
+        .await
+        .unwrap();
+    (page.items.into_iter().map(|p| p.id).collect(), page.total)
+}
+
+pub async fn insert_then_get(store: &dyn PositionStore) {
+    let owner = unique_owner("get");
+    let p = position(&owner, Status::Active, Chain::Base, 1_790_000_000_123);
+    store.insert(&p).await.unwrap();
+    assert_eq!(store.get(&owner, &p.id).await.unwrap(), Some(p.clone()));
+    assert_eq!(
+        store.get(&unique_owner("other"), &p.id).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .get(&owner, "01ARZ3NDEKTSV4RRFFQ69G5FAV")
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+pub async fn duplicate_insert_changes_nothing(store: &dyn PositionStore) {
+    let owner = unique_owner("dup");
+    let p = position(&owner, Status::Pending, Chain::Solana, 1_790_000_000_000);
+    store.insert(&p).await.unwrap();
+    let mut again = p.clone();
+    again.status = Status::Active;
+    assert!(matches!(
+        store.insert(&again).await,
+        Err(StoreError::Conflict)
+    ));
+    assert_eq!(store.get(&owner, &p.id).await.unwrap(), Some(p.clone()));
+    for filter in every_filter() {
+        let (got, total) = ids(store, &owner, filter, 0, 100).await;
+        let want = expected(std::slice::from_ref(&p), filter);
+        assert_eq!(
+            (got, total),
+            (want.clone(), want.len() as u64),
+            "{filter:?}"
+        );
+    }
+}
+
+pub async fn every_list_variant_pages_newest_first_with_exact_totals(store: &dyn PositionStore) {
+    let owner = unique_owner("list");
+    let positions = mixed(&owner, 45);
+    insert_all(store, &positions).await;
+    for filter in every_filter() {
+        let want = expected(&positions, filter);
+        let (all, total) = ids(store, &owner, filter, 0, 100).await;
+        assert_eq!(all, want, "{filter:?}");
+        assert_eq!(total, want.len() as u64, "{filter:?}");
+        for (offset, limit) in [
+            (0u64, 1u32),
+            (1, 2),
+            (2, 5),
+            (want.len() as u64, 5),
+            (1000, 20),
+        ] {
+            let (page, total) = ids(store, &owner, filter, offset, limit).await;
+            let slice: Vec<String> = want
+                .iter()
+                .skip(offset as usize)
+                .take(limit as usize)
+                .cloned()
+                .collect();
+            assert_eq!(page, slice, "{filter:?} offset {offset} limit {limit}");
+            assert_eq!(total, want.len() as u64);
+        }
+    }
+}
+
+pub async fn open_positions_exclude_closed(store: &dyn PositionStore) {
+    let owner = unique_owner("open");
+    let positions = mixed(&owner, 12);
+    insert_all(store, &positions).await;
+    let open: HashSet<String> = store
+        .open_positions(&owner)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
+    let want: HashSet<String> = positions
+        .iter()
+        .filter(|p| p.status != Status::Closed)
+        .map(|p| p.id.clone())
+        .collect();
+    assert_eq!(open, want);
+    assert!(store
+        .open_positions(&unique_owner("nobody"))
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+pub async fn closing_moves_lists_and_counts(store: &dyn PositionStore) {
+    let owner = unique_owner("close");
+    let mut positions = mixed(&owner, 9);
+    insert_all(store, &positions).await;
+    let target = positions
+        .iter()
+        .position(|p| p.status == Status::Active)
+        .unwrap();
+    let id = positions[target].id.clone();
+    // Wrong `from`: refused, nothing changes.
+    assert!(matches!(
+        store
+            .set_status(&owner, &id, Status::Pending, Status::Closed)
+            .await,
+        Err(StoreError::Conflict)
+    ));
+    store
+        .set_status(&owner, &id, Status::Active, Status::Closed)
+        .await
+        .unwrap();
+    positions[target].status = Status::Closed;
+    assert_eq!(
+        store.get(&owner, &id).await.unwrap().unwrap().status,
+        Status::Closed
+    );
+    for filter in every_filter() {
+        let want = expected(&positions, filter);
+        assert_eq!(
+            ids(store, &owner, filter, 0, 100).await,
+            (want.clone(), want.len() as u64),
+            "{filter:?}"
+        );
+    }
+    assert!(!store
+        .open_positions(&owner)
+        .await
+        .unwrap()
+        .iter()
+        .any(|p| p.id == id));
+    assert!(matches!(
+        store
+            .set_status(
+                &owner,
+                "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+                Status::Active,
+                Status::Closed
+            )
+            .await,
+        Err(StoreError::Conflict)
+    ));
+}
+
+pub async fn owners_are_isolated(store: &dyn PositionStore) {
+    let (alice, bob) = (unique_owner("alice"), unique_owner("bob"));
+    let a = mixed(&alice, 6);
+    let b = mixed(&bob, 4);
+    insert_all(store, &a).await;
+    insert_all(store, &b).await;
+    assert_eq!(ids(store, &alice, Filter::default(), 0, 100).await.1, 6);
+    assert_eq!(ids(store, &bob, Filter::default(), 0, 100).await.1, 4);
+    assert_eq!(store.get(&bob, &a[0].id).await.unwrap(), None);
+    let (listed, _) = ids(store, &bob, Filter::default(), 0, 100).await;
+    assert!(listed.iter().all(|id| b.iter().any(|p| &p.id == id)));
+}
+
+pub async fn concurrent_inserts_count_exactly(store: Arc<dyn PositionStore>, count: usize) {
+    let owner = unique_owner("burst");
+    let positions = mixed(&owner, count);
+    let tasks: Vec<_> = positions
+        .iter()
+        .cloned()
+        .map(|p| {
+            let store = store.clone();
+            tokio::spawn(async move { store.insert(&p).await })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    for filter in every_filter() {
+        let want = expected(&positions, filter);
+        let (got, total) = ids(store.as_ref(), &owner, filter, 0, 100).await;
+        assert_eq!(total, want.len() as u64, "{filter:?}");
+        assert_eq!(
+            got,
+            want.into_iter().take(100).collect::<Vec<_>>(),
+            "{filter:?}"
+        );
+    }
+}
+
+macro_rules! contract {
+    ($store:ident, $make:expr, $burst:expr) => {
+        mod $store {
+            use super::*;
+
+            #[tokio::test]
+            async fn insert_then_get() {
+                super::insert_then_get(&$make).await;
+            }
+
+            #[tokio::test]
+            async fn duplicate_insert_changes_nothing() {
+                super::duplicate_insert_changes_nothing(&$make).await;
+            }
+
+            #[tokio::test]
+            async fn every_list_variant_pages_newest_first_with_exact_totals() {
+                super::every_list_variant_pages_newest_first_with_exact_totals(&$make).await;
+            }
+
+            #[tokio::test]
+            async fn open_positions_exclude_closed() {
+                super::open_positions_exclude_closed(&$make).await;
+            }
+
+            #[tokio::test]
+            async fn closing_moves_lists_and_counts() {
+                super::closing_moves_lists_and_counts(&$make).await;
+            }
+
+            #[tokio::test]
+            async fn owners_are_isolated() {
+                super::owners_are_isolated(&$make).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn concurrent_inserts_count_exactly() {
+                super::concurrent_inserts_count_exactly(Arc::new($make), $burst).await;
+            }
+        }
+    };
+}
+
+contract!(memory, shared::store::MemoryStore::new(), 200);
+contract!(dynamodb, common::dynamodb_store().await, 200);
