@@ -49,3 +49,104 @@ pub fn position(owner: &str, status: Status, chain: Chain, millis: i64) -> Posit
         created_at,
     }
 }
+
+use lambda_http::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use serde_json::Value;
+use shared::event::EventParts;
+use shared::http::route;
+use shared::App;
+use std::collections::HashMap;
+
+/// A response as the tests read it.
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub json: Value,
+}
+
+/// Calls the handler for `method uri` as the Lambda runtime would, with the authorizer's claims
+/// for `sub` (none when `None`) and a JSON body.
+pub async fn call(
+    app: &App,
+    method: Method,
+    uri: &str,
+    body: Option<&str>,
+    sub: Option<&str>,
+) -> Reply {
+    let mut headers = HeaderMap::new();
+    if body.is_some() {
+        headers.insert("content-type", HeaderValue::from_static("application/json"));
+    }
+    call_with(
+        app,
+        method,
+        uri,
+        headers,
+        body.unwrap_or("").as_bytes(),
+        sub,
+    )
+    .await
+}
+
+pub async fn call_with(
+    app: &App,
+    method: Method,
+    uri: &str,
+    headers: HeaderMap,
+    body: &[u8],
+    sub: Option<&str>,
+) -> Reply {
+    let (path, query) = uri.split_once('?').unwrap_or((uri, ""));
+    let matched = route(&method, path).expect("a known route");
+    let claims: HashMap<String, String> = sub
+        .map(|s| HashMap::from([("sub".to_string(), s.to_string())]))
+        .unwrap_or_default();
+    let event = EventParts {
+        method: &method,
+        path,
+        raw_query: query,
+        headers: &headers,
+        route_key: matched.endpoint.route_key(),
+        path_parameters: matched
+            .path_parameters
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        claims,
+        body,
+        source_ip: "127.0.0.1".into(),
+    }
+    .to_json();
+    let mut event = event;
+    if sub.is_none() {
+        event["requestContext"]
+            .as_object_mut()
+            .unwrap()
+            .remove("authorizer");
+    }
+    let request = lambda_http::request::from_str(&event.to_string()).unwrap();
+    let response = matched.endpoint.handle(app, request).await;
+    let json = serde_json::from_slice(response.body().as_ref()).expect("every body is JSON");
+    Reply {
+        status: response.status(),
+        headers: response.headers().clone(),
+        json,
+    }
+}
+
+/// A create body on the mainnet ETH/USDC pool with overrides.
+pub fn create_body(overrides: Value) -> String {
+    let mut body = serde_json::json!({
+        "chain": "ethereum",
+        "protocol": "uniswap-v3",
+        "pool": "0x88e6A0c2dDD26FEEb64F039a2c41296FcB3f5640",
+        "amountA": "1",
+        "amountB": "3000",
+        "priceLower": 2500,
+        "priceUpper": 3500
+    });
+    for (k, v) in overrides.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    body.to_string()
+}

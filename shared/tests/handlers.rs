@@ -1,0 +1,546 @@
+//! Handler tests on the in-memory store: every endpoint and every documented decision.
+
+mod common;
+
+use bigdecimal::BigDecimal;
+use common::{call, call_with, create_body};
+use lambda_http::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use serde_json::{json, Value};
+use shared::model::Status;
+use shared::App;
+use std::str::FromStr;
+
+const ALICE: Option<&str> = Some("alice");
+const BOB: Option<&str> = Some("bob");
+
+fn dec(v: &Value) -> BigDecimal {
+    BigDecimal::from_str(&v.to_string().trim_matches('"').to_string()).unwrap()
+}
+
+async fn create(app: &App, overrides: Value, sub: Option<&str>) -> Value {
+    let reply = call(
+        app,
+        Method::POST,
+        "/positions",
+        Some(&create_body(overrides)),
+        sub,
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.json);
+    reply.json
+}
+
+async fn total(app: &App, sub: Option<&str>) -> u64 {
+    call(app, Method::GET, "/positions", None, sub).await.json["total"]
+        .as_u64()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn every_endpoint_requires_the_callers_claims() {
+    let app = App::in_memory();
+    for (method, uri) in [
+        (Method::GET, "/positions"),
+        (Method::GET, "/positions/01JD8Z6C6XK4W5S7R9T2V3M1QA"),
+        (Method::POST, "/positions"),
+        (Method::GET, "/portfolio"),
+        (Method::GET, "/pools"),
+    ] {
+        let reply = call(
+            &app,
+            method.clone(),
+            uri,
+            Some(&create_body(json!({}))),
+            None,
+        )
+        .await;
+        assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{method} {uri}");
+        assert_eq!(
+            reply.json,
+            json!({"message": "Unauthorized", "statusCode": 401})
+        );
+        let empty_sub = call(
+            &app,
+            method.clone(),
+            uri,
+            Some(&create_body(json!({}))),
+            Some(""),
+        )
+        .await;
+        assert_eq!(empty_sub.status, StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(
+        total(&app, ALICE).await,
+        0,
+        "the unauthorized create stored nothing"
+    );
+}
+
+#[tokio::test]
+async fn create_answers_201_with_location_and_the_position() {
+    let app = App::in_memory();
+    let reply = call(
+        &app,
+        Method::POST,
+        "/positions",
+        Some(&create_body(
+            json!({"pool": "0x88E6A0C2DDD26FEEB64F039A2C41296FCB3F5640"}),
+        )),
+        ALICE,
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::CREATED);
+    assert_eq!(reply.headers["content-type"], "application/json");
+    let p = &reply.json;
+    let id = p["id"].as_str().unwrap();
+    assert_eq!(
+        reply.headers["location"],
+        format!("/positions/{id}").as_str()
+    );
+    assert_eq!(
+        p["pool"], "0x88e6A0c2dDD26FEEb64F039a2c41296FcB3f5640",
+        "catalog spelling"
+    );
+    assert_eq!(p["status"], "active");
+    assert_eq!(p["feesEarnedUsd"], json!(0));
+    assert_eq!(p["currentPrice"], json!(3000));
+    assert_eq!(
+        (
+            p["tokenA"]["symbol"].as_str(),
+            p["tokenB"]["symbol"].as_str()
+        ),
+        (Some("WETH"), Some("USDC"))
+    );
+    // Never more than offered, and the binding side nearly all used.
+    let (a, b) = (dec(&p["tokenA"]["amount"]), dec(&p["tokenB"]["amount"]));
+    assert!(a <= BigDecimal::from(1) && b <= BigDecimal::from(3000));
+    assert!(a > BigDecimal::from_str("0.99").unwrap() || b > BigDecimal::from(2990));
+    // Snapped outward: contains the requested range.
+    assert!(
+        p["priceLower"].as_f64().unwrap() <= 2500.0 && p["priceUpper"].as_f64().unwrap() >= 3500.0
+    );
+    assert!(
+        p["priceLower"].as_f64().unwrap() > 2490.0 && p["priceUpper"].as_f64().unwrap() < 3510.0
+    );
+    let created = p["createdAt"].as_str().unwrap();
+    assert_eq!(created.len(), "2026-11-22T06:30:00.000Z".len(), "{created}");
+    assert!(created.ends_with('Z') && chrono::DateTime::parse_from_rfc3339(created).is_ok());
+    let value_a = dec(&p["tokenA"]["valueUsd"]);
+    assert_eq!(
+        value_a,
+        (a * BigDecimal::from(3000)).with_scale_round(2, bigdecimal::RoundingMode::HalfUp)
+    );
+    // Reading it back gives the same position.
+    let got = call(&app, Method::GET, &format!("/positions/{id}"), None, ALICE).await;
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(&got.json, p);
+}
+
+#[tokio::test]
+async fn ranges_off_the_current_price_hold_one_token() {
+    let app = App::in_memory();
+    let above = create(&app, json!({"priceLower": 3500, "priceUpper": 4000}), ALICE).await;
+    assert_ne!(above["tokenA"]["amount"], "0");
+    assert_eq!(above["tokenB"]["amount"], "0");
+    let below = create(&app, json!({"priceLower": 2000, "priceUpper": 2500}), ALICE).await;
+    assert_eq!(below["tokenA"]["amount"], "0");
+    assert_eq!(below["tokenB"]["amount"], "3000");
+    // Only the other token offered: no liquidity, a 400, nothing stored.
+    let reply = call(
+        &app,
+        Method::POST,
+        "/positions",
+        Some(&create_body(
+            json!({"amountA": "0", "priceLower": 3500, "priceUpper": 4000}),
+        )),
+        ALICE,
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(total(&app, ALICE).await, 2);
+}
+
+#[tokio::test]
+async fn bad_create_requests_are_refused_and_store_nothing() {
+    let app = App::in_memory();
+    let big = u128::MAX.to_string();
+    let over = "340282366920938463463374607431768211456";
+    let cases: Vec<(String, u16)> = vec![
+        (create_body(json!({"chain": "polygon"})), 400),
+        (create_body(json!({"chain": "Ethereum"})), 400),
+        (create_body(json!({"protocol": "sushiswap"})), 400),
+        (
+            create_body(json!({"pool": "0x0000000000000000000000000000000000000001"})),
+            400,
+        ),
+        (create_body(json!({"chain": "base"})), 400),
+        (
+            create_body(json!({"amountA": "1.0000000000000000001"})),
+            400,
+        ),
+        (create_body(json!({"amountB": "1.0000001"})), 400),
+        (create_body(json!({"amountA": "-1"})), 400),
+        (create_body(json!({"amountA": "1e3"})), 400),
+        (create_body(json!({"amountA": ""})), 400),
+        (create_body(json!({"amountA": 1})), 400),
+        (create_body(json!({"amountA": "0", "amountB": "0"})), 400),
+        (create_body(json!({"amountB": over})), 400),
+        (create_body(json!({"amountA": big, "amountB": big})), 400),
+        (create_body(json!({"priceLower": "2500"})), 400),
+        (create_body(json!({"priceLower": 0})), 400),
+        (create_body(json!({"priceLower": -5})), 400),
+        (
+            create_body(json!({"priceLower": 3500, "priceUpper": 3500})),
+            400,
+        ),
+        (
+            create_body(json!({"priceLower": 4000, "priceUpper": 3500})),
+            400,
+        ),
+        (create_body(json!({"priceLower": null})), 400),
+        (create_body(json!({"extra": true})), 400),
+        (
+            create_body(
+                json!({"chain": "solana", "protocol": "orca-whirlpools", "pool": "Czfq3xZZDmsdGdUyrNLtRhGc47cXcZtLG4crryfu44zE", "amountA": "18446744073.709551616", "amountB": "0", "priceLower": 150, "priceUpper": 160}),
+            ),
+            400,
+        ),
+        (r#"{"chain":"ethereum""#.to_string(), 400),
+        ("[]".to_string(), 400),
+        ("".to_string(), 400),
+        ("null".to_string(), 400),
+    ];
+    for (body, status) in &cases {
+        let reply = call(&app, Method::POST, "/positions", Some(body), ALICE).await;
+        assert_eq!(reply.status.as_u16(), *status, "{body} -> {}", reply.json);
+        assert_eq!(reply.json["statusCode"], json!(status));
+        assert!(reply.json["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()));
+        assert_eq!(reply.json.as_object().unwrap().len(), 2);
+    }
+    // Missing each field in turn.
+    for field in [
+        "chain",
+        "protocol",
+        "pool",
+        "amountA",
+        "amountB",
+        "priceLower",
+        "priceUpper",
+    ] {
+        let mut body: Value = serde_json::from_str(&create_body(json!({}))).unwrap();
+        body.as_object_mut().unwrap().remove(field);
+        let reply = call(
+            &app,
+            Method::POST,
+            "/positions",
+            Some(&body.to_string()),
+            ALICE,
+        )
+        .await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "missing {field}");
+        assert!(
+            reply.json["message"].as_str().unwrap().contains(field),
+            "{}",
+            reply.json
+        );
+    }
+    // Content type and size.
+    let mut form = HeaderMap::new();
+    form.insert("content-type", HeaderValue::from_static("text/plain"));
+    let reply = call_with(
+        &app,
+        Method::POST,
+        "/positions",
+        form,
+        create_body(json!({})).as_bytes(),
+        ALICE,
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let reply = call_with(
+        &app,
+        Method::POST,
+        "/positions",
+        HeaderMap::new(),
+        create_body(json!({})).as_bytes(),
+        ALICE,
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let padded = format!("{}{}", " ".repeat(64 * 1024), create_body(json!({})));
+    let reply = call(&app, Method::POST, "/positions", Some(&padded), ALICE).await;
+    assert_eq!(reply.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(reply.json["statusCode"], 413);
+    let mut charset = HeaderMap::new();
+    charset.insert(
+        "content-type",
+        HeaderValue::from_static("Application/JSON; charset=utf-8"),
+    );
+    let reply = call_with(
+        &app,
+        Method::POST,
+        "/positions",
+        charset,
+        create_body(json!({})).as_bytes(),
+        ALICE,
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::CREATED);
+    assert_eq!(
+        total(&app, ALICE).await,
+        1,
+        "only the valid request stored a position"
+    );
+}
+
+#[tokio::test]
+async fn positions_of_others_unknown_and_malformed_ids_are_404() {
+    let app = App::in_memory();
+    let id = create(&app, json!({}), ALICE).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for (uri, sub) in [
+        (format!("/positions/{id}"), BOB),
+        ("/positions/01JD8Z6C6XK4W5S7R9T2V3M1QB".to_string(), ALICE),
+        ("/positions/not-an-id".to_string(), ALICE),
+        (format!("/positions/{}", id.to_lowercase()), ALICE),
+        ("/positions/%00".to_string(), ALICE),
+    ] {
+        let reply = call(&app, Method::GET, &uri, None, sub).await;
+        assert_eq!(reply.status, StatusCode::NOT_FOUND, "{uri}");
+        assert_eq!(reply.json["statusCode"], 404);
+    }
+}
+
+#[tokio::test]
+async fn list_pages_newest_first_with_total_of_all_matches() {
+    let app = App::in_memory();
+    let mut ids = Vec::new();
+    for i in 0..7 {
+        let body = if i % 2 == 0 {
+            json!({})
+        } else {
+            json!({"chain": "solana", "protocol": "orca-whirlpools", "pool": "HJPjoWUrhoZzkNfRpHuieeFk9WcZWjwy6PBjZ81ngndJ", "amountA": "1", "amountB": "140", "priceLower": 100, "priceUpper": 200})
+        };
+        ids.push(
+            create(&app, body, ALICE).await["id"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    create(&app, json!({}), BOB).await;
+    // Newest first: createdAt descending, ties by id descending; the id's time prefix is the
+    // creation millisecond, so that is plain descending id order.
+    let mut newest_first = ids.clone();
+    newest_first.sort_by(|a, b| b.cmp(a));
+    let list = |uri: &'static str| {
+        let app = app.clone();
+        async move { call(&app, Method::GET, uri, None, ALICE).await }
+    };
+    let page = list("/positions?limit=3&offset=2").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert_eq!(page.json["total"], 7);
+    let got: Vec<&str> = page.json["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        got,
+        newest_first[2..5]
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+    );
+    let solana = list("/positions?chain=solana").await;
+    assert_eq!(solana.json["total"], 3);
+    assert!(solana.json["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["chain"] == "solana"));
+    assert_eq!(
+        list("/positions?status=closed").await.json,
+        json!({"data": [], "total": 0})
+    );
+    assert_eq!(
+        list("/positions?status=active&chain=ethereum").await.json["total"],
+        4
+    );
+    assert_eq!(
+        list("/positions?offset=7").await.json,
+        json!({"data": [], "total": 7})
+    );
+    assert_eq!(
+        list("/positions?unknown=1").await.json["data"]
+            .as_array()
+            .unwrap()
+            .len(),
+        7
+    );
+    let default = list("/positions").await;
+    assert_eq!(default.json["data"][0]["id"], newest_first[0].as_str());
+    for bad in [
+        "limit=0",
+        "limit=101",
+        "limit=-1",
+        "limit=1.5",
+        "limit=abc",
+        "offset=-1",
+        "status=Active",
+        "status=",
+        "chain=polygon",
+        "chain=ETHEREUM",
+    ] {
+        let uri = format!("/positions?{bad}");
+        let reply = call(&app, Method::GET, &uri, None, ALICE).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{bad}");
+        let name = bad.split('=').next().unwrap();
+        assert!(
+            reply.json["message"].as_str().unwrap().contains(name),
+            "{}",
+            reply.json
+        );
+    }
+}
+
+#[tokio::test]
+async fn list_defaults_to_twenty_and_caps_at_one_hundred() {
+    let app = App::in_memory();
+    for _ in 0..25 {
+        create(&app, json!({}), ALICE).await;
+    }
+    let page = call(&app, Method::GET, "/positions", None, ALICE).await;
+    assert_eq!(page.json["data"].as_array().unwrap().len(), 20);
+    assert_eq!(page.json["total"], 25);
+    let page = call(&app, Method::GET, "/positions?limit=100", None, ALICE).await;
+    assert_eq!(page.json["data"].as_array().unwrap().len(), 25);
+}
+
+#[tokio::test]
+async fn portfolio_sums_open_positions_by_asset() {
+    let app = App::in_memory();
+    let empty = call(&app, Method::GET, "/portfolio", None, ALICE).await;
+    assert_eq!(
+        empty.json,
+        json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "positions": 0, "assets": []})
+    );
+    let eth = create(&app, json!({}), ALICE).await;
+    let sol = create(&app, json!({"chain": "solana", "protocol": "orca-whirlpools", "pool": "Czfq3xZZDmsdGdUyrNLtRhGc47cXcZtLG4crryfu44zE", "amountA": "10", "amountB": "1400", "priceLower": 100, "priceUpper": 200}), ALICE).await;
+    let closed = create(
+        &app,
+        json!({"chain": "base", "pool": "0xd0b53D9277642d899DF5C87A3966A349A798F224"}),
+        ALICE,
+    )
+    .await;
+    app.store
+        .set_status(
+            "alice",
+            closed["id"].as_str().unwrap(),
+            Status::Active,
+            Status::Closed,
+        )
+        .await
+        .unwrap();
+    create(&app, json!({}), BOB).await;
+
+    let reply = call(&app, Method::GET, "/portfolio", None, ALICE).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    let p = &reply.json;
+    assert_eq!(p["positions"], 2);
+    let value = |v: &Value| dec(&v["tokenA"]["valueUsd"]) + dec(&v["tokenB"]["valueUsd"]);
+    let expected = value(&eth) + value(&sol);
+    // The total is rounded once from exact values; the per-token figures were each rounded.
+    assert!((dec(&p["totalValueUsd"]) - expected).abs() <= BigDecimal::from_str("0.02").unwrap());
+    assert_eq!(
+        p["totalPnlUsd"],
+        json!(0),
+        "valued at the prices it was opened at"
+    );
+    assert_eq!(p["totalPnlPercent"], json!(0));
+    let assets = p["assets"].as_array().unwrap();
+    let symbols: Vec<&str> = assets
+        .iter()
+        .map(|a| a["symbol"].as_str().unwrap())
+        .collect();
+    let mut sorted = symbols.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        ["SOL", "USDC", "WETH"],
+        "USDC of both chains summed as one asset"
+    );
+    let values: Vec<BigDecimal> = assets.iter().map(|a| dec(&a["valueUsd"])).collect();
+    assert!(values.windows(2).all(|w| w[0] >= w[1]), "sorted by value");
+    let percent: BigDecimal = assets.iter().map(|a| dec(&a["percentage"])).sum();
+    assert_eq!(percent, BigDecimal::from(100));
+}
+
+#[tokio::test]
+async fn pools_lists_the_catalog() {
+    let app = App::in_memory();
+    let reply = call(&app, Method::GET, "/pools", None, ALICE).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    let data = reply.json["data"].as_array().unwrap();
+    assert_eq!(reply.json["total"], json!(data.len()));
+    assert!(data.len() >= 10);
+    let eth = data
+        .iter()
+        .find(|p| p["pool"] == "0x88e6A0c2dDD26FEEb64F039a2c41296FcB3f5640")
+        .unwrap();
+    assert_eq!(eth["feeTier"], 500);
+    assert_eq!(eth["tickSpacing"], 10);
+    assert_eq!(
+        eth["tokenA"],
+        json!({"symbol": "WETH", "address": "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2", "decimals": 18, "priceUsd": 3000})
+    );
+    assert_eq!(eth["tokenB"]["symbol"], "USDC");
+    assert_eq!(eth["currentPrice"], 3000);
+    let protocols: std::collections::BTreeSet<&str> = data
+        .iter()
+        .map(|p| p["protocol"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        protocols.into_iter().collect::<Vec<_>>(),
+        ["orca-whirlpools", "pancakeswap-v3", "uniswap-v3"]
+    );
+}
+
+#[tokio::test]
+async fn every_pool_accepts_a_deposit_around_its_price() {
+    let app = App::in_memory();
+    let pools = call(&app, Method::GET, "/pools", None, ALICE).await.json["data"].clone();
+    for pool in pools.as_array().unwrap() {
+        let price = pool["currentPrice"].as_f64().unwrap();
+        let body = json!({
+            "chain": pool["chain"], "protocol": pool["protocol"], "pool": pool["pool"],
+            "amountA": "1", "amountB": format!("{}", price.ceil()),
+            "priceLower": price * 0.8, "priceUpper": price * 1.25,
+        });
+        let reply = call(
+            &app,
+            Method::POST,
+            "/positions",
+            Some(&body.to_string()),
+            ALICE,
+        )
+        .await;
+        assert_eq!(
+            reply.status,
+            StatusCode::CREATED,
+            "{} {}",
+            pool["pool"],
+            reply.json
+        );
+        let p = &reply.json;
+        assert_ne!(p["tokenA"]["amount"], "0");
+        assert_ne!(p["tokenB"]["amount"], "0");
+        assert!(p["priceLower"].as_f64().unwrap() <= price * 0.8 + 1e-12);
+        assert!(p["priceUpper"].as_f64().unwrap() >= price * 1.25 - 1e-12);
+    }
+}
