@@ -1,0 +1,60 @@
+//! Every sample event in `events/` runs through its function's handler and answers the status
+//! its manifest states, with a body of the documented shape.
+
+mod common;
+
+use common::{endpoint_of, event_manifest};
+use serde_json::Value;
+use shared::App;
+use std::collections::BTreeSet;
+
+#[tokio::test]
+async fn every_event_file_answers_its_expected_status() {
+    let manifest = event_manifest();
+    let app = App::in_memory();
+    app.store.insert(&manifest.fixture).await.unwrap();
+
+    let on_disk: BTreeSet<String> = std::fs::read_dir(&manifest.dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.ends_with(".json") && name != "expected-status.json")
+        .collect();
+    let listed: BTreeSet<String> = manifest.expected.iter().map(|(f, _)| f.clone()).collect();
+    assert_eq!(
+        on_disk, listed,
+        "every event file has an expected status, and only those"
+    );
+
+    for (file, status) in &manifest.expected {
+        let text = std::fs::read_to_string(manifest.dir.join(file)).unwrap();
+        let event: Value = serde_json::from_str(&text).unwrap();
+        let endpoint = endpoint_of(file);
+        assert_eq!(event["routeKey"], endpoint.route_key(), "{file}");
+        assert_eq!(
+            event["requestContext"]["routeKey"],
+            endpoint.route_key(),
+            "{file}"
+        );
+        assert_eq!(event["version"], "2.0");
+        if let Some(claims) = event["requestContext"]["authorizer"]["jwt"]["claims"].as_object() {
+            assert!(
+                claims.values().all(Value::is_string),
+                "{file}: API Gateway sends every claim as a string"
+            );
+        }
+        let request = lambda_http::request::from_str(&text).unwrap();
+        let response = endpoint.handle(&app, request).await;
+        assert_eq!(
+            response.status().as_u16(),
+            *status,
+            "{file}: {:?}",
+            response.body()
+        );
+        assert_eq!(response.headers()["content-type"], "application/json");
+        let body: Value = serde_json::from_slice(response.body().as_ref()).unwrap();
+        if *status >= 400 {
+            assert_eq!(body["statusCode"], *status, "{file}");
+            assert!(body["message"].is_string(), "{file}");
+        }
+    }
+}
