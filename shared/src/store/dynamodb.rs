@@ -130,6 +130,11 @@ pub async fn client_from_env() -> Client {
 /// A client for a local DynamoDB-API server (moto, DynamoDB Local): fixed region and dummy
 /// credentials, the same retries, and patient timeouts because such servers are slow under load.
 pub fn local_client(endpoint: &str) -> Client {
+    local_client_with_timeout(endpoint, Duration::from_secs(60))
+}
+
+/// [`local_client`] with another per-attempt timeout (fault tests use short ones).
+pub fn local_client_with_timeout(endpoint: &str, attempt_timeout: Duration) -> Client {
     let config = aws_sdk_dynamodb::Config::builder()
         .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
         .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
@@ -141,7 +146,7 @@ pub fn local_client(endpoint: &str) -> Client {
         .timeout_config(
             TimeoutConfig::builder()
                 .connect_timeout(Duration::from_secs(5))
-                .operation_attempt_timeout(Duration::from_secs(60))
+                .operation_attempt_timeout(attempt_timeout)
                 .build(),
         )
         .build();
