@@ -15,6 +15,12 @@ pub type Usd = Rounded<2>;
 /// Percentages on a 0-100 scale: two places.
 pub type Percent = Rounded<2>;
 
+impl<const PLACES: i64> Rounded<PLACES> {
+    pub fn new(value: BigDecimal) -> Self {
+        Rounded(value)
+    }
+}
+
 /// A decimal written as a JSON number exactly as it is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Exact(pub BigDecimal);
@@ -94,11 +100,5 @@ mod tests {
             serde_json::to_string(&Exact(d("0.0001"))).unwrap(),
             "0.0001"
         );
-    }
-}
-
-impl<const PLACES: i64> Rounded<PLACES> {
-    pub fn new(value: BigDecimal) -> Self {
-        Rounded(value)
     }
 }

@@ -185,9 +185,10 @@ pub fn parse_amount(text: &str, decimals: u8, max: U256, name: &str) -> Result<U
     let too_large = || ApiError::bad_request(format!("{name} exceeds {max} base units"));
     let ten = U256::from(10u8);
     let mut value = U256::ZERO;
-    let padded = frac
-        .bytes()
-        .chain(std::iter::repeat(b'0').take(usize::from(decimals) - frac.len()));
+    let padded = frac.bytes().chain(std::iter::repeat_n(
+        b'0',
+        usize::from(decimals) - frac.len(),
+    ));
     for digit in int.bytes().chain(padded) {
         value = value
             .checked_mul(ten)

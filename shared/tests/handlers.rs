@@ -14,7 +14,7 @@ const ALICE: Option<&str> = Some("alice");
 const BOB: Option<&str> = Some("bob");
 
 fn dec(v: &Value) -> BigDecimal {
-    BigDecimal::from_str(&v.to_string().trim_matches('"').to_string()).unwrap()
+    BigDecimal::from_str(v.to_string().trim_matches('"')).unwrap()
 }
 
 async fn create(app: &App, overrides: Value, sub: Option<&str>) -> Value {
@@ -113,8 +113,8 @@ async fn create_answers_201_with_location_and_the_position() {
     );
     // Never more than offered, and the binding side nearly all used.
     let (a, b) = (dec(&p["tokenA"]["amount"]), dec(&p["tokenB"]["amount"]));
-    assert!(a <= BigDecimal::from(1) && b <= BigDecimal::from(3000));
-    assert!(a > BigDecimal::from_str("0.99").unwrap() || b > BigDecimal::from(2990));
+    assert!(a <= 1 && b <= 3000);
+    assert!(a > BigDecimal::from_str("0.99").unwrap() || b > 2990);
     // Snapped outward: contains the requested range.
     assert!(
         p["priceLower"].as_f64().unwrap() <= 2500.0 && p["priceUpper"].as_f64().unwrap() >= 3500.0

@@ -20,7 +20,8 @@ use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, BillingMode, Delete, KeySchemaElement, KeyType,
-    KeysAndAttributes, Put, ScalarAttributeType, TransactWriteItem, Update,
+    KeysAndAttributes, Put, PutRequest, ScalarAttributeType, TransactWriteItem, Update,
+    WriteRequest,
 };
 use aws_sdk_dynamodb::Client;
 use bigdecimal::BigDecimal;
@@ -449,6 +450,55 @@ impl DynamoDbStore {
         Ok(())
     }
 
+    /// Writes positions of a new owner in bulk (`BatchWriteItem`), with the same items and
+    /// counters `insert` writes, but not atomically: for backfills and benchmarks into an
+    /// otherwise idle table, where one transaction per position would be needlessly slow.
+    pub async fn bulk_import(&self, owner: &str, positions: &[Position]) -> Result<(), StoreError> {
+        let mut items = Vec::new();
+        let mut counts: HashMap<String, u64> = HashMap::new();
+        for position in positions.iter().filter(|p| p.owner == owner) {
+            items.push(position_item(position));
+            for v in variants(position.status, position.chain) {
+                items.push(list_key(&v, owner, &position.id));
+                *counts.entry(counter_attribute(&v)).or_default() += 1;
+            }
+        }
+        let mut counter = counter_key(owner);
+        counter.extend(
+            counts
+                .into_iter()
+                .map(|(name, n)| (name, AttributeValue::N(n.to_string()))),
+        );
+        items.push(counter);
+        for chunk in items.chunks(25) {
+            let mut pending: Vec<WriteRequest> = chunk
+                .iter()
+                .map(|item| {
+                    let put = PutRequest::builder()
+                        .set_item(Some(item.clone()))
+                        .build()
+                        .map_err(build_error)?;
+                    Ok(WriteRequest::builder().put_request(put).build())
+                })
+                .collect::<Result<_, StoreError>>()?;
+            while !pending.is_empty() {
+                let output = self
+                    .client
+                    .batch_write_item()
+                    .request_items(&self.table, pending)
+                    .send()
+                    .await
+                    .map_err(classify)?;
+                pending = output
+                    .unprocessed_items()
+                    .and_then(|u| u.get(&self.table))
+                    .cloned()
+                    .unwrap_or_default();
+            }
+        }
+        Ok(())
+    }
+
     /// Reads the catalog from the table.
     pub async fn load_catalog(&self) -> Result<Catalog, StoreError> {
         let mut records = Vec::new();
@@ -708,8 +758,9 @@ impl PositionStore for DynamoDbStore {
         output.item().map(position_from).transpose()
     }
 
-    /// The counter for `total` and the list entries up to the page's end, concurrently; then
-    /// full items for the page only.
+    /// The counter for `total`, the list entries up to the page's end, then full items for the
+    /// page only. The first page reads counter and entries concurrently; deeper pages read the
+    /// counter first so an offset past the end reads no entries at all.
     async fn list(
         &self,
         owner: &str,
@@ -717,13 +768,19 @@ impl PositionStore for DynamoDbStore {
         page: PageRequest,
     ) -> Result<Page, StoreError> {
         let variant = variant(filter);
+        let pk = list_pk(&variant, owner);
         let end = page.offset.saturating_add(u64::from(page.limit));
-        let (total, ids) = tokio::try_join!(self.count(owner, &variant), async {
-            if page.offset >= u64::MAX / 2 {
-                return Ok(Vec::new());
-            }
-            self.list_ids(list_pk(&variant, owner), end).await
-        })?;
+        let (total, ids) = if page.offset == 0 {
+            tokio::try_join!(self.count(owner, &variant), self.list_ids(pk, end))?
+        } else {
+            let total = self.count(owner, &variant).await?;
+            let ids = if page.offset < total {
+                self.list_ids(pk, end.min(total)).await?
+            } else {
+                Vec::new()
+            };
+            (total, ids)
+        };
         let skip = usize::try_from(page.offset)
             .unwrap_or(usize::MAX)
             .min(ids.len());
