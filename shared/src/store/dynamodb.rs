@@ -16,7 +16,7 @@ use crate::model::{Chain, Filter, Page, PageRequest, Position, Protocol, Status}
 use async_trait::async_trait;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
-use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, BillingMode, Delete, KeySchemaElement, KeyType,
@@ -314,14 +314,16 @@ fn classify<E>(error: SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>)
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
 {
+    // The whole chain (code, message, cause) for the log; clients never see it.
+    let detail = || DisplayErrorContext(&error).to_string().into();
     match &error {
         SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
-            StoreError::Unavailable(Box::new(error))
+            StoreError::Unavailable(detail())
         }
         SdkError::ServiceError(service) if service.err().code().is_some_and(is_transient) => {
-            StoreError::Unavailable(Box::new(error))
+            StoreError::Unavailable(detail())
         }
-        _ => StoreError::Failure(Box::new(error)),
+        _ => StoreError::Failure(detail()),
     }
 }
 

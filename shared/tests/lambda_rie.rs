@@ -1,0 +1,153 @@
+//! Every function's release binary under the Lambda Runtime Interface Emulator (the emulator
+//! `sam local invoke` runs), on DynamoDB (moto): every file in `events/` is invoked through it
+//! and answers its expected status with a body of the documented shape, and the function's logs
+//! are JSON lines carrying the Lambda request id.
+//!
+//! Needs `LAMBDA_RIE` (the emulator) and `LAMBDA_BIN_DIR` (the release binaries), which
+//! `scripts/test.sh` provides; missing is a failure, never a skip.
+
+mod common;
+
+use common::{dynamodb_store, endpoint_of, event_manifest};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+use shared::store::PositionStore;
+use shared::Endpoint;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::process::Command;
+
+fn required(name: &str) -> String {
+    std::env::var(name)
+        .unwrap_or_else(|_| panic!("{name} is not set: run the tests with scripts/test.sh"))
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn invoke(
+    client: &Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
+    port: u16,
+    event: &str,
+) -> Option<Value> {
+    let request = hyper::Request::post(format!(
+        "http://127.0.0.1:{port}/2015-03-31/functions/function/invocations"
+    ))
+    .body(Full::new(Bytes::from(event.to_string())))
+    .unwrap();
+    let response = client.request(request).await.ok()?;
+    let bytes = response.into_body().collect().await.ok()?.to_bytes();
+    serde_json::from_slice(&bytes).ok()
+}
+
+#[tokio::test]
+async fn every_event_through_the_release_binaries_under_the_emulator() {
+    let rie = required("LAMBDA_RIE");
+    let bin_dir = std::path::PathBuf::from(required("LAMBDA_BIN_DIR"));
+    let store = dynamodb_store().await;
+    let manifest = event_manifest();
+    store.insert(&manifest.fixture).await.unwrap();
+    let client = Client::builder(TokioExecutor::new()).build_http();
+    let logs_dir = std::env::temp_dir().join(format!("rie-logs-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&logs_dir).unwrap();
+
+    for endpoint in Endpoint::ALL {
+        let binary = bin_dir.join(endpoint.function_name());
+        assert!(
+            binary.exists(),
+            "{} is missing: build the release binaries",
+            binary.display()
+        );
+        let port = free_port();
+        let log_path = logs_dir.join(format!("{}.log", endpoint.function_name()));
+        let log = std::fs::File::create(&log_path).unwrap();
+        let mut emulator = Command::new(&rie)
+            .arg("--runtime-interface-emulator-address")
+            .arg(format!("127.0.0.1:{port}"))
+            .arg(&binary)
+            .env("TABLE_NAME", store.table())
+            .env("DYNAMODB_ENDPOINT", common::dynamodb_endpoint())
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_ACCESS_KEY_ID", "local")
+            .env("AWS_SECRET_ACCESS_KEY", "local")
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::from(log.try_clone().unwrap()))
+            .stderr(Stdio::from(log))
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the emulator starts");
+        for _ in 0..100 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+
+        let events = manifest
+            .expected
+            .iter()
+            .filter(|(file, _)| endpoint_of(file) == endpoint);
+        let mut invoked = 0;
+        for (file, status) in events {
+            let event = std::fs::read_to_string(manifest.dir.join(file)).unwrap();
+            let response = invoke(&client, port, &event)
+                .await
+                .unwrap_or_else(|| panic!("{file}: no response from the emulator"));
+            assert_eq!(response["statusCode"], *status, "{file}: {response}");
+            assert_eq!(
+                response["headers"]["content-type"], "application/json",
+                "{file}"
+            );
+            let body: Value = serde_json::from_str(response["body"].as_str().unwrap()).unwrap();
+            if *status >= 400 {
+                assert_eq!(body["statusCode"], *status, "{file}");
+                assert!(body["message"].is_string());
+                assert_eq!(body.as_object().unwrap().len(), 2, "{file}");
+            } else if file.ends_with("-success.json") && endpoint == Endpoint::GetPosition {
+                assert_eq!(body["id"], manifest.fixture.id.as_str());
+            }
+            invoked += 1;
+        }
+        assert!(
+            invoked > 0,
+            "{} has no sample events",
+            endpoint.function_name()
+        );
+        emulator.kill().await.unwrap();
+
+        // Every log line the function wrote is JSON with the request id of its invocation.
+        let logs = std::fs::read_to_string(&log_path).unwrap();
+        let ours: Vec<Value> = logs
+            .lines()
+            .filter(|l| l.starts_with('{'))
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        for line in &ours {
+            assert!(line["level"].is_string(), "{line}");
+            assert!(
+                line["span"]["requestId"].is_string(),
+                "no request id: {line}"
+            );
+        }
+        assert!(!logs.contains("Bearer "), "no token is logged");
+        if endpoint == Endpoint::CreatePosition {
+            assert!(
+                ours.iter()
+                    .any(|l| l["fields"]["message"] == "position opened"),
+                "{logs}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&logs_dir).ok();
+}
