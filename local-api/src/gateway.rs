@@ -58,11 +58,7 @@ impl Gateway {
             raw_query: parts.uri.query().unwrap_or(""),
             headers: &parts.headers,
             route_key: matched.endpoint.route_key(),
-            path_parameters: matched
-                .path_parameters
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
+            path_parameters: matched.path_parameters,
             claims,
             body: &body,
             source_ip: peer.ip().to_string(),

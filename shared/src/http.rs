@@ -8,6 +8,7 @@ use lambda_http::http::{header, Method, StatusCode};
 use lambda_http::request::RequestContext;
 use lambda_http::{Body, Request, RequestExt, Response};
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// One route of the API, as API Gateway's route keys name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,20 +79,24 @@ impl Endpoint {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
     pub endpoint: Endpoint,
-    pub path_parameters: Vec<(&'static str, String)>,
+    pub path_parameters: HashMap<String, String>,
 }
 
 /// Matches a method and path: unknown path → 404, known path with another method → 405.
 pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
     let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
-    let (candidates, path_parameters): (&[Endpoint], Vec<(&'static str, String)>) =
+    let (candidates, path_parameters): (&[Endpoint], HashMap<String, String>) =
         match segments.as_slice() {
-            ["positions"] => (&[Endpoint::ListPositions, Endpoint::CreatePosition], vec![]),
-            ["positions", id] if !id.is_empty() => {
-                (&[Endpoint::GetPosition], vec![("id", percent_decode(id))])
-            }
-            ["portfolio"] => (&[Endpoint::GetPortfolio], vec![]),
-            ["pools"] => (&[Endpoint::ListPools], vec![]),
+            ["positions"] => (
+                &[Endpoint::ListPositions, Endpoint::CreatePosition],
+                HashMap::new(),
+            ),
+            ["positions", id] if !id.is_empty() => (
+                &[Endpoint::GetPosition],
+                HashMap::from([("id".to_string(), percent_decode(id))]),
+            ),
+            ["portfolio"] => (&[Endpoint::GetPortfolio], HashMap::new()),
+            ["pools"] => (&[Endpoint::ListPools], HashMap::new()),
             _ => return Err(ApiError::NotFound("Not Found".into())),
         };
     match candidates.iter().find(|e| e.method() == method) {
@@ -194,7 +199,7 @@ mod tests {
         assert_eq!(ok(Method::GET, "/pools"), Ok(Endpoint::ListPools));
         let got = route(&Method::GET, "/positions/abc%20d").unwrap();
         assert_eq!(got.endpoint, Endpoint::GetPosition);
-        assert_eq!(got.path_parameters, vec![("id", "abc d".to_string())]);
+        assert_eq!(got.path_parameters["id"], "abc d");
         assert!(matches!(
             route(&Method::DELETE, "/positions"),
             Err(ApiError::MethodNotAllowed { allow: "GET, POST" })

@@ -214,6 +214,10 @@ pub fn value_position(position: &Position, catalog: &Catalog) -> Result<Valued, 
         amount: crate::json::plain_exact(&base_units_to_decimal(amount, token.decimals)),
         value_usd: Usd::new(value.clone()),
     };
+    let (at_lower, at_upper) = (
+        pool.price_at_tick(position.tick_lower),
+        pool.price_at_tick(position.tick_upper),
+    );
     let view = PositionView {
         id: position.id.clone(),
         chain: position.chain,
@@ -222,12 +226,9 @@ pub fn value_position(position: &Position, catalog: &Catalog) -> Result<Valued, 
         token_a: token_view(&pool.token_a, held.a, &value_a),
         token_b: token_view(&pool.token_b, held.b, &value_b),
         status: position.status,
-        price_lower: pool
-            .price_at_tick(position.tick_lower)
-            .min(pool.price_at_tick(position.tick_upper)),
-        price_upper: pool
-            .price_at_tick(position.tick_lower)
-            .max(pool.price_at_tick(position.tick_upper)),
+        // The lower tick is the higher human price when tokenA is token1.
+        price_lower: at_lower.min(at_upper),
+        price_upper: at_lower.max(at_upper),
         current_price: Exact(pool.current_price.clone()),
         fees_earned_usd: Usd::new(position.fees_earned_usd.clone()),
         created_at: format_time(&position.created_at),

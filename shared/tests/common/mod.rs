@@ -107,11 +107,7 @@ pub async fn call_with(
         raw_query: query,
         headers: &headers,
         route_key: matched.endpoint.route_key(),
-        path_parameters: matched
-            .path_parameters
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
+        path_parameters: matched.path_parameters,
         claims,
         body,
         source_ip: "127.0.0.1".into(),
