@@ -303,3 +303,28 @@ macro_rules! contract {
 
 contract!(memory, shared::store::MemoryStore::new(), 200);
 contract!(dynamodb, common::dynamodb_store().await, 200);
+
+/// The benchmark's bulk import writes what `insert` writes: the same lists and counts.
+#[tokio::test]
+async fn dynamodb_bulk_import_matches_transactional_inserts() {
+    let store = common::dynamodb_store().await;
+    let owner = unique_owner("bulk");
+    let positions = mixed(&owner, 40);
+    store.bulk_import(&owner, &positions).await.unwrap();
+    for filter in every_filter() {
+        let want = expected(&positions, filter);
+        assert_eq!(
+            ids(&store, &owner, filter, 0, 100).await,
+            (want.clone(), want.len() as u64),
+            "{filter:?}"
+        );
+    }
+    let open = store.open_positions(&owner).await.unwrap();
+    assert_eq!(
+        open.len(),
+        positions
+            .iter()
+            .filter(|p| p.status != Status::Closed)
+            .count()
+    );
+}
