@@ -6,7 +6,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use local_api::auth::JwtSettings;
 use local_api::gateway::Gateway;
-use shared::store::dynamodb::{client_from_env, local_client};
+use shared::store::dynamodb::{client_from_default_chain, local_client};
 use shared::store::DynamoDbStore;
 use shared::App;
 use std::process::ExitCode;
@@ -82,7 +82,7 @@ async fn seed_catalog(args: &[String]) -> Result<(), String> {
     }
     let client = match endpoint {
         Some(url) => local_client(url),
-        None => client_from_env().await,
+        None => client_from_default_chain().await,
     };
     let store = DynamoDbStore::new(client, table.ok_or("seed-catalog needs --table NAME")?);
     let records = shared::catalog::embedded_records();

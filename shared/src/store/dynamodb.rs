@@ -112,11 +112,36 @@ fn timeouts() -> TimeoutConfig {
         .build()
 }
 
+/// The CAs every AWS endpoint chains to (Amazon Trust Services).
+const AWS_ROOT_CAS: &str = include_str!("../../data/amazon-trust-services-roots.pem");
+
+/// HTTPS (rustls with ring) that trusts the Amazon Trust Services roots only. Parsing the
+/// system's whole CA bundle at every cold start costs milliseconds; five embedded roots cost
+/// microseconds, and AWS endpoints need no others.
+fn aws_https_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
+    use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode, TlsContext, TrustStore};
+    let trust = TrustStore::empty().with_pem_certificate(AWS_ROOT_CAS.as_bytes());
+    let context = TlsContext::builder()
+        .with_trust_store(trust)
+        .build()
+        .expect("a trust store of valid certificates");
+    aws_smithy_http_client::Builder::new()
+        .tls_provider(tls::Provider::Rustls(CryptoMode::Ring))
+        .tls_context(context)
+        .build_https()
+}
+
 /// The client of a Lambda, built once per cold start: region and credentials from the
-/// environment (`aws-config`), an optional endpoint override (`DYNAMODB_ENDPOINT`), standard
-/// retries with 3 attempts, explicit timeouts.
+/// environment variables Lambda sets (`aws-config`'s environment providers: no profile files,
+/// no metadata service), an optional endpoint override (`DYNAMODB_ENDPOINT`), standard retries
+/// with 3 attempts, explicit timeouts.
 pub async fn client_from_env() -> Client {
     let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(aws_config::environment::EnvironmentVariableRegionProvider::new())
+        .credentials_provider(
+            aws_config::environment::EnvironmentVariableCredentialsProvider::new(),
+        )
+        .http_client(aws_https_client())
         .retry_config(retry())
         .timeout_config(timeouts())
         .load()
@@ -126,6 +151,18 @@ pub async fn client_from_env() -> Client {
         builder = builder.endpoint_url(url);
     }
     Client::from_conf(builder.build())
+}
+
+/// The client of a tool run by a person (`local-api seed-catalog`): the full default chain of
+/// `aws-config` (profiles, SSO, environment).
+pub async fn client_from_default_chain() -> Client {
+    let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .http_client(aws_https_client())
+        .retry_config(retry())
+        .timeout_config(timeouts())
+        .load()
+        .await;
+    Client::new(&config)
 }
 
 /// A client for a local DynamoDB-API server (moto, DynamoDB Local): fixed region and dummy
@@ -143,6 +180,7 @@ pub fn local_client_with_timeout(endpoint: &str, attempt_timeout: Duration) -> C
             "local", "local", None, None, "local",
         ))
         .endpoint_url(endpoint)
+        .http_client(aws_https_client())
         .retry_config(retry())
         .timeout_config(
             TimeoutConfig::builder()
