@@ -7,7 +7,8 @@
 //!   position appears in, queried newest first so skipping `offset` costs keys, not items.
 //! - catalog       `CATALOG` / `{chain}#{protocol}#{pool}`: the pool catalog and market state.
 //!
-//! Every write is one `TransactWriteItems`, so positions, list entries and counters never drift.
+//! Every change to a position is one `TransactWriteItems`, so positions, list entries and
+//! counters never drift (`bulk_import`, for backfills into an idle table, is the one exception).
 
 use super::{PositionStore, StoreError};
 use crate::app::Market;
