@@ -280,55 +280,31 @@ async fn oversized_and_non_json_bodies() {
     let server = Server::start().await;
     let token = jwt().issue("alice", 300);
     let auth = format!("Bearer {token}");
+    let post = |content_type: &'static str, body: Vec<u8>| {
+        let (server, auth) = (&server, auth.clone());
+        async move {
+            let headers = [
+                ("authorization", auth.as_str()),
+                ("content-type", content_type),
+            ];
+            server.send("POST", "/positions", &headers, &body).await
+        }
+    };
     let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(70 * 1024));
-    let reply = server
-        .send(
-            "POST",
-            "/positions",
-            &[
-                ("authorization", &auth),
-                ("content-type", "application/json"),
-            ],
-            big.as_bytes(),
-        )
-        .await;
+    let reply = post("application/json", big.into_bytes()).await;
     assert_eq!(
         (reply.status, reply.json["statusCode"].as_u64()),
         (413, Some(413))
     );
-    let reply = server
-        .send(
-            "POST",
-            "/positions",
-            &[("authorization", &auth), ("content-type", "text/plain")],
-            create_body().as_bytes(),
-        )
-        .await;
-    assert_eq!(reply.status, 415);
-    let reply = server
-        .send(
-            "POST",
-            "/positions",
-            &[
-                ("authorization", &auth),
-                ("content-type", "application/json"),
-            ],
-            b"\xff\xfe{",
-        )
-        .await;
-    assert_eq!(reply.status, 400);
-    let reply = server
-        .send(
-            "POST",
-            "/positions",
-            &[
-                ("authorization", &auth),
-                ("content-type", "application/json"),
-            ],
-            b"",
-        )
-        .await;
-    assert_eq!(reply.status, 400);
+    assert_eq!(
+        post("text/plain", create_body().into_bytes()).await.status,
+        415
+    );
+    assert_eq!(
+        post("application/json", b"\xff\xfe{".to_vec()).await.status,
+        400
+    );
+    assert_eq!(post("application/json", Vec::new()).await.status, 400);
     assert_eq!(server.get("/positions", &token).await.json["total"], 0);
 }
 
