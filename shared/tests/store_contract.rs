@@ -328,3 +328,45 @@ async fn dynamodb_bulk_import_matches_transactional_inserts() {
             .count()
     );
 }
+
+/// The market state is read from the table and reused for the cache's lifetime only, so moved
+/// prices reach a warm container within the TTL.
+#[tokio::test]
+async fn dynamodb_catalog_is_cached_for_its_ttl() {
+    use shared::app::Market;
+    use shared::store::dynamodb::DynamoDbMarket;
+    use std::time::Duration;
+
+    let store = common::dynamodb_store().await;
+    let cached = DynamoDbMarket::new(store.clone(), Duration::from_secs(3600));
+    let fresh = DynamoDbMarket::new(store.clone(), Duration::ZERO);
+    let before = cached.catalog().await.unwrap();
+    assert_eq!(
+        before.pools.len(),
+        shared::catalog::embedded_records().len()
+    );
+
+    let mut records = shared::catalog::embedded_records();
+    records[0].current_price = "3100".into();
+    records[0].token1.price_usd = "3100".into();
+    store.seed_catalog(&records[..1]).await.unwrap();
+
+    let price = |c: &shared::catalog::Catalog| {
+        c.pools
+            .iter()
+            .find(|p| p.id == records[0].pool)
+            .unwrap()
+            .current_price
+            .to_string()
+    };
+    assert_eq!(
+        price(&cached.catalog().await.unwrap()),
+        price(&before),
+        "within the TTL"
+    );
+    assert_eq!(
+        price(&fresh.catalog().await.unwrap()),
+        "3100",
+        "after the TTL"
+    );
+}
