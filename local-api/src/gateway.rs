@@ -48,8 +48,9 @@ impl Gateway {
         let body = Limited::new(body, GATEWAY_BODY_LIMIT)
             .collect()
             .await
+            // Also over the API's own limit, which is the one worth telling the client.
             .map_err(|_| ApiError::PayloadTooLarge {
-                limit: GATEWAY_BODY_LIMIT,
+                limit: shared::validation::MAX_BODY_BYTES,
             })?
             .to_bytes();
         let event = EventParts {

@@ -394,6 +394,19 @@ fn classify_transaction(
     classify(error)
 }
 
+/// Before each batch round after the first, waits with exponential backoff (25 ms doubling,
+/// capped at 800 ms), as DynamoDB asks for unprocessed batch entries; gives up after 8 rounds.
+async fn back_off(attempt: &mut u32, what: &'static str) -> Result<(), StoreError> {
+    if *attempt >= 8 {
+        return Err(StoreError::Unavailable(what.into()));
+    }
+    if *attempt > 0 {
+        tokio::time::sleep(Duration::from_millis(25 << (*attempt).min(5))).await;
+    }
+    *attempt += 1;
+    Ok(())
+}
+
 fn build_error(error: aws_sdk_dynamodb::error::BuildError) -> StoreError {
     StoreError::Failure(Box::new(error))
 }
@@ -522,7 +535,9 @@ impl DynamoDbStore {
                     Ok(WriteRequest::builder().put_request(put).build())
                 })
                 .collect::<Result<_, StoreError>>()?;
+            let mut attempt = 0u32;
             while !pending.is_empty() {
+                back_off(&mut attempt, "BatchWriteItem left items unprocessed").await?;
                 let output = self
                     .client
                     .batch_write_item()
@@ -617,15 +632,7 @@ impl DynamoDbStore {
             let mut pending: Vec<Item> = chunk.iter().map(|id| position_key(owner, id)).collect();
             let mut attempt = 0u32;
             while !pending.is_empty() {
-                if attempt > 0 {
-                    tokio::time::sleep(Duration::from_millis(25 << attempt.min(5))).await;
-                }
-                attempt += 1;
-                if attempt > 8 {
-                    return Err(StoreError::Unavailable(
-                        "BatchGetItem left keys unprocessed".into(),
-                    ));
-                }
+                back_off(&mut attempt, "BatchGetItem left keys unprocessed").await?;
                 let keys = KeysAndAttributes::builder()
                     .set_keys(Some(pending))
                     .consistent_read(true)
