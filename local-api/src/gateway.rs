@@ -5,7 +5,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use lambda_http::http::header;
 use shared::event::EventParts;
-use shared::http::route;
+use shared::routes::route;
 use shared::{ApiError, App};
 use std::net::SocketAddr;
 
@@ -23,9 +23,11 @@ impl Gateway {
         request: hyper::Request<Incoming>,
         peer: SocketAddr,
     ) -> hyper::Response<Full<Bytes>> {
-        let response = match self.invoke(request, peer).await {
+        // API Gateway's request id, also in the event, so logs of one request correlate.
+        let request_id = ulid::Ulid::new().to_string();
+        let response = match self.invoke(request, peer, &request_id).await {
             Ok(response) => response,
-            Err(error) => error.into_response(),
+            Err(error) => error.render(&request_id),
         };
         to_hyper(response)
     }
@@ -34,6 +36,7 @@ impl Gateway {
         &self,
         request: hyper::Request<Incoming>,
         peer: SocketAddr,
+        request_id: &str,
     ) -> Result<lambda_http::Response<lambda_http::Body>, ApiError> {
         let (parts, body) = request.into_parts();
         let matched = route(&parts.method, parts.uri.path())?;
@@ -63,12 +66,11 @@ impl Gateway {
             claims,
             body: &body,
             source_ip: peer.ip().to_string(),
+            request_id: request_id.to_string(),
         }
         .to_json();
-        let request = lambda_http::request::from_str(&event.to_string()).map_err(|error| {
-            tracing::error!(%error, "event did not parse");
-            ApiError::Internal
-        })?;
+        let request =
+            lambda_http::request::from_str(&event.to_string()).map_err(ApiError::internal)?;
         Ok(matched.endpoint.handle(&self.app, request).await)
     }
 }

@@ -6,7 +6,8 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use local_api::auth::JwtSettings;
 use local_api::gateway::Gateway;
-use shared::store::dynamodb::{client_from_default_chain, local_client};
+use shared::config::DEFAULT_CATALOG_TTL;
+use shared::store::dynamodb::{local_client, user_client};
 use shared::store::DynamoDbStore;
 use shared::App;
 use std::process::ExitCode;
@@ -62,7 +63,7 @@ fn token(jwt: &JwtSettings, args: &[String]) -> Result<(), String> {
             "--ttl" => {
                 ttl = value
                     .parse()
-                    .map_err(|_| "--ttl takes seconds".to_string())?
+                    .map_err(|_| "--ttl takes seconds".to_string())?;
             }
             _ => return Err(format!("unknown option {name}")),
         }
@@ -82,7 +83,7 @@ async fn seed_catalog(args: &[String]) -> Result<(), String> {
     }
     let client = match endpoint {
         Some(url) => local_client(url),
-        None => client_from_default_chain().await,
+        None => user_client().await,
     };
     let store = DynamoDbStore::new(client, table.ok_or("seed-catalog needs --table NAME")?);
     let records = shared::catalog::embedded_records();
@@ -105,7 +106,8 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
             _ => return Err(format!("unknown option {name}")),
         }
     }
-    shared::telemetry::init_with(std::io::stderr);
+    let log_level = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_string());
+    shared::telemetry::init_with(&log_level, std::io::stderr);
     let (app, store_name) = match endpoint {
         None => (App::in_memory(), "in-memory".to_string()),
         Some(url) => {
@@ -115,7 +117,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
                 .await
                 .map_err(|e| format!("cannot prepare table {table} at {url}: {e}"))?;
             (
-                App::on_dynamodb(store),
+                App::on_dynamodb(store, DEFAULT_CATALOG_TTL),
                 format!("DynamoDB table {table} at {url}"),
             )
         }

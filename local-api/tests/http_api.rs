@@ -1,25 +1,17 @@
 //! Black-box tests: start the `local-api` binary on a free port and speak HTTP to it.
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use lambda_http::http::{Method, StatusCode};
 use local_api::auth::JwtSettings;
 use serde_json::{json, Value};
 use std::process::Stdio;
+use test_support::client::TestClient;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+/// A running `local-api`, killed when dropped.
 struct Server {
     base: String,
     _child: Child,
-    client: Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
-}
-
-struct Reply {
-    status: u16,
-    headers: hyper::HeaderMap,
-    json: Value,
 }
 
 /// The settings the server runs with: the documented defaults.
@@ -63,62 +55,19 @@ impl Server {
             curl.contains("curl") && curl.contains("Authorization: Bearer "),
             "{curl}"
         );
-        let client = Client::builder(TokioExecutor::new()).build_http();
         Server {
             base,
             _child: child,
-            client,
         }
     }
 
-    async fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
-        let mut request = hyper::Request::builder()
-            .method(method)
-            .uri(format!("{}{path}", self.base));
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        let request = request
-            .body(Full::new(Bytes::copy_from_slice(body)))
-            .unwrap();
-        let response = self
-            .client
-            .request(request)
-            .await
-            .expect("the server answers");
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let bytes = response.into_body().collect().await.unwrap().to_bytes();
-        let json =
-            serde_json::from_slice(&bytes).unwrap_or_else(|_| panic!("non-JSON body: {bytes:?}"));
-        Reply {
-            status,
-            headers,
-            json,
-        }
-    }
-
-    async fn get(&self, path: &str, token: &str) -> Reply {
-        let auth = format!("Bearer {token}");
-        self.send("GET", path, &[("authorization", &auth)], b"")
-            .await
-    }
-
-    async fn post(&self, path: &str, token: &str, body: &str) -> Reply {
-        let auth = format!("Bearer {token}");
-        self.send(
-            "POST",
-            path,
-            &[
-                ("authorization", &auth),
-                ("content-type", "application/json"),
-            ],
-            body.as_bytes(),
-        )
-        .await
+    /// A client sending `Authorization: Bearer token` (none without a token).
+    fn client(&self, token: Option<&str>) -> TestClient {
+        TestClient::over_http(&self.base, token)
     }
 }
 
+/// A position on the arbitrum WETH/USDC pool, spelled in lower case.
 fn create_body() -> String {
     json!({
         "chain": "arbitrum", "protocol": "uniswap-v3",
@@ -158,20 +107,17 @@ async fn bad_credentials_get_401_everywhere() {
         "garbage".to_string(),
         String::new(),
     ];
+    let json_body = [("content-type", "application/json")];
     for (method, path) in [
-        ("GET", "/positions"),
-        ("POST", "/positions"),
-        ("GET", "/portfolio"),
-        ("GET", "/pools"),
-        ("GET", "/positions/01JD8Z6C6XK4W5S7R9T2V3M1QA"),
+        (Method::GET, "/positions"),
+        (Method::POST, "/positions"),
+        (Method::GET, "/portfolio"),
+        (Method::GET, "/pools"),
+        (Method::GET, "/positions/01JD8Z6C6XK4W5S7R9T2V3M1QA"),
     ] {
         let missing = server
-            .send(
-                method,
-                path,
-                &[("content-type", "application/json")],
-                create_body().as_bytes(),
-            )
+            .client(None)
+            .send(method.clone(), path, &json_body, create_body().as_bytes())
             .await;
         assert_eq!(missing.status, 401, "{method} {path} without a header");
         assert_eq!(
@@ -179,17 +125,9 @@ async fn bad_credentials_get_401_everywhere() {
             json!({"message": "Unauthorized", "statusCode": 401})
         );
         for token in &tokens {
-            let auth = format!("Bearer {token}");
             let reply = server
-                .send(
-                    method,
-                    path,
-                    &[
-                        ("authorization", &auth),
-                        ("content-type", "application/json"),
-                    ],
-                    create_body().as_bytes(),
-                )
+                .client(Some(token))
+                .send(method.clone(), path, &json_body, create_body().as_bytes())
                 .await;
             assert_eq!(reply.status, 401, "{method} {path} {token}");
             assert_eq!(
@@ -201,7 +139,8 @@ async fn bad_credentials_get_401_everywhere() {
         let basic = format!("Basic {}", s.sign(&good));
         assert_eq!(
             server
-                .send(method, path, &[("authorization", &basic)], b"")
+                .client(None)
+                .send(method.clone(), path, &[("authorization", &basic)], b"")
                 .await
                 .status,
             401
@@ -209,7 +148,7 @@ async fn bad_credentials_get_401_everywhere() {
     }
     let token = s.sign(&good);
     assert_eq!(
-        server.get("/positions", &token).await.json["total"],
+        server.client(Some(&token)).total().await,
         0,
         "nothing was created"
     );
@@ -219,32 +158,28 @@ async fn bad_credentials_get_401_everywhere() {
 async fn unknown_routes_are_404_and_wrong_methods_405() {
     let server = Server::start().await;
     let token = jwt().issue("alice", 300);
-    let reply = server.get("/nowhere", &token).await;
+    let alice = server.client(Some(&token));
+    let reply = alice.send(Method::GET, "/nowhere", &[], b"").await;
     assert_eq!(
         (reply.status, reply.json["statusCode"].as_u64()),
-        (404, Some(404))
+        (StatusCode::NOT_FOUND, Some(404))
     );
-    let auth = format!("Bearer {token}");
-    let reply = server
-        .send("DELETE", "/positions", &[("authorization", &auth)], b"")
-        .await;
+    let reply = alice.send(Method::DELETE, "/positions", &[], b"").await;
     assert_eq!(
         (reply.status, reply.json["statusCode"].as_u64()),
-        (405, Some(405))
+        (StatusCode::METHOD_NOT_ALLOWED, Some(405))
     );
     assert_eq!(reply.headers["allow"], "GET, POST");
-    let reply = server
-        .send("PUT", "/portfolio", &[("authorization", &auth)], b"")
-        .await;
+    let reply = alice.send(Method::PUT, "/portfolio", &[], b"").await;
     assert_eq!(reply.status, 405);
 }
 
 #[tokio::test]
 async fn create_read_list_and_portfolio_over_http() {
     let server = Server::start().await;
-    let alice = jwt().issue("alice", 300);
-    let bob = jwt().issue("bob", 300);
-    let created = server.post("/positions", &alice, &create_body()).await;
+    let (alice, bob) = (jwt().issue("alice", 300), jwt().issue("bob", 300));
+    let (alice, bob) = (server.client(Some(&alice)), server.client(Some(&bob)));
+    let created = alice.create(&create_body()).await;
     assert_eq!(created.status, 201, "{}", created.json);
     let id = created.json["id"].as_str().unwrap();
     assert_eq!(
@@ -255,46 +190,40 @@ async fn create_read_list_and_portfolio_over_http() {
         created.json["pool"],
         "0xC6962004f452bE9203591991D15f6b388e09E8D0"
     );
-    let read = server.get(&format!("/positions/{id}"), &alice).await;
-    assert_eq!((read.status, &read.json), (200, &created.json));
-    assert_eq!(
-        server.get(&format!("/positions/{id}"), &bob).await.status,
-        404
-    );
-    let list = server
-        .get("/positions?chain=arbitrum&status=active&limit=1", &alice)
-        .await;
+    let read = alice.get(id).await;
+    assert_eq!((read.status, &read.json), (StatusCode::OK, &created.json));
+    assert_eq!(bob.get(id).await.status, 404);
+    let list = alice.list("chain=arbitrum&status=active&limit=1").await;
     assert_eq!(list.json["total"], 1);
     assert_eq!(list.json["data"][0]["id"], id);
-    let bad = server.get("/positions?limit=0", &alice).await;
+    let bad = alice.list("limit=0").await;
     assert_eq!(bad.status, 400);
     assert!(bad.json["message"].as_str().unwrap().contains("limit"));
-    let portfolio = server.get("/portfolio", &alice).await;
+    let portfolio = alice.portfolio().await;
     assert_eq!(portfolio.json["positions"], 1);
-    assert_eq!(server.get("/portfolio", &bob).await.json["positions"], 0);
-    assert_eq!(server.get("/pools", &bob).await.json["total"], 10);
+    assert_eq!(bob.portfolio().await.json["positions"], 0);
+    assert_eq!(bob.pools().await.json["total"], 10);
 }
 
 #[tokio::test]
 async fn oversized_and_non_json_bodies() {
     let server = Server::start().await;
     let token = jwt().issue("alice", 300);
-    let auth = format!("Bearer {token}");
+    let alice = server.client(Some(&token));
     let post = |content_type: &'static str, body: Vec<u8>| {
-        let (server, auth) = (&server, auth.clone());
+        let alice = alice.clone();
         async move {
-            let headers = [
-                ("authorization", auth.as_str()),
-                ("content-type", content_type),
-            ];
-            server.send("POST", "/positions", &headers, &body).await
+            let headers = [("content-type", content_type)];
+            alice
+                .send(Method::POST, "/positions", &headers, &body)
+                .await
         }
     };
     let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(70 * 1024));
     let reply = post("application/json", big.into_bytes()).await;
     assert_eq!(
         (reply.status, reply.json["statusCode"].as_u64()),
-        (413, Some(413))
+        (StatusCode::PAYLOAD_TOO_LARGE, Some(413))
     );
     assert_eq!(
         post("text/plain", create_body().into_bytes()).await.status,
@@ -305,28 +234,23 @@ async fn oversized_and_non_json_bodies() {
         400
     );
     assert_eq!(post("application/json", Vec::new()).await.status, 400);
-    assert_eq!(server.get("/positions", &token).await.json["total"], 0);
+    assert_eq!(alice.total().await, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_concurrent_creates_for_one_user() {
-    let server = std::sync::Arc::new(Server::start().await);
-    let token = jwt().issue("burst", 300);
+    let server = Server::start().await;
+    let burst = server.client(Some(&jwt().issue("burst", 300)));
     let tasks: Vec<_> = (0..50)
         .map(|_| {
-            let (server, token) = (server.clone(), token.clone());
-            tokio::spawn(async move {
-                server
-                    .post("/positions", &token, &create_body())
-                    .await
-                    .status
-            })
+            let burst = burst.clone();
+            tokio::spawn(async move { burst.create(&create_body()).await.status })
         })
         .collect();
     for task in tasks {
-        assert_eq!(task.await.unwrap(), 201);
+        assert_eq!(task.await.unwrap(), StatusCode::CREATED);
     }
-    let list = server.get("/positions?limit=100", &token).await;
+    let list = burst.list("limit=100").await;
     assert_eq!(list.json["total"], 50);
     let ids: std::collections::HashSet<&str> = list.json["data"]
         .as_array()
@@ -351,5 +275,5 @@ async fn the_token_command_prints_a_working_token() {
         .expect("valid with the defaults");
     assert_eq!(claims["sub"], "carol");
     let server = Server::start().await;
-    assert_eq!(server.get("/positions", &token).await.status, 200);
+    assert_eq!(server.client(Some(&token)).list("").await.status, 200);
 }

@@ -34,7 +34,7 @@ async fn main() {
     let endpoint =
         std::env::var("DYNAMODB_ENDPOINT").expect("set DYNAMODB_ENDPOINT to a DynamoDB-API server");
     let table = format!("bench-{}", ulid::Ulid::new().to_string().to_lowercase());
-    let store = DynamoDbStore::new(local_client(&endpoint), table);
+    let store = DynamoDbStore::new(local_client(&endpoint), table).with_read_metrics();
     store.prepare_local().await.expect("table ready");
     let owner = "whale";
 
@@ -79,7 +79,7 @@ async fn main() {
     ];
     for (name, filter) in filters {
         for offset in [0u64, 1_000, 9_980] {
-            let before = store.metrics.snapshot();
+            let before = metrics(&store);
             let page = store
                 .list(owner, filter, PageRequest { offset, limit: 20 })
                 .await
@@ -90,11 +90,11 @@ async fn main() {
                 page.items.len(),
                 page.total,
                 before,
-                store.metrics.snapshot(),
+                metrics(&store),
             );
         }
     }
-    let before = store.metrics.snapshot();
+    let before = metrics(&store);
     let open = store.open_positions(owner).await.expect("portfolio inputs");
     report(
         "portfolio inputs (open positions)",
@@ -102,7 +102,7 @@ async fn main() {
         open.len(),
         open.len() as u64,
         before,
-        store.metrics.snapshot(),
+        metrics(&store),
     );
 }
 
@@ -112,4 +112,11 @@ fn report(name: &str, offset: &str, items: usize, total: u64, before: [u64; 6], 
         "| {name} | {offset} | {items} | {total} | {} | {} | {} | {} | {} | {} |",
         d[0], d[1], d[2], d[3], d[4], d[5]
     );
+}
+
+fn metrics(store: &DynamoDbStore) -> [u64; 6] {
+    store
+        .read_metrics()
+        .expect("the benchmark's store counts its reads")
+        .snapshot()
 }

@@ -1,39 +1,13 @@
-//! The dependencies every handler receives: the store, the market (pool catalog) and a clock.
+//! Assembles the dependencies every handler receives: the store, the market (pool catalog) and
+//! a clock.
 
 use crate::catalog::Catalog;
-use crate::store::dynamodb::{DynamoDbMarket, CATALOG_TTL};
-use crate::store::{DynamoDbStore, MemoryStore, PositionStore, StoreError};
-use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use crate::clock::{Clock, SystemClock};
+use crate::store::{
+    DynamoDbMarket, DynamoDbStore, Market, MemoryStore, PositionStore, StaticMarket,
+};
 use std::sync::Arc;
-
-pub trait Clock: Send + Sync {
-    fn now(&self) -> DateTime<Utc>;
-}
-
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> DateTime<Utc> {
-        Utc::now()
-    }
-}
-
-/// Where the pool catalog and its market state come from.
-#[async_trait]
-pub trait Market: Send + Sync {
-    async fn catalog(&self) -> Result<Arc<Catalog>, StoreError>;
-}
-
-/// A fixed catalog, such as the one shipped in the repository.
-pub struct StaticMarket(pub Arc<Catalog>);
-
-#[async_trait]
-impl Market for StaticMarket {
-    async fn catalog(&self) -> Result<Arc<Catalog>, StoreError> {
-        Ok(self.0.clone())
-    }
-}
+use std::time::Duration;
 
 #[derive(Clone)]
 pub struct App {
@@ -52,10 +26,10 @@ impl App {
         }
     }
 
-    /// Production: positions and the catalog in DynamoDB (`TABLE_NAME`), the catalog cached in
-    /// the container for [`CATALOG_TTL`].
-    pub fn on_dynamodb(store: DynamoDbStore) -> App {
-        let market = DynamoDbMarket::new(store.clone(), CATALOG_TTL);
+    /// Production: positions and the catalog in DynamoDB, the catalog cached in the container
+    /// for `catalog_ttl`.
+    pub fn on_dynamodb(store: DynamoDbStore, catalog_ttl: Duration) -> App {
+        let market = DynamoDbMarket::new(store.clone(), catalog_ttl);
         App {
             store: Arc::new(store),
             market: Arc::new(market),

@@ -1,13 +1,20 @@
-//! The one error type of the API and its single mapping to HTTP statuses and bodies.
+//! The one error type of the API and its single mapping to HTTP statuses and bodies. Domain
+//! errors (store, valuation, math) become an [`ApiError`] here; a server fault keeps its cause,
+//! which is logged once, when the response is rendered.
 
+use crate::http::json_response;
 use crate::store::StoreError;
+use crate::valuation::ValuationError;
 use lambda_http::http::{header, StatusCode};
 use lambda_http::{Body, Response};
 use serde::Serialize;
 
+/// The cause behind a server fault: logged, never sent.
+pub type Cause = Box<dyn std::error::Error + Send + Sync>;
+
 /// Every way a request can fail. The `Display` text is the `message` sent to the client,
-/// so variants that stand for server faults carry no detail.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+/// so variants that stand for server faults carry their cause as a source, not in the text.
+#[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("{0}")]
     BadRequest(String),
@@ -16,15 +23,15 @@ pub enum ApiError {
     #[error("{0}")]
     NotFound(String),
     #[error("Method Not Allowed")]
-    MethodNotAllowed { allow: &'static str },
+    MethodNotAllowed { allow: String },
     #[error("request body exceeds {limit} bytes")]
     PayloadTooLarge { limit: usize },
     #[error("Content-Type must be application/json")]
     UnsupportedMediaType,
     #[error("Service Unavailable")]
-    ServiceUnavailable,
+    ServiceUnavailable(#[source] Cause),
     #[error("Internal Server Error")]
-    Internal,
+    Internal(#[source] Cause),
 }
 
 /// Seconds a client should wait before retrying a 503.
@@ -42,6 +49,11 @@ impl ApiError {
         ApiError::BadRequest(message.into())
     }
 
+    /// A server fault with its cause.
+    pub fn internal(cause: impl Into<Cause>) -> Self {
+        ApiError::Internal(cause.into())
+    }
+
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
@@ -50,26 +62,38 @@ impl ApiError {
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
-    /// The response: `{"message": ..., "statusCode": ...}` with the matching status.
-    pub fn into_response(self) -> Response<Body> {
+    /// The response: `{"message": ..., "statusCode": ...}` with the matching status. A server
+    /// fault's cause chain is logged here with the request id; the client sees none of it.
+    pub fn render(self, request_id: &str) -> Response<Body> {
+        match &self {
+            ApiError::ServiceUnavailable(cause) => {
+                tracing::warn!(requestId = request_id, error = %chain(cause.as_ref()), "service unavailable");
+            }
+            ApiError::Internal(cause) => {
+                tracing::error!(requestId = request_id, error = %chain(cause.as_ref()), "internal error");
+            }
+            _ => {}
+        }
         let status = self.status();
         let message = self.to_string();
         let body = ErrorBody {
             message: &message,
             status_code: status.as_u16(),
         };
-        let mut response = crate::http::json_response(status, &body);
+        let mut response = json_response(status, &body);
         let headers = response.headers_mut();
         match self {
             ApiError::MethodNotAllowed { allow } => {
-                headers.insert(header::ALLOW, header::HeaderValue::from_static(allow));
+                if let Ok(value) = header::HeaderValue::from_str(&allow) {
+                    headers.insert(header::ALLOW, value);
+                }
             }
-            ApiError::ServiceUnavailable => {
+            ApiError::ServiceUnavailable(_) => {
                 headers.insert(
                     header::RETRY_AFTER,
                     header::HeaderValue::from_static(RETRY_AFTER_SECONDS),
@@ -81,18 +105,32 @@ impl ApiError {
     }
 }
 
+/// An error and its sources, `outer: inner: innermost`.
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 impl From<StoreError> for ApiError {
-    /// Logs the real cause here, the one place store faults become responses.
     fn from(error: StoreError) -> Self {
         match error {
-            StoreError::Unavailable(cause) => {
-                tracing::warn!(error = %cause, "store unavailable");
-                ApiError::ServiceUnavailable
-            }
-            other => {
-                tracing::error!(error = %other, "store failure");
-                ApiError::Internal
-            }
+            StoreError::Unavailable(_) => ApiError::ServiceUnavailable(Box::new(error)),
+            other => ApiError::Internal(Box::new(other)),
+        }
+    }
+}
+
+impl From<ValuationError> for ApiError {
+    fn from(error: ValuationError) -> Self {
+        match error {
+            ValuationError::Rejected(message) => ApiError::BadRequest(message),
+            other => ApiError::Internal(Box::new(other)),
         }
     }
 }
@@ -100,9 +138,10 @@ impl From<StoreError> for ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::math::MathError;
 
     fn body_of(error: ApiError) -> (StatusCode, serde_json::Value) {
-        let response = error.into_response();
+        let response = error.render("test");
         let json = serde_json::from_slice(response.body().as_ref()).unwrap();
         (response.status(), json)
     }
@@ -113,11 +152,16 @@ mod tests {
             (ApiError::bad_request("limit must be 1-100"), 400),
             (ApiError::Unauthorized, 401),
             (ApiError::NotFound("position not found".into()), 404),
-            (ApiError::MethodNotAllowed { allow: "GET" }, 405),
+            (
+                ApiError::MethodNotAllowed {
+                    allow: "GET".into(),
+                },
+                405,
+            ),
             (ApiError::PayloadTooLarge { limit: 65536 }, 413),
             (ApiError::UnsupportedMediaType, 415),
-            (ApiError::ServiceUnavailable, 503),
-            (ApiError::Internal, 500),
+            (ApiError::ServiceUnavailable("throttled".into()), 503),
+            (ApiError::internal("boom"), 500),
         ];
         for (error, status) in cases {
             let message = error.to_string();
@@ -132,18 +176,29 @@ mod tests {
     #[test]
     fn unavailable_store_maps_to_503_with_retry_after() {
         let error: ApiError = StoreError::Unavailable("throttled".into()).into();
-        assert_eq!(error, ApiError::ServiceUnavailable);
-        let response = error.into_response();
+        assert!(matches!(error, ApiError::ServiceUnavailable(_)));
+        let response = error.render("test");
         assert_eq!(response.headers()[header::RETRY_AFTER], "1");
         let body: serde_json::Value = serde_json::from_slice(response.body().as_ref()).unwrap();
         assert_eq!(body["message"], "Service Unavailable");
     }
 
     #[test]
-    fn other_store_failures_hide_their_cause() {
+    fn server_faults_keep_their_cause_and_hide_it() {
         let error: ApiError = StoreError::Failure("secret table detail".into()).into();
+        let cause = std::error::Error::source(&error).map(ToString::to_string);
+        assert_eq!(cause.as_deref(), Some("store failure: secret table detail"));
         let (status, body) = body_of(error);
         assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
         assert!(!body.to_string().contains("secret"));
+
+        let error: ApiError = ValuationError::Math(MathError("tick out of range")).into();
+        assert_eq!(
+            chain(&error),
+            "Internal Server Error: math: tick out of range"
+        );
+        let error: ApiError = ValuationError::Rejected("range too wide".into()).into();
+        assert_eq!(error.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(error.to_string(), "range too wide");
     }
 }

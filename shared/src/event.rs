@@ -17,6 +17,8 @@ pub struct EventParts<'a> {
     pub claims: HashMap<String, String>,
     pub body: &'a [u8],
     pub source_ip: String,
+    /// API Gateway's `requestContext.requestId`.
+    pub request_id: String,
 }
 
 impl EventParts<'_> {
@@ -67,7 +69,7 @@ impl EventParts<'_> {
                     "sourceIp": self.source_ip,
                     "userAgent": self.headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or(""),
                 },
-                "requestId": ulid::Ulid::new().to_string(),
+                "requestId": self.request_id,
                 "routeKey": self.route_key,
                 "stage": "$default",
                 "time": now.format("%d/%b/%Y:%H:%M:%S %z").to_string(),

@@ -1,6 +1,6 @@
-//! The five endpoints. Each reads the caller from the authorizer's claims, validates, calls the
+//! The endpoints. Each reads the caller from the authorizer's claims, validates, calls the
 //! store and the market, and answers JSON; errors are returned and rendered in one place
-//! ([`crate::http::Endpoint::handle`]).
+//! ([`crate::routes::Endpoint::handle`]).
 
 use crate::app::App;
 use crate::catalog::PoolView;
@@ -16,9 +16,14 @@ use lambda_http::{Body, Request, RequestExt, Response};
 
 type Reply = Result<Response<Body>, ApiError>;
 
+/// The caller's `sub`; without the authorizer's claims the request is unauthorized.
+fn owner(request: &Request) -> Result<String, ApiError> {
+    caller(request).ok_or(ApiError::Unauthorized)
+}
+
 /// `GET /positions`: the caller's positions, newest first, filtered and paged.
 pub async fn list_positions(app: &App, request: &Request) -> Reply {
-    let owner = caller(request)?;
+    let owner = owner(request)?;
     let query = ListQuery::parse(&request.query_string_parameters())?;
     let (page, catalog) = tokio::try_join!(
         app.store.list(&owner, query.filter, query.page),
@@ -40,7 +45,7 @@ pub async fn list_positions(app: &App, request: &Request) -> Reply {
 
 /// `GET /positions/{id}`: one of the caller's positions; anything else is 404.
 pub async fn get_position(app: &App, request: &Request) -> Reply {
-    let owner = caller(request)?;
+    let owner = owner(request)?;
     let not_found = || ApiError::NotFound("position not found".into());
     let id = request
         .path_parameters_ref()
@@ -56,7 +61,7 @@ pub async fn get_position(app: &App, request: &Request) -> Reply {
 
 /// `POST /positions`: opens a position on a catalog pool.
 pub async fn create_position(app: &App, request: &Request) -> Reply {
-    let owner = caller(request)?;
+    let owner = owner(request)?;
     if !is_json(request) {
         return Err(ApiError::UnsupportedMediaType);
     }
@@ -116,7 +121,7 @@ pub async fn create_position(app: &App, request: &Request) -> Reply {
 
 /// `GET /portfolio`: the overview of the caller's positions that are not closed.
 pub async fn get_portfolio(app: &App, request: &Request) -> Reply {
-    let owner = caller(request)?;
+    let owner = owner(request)?;
     let (positions, catalog) =
         tokio::try_join!(app.store.open_positions(&owner), app.market.catalog())?;
     Ok(json_response(
@@ -127,7 +132,7 @@ pub async fn get_portfolio(app: &App, request: &Request) -> Reply {
 
 /// `GET /pools`: the supported pools with their market state.
 pub async fn list_pools(app: &App, request: &Request) -> Reply {
-    caller(request)?;
+    owner(request)?;
     let catalog = app.market.catalog().await?;
     let data: Vec<PoolView> = catalog.pools.iter().map(|p| p.view()).collect();
     let total = data.len() as u64;

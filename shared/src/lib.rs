@@ -1,9 +1,11 @@
 //! The positions API's logic, independent of AWS: models, validation, the concentrated-liquidity
 //! math, valuation, the stores, and the HTTP handlers that every Lambda binary and the local
-//! server run.
+//! server run. `docs/architecture.md` maps the modules and what each may use.
 
 pub mod app;
 pub mod catalog;
+pub mod clock;
+pub mod config;
 pub mod error;
 pub mod event;
 pub mod handlers;
@@ -13,11 +15,13 @@ pub mod lambda;
 pub mod math;
 pub mod model;
 pub mod portfolio;
+pub mod routes;
 pub mod store;
 pub mod telemetry;
 pub mod validation;
 pub mod valuation;
 
-pub use app::{App, Clock, SystemClock};
+pub use app::App;
+pub use clock::{Clock, SystemClock};
 pub use error::ApiError;
-pub use http::Endpoint;
+pub use routes::Endpoint;

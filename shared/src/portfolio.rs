@@ -2,10 +2,9 @@
 //! exact decimals and rounded only when written.
 
 use crate::catalog::Catalog;
-use crate::error::ApiError;
 use crate::json::{Percent, Usd};
 use crate::model::Position;
-use crate::valuation::value_position;
+use crate::valuation::{value_position, ValuationError};
 use bigdecimal::{BigDecimal, RoundingMode, Zero};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -29,7 +28,10 @@ pub struct PortfolioView {
 }
 
 /// The overview of `positions` (the caller's positions that are not closed).
-pub fn portfolio(positions: &[Position], catalog: &Catalog) -> Result<PortfolioView, ApiError> {
+pub fn portfolio(
+    positions: &[Position],
+    catalog: &Catalog,
+) -> Result<PortfolioView, ValuationError> {
     let mut total_value = BigDecimal::zero();
     let mut cost_basis = BigDecimal::zero();
     let mut by_symbol: BTreeMap<String, BigDecimal> = BTreeMap::new();

@@ -2,12 +2,29 @@
 //! and valuing a stored one at the pool's current state.
 
 use crate::catalog::{Catalog, Pool, Token};
-use crate::error::ApiError;
 use crate::json::{Exact, Usd};
 use crate::math::price::base_units_to_decimal;
-use crate::math::{uniswap, Amounts, Curve, U256};
+use crate::math::{uniswap, Amounts, Curve, MathError, U256};
 use crate::model::{format_time, Position, PositionView, TokenAmountView};
 use bigdecimal::BigDecimal;
+
+/// Why a position could not be sized or valued.
+#[derive(Debug, thiserror::Error)]
+pub enum ValuationError {
+    /// The request asks for something the pool cannot do: the message says what, for the client.
+    #[error("{0}")]
+    Rejected(String),
+    /// A stored position names a pool the catalog no longer has.
+    #[error("position {position}: pool {pool} is missing from the catalog")]
+    PoolMissing { position: String, pool: String },
+    /// The math failed on values the API itself produced: a bug, never the client's doing.
+    #[error("math")]
+    Math(#[from] MathError),
+}
+
+fn rejected(message: &str) -> ValuationError {
+    ValuationError::Rejected(message.to_string())
+}
 
 /// A deposit in the API's orientation, in base units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +90,7 @@ impl Pool {
         &self,
         lower: &BigDecimal,
         upper: &BigDecimal,
-    ) -> Result<(i32, i32), ApiError> {
+    ) -> Result<(i32, i32), ValuationError> {
         let o = &self.orientation;
         let curve = self.curve();
         // Raw prices rise with the human price only when tokenA is token0.
@@ -82,9 +99,9 @@ impl Pool {
         } else {
             (o.sqrt_price_of(upper), o.sqrt_price_of(lower))
         };
-        let at = |t| curve.sqrt_price_at_tick(t).map_err(|_| ApiError::Internal);
+        let at = |t| curve.sqrt_price_at_tick(t);
         if raw_high < at(curve.min_tick())? || raw_low > at(curve.max_tick())? {
-            return Err(ApiError::bad_request(
+            return Err(rejected(
                 "price range lies outside the prices this pool supports",
             ));
         }
@@ -104,9 +121,13 @@ impl Pool {
         Ok((snapped_low, snapped_high))
     }
 
-    fn sqrt_bounds(&self, tick_lower: i32, tick_upper: i32) -> Result<(U256, U256), ApiError> {
+    fn sqrt_bounds(
+        &self,
+        tick_lower: i32,
+        tick_upper: i32,
+    ) -> Result<(U256, U256), ValuationError> {
         let curve = self.curve();
-        let at = |t| curve.sqrt_price_at_tick(t).map_err(|_| ApiError::Internal);
+        let at = |t| curve.sqrt_price_at_tick(t);
         Ok((at(tick_lower)?, at(tick_upper)?))
     }
 
@@ -117,31 +138,30 @@ impl Pool {
         tick_lower: i32,
         tick_upper: i32,
         offered: TokenPair,
-    ) -> Result<Deposit, ApiError> {
+    ) -> Result<Deposit, ValuationError> {
         let curve = self.curve();
         let (sqrt_a, sqrt_b) = self.sqrt_bounds(tick_lower, tick_upper)?;
         let offered_raw = self.to_protocol_order(offered);
         let mut liquidity = curve
             .liquidity_for_amounts(self.sqrt_price, sqrt_a, sqrt_b, offered_raw)
-            .map_err(|_| ApiError::bad_request("amounts are too large for this price range"))?;
+            .map_err(|_| rejected("amounts are too large for this price range"))?;
         if curve == Curve::UniswapV3
             && liquidity > uniswap::max_liquidity_per_tick(self.tick_spacing)
         {
-            return Err(ApiError::bad_request(
+            return Err(rejected(
                 "amounts exceed the pool's liquidity limit for one position",
             ));
         }
         // Rounding up may ask one unit more than offered; shrink until the mint fits.
         loop {
             if liquidity == 0 {
-                return Err(ApiError::bad_request(
+                return Err(rejected(
                     "amounts fund no liquidity in this range at the current price: a range above \
                      the current price takes tokenA, one below it takes tokenB",
                 ));
             }
-            let needed = curve
-                .amounts_for_liquidity(self.sqrt_price, sqrt_a, sqrt_b, liquidity, true)
-                .map_err(|_| ApiError::Internal)?;
+            let needed =
+                curve.amounts_for_liquidity(self.sqrt_price, sqrt_a, sqrt_b, liquidity, true)?;
             if needed.amount0 <= offered_raw.amount0 && needed.amount1 <= offered_raw.amount1 {
                 let amounts = self.to_api_order(needed);
                 let value_usd = self.value_of(&amounts);
@@ -163,12 +183,11 @@ impl Pool {
         tick_lower: i32,
         tick_upper: i32,
         liquidity: u128,
-    ) -> Result<TokenPair, ApiError> {
+    ) -> Result<TokenPair, ValuationError> {
         let (sqrt_a, sqrt_b) = self.sqrt_bounds(tick_lower, tick_upper)?;
-        let amounts = self
-            .curve()
-            .amounts_for_liquidity(self.sqrt_price, sqrt_a, sqrt_b, liquidity, true)
-            .map_err(|_| ApiError::Internal)?;
+        let amounts =
+            self.curve()
+                .amounts_for_liquidity(self.sqrt_price, sqrt_a, sqrt_b, liquidity, true)?;
         Ok(self.to_api_order(amounts))
     }
 
@@ -198,12 +217,12 @@ pub struct Valued {
 
 /// Values a stored position. A pool missing from the catalog is a server fault: positions are
 /// only opened on catalog pools.
-pub fn value_position(position: &Position, catalog: &Catalog) -> Result<Valued, ApiError> {
+pub fn value_position(position: &Position, catalog: &Catalog) -> Result<Valued, ValuationError> {
     let pool = catalog
         .find(position.chain, position.protocol, &position.pool)
-        .ok_or_else(|| {
-            tracing::error!(position = %position.id, pool = %position.pool, "pool missing from catalog");
-            ApiError::Internal
+        .ok_or_else(|| ValuationError::PoolMissing {
+            position: position.id.clone(),
+            pool: position.pool.clone(),
         })?;
     let held = pool.holdings(position.tick_lower, position.tick_upper, position.liquidity)?;
     let value_a = token_value(&pool.token_a, held.a);
@@ -328,7 +347,7 @@ mod tests {
         let (low, high) = pool.snap_range(&d("3500"), &d("4000")).unwrap();
         assert!(matches!(
             pool.size_deposit(low, high, only_b),
-            Err(ApiError::BadRequest(_))
+            Err(ValuationError::Rejected(_))
         ));
     }
 

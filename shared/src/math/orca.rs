@@ -1,7 +1,7 @@
 //! Orca Whirlpools math: Q64.64 sqrt prices, ticks ±443636, u64 token amounts, with the
 //! rounding of the program's `get_amount_delta_a/b` and the SDK's liquidity-from-amount quotes.
 
-use super::{MathError, U256, U512};
+use super::num::{MathError, U256, U512};
 
 pub const MIN_TICK: i32 = -443_636;
 pub const MAX_TICK: i32 = 443_636;

@@ -1,7 +1,8 @@
 //! Conversions between the API's human prices (tokenB per one tokenA, in whole tokens) and a
 //! pool's raw sqrt price (token1 per token0, in base units), exact where it decides a tick.
 
-use super::{Curve, U256};
+use super::curve::Curve;
+use super::num::U256;
 use bigdecimal::num_bigint::{BigInt, BigUint, Sign};
 use bigdecimal::BigDecimal;
 

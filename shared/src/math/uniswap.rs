@@ -1,7 +1,7 @@
 //! Uniswap v3 math (also PancakeSwap v3, which forked it unchanged): `TickMath`,
 //! `SqrtPriceMath` amount deltas and the periphery's `LiquidityAmounts`, on Q64.96 sqrt prices.
 
-use super::{div_rounding_up, mul_div, Amounts, MathError};
+use super::num::{div_rounding_up, mul_div, Amounts, MathError};
 use ruint::aliases::U256;
 
 pub const MIN_TICK: i32 = -887_272;
@@ -193,7 +193,7 @@ mod tests {
         let target: U256 = (U256::from(1u8) << 192) / U256::from(1800u32);
         let sqrt_target = target.root(2);
         assert_eq!(
-            super::super::Curve::UniswapV3.tick_at_or_below(sqrt_target),
+            crate::math::curve::Curve::UniswapV3.tick_at_or_below(sqrt_target),
             -74960
         );
     }

@@ -1,10 +1,12 @@
-//! The in-memory store: the local server's embedded default and the handlers' test double.
+//! The in-memory store and a fixed market: the local server's embedded default and the
+//! handlers' test double.
 
-use super::{PositionStore, StoreError};
+use super::traits::{Market, PositionStore, StoreError};
+use crate::catalog::Catalog;
 use crate::model::{Filter, Page, PageRequest, Position, Status};
 use async_trait::async_trait;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 /// Positions per owner, ordered by id (time-ordered), so newest-first is a reverse walk.
 #[derive(Default)]
@@ -90,5 +92,15 @@ impl PositionStore for MemoryStore {
             }
             _ => Err(StoreError::Conflict),
         }
+    }
+}
+
+/// A fixed catalog, such as the one shipped in the repository.
+pub struct StaticMarket(pub Arc<Catalog>);
+
+#[async_trait]
+impl Market for StaticMarket {
+    async fn catalog(&self) -> Result<Arc<Catalog>, StoreError> {
+        Ok(self.0.clone())
     }
 }

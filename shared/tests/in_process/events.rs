@@ -1,12 +1,10 @@
 //! Every sample event in `events/` runs through its function's handler and answers the status
 //! its manifest states, with a body of the documented shape.
 
-mod common;
-
-use common::{endpoint_of, event_manifest};
 use serde_json::Value;
 use shared::App;
 use std::collections::BTreeSet;
+use test_support::events::{endpoint_of, event_manifest};
 
 #[tokio::test]
 async fn every_event_file_answers_its_expected_status() {

@@ -2,21 +2,22 @@
 //! an unreachable or hung DynamoDB give 503 with Retry-After after the SDK's retries; other
 //! failures give a generic 500; a cancelled transaction writes none of its items.
 
-mod common;
-
 use aws_sdk_dynamodb::types::AttributeValue;
-use common::{call, create_body, dynamodb_store, position, unique_owner};
-use lambda_http::http::{Method, StatusCode};
+use lambda_http::http::StatusCode;
 use serde_json::json;
-use shared::app::StaticMarket;
 use shared::catalog::Catalog;
 use shared::model::{Chain, Filter, PageRequest, Status};
 use shared::store::dynamodb::local_client_with_timeout;
+use shared::store::StaticMarket;
 use shared::store::{DynamoDbStore, PositionStore, StoreError};
 use shared::{App, SystemClock};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use test_support::bodies::create_body;
+use test_support::client::{Reply, TestClient};
+use test_support::dynamodb::{dynamodb_endpoint, dynamodb_store};
+use test_support::fixtures::{position, unique_owner};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -87,7 +88,7 @@ async fn fake_endpoint(response: Option<&'static str>) -> (String, Arc<AtomicUsi
     (url, hits)
 }
 
-fn assert_unavailable(reply: &common::Reply) {
+fn assert_unavailable(reply: &Reply) {
     assert_eq!(reply.status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(
         reply.json,
@@ -101,21 +102,16 @@ async fn throttling_after_retries_is_503_with_retry_after() {
     let body = r#"{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"Rate of requests exceeds the allowed throughput."}"#;
     let (url, hits) = fake_endpoint(Some(body)).await;
     let app = app_on(&url, Duration::from_secs(5));
-    let reply = call(
-        &app,
-        Method::POST,
-        "/positions",
-        Some(&create_body(json!({}))),
-        Some("alice"),
-    )
-    .await;
+    let reply = TestClient::in_process(&app, Some("alice"))
+        .create(&create_body(json!({})))
+        .await;
     assert_unavailable(&reply);
     assert_eq!(
         hits.load(Ordering::SeqCst),
         3,
         "standard retries: three attempts"
     );
-    let reply = call(&app, Method::GET, "/positions", None, Some("alice")).await;
+    let reply = TestClient::in_process(&app, Some("alice")).list("").await;
     assert_unavailable(&reply);
 }
 
@@ -123,7 +119,9 @@ async fn throttling_after_retries_is_503_with_retry_after() {
 async fn a_hung_dynamodb_times_out_into_503() {
     let (url, hits) = fake_endpoint(None).await;
     let app = app_on(&url, Duration::from_millis(200));
-    let reply = call(&app, Method::GET, "/portfolio", None, Some("alice")).await;
+    let reply = TestClient::in_process(&app, Some("alice"))
+        .portfolio()
+        .await;
     assert_unavailable(&reply);
     assert!(
         hits.load(Ordering::SeqCst) >= 2,
@@ -137,22 +135,17 @@ async fn an_unreachable_dynamodb_is_503() {
     let url = format!("http://{}", listener.local_addr().unwrap());
     drop(listener);
     let app = app_on(&url, Duration::from_secs(1));
-    let reply = call(
-        &app,
-        Method::GET,
-        "/positions/01JD8Z6C6XK4W5S7R9T2V3M1QA",
-        None,
-        Some("alice"),
-    )
-    .await;
+    let reply = TestClient::in_process(&app, Some("alice"))
+        .get("01JD8Z6C6XK4W5S7R9T2V3M1QA")
+        .await;
     assert_unavailable(&reply);
 }
 
 #[tokio::test]
 async fn other_store_failures_are_a_generic_500() {
     // A table that does not exist: the real server answers ResourceNotFoundException.
-    let app = app_on(&common::dynamodb_endpoint(), Duration::from_secs(30));
-    let reply = call(&app, Method::GET, "/positions", None, Some("alice")).await;
+    let app = app_on(&dynamodb_endpoint(), Duration::from_secs(30));
+    let reply = TestClient::in_process(&app, Some("alice")).list("").await;
     assert_eq!(reply.status, StatusCode::INTERNAL_SERVER_ERROR);
     assert_eq!(
         reply.json,
@@ -182,14 +175,7 @@ async fn a_corrupt_item_is_a_generic_500() {
         market: Arc::new(StaticMarket(Arc::new(Catalog::embedded()))),
         clock: Arc::new(SystemClock),
     };
-    let reply = call(
-        &app,
-        Method::GET,
-        &format!("/positions/{}", p.id),
-        None,
-        Some(&owner),
-    )
-    .await;
+    let reply = TestClient::in_process(&app, Some(&owner)).get(&p.id).await;
     assert_eq!(reply.status, StatusCode::INTERNAL_SERVER_ERROR);
     assert!(
         !reply.json.to_string().contains("liquidity"),

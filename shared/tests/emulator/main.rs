@@ -6,9 +6,6 @@
 //! Needs `LAMBDA_RIE` (the emulator) and `LAMBDA_BIN_DIR` (the release binaries), which
 //! `scripts/test.sh` provides; missing is a failure, never a skip.
 
-mod common;
-
-use common::{dynamodb_store, endpoint_of, event_manifest};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper_util::client::legacy::Client;
@@ -18,6 +15,8 @@ use shared::store::PositionStore;
 use shared::Endpoint;
 use std::process::Stdio;
 use std::time::Duration;
+use test_support::dynamodb::{dynamodb_endpoint, dynamodb_store};
+use test_support::events::{endpoint_of, event_manifest};
 use tokio::process::Command;
 
 fn required(name: &str) -> String {
@@ -74,7 +73,7 @@ async fn every_event_through_the_release_binaries_under_the_emulator() {
             .arg(format!("127.0.0.1:{port}"))
             .arg(&binary)
             .env("TABLE_NAME", store.table())
-            .env("DYNAMODB_ENDPOINT", common::dynamodb_endpoint())
+            .env("DYNAMODB_ENDPOINT", dynamodb_endpoint())
             .env("AWS_REGION", "us-east-1")
             .env("AWS_ACCESS_KEY_ID", "local")
             .env("AWS_SECRET_ACCESS_KEY", "local")

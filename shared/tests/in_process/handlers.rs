@@ -1,14 +1,13 @@
 //! Handler tests on the in-memory store: every endpoint and every documented decision.
 
-mod common;
-
 use bigdecimal::BigDecimal;
-use common::{call, call_with, create_body};
-use lambda_http::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use lambda_http::http::{Method, StatusCode};
 use serde_json::{json, Value};
 use shared::model::Status;
 use shared::App;
 use std::str::FromStr;
+use test_support::bodies::{create_body, solana, ETH_USDC};
+use test_support::client::TestClient;
 
 const ALICE: Option<&str> = Some("alice");
 const BOB: Option<&str> = Some("bob");
@@ -17,28 +16,10 @@ fn dec(v: &Value) -> BigDecimal {
     BigDecimal::from_str(v.to_string().trim_matches('"')).unwrap()
 }
 
-async fn create(app: &App, overrides: Value, sub: Option<&str>) -> Value {
-    let reply = call(
-        app,
-        Method::POST,
-        "/positions",
-        Some(&create_body(overrides)),
-        sub,
-    )
-    .await;
-    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.json);
-    reply.json
-}
-
-async fn total(app: &App, sub: Option<&str>) -> u64 {
-    call(app, Method::GET, "/positions", None, sub).await.json["total"]
-        .as_u64()
-        .unwrap()
-}
-
 #[tokio::test]
 async fn every_endpoint_requires_the_callers_claims() {
     let app = App::in_memory();
+    let alice = TestClient::in_process(&app, ALICE);
     for (method, uri) in [
         (Method::GET, "/positions"),
         (Method::GET, "/positions/01JD8Z6C6XK4W5S7R9T2V3M1QA"),
@@ -46,31 +27,31 @@ async fn every_endpoint_requires_the_callers_claims() {
         (Method::GET, "/portfolio"),
         (Method::GET, "/pools"),
     ] {
-        let reply = call(
-            &app,
-            method.clone(),
-            uri,
-            Some(&create_body(json!({}))),
-            None,
-        )
-        .await;
+        let reply = TestClient::in_process(&app, None)
+            .send(
+                method.clone(),
+                uri,
+                &[("content-type", "application/json")],
+                create_body(json!({})).as_bytes(),
+            )
+            .await;
         assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{method} {uri}");
         assert_eq!(
             reply.json,
             json!({"message": "Unauthorized", "statusCode": 401})
         );
-        let empty_sub = call(
-            &app,
-            method.clone(),
-            uri,
-            Some(&create_body(json!({}))),
-            Some(""),
-        )
-        .await;
+        let empty_sub = TestClient::in_process(&app, Some(""))
+            .send(
+                method.clone(),
+                uri,
+                &[("content-type", "application/json")],
+                create_body(json!({})).as_bytes(),
+            )
+            .await;
         assert_eq!(empty_sub.status, StatusCode::UNAUTHORIZED);
     }
     assert_eq!(
-        total(&app, ALICE).await,
+        alice.total().await,
         0,
         "the unauthorized create stored nothing"
     );
@@ -79,16 +60,12 @@ async fn every_endpoint_requires_the_callers_claims() {
 #[tokio::test]
 async fn create_answers_201_with_location_and_the_position() {
     let app = App::in_memory();
-    let reply = call(
-        &app,
-        Method::POST,
-        "/positions",
-        Some(&create_body(
+    let alice = TestClient::in_process(&app, ALICE);
+    let reply = alice
+        .create(&create_body(
             json!({"pool": "0x88E6A0C2DDD26FEEB64F039A2C41296FCB3F5640"}),
-        )),
-        ALICE,
-    )
-    .await;
+        ))
+        .await;
     assert_eq!(reply.status, StatusCode::CREATED);
     assert_eq!(reply.headers["content-type"], "application/json");
     let p = &reply.json;
@@ -97,10 +74,7 @@ async fn create_answers_201_with_location_and_the_position() {
         reply.headers["location"],
         format!("/positions/{id}").as_str()
     );
-    assert_eq!(
-        p["pool"], "0x88e6A0c2dDD26FEEb64F039a2c41296FcB3f5640",
-        "catalog spelling"
-    );
+    assert_eq!(p["pool"], ETH_USDC, "catalog spelling");
     assert_eq!(p["status"], "active");
     assert_eq!(p["feesEarnedUsd"], json!(0));
     assert_eq!(p["currentPrice"], json!(3000));
@@ -131,7 +105,7 @@ async fn create_answers_201_with_location_and_the_position() {
         (a * BigDecimal::from(3000)).with_scale_round(2, bigdecimal::RoundingMode::HalfUp)
     );
     // Reading it back gives the same position.
-    let got = call(&app, Method::GET, &format!("/positions/{id}"), None, ALICE).await;
+    let got = alice.get(id).await;
     assert_eq!(got.status, StatusCode::OK);
     assert_eq!(&got.json, p);
 }
@@ -139,30 +113,31 @@ async fn create_answers_201_with_location_and_the_position() {
 #[tokio::test]
 async fn ranges_off_the_current_price_hold_one_token() {
     let app = App::in_memory();
-    let above = create(&app, json!({"priceLower": 3500, "priceUpper": 4000}), ALICE).await;
+    let alice = TestClient::in_process(&app, ALICE);
+    let above = alice
+        .open(json!({"priceLower": 3500, "priceUpper": 4000}))
+        .await;
     assert_ne!(above["tokenA"]["amount"], "0");
     assert_eq!(above["tokenB"]["amount"], "0");
-    let below = create(&app, json!({"priceLower": 2000, "priceUpper": 2500}), ALICE).await;
+    let below = alice
+        .open(json!({"priceLower": 2000, "priceUpper": 2500}))
+        .await;
     assert_eq!(below["tokenA"]["amount"], "0");
     assert_eq!(below["tokenB"]["amount"], "3000");
     // Only the other token offered: no liquidity, a 400, nothing stored.
-    let reply = call(
-        &app,
-        Method::POST,
-        "/positions",
-        Some(&create_body(
+    let reply = alice
+        .create(&create_body(
             json!({"amountA": "0", "priceLower": 3500, "priceUpper": 4000}),
-        )),
-        ALICE,
-    )
-    .await;
+        ))
+        .await;
     assert_eq!(reply.status, StatusCode::BAD_REQUEST);
-    assert_eq!(total(&app, ALICE).await, 2);
+    assert_eq!(alice.total().await, 2);
 }
 
 #[tokio::test]
 async fn bad_create_requests_are_refused_and_store_nothing() {
     let app = App::in_memory();
+    let alice = TestClient::in_process(&app, ALICE);
     let big = u128::MAX.to_string();
     let over = "340282366920938463463374607431768211456";
     let cases: Vec<(String, u16)> = vec![
@@ -211,7 +186,7 @@ async fn bad_create_requests_are_refused_and_store_nothing() {
         ("null".to_string(), 400),
     ];
     for (body, status) in &cases {
-        let reply = call(&app, Method::POST, "/positions", Some(body), ALICE).await;
+        let reply = alice.create(body).await;
         assert_eq!(reply.status.as_u16(), *status, "{body} -> {}", reply.json);
         assert_eq!(reply.json["statusCode"], json!(status));
         assert!(reply.json["message"]
@@ -231,14 +206,7 @@ async fn bad_create_requests_are_refused_and_store_nothing() {
     ] {
         let mut body: Value = serde_json::from_str(&create_body(json!({}))).unwrap();
         body.as_object_mut().unwrap().remove(field);
-        let reply = call(
-            &app,
-            Method::POST,
-            "/positions",
-            Some(&body.to_string()),
-            ALICE,
-        )
-        .await;
+        let reply = alice.create(&body.to_string()).await;
         assert_eq!(reply.status, StatusCode::BAD_REQUEST, "missing {field}");
         assert!(
             reply.json["message"].as_str().unwrap().contains(field),
@@ -247,49 +215,22 @@ async fn bad_create_requests_are_refused_and_store_nothing() {
         );
     }
     // Content type and size.
-    let mut form = HeaderMap::new();
-    form.insert("content-type", HeaderValue::from_static("text/plain"));
-    let reply = call_with(
-        &app,
-        Method::POST,
-        "/positions",
-        form,
-        create_body(json!({})).as_bytes(),
-        ALICE,
-    )
-    .await;
+    let body = create_body(json!({}));
+    let post = |headers: &'static [(&'static str, &'static str)]| {
+        alice.send(Method::POST, "/positions", headers, body.as_bytes())
+    };
+    let reply = post(&[("content-type", "text/plain")]).await;
     assert_eq!(reply.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
-    let reply = call_with(
-        &app,
-        Method::POST,
-        "/positions",
-        HeaderMap::new(),
-        create_body(json!({})).as_bytes(),
-        ALICE,
-    )
-    .await;
+    let reply = post(&[]).await;
     assert_eq!(reply.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
-    let padded = format!("{}{}", " ".repeat(64 * 1024), create_body(json!({})));
-    let reply = call(&app, Method::POST, "/positions", Some(&padded), ALICE).await;
+    let padded = format!("{}{body}", " ".repeat(64 * 1024));
+    let reply = alice.create(&padded).await;
     assert_eq!(reply.status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(reply.json["statusCode"], 413);
-    let mut charset = HeaderMap::new();
-    charset.insert(
-        "content-type",
-        HeaderValue::from_static("Application/JSON; charset=utf-8"),
-    );
-    let reply = call_with(
-        &app,
-        Method::POST,
-        "/positions",
-        charset,
-        create_body(json!({})).as_bytes(),
-        ALICE,
-    )
-    .await;
+    let reply = post(&[("content-type", "Application/JSON; charset=utf-8")]).await;
     assert_eq!(reply.status, StatusCode::CREATED);
     assert_eq!(
-        total(&app, ALICE).await,
+        alice.total().await,
         1,
         "only the valid request stored a position"
     );
@@ -298,19 +239,21 @@ async fn bad_create_requests_are_refused_and_store_nothing() {
 #[tokio::test]
 async fn positions_of_others_unknown_and_malformed_ids_are_404() {
     let app = App::in_memory();
-    let id = create(&app, json!({}), ALICE).await["id"]
+    let alice = TestClient::in_process(&app, ALICE);
+    let bob = TestClient::in_process(&app, BOB);
+    let id = alice.open(json!({})).await["id"]
         .as_str()
         .unwrap()
         .to_string();
-    for (uri, sub) in [
-        (format!("/positions/{id}"), BOB),
-        ("/positions/01JD8Z6C6XK4W5S7R9T2V3M1QB".to_string(), ALICE),
-        ("/positions/not-an-id".to_string(), ALICE),
-        (format!("/positions/{}", id.to_lowercase()), ALICE),
-        ("/positions/%00".to_string(), ALICE),
+    for (client, id) in [
+        (&bob, id.clone()),
+        (&alice, "01JD8Z6C6XK4W5S7R9T2V3M1QB".to_string()),
+        (&alice, "not-an-id".to_string()),
+        (&alice, id.to_lowercase()),
+        (&alice, "%00".to_string()),
     ] {
-        let reply = call(&app, Method::GET, &uri, None, sub).await;
-        assert_eq!(reply.status, StatusCode::NOT_FOUND, "{uri}");
+        let reply = client.get(&id).await;
+        assert_eq!(reply.status, StatusCode::NOT_FOUND, "{id}");
         assert_eq!(reply.json["statusCode"], 404);
     }
 }
@@ -318,6 +261,8 @@ async fn positions_of_others_unknown_and_malformed_ids_are_404() {
 #[tokio::test]
 async fn list_pages_newest_first_with_total_of_all_matches() {
     let app = App::in_memory();
+    let alice = TestClient::in_process(&app, ALICE);
+    let bob = TestClient::in_process(&app, BOB);
     let mut ids = Vec::new();
     for i in 0..7 {
         let body = if i % 2 == 0 {
@@ -325,23 +270,15 @@ async fn list_pages_newest_first_with_total_of_all_matches() {
         } else {
             json!({"chain": "solana", "protocol": "orca-whirlpools", "pool": "HJPjoWUrhoZzkNfRpHuieeFk9WcZWjwy6PBjZ81ngndJ", "amountA": "1", "amountB": "140", "priceLower": 100, "priceUpper": 200})
         };
-        ids.push(
-            create(&app, body, ALICE).await["id"]
-                .as_str()
-                .unwrap()
-                .to_string(),
-        );
+        ids.push(alice.open(body).await["id"].as_str().unwrap().to_string());
     }
-    create(&app, json!({}), BOB).await;
+    bob.open(json!({})).await;
     // Newest first: createdAt descending, ties by id descending; the id's time prefix is the
     // creation millisecond, so that is plain descending id order.
     let mut newest_first = ids.clone();
     newest_first.sort_by(|a, b| b.cmp(a));
-    let list = |uri: &'static str| {
-        let app = app.clone();
-        async move { call(&app, Method::GET, uri, None, ALICE).await }
-    };
-    let page = list("/positions?limit=3&offset=2").await;
+    let list = |query: &'static str| alice.list(query);
+    let page = list("limit=3&offset=2").await;
     assert_eq!(page.status, StatusCode::OK);
     assert_eq!(page.json["total"], 7);
     let got: Vec<&str> = page.json["data"]
@@ -357,7 +294,7 @@ async fn list_pages_newest_first_with_total_of_all_matches() {
             .map(String::as_str)
             .collect::<Vec<_>>()
     );
-    let solana = list("/positions?chain=solana").await;
+    let solana = list("chain=solana").await;
     assert_eq!(solana.json["total"], 3);
     assert!(solana.json["data"]
         .as_array()
@@ -365,25 +302,19 @@ async fn list_pages_newest_first_with_total_of_all_matches() {
         .iter()
         .all(|p| p["chain"] == "solana"));
     assert_eq!(
-        list("/positions?status=closed").await.json,
+        list("status=closed").await.json,
         json!({"data": [], "total": 0})
     );
+    assert_eq!(list("status=active&chain=ethereum").await.json["total"], 4);
+    assert_eq!(list("offset=7").await.json, json!({"data": [], "total": 7}));
     assert_eq!(
-        list("/positions?status=active&chain=ethereum").await.json["total"],
-        4
-    );
-    assert_eq!(
-        list("/positions?offset=7").await.json,
-        json!({"data": [], "total": 7})
-    );
-    assert_eq!(
-        list("/positions?unknown=1").await.json["data"]
+        list("unknown=1").await.json["data"]
             .as_array()
             .unwrap()
             .len(),
         7
     );
-    let default = list("/positions").await;
+    let default = list("").await;
     assert_eq!(default.json["data"][0]["id"], newest_first[0].as_str());
     for bad in [
         "limit=0",
@@ -397,8 +328,7 @@ async fn list_pages_newest_first_with_total_of_all_matches() {
         "chain=polygon",
         "chain=ETHEREUM",
     ] {
-        let uri = format!("/positions?{bad}");
-        let reply = call(&app, Method::GET, &uri, None, ALICE).await;
+        let reply = alice.list(bad).await;
         assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{bad}");
         let name = bad.split('=').next().unwrap();
         assert!(
@@ -412,32 +342,32 @@ async fn list_pages_newest_first_with_total_of_all_matches() {
 #[tokio::test]
 async fn list_defaults_to_twenty_and_caps_at_one_hundred() {
     let app = App::in_memory();
+    let alice = TestClient::in_process(&app, ALICE);
     for _ in 0..25 {
-        create(&app, json!({}), ALICE).await;
+        alice.open(json!({})).await;
     }
-    let page = call(&app, Method::GET, "/positions", None, ALICE).await;
+    let page = alice.list("").await;
     assert_eq!(page.json["data"].as_array().unwrap().len(), 20);
     assert_eq!(page.json["total"], 25);
-    let page = call(&app, Method::GET, "/positions?limit=100", None, ALICE).await;
+    let page = alice.list("limit=100").await;
     assert_eq!(page.json["data"].as_array().unwrap().len(), 25);
 }
 
 #[tokio::test]
 async fn portfolio_sums_open_positions_by_asset() {
     let app = App::in_memory();
-    let empty = call(&app, Method::GET, "/portfolio", None, ALICE).await;
+    let alice = TestClient::in_process(&app, ALICE);
+    let bob = TestClient::in_process(&app, BOB);
+    let empty = alice.portfolio().await;
     assert_eq!(
         empty.json,
         json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "positions": 0, "assets": []})
     );
-    let eth = create(&app, json!({}), ALICE).await;
-    let sol = create(&app, json!({"chain": "solana", "protocol": "orca-whirlpools", "pool": "Czfq3xZZDmsdGdUyrNLtRhGc47cXcZtLG4crryfu44zE", "amountA": "10", "amountB": "1400", "priceLower": 100, "priceUpper": 200}), ALICE).await;
-    let closed = create(
-        &app,
-        json!({"chain": "base", "pool": "0xd0b53D9277642d899DF5C87A3966A349A798F224"}),
-        ALICE,
-    )
-    .await;
+    let eth = alice.open(json!({})).await;
+    let sol = alice.open(solana()).await;
+    let closed = alice
+        .open(json!({"chain": "base", "pool": "0xd0b53D9277642d899DF5C87A3966A349A798F224"}))
+        .await;
     app.store
         .set_status(
             "alice",
@@ -447,9 +377,9 @@ async fn portfolio_sums_open_positions_by_asset() {
         )
         .await
         .unwrap();
-    create(&app, json!({}), BOB).await;
+    bob.open(json!({})).await;
 
-    let reply = call(&app, Method::GET, "/portfolio", None, ALICE).await;
+    let reply = alice.portfolio().await;
     assert_eq!(reply.status, StatusCode::OK);
     let p = &reply.json;
     assert_eq!(p["positions"], 2);
@@ -484,15 +414,13 @@ async fn portfolio_sums_open_positions_by_asset() {
 #[tokio::test]
 async fn pools_lists_the_catalog() {
     let app = App::in_memory();
-    let reply = call(&app, Method::GET, "/pools", None, ALICE).await;
+    let alice = TestClient::in_process(&app, ALICE);
+    let reply = alice.pools().await;
     assert_eq!(reply.status, StatusCode::OK);
     let data = reply.json["data"].as_array().unwrap();
     assert_eq!(reply.json["total"], json!(data.len()));
     assert!(data.len() >= 10);
-    let eth = data
-        .iter()
-        .find(|p| p["pool"] == "0x88e6A0c2dDD26FEEb64F039a2c41296FcB3f5640")
-        .unwrap();
+    let eth = data.iter().find(|p| p["pool"] == ETH_USDC).unwrap();
     assert_eq!(eth["feeTier"], 500);
     assert_eq!(eth["tickSpacing"], 10);
     assert_eq!(
@@ -514,7 +442,8 @@ async fn pools_lists_the_catalog() {
 #[tokio::test]
 async fn every_pool_accepts_a_deposit_around_its_price() {
     let app = App::in_memory();
-    let pools = call(&app, Method::GET, "/pools", None, ALICE).await.json["data"].clone();
+    let alice = TestClient::in_process(&app, ALICE);
+    let pools = alice.pools().await.json["data"].clone();
     for pool in pools.as_array().unwrap() {
         let price = pool["currentPrice"].as_f64().unwrap();
         let body = json!({
@@ -522,14 +451,7 @@ async fn every_pool_accepts_a_deposit_around_its_price() {
             "amountA": "1", "amountB": format!("{}", price.ceil()),
             "priceLower": price * 0.8, "priceUpper": price * 1.25,
         });
-        let reply = call(
-            &app,
-            Method::POST,
-            "/positions",
-            Some(&body.to_string()),
-            ALICE,
-        )
-        .await;
+        let reply = alice.create(&body.to_string()).await;
         assert_eq!(
             reply.status,
             StatusCode::CREATED,

@@ -1,16 +1,15 @@
-//! The store contract, written once and run against both stores: the in-memory one and
-//! `DynamoDbStore` on a real DynamoDB-API server (moto, started by the test command).
+//! The store contract, written once and run against every store: the in-memory one and
+//! `DynamoDbStore` on a real DynamoDB-API server. [`store_contract!`](crate::store_contract)
+//! expands to one test per clause.
 
-mod common;
-
-use common::{position, unique_owner};
+use crate::fixtures::{position, unique_owner};
 use shared::model::{Chain, Filter, PageRequest, Position, Status};
 use shared::store::{PositionStore, StoreError};
 use std::collections::HashSet;
 use std::sync::Arc;
 
 /// Positions over every status and chain, one second apart, in creation order.
-fn mixed(owner: &str, count: usize) -> Vec<Position> {
+pub fn mixed(owner: &str, count: usize) -> Vec<Position> {
     (0..count)
         .map(|i| {
             let status = Status::ALL[i % 3];
@@ -20,14 +19,14 @@ fn mixed(owner: &str, count: usize) -> Vec<Position> {
         .collect()
 }
 
-async fn insert_all(store: &dyn PositionStore, positions: &[Position]) {
+pub async fn insert_all(store: &dyn PositionStore, positions: &[Position]) {
     for p in positions {
         store.insert(p).await.unwrap();
     }
 }
 
 /// What a list should return: matching positions, newest first.
-fn expected(positions: &[Position], filter: Filter) -> Vec<String> {
+pub fn expected(positions: &[Position], filter: Filter) -> Vec<String> {
     let mut ids: Vec<String> = positions
         .iter()
         .filter(|p| filter.matches(p))
@@ -37,7 +36,7 @@ fn expected(positions: &[Position], filter: Filter) -> Vec<String> {
     ids
 }
 
-fn every_filter() -> Vec<Filter> {
+pub fn every_filter() -> Vec<Filter> {
     let mut filters = vec![Filter::default()];
     for &status in Status::ALL {
         filters.push(Filter {
@@ -60,7 +59,7 @@ fn every_filter() -> Vec<Filter> {
     filters
 }
 
-async fn ids(
+pub async fn ids(
     store: &dyn PositionStore,
     owner: &str,
     filter: Filter,
@@ -258,115 +257,83 @@ pub async fn concurrent_inserts_count_exactly(store: Arc<dyn PositionStore>, cou
     }
 }
 
-macro_rules! contract {
-    ($store:ident, $make:expr, $burst:expr) => {
-        mod $store {
-            use super::*;
-
-            #[tokio::test]
-            async fn insert_then_get() {
-                super::insert_then_get(&$make).await;
-            }
-
-            #[tokio::test]
-            async fn duplicate_insert_changes_nothing() {
-                super::duplicate_insert_changes_nothing(&$make).await;
-            }
-
-            #[tokio::test]
-            async fn every_list_variant_pages_newest_first_with_exact_totals() {
-                super::every_list_variant_pages_newest_first_with_exact_totals(&$make).await;
-            }
-
-            #[tokio::test]
-            async fn open_positions_exclude_closed() {
-                super::open_positions_exclude_closed(&$make).await;
-            }
-
-            #[tokio::test]
-            async fn closing_moves_lists_and_counts() {
-                super::closing_moves_lists_and_counts(&$make).await;
-            }
-
-            #[tokio::test]
-            async fn owners_are_isolated() {
-                super::owners_are_isolated(&$make).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn concurrent_inserts_count_exactly() {
-                super::concurrent_inserts_count_exactly(Arc::new($make), $burst).await;
-            }
-        }
-    };
-}
-
-contract!(memory, shared::store::MemoryStore::new(), 200);
-contract!(dynamodb, common::dynamodb_store().await, 200);
-
-/// The benchmark's bulk import writes what `insert` writes: the same lists and counts.
-#[tokio::test]
-async fn dynamodb_bulk_import_matches_transactional_inserts() {
-    let store = common::dynamodb_store().await;
-    let owner = unique_owner("bulk");
-    let positions = mixed(&owner, 40);
-    store.bulk_import(&owner, &positions).await.unwrap();
+pub async fn a_move_to_the_same_status_changes_nothing(store: &dyn PositionStore) {
+    let owner = unique_owner("same");
+    let positions = mixed(&owner, 6);
+    insert_all(store, &positions).await;
+    for p in &positions {
+        store
+            .set_status(&owner, &p.id, p.status, p.status)
+            .await
+            .unwrap();
+        let other = Status::ALL
+            .iter()
+            .copied()
+            .find(|s| *s != p.status)
+            .unwrap();
+        assert!(matches!(
+            store.set_status(&owner, &p.id, other, other).await,
+            Err(StoreError::Conflict)
+        ));
+        assert_eq!(store.get(&owner, &p.id).await.unwrap().as_ref(), Some(p));
+    }
     for filter in every_filter() {
         let want = expected(&positions, filter);
         assert_eq!(
-            ids(&store, &owner, filter, 0, 100).await,
+            ids(store, &owner, filter, 0, 100).await,
             (want.clone(), want.len() as u64),
             "{filter:?}"
         );
     }
-    let open = store.open_positions(&owner).await.unwrap();
-    assert_eq!(
-        open.len(),
-        positions
-            .iter()
-            .filter(|p| p.status != Status::Closed)
-            .count()
-    );
 }
 
-/// The market state is read from the table and reused for the cache's lifetime only, so moved
-/// prices reach a warm container within the TTL.
-#[tokio::test]
-async fn dynamodb_catalog_is_cached_for_its_ttl() {
-    use shared::app::Market;
-    use shared::store::dynamodb::DynamoDbMarket;
-    use std::time::Duration;
+/// One `#[tokio::test]` per clause of the contract, on the store `$make` builds, in a module
+/// named `$store`; `$burst` concurrent inserts for the counting clause.
+#[macro_export]
+macro_rules! store_contract {
+    ($store:ident, $make:expr, $burst:expr) => {
+        mod $store {
+            use $crate::contract as clause;
 
-    let store = common::dynamodb_store().await;
-    let cached = DynamoDbMarket::new(store.clone(), Duration::from_secs(3600));
-    let fresh = DynamoDbMarket::new(store.clone(), Duration::ZERO);
-    let before = cached.catalog().await.unwrap();
-    assert_eq!(
-        before.pools.len(),
-        shared::catalog::embedded_records().len()
-    );
+            #[tokio::test]
+            async fn insert_then_get() {
+                clause::insert_then_get(&$make).await;
+            }
 
-    let mut records = shared::catalog::embedded_records();
-    records[0].current_price = "3100".into();
-    records[0].token1.price_usd = "3100".into();
-    store.seed_catalog(&records[..1]).await.unwrap();
+            #[tokio::test]
+            async fn duplicate_insert_changes_nothing() {
+                clause::duplicate_insert_changes_nothing(&$make).await;
+            }
 
-    let price = |c: &shared::catalog::Catalog| {
-        c.pools
-            .iter()
-            .find(|p| p.id == records[0].pool)
-            .unwrap()
-            .current_price
-            .to_string()
+            #[tokio::test]
+            async fn every_list_variant_pages_newest_first_with_exact_totals() {
+                clause::every_list_variant_pages_newest_first_with_exact_totals(&$make).await;
+            }
+
+            #[tokio::test]
+            async fn open_positions_exclude_closed() {
+                clause::open_positions_exclude_closed(&$make).await;
+            }
+
+            #[tokio::test]
+            async fn closing_moves_lists_and_counts() {
+                clause::closing_moves_lists_and_counts(&$make).await;
+            }
+
+            #[tokio::test]
+            async fn a_move_to_the_same_status_changes_nothing() {
+                clause::a_move_to_the_same_status_changes_nothing(&$make).await;
+            }
+
+            #[tokio::test]
+            async fn owners_are_isolated() {
+                clause::owners_are_isolated(&$make).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn concurrent_inserts_count_exactly() {
+                clause::concurrent_inserts_count_exactly(std::sync::Arc::new($make), $burst).await;
+            }
+        }
     };
-    assert_eq!(
-        price(&cached.catalog().await.unwrap()),
-        price(&before),
-        "within the TTL"
-    );
-    assert_eq!(
-        price(&fresh.catalog().await.unwrap()),
-        "3100",
-        "after the TTL"
-    );
 }

@@ -1,0 +1,212 @@
+//! The route table: every endpoint with its method, path and function, the one place routes
+//! are written. The local router is derived from it, and tests check `template.yaml` and
+//! `events/` against it.
+
+use crate::app::App;
+use crate::error::ApiError;
+use crate::handlers;
+use crate::http::request_id;
+use lambda_http::http::Method;
+use lambda_http::{Body, Request, Response};
+use std::collections::HashMap;
+
+/// One route of the API, as API Gateway's route keys name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    ListPositions,
+    GetPosition,
+    CreatePosition,
+    GetPortfolio,
+    ListPools,
+}
+
+impl Endpoint {
+    pub const ALL: [Endpoint; 5] = [
+        Endpoint::ListPositions,
+        Endpoint::GetPosition,
+        Endpoint::CreatePosition,
+        Endpoint::GetPortfolio,
+        Endpoint::ListPools,
+    ];
+
+    /// The function (and binary) that serves this endpoint.
+    pub fn function_name(self) -> &'static str {
+        match self {
+            Endpoint::ListPositions => "list-positions",
+            Endpoint::GetPosition => "get-position",
+            Endpoint::CreatePosition => "create-position",
+            Endpoint::GetPortfolio => "get-portfolio",
+            Endpoint::ListPools => "list-pools",
+        }
+    }
+
+    pub fn method(self) -> Method {
+        match self {
+            Endpoint::CreatePosition => Method::POST,
+            _ => Method::GET,
+        }
+    }
+
+    /// The path template, with `{id}` for the path parameter.
+    pub fn path(self) -> &'static str {
+        match self {
+            Endpoint::ListPositions | Endpoint::CreatePosition => "/positions",
+            Endpoint::GetPosition => "/positions/{id}",
+            Endpoint::GetPortfolio => "/portfolio",
+            Endpoint::ListPools => "/pools",
+        }
+    }
+
+    /// API Gateway's route key, e.g. `GET /positions/{id}`.
+    pub fn route_key(self) -> String {
+        format!("{} {}", self.method(), self.path())
+    }
+
+    /// Runs the endpoint's handler; every failure becomes its error response here, the one
+    /// place a server fault's cause is logged.
+    pub async fn handle(self, app: &App, request: Request) -> Response<Body> {
+        let result = match self {
+            Endpoint::ListPositions => handlers::list_positions(app, &request).await,
+            Endpoint::GetPosition => handlers::get_position(app, &request).await,
+            Endpoint::CreatePosition => handlers::create_position(app, &request).await,
+            Endpoint::GetPortfolio => handlers::get_portfolio(app, &request).await,
+            Endpoint::ListPools => handlers::list_pools(app, &request).await,
+        };
+        result.unwrap_or_else(|error| error.render(&request_id(&request)))
+    }
+}
+
+/// A matched route: the endpoint and its path parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    pub endpoint: Endpoint,
+    pub path_parameters: HashMap<String, String>,
+}
+
+/// Matches a method and path against the table: unknown path → 404, known path with another
+/// method → 405 naming the methods it has. A trailing slash is ignored.
+pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
+    let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
+    let mut allowed: Vec<Method> = Vec::new();
+    for endpoint in Endpoint::ALL {
+        let Some(path_parameters) = match_template(endpoint.path(), &segments) else {
+            continue;
+        };
+        if endpoint.method() == method {
+            return Ok(Route {
+                endpoint,
+                path_parameters,
+            });
+        }
+        if !allowed.contains(&endpoint.method()) {
+            allowed.push(endpoint.method());
+        }
+    }
+    if allowed.is_empty() {
+        return Err(ApiError::NotFound("Not Found".into()));
+    }
+    let allow: Vec<&str> = allowed.iter().map(Method::as_str).collect();
+    Err(ApiError::MethodNotAllowed {
+        allow: allow.join(", "),
+    })
+}
+
+/// The path parameters if `segments` fit the template (`{name}` takes one non-empty segment).
+fn match_template(template: &str, segments: &[&str]) -> Option<HashMap<String, String>> {
+    let parts: Vec<&str> = template.split('/').skip(1).collect();
+    if parts.len() != segments.len() {
+        return None;
+    }
+    let mut parameters = HashMap::new();
+    for (part, segment) in parts.iter().zip(segments) {
+        match part.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
+            Some(name) if !segment.is_empty() => {
+                parameters.insert(name.to_string(), percent_decode(segment));
+            }
+            Some(_) => return None,
+            None if part == segment => {}
+            None => return None,
+        }
+    }
+    Some(parameters)
+}
+
+/// Decodes `%XX` escapes in a path segment (as API Gateway does for path parameters).
+fn percent_decode(segment: &str) -> String {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_endpoint_is_reached_by_its_own_method_and_path() {
+        for endpoint in Endpoint::ALL {
+            let path = endpoint
+                .path()
+                .replace("{id}", "01JD8Z6C6XK4W5S7R9T2V3M1QA");
+            let got = route(&endpoint.method(), &path).unwrap();
+            assert_eq!(got.endpoint, endpoint);
+        }
+    }
+
+    #[test]
+    fn routes_match_methods_and_paths() {
+        let ok = |m: Method, p: &str| route(&m, p).map(|r| r.endpoint).ok();
+        assert_eq!(ok(Method::GET, "/positions"), Some(Endpoint::ListPositions));
+        assert_eq!(
+            ok(Method::POST, "/positions"),
+            Some(Endpoint::CreatePosition)
+        );
+        assert_eq!(
+            ok(Method::GET, "/positions/"),
+            Some(Endpoint::ListPositions)
+        );
+        assert_eq!(ok(Method::GET, "/portfolio"), Some(Endpoint::GetPortfolio));
+        assert_eq!(ok(Method::GET, "/pools"), Some(Endpoint::ListPools));
+        let got = route(&Method::GET, "/positions/abc%20d").unwrap();
+        assert_eq!(got.endpoint, Endpoint::GetPosition);
+        assert_eq!(got.path_parameters["id"], "abc d");
+        assert!(matches!(
+            route(&Method::DELETE, "/positions"),
+            Err(ApiError::MethodNotAllowed { allow }) if allow == "GET, POST"
+        ));
+        assert!(matches!(
+            route(&Method::POST, "/portfolio"),
+            Err(ApiError::MethodNotAllowed { allow }) if allow == "GET"
+        ));
+        assert!(matches!(
+            route(&Method::GET, "/"),
+            Err(ApiError::NotFound(_))
+        ));
+        assert!(matches!(
+            route(&Method::GET, "/positions/a/b"),
+            Err(ApiError::NotFound(_))
+        ));
+        assert!(matches!(
+            route(&Method::GET, "/nope"),
+            Err(ApiError::NotFound(_))
+        ));
+    }
+}

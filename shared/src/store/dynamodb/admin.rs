@@ -1,0 +1,116 @@
+//! Administration: creating the table and loading it (local servers, seeding, backfills).
+//! Production creates the table from `template.yaml`.
+
+use super::errors::{back_off, build_error, classify};
+use super::item::position_item;
+use super::keys::{counter_attribute, counter_key, list_key, variants};
+use super::store::DynamoDbStore;
+use crate::model::Position;
+use crate::store::traits::StoreError;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType, PutRequest,
+    ScalarAttributeType, WriteRequest,
+};
+use std::collections::HashMap;
+
+impl DynamoDbStore {
+    /// Creates the table if it is missing (local servers; production uses `template.yaml`).
+    pub async fn ensure_table(&self) -> Result<(), StoreError> {
+        let exists = self
+            .client
+            .describe_table()
+            .table_name(&self.table)
+            .send()
+            .await;
+        if exists.is_ok() {
+            return Ok(());
+        }
+        let attribute = |name: &str| {
+            AttributeDefinition::builder()
+                .attribute_name(name)
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+                .map_err(build_error)
+        };
+        let key = |name: &str, kind| {
+            KeySchemaElement::builder()
+                .attribute_name(name)
+                .key_type(kind)
+                .build()
+                .map_err(build_error)
+        };
+        self.client
+            .create_table()
+            .table_name(&self.table)
+            .billing_mode(BillingMode::PayPerRequest)
+            .attribute_definitions(attribute("PK")?)
+            .attribute_definitions(attribute("SK")?)
+            .key_schema(key("PK", KeyType::Hash)?)
+            .key_schema(key("SK", KeyType::Range)?)
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    /// Creates the table if needed and seeds the catalog if it has none (local runs).
+    pub async fn prepare_local(&self) -> Result<(), StoreError> {
+        self.ensure_table().await?;
+        if self.load_catalog().await.is_err() {
+            self.seed_catalog(&crate::catalog::embedded_records())
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Writes positions of a new owner in bulk (`BatchWriteItem`), with the same items and
+    /// counters `insert` writes, but not atomically: for backfills and benchmarks into an
+    /// otherwise idle table, where one transaction per position would be needlessly slow.
+    pub async fn bulk_import(&self, owner: &str, positions: &[Position]) -> Result<(), StoreError> {
+        let mut items = Vec::new();
+        let mut counts: HashMap<String, u64> = HashMap::new();
+        for position in positions.iter().filter(|p| p.owner == owner) {
+            items.push(position_item(position));
+            for v in variants(position.status, position.chain) {
+                items.push(list_key(&v, owner, &position.id));
+                *counts.entry(counter_attribute(&v)).or_default() += 1;
+            }
+        }
+        let mut counter = counter_key(owner);
+        counter.extend(
+            counts
+                .into_iter()
+                .map(|(name, n)| (name, AttributeValue::N(n.to_string()))),
+        );
+        items.push(counter);
+        for chunk in items.chunks(25) {
+            let mut pending: Vec<WriteRequest> = chunk
+                .iter()
+                .map(|item| {
+                    let put = PutRequest::builder()
+                        .set_item(Some(item.clone()))
+                        .build()
+                        .map_err(build_error)?;
+                    Ok(WriteRequest::builder().put_request(put).build())
+                })
+                .collect::<Result<_, StoreError>>()?;
+            let mut attempt = 0u32;
+            while !pending.is_empty() {
+                back_off(&mut attempt, "BatchWriteItem left items unprocessed").await?;
+                let output = self
+                    .client
+                    .batch_write_item()
+                    .request_items(&self.table, pending)
+                    .send()
+                    .await
+                    .map_err(classify)?;
+                pending = output
+                    .unprocessed_items()
+                    .and_then(|u| u.get(&self.table))
+                    .cloned()
+                    .unwrap_or_default();
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,110 @@
+//! The key scheme of the one table (see `docs/dynamodb-design.md`).
+
+use crate::model::{Chain, Filter, Status};
+use aws_sdk_dynamodb::types::AttributeValue;
+use std::collections::HashMap;
+
+pub(super) type Item = HashMap<String, AttributeValue>;
+
+pub(super) const CATALOG_PK: &str = "CATALOG";
+
+/// A list variant: which filter a list entry or counter serves.
+pub(super) fn variant(filter: Filter) -> String {
+    match (filter.status, filter.chain) {
+        (None, None) => "all".to_string(),
+        (Some(s), None) => format!("s#{s}"),
+        (None, Some(c)) => format!("c#{c}"),
+        (Some(s), Some(c)) => format!("sc#{s}#{c}"),
+    }
+}
+
+/// The four list variants a position with this status and chain belongs to.
+pub(super) fn variants(status: Status, chain: Chain) -> [String; 4] {
+    [
+        Filter::default(),
+        Filter {
+            status: Some(status),
+            chain: None,
+        },
+        Filter {
+            status: None,
+            chain: Some(chain),
+        },
+        Filter {
+            status: Some(status),
+            chain: Some(chain),
+        },
+    ]
+    .map(variant)
+}
+
+pub(super) fn s(value: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(value.into())
+}
+
+pub(super) fn user_pk(owner: &str) -> String {
+    format!("U#{owner}")
+}
+
+/// The tag before the owner makes the key prefix-free: no owner name can forge another's key.
+pub(super) fn list_pk(variant: &str, owner: &str) -> String {
+    format!("IX#{variant}#{owner}")
+}
+
+pub(super) fn counter_attribute(variant: &str) -> String {
+    format!("n#{variant}")
+}
+
+pub(super) fn position_key(owner: &str, id: &str) -> Item {
+    HashMap::from([
+        ("PK".into(), s(user_pk(owner))),
+        ("SK".into(), s(format!("P#{id}"))),
+    ])
+}
+
+pub(super) fn counter_key(owner: &str) -> Item {
+    HashMap::from([("PK".into(), s(user_pk(owner))), ("SK".into(), s("COUNTS"))])
+}
+
+pub(super) fn list_key(variant: &str, owner: &str, id: &str) -> Item {
+    HashMap::from([
+        ("PK".into(), s(list_pk(variant, owner))),
+        ("SK".into(), s(id)),
+    ])
+}
+
+/// The catalog entry of one pool.
+pub(super) fn catalog_sort_key(
+    chain: Chain,
+    protocol: crate::model::Protocol,
+    pool: &str,
+) -> String {
+    format!("{chain}#{protocol}#{pool}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_keys_are_prefix_free_across_owners_and_variants() {
+        // An owner named like a variant suffix cannot reach another owner's entries.
+        let a = list_pk(
+            &variant(Filter {
+                status: Some(Status::Active),
+                chain: Some(Chain::Base),
+            }),
+            "o",
+        );
+        let b = list_pk(
+            &variant(Filter {
+                status: Some(Status::Active),
+                chain: None,
+            }),
+            "base#o",
+        );
+        assert_ne!(a, b);
+        let all: Vec<String> = variants(Status::Active, Chain::Base).into();
+        assert_eq!(all, ["all", "s#active", "c#base", "sc#active#base"]);
+    }
+}

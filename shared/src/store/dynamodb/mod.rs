@@ -1,0 +1,27 @@
+//! The production store on one DynamoDB table (design: `docs/dynamodb-design.md`).
+//!
+//! Keys (`PK`, `SK`, both strings; no secondary indexes):
+//! - position      `U#{owner}` / `P#{id}`: the full item, read by `GetItem` and `BatchGetItem`.
+//! - counters      `U#{owner}` / `COUNTS`: one number per list variant, the O(1) `total`.
+//! - list entries  `IX#{variant}#{owner}` / `{id}`: key-only items, one per list variant a
+//!   position appears in, queried newest first so skipping `offset` costs keys, not items.
+//! - catalog       `CATALOG` / `{chain}#{protocol}#{pool}`: the pool catalog and market state.
+//!
+//! One concern per file: `client` (TLS, retries, timeouts), `keys`, `item` (conversion),
+//! `errors` (classification, backoff), `metrics` (read counting, off by default), `store` (the
+//! `PositionStore`), `catalog` (the market source) and `admin`
+//! (table creation, seeding, bulk import).
+
+mod admin;
+mod catalog;
+pub mod client;
+mod errors;
+mod item;
+mod keys;
+mod metrics;
+mod store;
+
+pub use catalog::DynamoDbMarket;
+pub use client::{lambda_client, local_client, local_client_with_timeout, user_client};
+pub use metrics::ReadMetrics;
+pub use store::DynamoDbStore;

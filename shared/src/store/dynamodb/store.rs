@@ -1,0 +1,370 @@
+//! [`DynamoDbStore`]: positions, list entries and counters on the one table.
+//!
+//! Every change to a position is one `TransactWriteItems`, so positions, list entries and
+//! counters never drift (`bulk_import`, for backfills into an idle table, is the one exception).
+
+use super::errors::{back_off, build_error, classify, classify_transaction};
+use super::item::{malformed, position_from, position_item, text};
+use super::keys::{
+    counter_attribute, counter_key, list_key, list_pk, position_key, s, variant, variants, Item,
+};
+use super::metrics::{Meter, ReadKind, ReadMetrics};
+use crate::model::{Filter, Page, PageRequest, Position, Status};
+use crate::store::traits::{PositionStore, StoreError};
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
+};
+use aws_sdk_dynamodb::Client;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Largest number of keys one `BatchGetItem` takes.
+const BATCH_GET_LIMIT: usize = 100;
+
+#[derive(Clone)]
+pub struct DynamoDbStore {
+    pub(super) client: Client,
+    pub(super) table: String,
+    meter: Meter,
+}
+
+impl DynamoDbStore {
+    pub fn new(client: Client, table: impl Into<String>) -> Self {
+        DynamoDbStore {
+            client,
+            table: table.into(),
+            meter: Meter::default(),
+        }
+    }
+
+    /// Counts every read from now on (the cost benchmark); off by default.
+    pub fn with_read_metrics(mut self) -> Self {
+        self.meter = Meter(Some(Arc::default()));
+        self
+    }
+
+    /// The reads counted so far, if counting is on.
+    pub fn read_metrics(&self) -> Option<&ReadMetrics> {
+        self.meter.0.as_deref()
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// The list entries of one variant, newest first: up to `wanted` ids.
+    async fn list_ids(&self, pk: String, wanted: u64) -> Result<Vec<String>, StoreError> {
+        let mut ids = Vec::new();
+        let mut start = None;
+        while (ids.len() as u64) < wanted {
+            let remaining = wanted - ids.len() as u64;
+            self.meter.request();
+            let page = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk")
+                .expression_attribute_values(":pk", s(pk.clone()))
+                .scan_index_forward(false)
+                .consistent_read(true)
+                .limit(i32::try_from(remaining).unwrap_or(i32::MAX))
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            self.meter.items(ReadKind::ListKeys, page.items(), false);
+            for item in page.items() {
+                ids.push(text(item, "SK")?.to_string());
+            }
+            start = page.last_evaluated_key().cloned();
+            if start.is_none() {
+                break;
+            }
+        }
+        Ok(ids)
+    }
+
+    /// Full items for `ids`, in the order given; `UnprocessedKeys` are retried with backoff.
+    async fn fetch_positions(
+        &self,
+        owner: &str,
+        ids: &[String],
+    ) -> Result<Vec<Position>, StoreError> {
+        let mut found: HashMap<String, Position> = HashMap::with_capacity(ids.len());
+        for chunk in ids.chunks(BATCH_GET_LIMIT) {
+            let mut pending: Vec<Item> = chunk.iter().map(|id| position_key(owner, id)).collect();
+            let mut attempt = 0u32;
+            while !pending.is_empty() {
+                back_off(&mut attempt, "BatchGetItem left keys unprocessed").await?;
+                let keys = KeysAndAttributes::builder()
+                    .set_keys(Some(pending))
+                    .consistent_read(true)
+                    .build()
+                    .map_err(build_error)?;
+                self.meter.request();
+                let output = self
+                    .client
+                    .batch_get_item()
+                    .request_items(&self.table, keys)
+                    .send()
+                    .await
+                    .map_err(classify)?;
+                let items = output
+                    .responses()
+                    .and_then(|r| r.get(&self.table))
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                self.meter.items(ReadKind::PositionItems, items, true);
+                for item in items {
+                    let position = position_from(item)?;
+                    found.insert(position.id.clone(), position);
+                }
+                pending = output
+                    .unprocessed_keys()
+                    .and_then(|u| u.get(&self.table))
+                    .map(|k| k.keys().to_vec())
+                    .unwrap_or_default();
+            }
+        }
+        // A listed id without its position would mean a torn write, which transactions rule out.
+        ids.iter()
+            .map(|id| {
+                found
+                    .remove(id)
+                    .ok_or_else(|| malformed("list entry without position"))
+            })
+            .collect()
+    }
+
+    async fn count(&self, owner: &str, variant: &str) -> Result<u64, StoreError> {
+        let attribute = counter_attribute(variant);
+        self.meter.request();
+        let output = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(counter_key(owner)))
+            .projection_expression("#n")
+            .expression_attribute_names("#n", &attribute)
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?;
+        let item = output.item().cloned().unwrap_or_default();
+        self.meter
+            .items(ReadKind::CounterItems, std::slice::from_ref(&item), true);
+        match item.get(&attribute) {
+            Some(AttributeValue::N(n)) => n.parse().map_err(|_| malformed("counter")),
+            _ => Ok(0),
+        }
+    }
+
+    fn put(&self, item: Item, condition: &str) -> Result<TransactWriteItem, StoreError> {
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression(condition)
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
+    fn delete(&self, key: Item) -> Result<TransactWriteItem, StoreError> {
+        let delete = Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .condition_expression("attribute_exists(PK)")
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().delete(delete).build())
+    }
+
+    /// `ADD` to counters: +1 for `up` variants, -1 for `down` ones.
+    fn count_update(
+        &self,
+        owner: &str,
+        up: &[String],
+        down: &[String],
+    ) -> Result<TransactWriteItem, StoreError> {
+        let mut update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(counter_key(owner)));
+        let mut clauses = Vec::new();
+        for (i, (variant, delta)) in up
+            .iter()
+            .map(|v| (v, "1"))
+            .chain(down.iter().map(|v| (v, "-1")))
+            .enumerate()
+        {
+            clauses.push(format!("#c{i} :d{i}"));
+            update = update
+                .expression_attribute_names(format!("#c{i}"), counter_attribute(variant))
+                .expression_attribute_values(
+                    format!(":d{i}"),
+                    AttributeValue::N(delta.to_string()),
+                );
+        }
+        let update = update
+            .update_expression(format!("ADD {}", clauses.join(", ")))
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    async fn transact(
+        &self,
+        items: Vec<TransactWriteItem>,
+        token: Option<String>,
+    ) -> Result<(), StoreError> {
+        self.client
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .set_client_request_token(token)
+            .send()
+            .await
+            .map_err(classify_transaction)?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl PositionStore for DynamoDbStore {
+    /// One transaction: the position (`attribute_not_exists`), its four list entries and the
+    /// four counters. The id as client request token makes the SDK's retries idempotent.
+    async fn insert(&self, position: &Position) -> Result<(), StoreError> {
+        let variants = variants(position.status, position.chain);
+        let mut items = vec![self.put(position_item(position), "attribute_not_exists(PK)")?];
+        for v in &variants {
+            items.push(self.put(
+                list_key(v, &position.owner, &position.id),
+                "attribute_not_exists(PK)",
+            )?);
+        }
+        items.push(self.count_update(&position.owner, &variants, &[])?);
+        self.transact(items, Some(position.id.clone())).await
+    }
+
+    async fn get(&self, owner: &str, id: &str) -> Result<Option<Position>, StoreError> {
+        self.meter.request();
+        let output = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(position_key(owner, id)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?;
+        if let Some(item) = output.item() {
+            self.meter
+                .items(ReadKind::PositionItems, std::slice::from_ref(item), true);
+        }
+        output.item().map(position_from).transpose()
+    }
+
+    /// The counter for `total`, the list entries up to the page's end, then full items for the
+    /// page only. The first page reads counter and entries concurrently; deeper pages read the
+    /// counter first so an offset past the end reads no entries at all.
+    async fn list(
+        &self,
+        owner: &str,
+        filter: Filter,
+        page: PageRequest,
+    ) -> Result<Page, StoreError> {
+        let variant = variant(filter);
+        let pk = list_pk(&variant, owner);
+        let end = page.offset.saturating_add(u64::from(page.limit));
+        let (total, ids) = if page.offset == 0 {
+            tokio::try_join!(self.count(owner, &variant), self.list_ids(pk, end))?
+        } else {
+            let total = self.count(owner, &variant).await?;
+            let ids = if page.offset < total {
+                self.list_ids(pk, end.min(total)).await?
+            } else {
+                Vec::new()
+            };
+            (total, ids)
+        };
+        let skip = usize::try_from(page.offset)
+            .unwrap_or(usize::MAX)
+            .min(ids.len());
+        let items = self.fetch_positions(owner, &ids[skip..]).await?;
+        Ok(Page { items, total })
+    }
+
+    async fn open_positions(&self, owner: &str) -> Result<Vec<Position>, StoreError> {
+        let (active, pending) = tokio::try_join!(
+            self.list_ids(
+                list_pk(
+                    &variant(Filter {
+                        status: Some(Status::Active),
+                        chain: None
+                    }),
+                    owner
+                ),
+                u64::MAX
+            ),
+            self.list_ids(
+                list_pk(
+                    &variant(Filter {
+                        status: Some(Status::Pending),
+                        chain: None
+                    }),
+                    owner
+                ),
+                u64::MAX
+            ),
+        )?;
+        let ids: Vec<String> = active.into_iter().chain(pending).collect();
+        self.fetch_positions(owner, &ids).await
+    }
+
+    /// One transaction: the status (conditioned on `from`), the status list entries moved,
+    /// and the status counters adjusted.
+    async fn set_status(
+        &self,
+        owner: &str,
+        id: &str,
+        from: Status,
+        to: Status,
+    ) -> Result<(), StoreError> {
+        let position = self.get(owner, id).await?.ok_or(StoreError::Conflict)?;
+        if position.status != from {
+            return Err(StoreError::Conflict);
+        }
+        if from == to {
+            return Ok(());
+        }
+        let old = variants(from, position.chain);
+        let new = variants(to, position.chain);
+        // Index 0 ("all") and 2 (chain only) do not depend on the status.
+        let (old_moved, new_moved) = (
+            [old[1].clone(), old[3].clone()],
+            [new[1].clone(), new[3].clone()],
+        );
+        let update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(position_key(owner, id)))
+            .update_expression("SET #s = :to")
+            .condition_expression("#s = :from")
+            .expression_attribute_names("#s", "status")
+            .expression_attribute_values(":to", s(to.as_str()))
+            .expression_attribute_values(":from", s(from.as_str()))
+            .build()
+            .map_err(build_error)?;
+        let mut items = vec![TransactWriteItem::builder().update(update).build()];
+        for v in &old_moved {
+            items.push(self.delete(list_key(v, owner, id))?);
+        }
+        for v in &new_moved {
+            items.push(self.put(list_key(v, owner, id), "attribute_not_exists(PK)")?);
+        }
+        items.push(self.count_update(owner, &new_moved, &old_moved)?);
+        self.transact(items, None).await
+    }
+}

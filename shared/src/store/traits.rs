@@ -1,0 +1,59 @@
+//! What the handlers need from persistence: positions behind [`PositionStore`], the pool
+//! catalog and market state behind [`Market`]. Each backend implements both beside each other.
+
+use crate::catalog::Catalog;
+use crate::model::{Filter, Page, PageRequest, Position, Status};
+use async_trait::async_trait;
+use std::sync::Arc;
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The backend is throttling or unreachable after retries: the client may retry.
+    #[error("store unavailable: {0}")]
+    Unavailable(BoxError),
+    /// A write's precondition failed (the id exists, the status changed meanwhile).
+    #[error("conflicting write")]
+    Conflict,
+    /// Anything else: a bug, a misconfiguration, a malformed item.
+    #[error("store failure: {0}")]
+    Failure(BoxError),
+}
+
+#[async_trait]
+pub trait PositionStore: Send + Sync {
+    /// Stores a new position; `Conflict` if its id exists. All or nothing.
+    async fn insert(&self, position: &Position) -> Result<(), StoreError>;
+
+    /// The owner's position with this id; another owner's is `None`, as an unknown id.
+    async fn get(&self, owner: &str, id: &str) -> Result<Option<Position>, StoreError>;
+
+    /// Newest first (ids are time-ordered), `page.offset` skipped, and the exact count of every
+    /// position of the owner that matches the filter.
+    async fn list(
+        &self,
+        owner: &str,
+        filter: Filter,
+        page: PageRequest,
+    ) -> Result<Page, StoreError>;
+
+    /// Every position of the owner that is not closed (the portfolio's inputs).
+    async fn open_positions(&self, owner: &str) -> Result<Vec<Position>, StoreError>;
+
+    /// Moves a position from `from` to `to` keeping every count right; `Conflict` if it is not
+    /// in `from` (or does not exist). With `from == to` nothing moves: `Ok` if it is in `from`.
+    async fn set_status(
+        &self,
+        owner: &str,
+        id: &str,
+        from: Status,
+        to: Status,
+    ) -> Result<(), StoreError>;
+}
+
+/// Where the pool catalog and its market state come from.
+#[async_trait]
+pub trait Market: Send + Sync {
+    async fn catalog(&self) -> Result<Arc<Catalog>, StoreError>;
+}

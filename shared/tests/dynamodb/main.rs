@@ -1,0 +1,5 @@
+//! Tests that need the DynamoDB-API server the test command starts (moto): the store on a real
+//! table, and its faults.
+
+mod faults;
+mod store;

@@ -1,0 +1,80 @@
+//! `DynamoDbStore` on a real DynamoDB-API server (moto, started by the test command): the store
+//! contract every store passes, the bulk import, and the catalog cache.
+
+use shared::model::Status;
+use shared::store::PositionStore;
+use test_support::contract::{every_filter, expected, ids, mixed};
+use test_support::dynamodb::dynamodb_store;
+use test_support::fixtures::unique_owner;
+
+test_support::store_contract!(
+    contract,
+    test_support::dynamodb::dynamodb_store().await,
+    200
+);
+
+/// The benchmark's bulk import writes what `insert` writes: the same lists and counts.
+#[tokio::test]
+async fn dynamodb_bulk_import_matches_transactional_inserts() {
+    let store = dynamodb_store().await;
+    let owner = unique_owner("bulk");
+    let positions = mixed(&owner, 40);
+    store.bulk_import(&owner, &positions).await.unwrap();
+    for filter in every_filter() {
+        let want = expected(&positions, filter);
+        assert_eq!(
+            ids(&store, &owner, filter, 0, 100).await,
+            (want.clone(), want.len() as u64),
+            "{filter:?}"
+        );
+    }
+    let open = store.open_positions(&owner).await.unwrap();
+    assert_eq!(
+        open.len(),
+        positions
+            .iter()
+            .filter(|p| p.status != Status::Closed)
+            .count()
+    );
+}
+
+/// The market state is read from the table and reused for the cache's lifetime only, so moved
+/// prices reach a warm container within the TTL.
+#[tokio::test]
+async fn dynamodb_catalog_is_cached_for_its_ttl() {
+    use shared::store::{DynamoDbMarket, Market};
+    use std::time::Duration;
+
+    let store = dynamodb_store().await;
+    let cached = DynamoDbMarket::new(store.clone(), Duration::from_secs(3600));
+    let fresh = DynamoDbMarket::new(store.clone(), Duration::ZERO);
+    let before = cached.catalog().await.unwrap();
+    assert_eq!(
+        before.pools.len(),
+        shared::catalog::embedded_records().len()
+    );
+
+    let mut records = shared::catalog::embedded_records();
+    records[0].current_price = "3100".into();
+    records[0].token1.price_usd = "3100".into();
+    store.seed_catalog(&records[..1]).await.unwrap();
+
+    let price = |c: &shared::catalog::Catalog| {
+        c.pools
+            .iter()
+            .find(|p| p.id == records[0].pool)
+            .unwrap()
+            .current_price
+            .to_string()
+    };
+    assert_eq!(
+        price(&cached.catalog().await.unwrap()),
+        price(&before),
+        "within the TTL"
+    );
+    assert_eq!(
+        price(&fresh.catalog().await.unwrap()),
+        "3100",
+        "after the TTL"
+    );
+}

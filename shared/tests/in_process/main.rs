@@ -1,0 +1,8 @@
+//! Tests that need nothing running: the handlers in process, the sample events, the in-memory
+//! store's contract, the route table against the template and events, and the module map.
+
+mod architecture;
+mod events;
+mod handlers;
+mod routes;
+mod store_memory;

@@ -1,0 +1,47 @@
+//! The sample events in `events/` and their manifest.
+
+use crate::fixtures::position;
+use serde_json::Value;
+use shared::model::{Chain, Position, Status};
+use shared::Endpoint;
+
+/// The manifest of `events/`: expected status per file and the fixture position some read.
+pub struct EventManifest {
+    pub dir: std::path::PathBuf,
+    pub expected: Vec<(String, u16)>,
+    pub fixture: Position,
+}
+
+pub fn event_manifest() -> EventManifest {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../events");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected-status.json")).unwrap())
+            .unwrap();
+    let expected = manifest["expected"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(file, status)| (file.clone(), status.as_u64().unwrap() as u16))
+        .collect();
+    let fixture = &manifest["fixture"];
+    let mut position = position(
+        fixture["owner"].as_str().unwrap(),
+        Status::Active,
+        Chain::Ethereum,
+        1_790_000_000_000,
+    );
+    position.id = fixture["id"].as_str().unwrap().to_string();
+    EventManifest {
+        dir,
+        expected,
+        fixture: position,
+    }
+}
+
+/// The endpoint whose function name starts the event file's name.
+pub fn endpoint_of(file: &str) -> Endpoint {
+    *Endpoint::ALL
+        .iter()
+        .find(|e| file.starts_with(&format!("{}-", e.function_name())))
+        .unwrap_or_else(|| panic!("{file} does not start with a function name"))
+}

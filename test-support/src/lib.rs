@@ -1,0 +1,12 @@
+//! Helpers for the workspace's tests, written once: [`client::TestClient`] calls the API in
+//! process (through the handlers, as the Lambda runtime would) or over HTTP (local-api), with
+//! `create`, `list`, `get`, `portfolio` and `pools`; [`bodies`] holds the standard requests;
+//! [`fixtures`] builds stored positions; [`dynamodb`] gives a fresh table on the test server;
+//! [`contract`] is the suite every store must pass; [`events`] reads `events/`.
+
+pub mod bodies;
+pub mod client;
+pub mod contract;
+pub mod dynamodb;
+pub mod events;
+pub mod fixtures;
