@@ -73,10 +73,9 @@ impl Serialize for Exact {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::str::FromStr;
 
     fn d(s: &str) -> BigDecimal {
-        BigDecimal::from_str(s).unwrap()
+        s.parse().expect("a decimal")
     }
 
     #[test]

@@ -118,6 +118,11 @@ mod tests {
         BigDecimal::from_str(s).unwrap()
     }
 
+    /// The breakdown of `(symbol, value)` pairs.
+    fn breakdown_of(values: &[(&str, &str)]) -> Vec<AssetView> {
+        breakdown(values.iter().map(|(s, v)| (s.to_string(), d(v))).collect())
+    }
+
     fn pct(assets: &[AssetView]) -> Vec<String> {
         assets
             .iter()
@@ -127,23 +132,13 @@ mod tests {
 
     #[test]
     fn thirds_sum_to_exactly_one_hundred() {
-        let map = BTreeMap::from([
-            ("A".to_string(), d("1")),
-            ("B".to_string(), d("1")),
-            ("C".to_string(), d("1")),
-        ]);
-        let assets = breakdown(map);
+        let assets = breakdown_of(&[("A", "1"), ("B", "1"), ("C", "1")]);
         assert_eq!(pct(&assets), ["33.34", "33.33", "33.33"]);
     }
 
     #[test]
     fn sorted_by_value_descending() {
-        let map = BTreeMap::from([
-            ("USDC".to_string(), d("2500.5")),
-            ("WETH".to_string(), d("7500.25")),
-            ("ZERO".to_string(), d("0")),
-        ]);
-        let assets = breakdown(map);
+        let assets = breakdown_of(&[("USDC", "2500.5"), ("WETH", "7500.25"), ("ZERO", "0")]);
         let symbols: Vec<&str> = assets.iter().map(|a| a.symbol.as_str()).collect();
         assert_eq!(symbols, ["WETH", "USDC", "ZERO"]);
         let sum: BigDecimal = assets.iter().map(|a| a.percentage.0.clone()).sum();

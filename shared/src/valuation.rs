@@ -44,32 +44,24 @@ pub struct Deposit {
 }
 
 impl Pool {
-    fn to_protocol_order(&self, pair: TokenPair) -> Amounts {
+    /// `(x, y)` when tokenA is token0, else `(y, x)`: the one swap between the API's order
+    /// (tokenA, tokenB) and the protocol's (token0, token1), its own inverse.
+    fn ordered(&self, x: U256, y: U256) -> (U256, U256) {
         if self.orientation.base_is_token0 {
-            Amounts {
-                amount0: pair.a,
-                amount1: pair.b,
-            }
+            (x, y)
         } else {
-            Amounts {
-                amount0: pair.b,
-                amount1: pair.a,
-            }
+            (y, x)
         }
     }
 
+    fn to_protocol_order(&self, pair: TokenPair) -> Amounts {
+        let (amount0, amount1) = self.ordered(pair.a, pair.b);
+        Amounts { amount0, amount1 }
+    }
+
     fn to_api_order(&self, amounts: Amounts) -> TokenPair {
-        if self.orientation.base_is_token0 {
-            TokenPair {
-                a: amounts.amount0,
-                b: amounts.amount1,
-            }
-        } else {
-            TokenPair {
-                a: amounts.amount1,
-                b: amounts.amount0,
-            }
-        }
+        let (a, b) = self.ordered(amounts.amount0, amounts.amount1);
+        TokenPair { a, b }
     }
 
     /// The lowest and highest ticks a position may use: the protocol's bounds on the spacing grid.

@@ -25,6 +25,19 @@ pub async fn insert_all(store: &dyn PositionStore, positions: &[Position]) {
     }
 }
 
+/// Every list variant of `owner` returns exactly `positions`' matches, newest first, with the
+/// exact total.
+pub async fn assert_every_list(store: &dyn PositionStore, owner: &str, positions: &[Position]) {
+    for filter in every_filter() {
+        let want = expected(positions, filter);
+        assert_eq!(
+            ids(store, owner, filter, 0, 100).await,
+            (want.clone(), want.len() as u64),
+            "{filter:?}"
+        );
+    }
+}
+
 /// What a list should return: matching positions, newest first.
 pub fn expected(positions: &[Position], filter: Filter) -> Vec<String> {
     let mut ids: Vec<String> = positions
@@ -102,15 +115,7 @@ pub async fn duplicate_insert_changes_nothing(store: &dyn PositionStore) {
         Err(StoreError::Conflict)
     ));
     assert_eq!(store.get(&owner, &p.id).await.unwrap(), Some(p.clone()));
-    for filter in every_filter() {
-        let (got, total) = ids(store, &owner, filter, 0, 100).await;
-        let want = expected(std::slice::from_ref(&p), filter);
-        assert_eq!(
-            (got, total),
-            (want.clone(), want.len() as u64),
-            "{filter:?}"
-        );
-    }
+    assert_every_list(store, &owner, std::slice::from_ref(&p)).await;
 }
 
 pub async fn every_list_variant_pages_newest_first_with_exact_totals(store: &dyn PositionStore) {
@@ -191,14 +196,7 @@ pub async fn closing_moves_lists_and_counts(store: &dyn PositionStore) {
         store.get(&owner, &id).await.unwrap().unwrap().status,
         Status::Closed
     );
-    for filter in every_filter() {
-        let want = expected(&positions, filter);
-        assert_eq!(
-            ids(store, &owner, filter, 0, 100).await,
-            (want.clone(), want.len() as u64),
-            "{filter:?}"
-        );
-    }
+    assert_every_list(store, &owner, &positions).await;
     assert!(!store
         .open_positions(&owner)
         .await
@@ -277,14 +275,7 @@ pub async fn a_move_to_the_same_status_changes_nothing(store: &dyn PositionStore
         ));
         assert_eq!(store.get(&owner, &p.id).await.unwrap().as_ref(), Some(p));
     }
-    for filter in every_filter() {
-        let want = expected(&positions, filter);
-        assert_eq!(
-            ids(store, &owner, filter, 0, 100).await,
-            (want.clone(), want.len() as u64),
-            "{filter:?}"
-        );
-    }
+    assert_every_list(store, &owner, &positions).await;
 }
 
 /// One `#[tokio::test]` per clause of the contract, on the store `$make` builds, in a module
@@ -293,47 +284,30 @@ pub async fn a_move_to_the_same_status_changes_nothing(store: &dyn PositionStore
 macro_rules! store_contract {
     ($store:ident, $make:expr, $burst:expr) => {
         mod $store {
-            use $crate::contract as clause;
-
-            #[tokio::test]
-            async fn insert_then_get() {
-                clause::insert_then_get(&$make).await;
-            }
-
-            #[tokio::test]
-            async fn duplicate_insert_changes_nothing() {
-                clause::duplicate_insert_changes_nothing(&$make).await;
-            }
-
-            #[tokio::test]
-            async fn every_list_variant_pages_newest_first_with_exact_totals() {
-                clause::every_list_variant_pages_newest_first_with_exact_totals(&$make).await;
-            }
-
-            #[tokio::test]
-            async fn open_positions_exclude_closed() {
-                clause::open_positions_exclude_closed(&$make).await;
-            }
-
-            #[tokio::test]
-            async fn closing_moves_lists_and_counts() {
-                clause::closing_moves_lists_and_counts(&$make).await;
-            }
-
-            #[tokio::test]
-            async fn a_move_to_the_same_status_changes_nothing() {
-                clause::a_move_to_the_same_status_changes_nothing(&$make).await;
-            }
-
-            #[tokio::test]
-            async fn owners_are_isolated() {
-                clause::owners_are_isolated(&$make).await;
-            }
+            $crate::store_contract!(
+                @clauses $make;
+                insert_then_get,
+                duplicate_insert_changes_nothing,
+                every_list_variant_pages_newest_first_with_exact_totals,
+                open_positions_exclude_closed,
+                closing_moves_lists_and_counts,
+                a_move_to_the_same_status_changes_nothing,
+                owners_are_isolated
+            );
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn concurrent_inserts_count_exactly() {
-                clause::concurrent_inserts_count_exactly(std::sync::Arc::new($make), $burst).await;
+                $crate::contract::concurrent_inserts_count_exactly(std::sync::Arc::new($make), $burst)
+                    .await;
             }
         }
+    };
+    (@clauses $make:expr; $($clause:ident),+) => {
+        $(
+            #[tokio::test]
+            async fn $clause() {
+                $crate::contract::$clause(&$make).await;
+            }
+        )+
     };
 }

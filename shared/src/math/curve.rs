@@ -75,17 +75,13 @@ impl Curve {
         match self {
             Curve::UniswapV3 => uniswap::liquidity_for_amounts(
                 sqrt_price,
-                sqrt_a,
-                sqrt_b,
-                amounts.amount0,
-                amounts.amount1,
+                (sqrt_a, sqrt_b),
+                (amounts.amount0, amounts.amount1),
             ),
             Curve::OrcaWhirlpools => orca::liquidity_for_amounts(
                 to_u128(sqrt_price)?,
-                to_u128(sqrt_a)?,
-                to_u128(sqrt_b)?,
-                to_u64(amounts.amount0)?,
-                to_u64(amounts.amount1)?,
+                (to_u128(sqrt_a)?, to_u128(sqrt_b)?),
+                [to_u64(amounts.amount0)?, to_u64(amounts.amount1)?],
             ),
         }
     }

@@ -7,49 +7,26 @@ pub const MIN_TICK: i32 = -443_636;
 pub const MAX_TICK: i32 = 443_636;
 
 /// sqrt(1.0001)^(2^i) factors in Q32.96 for positive ticks (i = 1..).
+#[rustfmt::skip]
 const POSITIVE_FACTORS: [u128; 18] = [
-    79236085330515764027303304731,
-    79244008939048815603706035061,
-    79259858533276714757314932305,
-    79291567232598584799939703904,
-    79355022692464371645785046466,
-    79482085999252804386437311141,
-    79736823300114093921829183326,
-    80248749790819932309965073892,
-    81282483887344747381513967011,
-    83390072131320151908154831281,
-    87770609709833776024991924138,
-    97234110755111693312479820773,
-    119332217159966728226237229890,
-    179736315981702064433883588727,
-    407748233172238350107850275304,
-    2098478828474011932436660412517,
-    55581415166113811149459800483533,
-    38992368544603139932233054999993551,
+    79236085330515764027303304731, 79244008939048815603706035061, 79259858533276714757314932305,
+    79291567232598584799939703904, 79355022692464371645785046466, 79482085999252804386437311141,
+    79736823300114093921829183326, 80248749790819932309965073892, 81282483887344747381513967011,
+    83390072131320151908154831281, 87770609709833776024991924138, 97234110755111693312479820773,
+    119332217159966728226237229890, 179736315981702064433883588727, 407748233172238350107850275304,
+    2098478828474011932436660412517, 55581415166113811149459800483533, 38992368544603139932233054999993551,
 ];
 const POSITIVE_ODD: u128 = 79232123823359799118286999567;
 const Q96_ONE: u128 = 79228162514264337593543950336;
 
 /// 1/sqrt(1.0001)^(2^i) factors in Q0.64 for negative ticks (i = 1..).
+#[rustfmt::skip]
 const NEGATIVE_FACTORS: [u128; 18] = [
-    18444899583751176498,
-    18443055278223354162,
-    18439367220385604838,
-    18431993317065449817,
-    18417254355718160513,
-    18387811781193591352,
-    18329067761203520168,
-    18212142134806087854,
-    17980523815641551639,
-    17526086738831147013,
-    16651378430235024244,
-    15030750278693429944,
-    12247334978882834399,
-    8131365268884726200,
-    3584323654723342297,
-    696457651847595233,
-    26294789957452057,
-    37481735321082,
+    18444899583751176498, 18443055278223354162, 18439367220385604838, 18431993317065449817,
+    18417254355718160513, 18387811781193591352, 18329067761203520168, 18212142134806087854,
+    17980523815641551639, 17526086738831147013, 16651378430235024244, 15030750278693429944,
+    12247334978882834399, 8131365268884726200, 3584323654723342297, 696457651847595233,
+    26294789957452057, 37481735321082,
 ];
 const NEGATIVE_ODD: u128 = 18445821805675392311;
 const Q64_ONE: u128 = 1 << 64;
@@ -60,32 +37,21 @@ pub fn sqrt_price_at_tick(tick: i32) -> Result<u128, MathError> {
         return Err(MathError("tick out of range"));
     }
     let abs_tick = tick.unsigned_abs();
-    if tick >= 0 {
-        let mut ratio = if abs_tick & 1 != 0 {
-            POSITIVE_ODD
-        } else {
-            Q96_ONE
-        };
-        for (bit, factor) in POSITIVE_FACTORS.iter().enumerate() {
-            if abs_tick & (2 << bit) != 0 {
-                let product = U256::from(ratio) * U256::from(*factor);
-                ratio = u128::try_from(product >> 96).map_err(|_| MathError("overflow"))?;
-            }
-        }
-        Ok(ratio >> 32)
+    // Each set bit of |tick| multiplies its factor in: Q64.96 factors for positive ticks (the
+    // result shifted to Q64.64 at the end), Q0.64 ones for negative ticks, as the program does.
+    let (odd, one, factors, shift) = if tick >= 0 {
+        (POSITIVE_ODD, Q96_ONE, &POSITIVE_FACTORS[..], 96)
     } else {
-        let mut ratio = if abs_tick & 1 != 0 {
-            NEGATIVE_ODD
-        } else {
-            Q64_ONE
-        };
-        for (bit, factor) in NEGATIVE_FACTORS.iter().enumerate() {
-            if abs_tick & (2 << bit) != 0 {
-                ratio = (ratio * factor) >> 64;
-            }
+        (NEGATIVE_ODD, Q64_ONE, &NEGATIVE_FACTORS[..], 64)
+    };
+    let mut ratio = if abs_tick & 1 != 0 { odd } else { one };
+    for (bit, factor) in factors.iter().enumerate() {
+        if abs_tick & (2 << bit) != 0 {
+            let product = U256::from(ratio) * U256::from(*factor);
+            ratio = u128::try_from(product >> shift).map_err(|_| MathError("overflow"))?;
         }
-        Ok(ratio)
     }
+    Ok(if tick >= 0 { ratio >> 32 } else { ratio })
 }
 
 fn ordered(a: u128, b: u128) -> (u128, u128) {
@@ -141,26 +107,26 @@ pub fn liquidity_from_b(a: u128, b: u128, amount: u64) -> Result<u128, MathError
     u128::try_from(liquidity).map_err(|_| MathError("liquidity exceeds 128 bits"))
 }
 
-/// The most liquidity both amounts can fund at `sqrt_price` (the SDK's increase-liquidity quote).
+/// The most liquidity both amounts can fund at `sqrt_price` in the range between the two sqrt
+/// prices of `range` (the SDK's increase-liquidity quote).
 pub fn liquidity_for_amounts(
     sqrt_price: u128,
-    a: u128,
-    b: u128,
-    amount_a: u64,
-    amount_b: u64,
+    range: (u128, u128),
+    amounts: [u64; 2],
 ) -> Result<u128, MathError> {
-    let (lower, upper) = ordered(a, b);
+    let [amount_a, amount_b] = amounts;
+    let (lower, upper) = ordered(range.0, range.1);
     if lower == upper {
         return Err(MathError("empty price range"));
     }
     if sqrt_price <= lower {
-        liquidity_from_a(lower, upper, amount_a)
-    } else if sqrt_price < upper {
-        Ok(liquidity_from_a(sqrt_price, upper, amount_a)?
-            .min(liquidity_from_b(lower, sqrt_price, amount_b)?))
-    } else {
-        liquidity_from_b(lower, upper, amount_b)
+        return liquidity_from_a(lower, upper, amount_a);
     }
+    if sqrt_price >= upper {
+        return liquidity_from_b(lower, upper, amount_b);
+    }
+    let from_a = liquidity_from_a(sqrt_price, upper, amount_a)?;
+    Ok(from_a.min(liquidity_from_b(lower, sqrt_price, amount_b)?))
 }
 
 /// The amounts `liquidity` holds at `sqrt_price`.
@@ -234,7 +200,7 @@ mod tests {
         let lower = sqrt_price_at_tick(-10).unwrap();
         let upper = sqrt_price_at_tick(10).unwrap();
         let price = sqrt_price_at_tick(0).unwrap();
-        let l = liquidity_for_amounts(price, lower, upper, 500, 500).unwrap();
+        let l = liquidity_for_amounts(price, (lower, upper), [500, 500]).unwrap();
         let (a, b) = amounts_for_liquidity(price, lower, upper, l, true).unwrap();
         assert!(a <= 500 && b <= 500 && a >= 499 && b >= 499, "{l} {a} {b}");
     }

@@ -105,14 +105,13 @@ pub fn liquidity_for_amount1(a: U256, b: U256, amount1: U256) -> Result<U256, Ma
 }
 
 /// `LiquidityAmounts.getLiquidityForAmounts`: the most liquidity both amounts can fund.
+/// `range` holds the sqrt prices of the range's bounds, in either order.
 pub fn liquidity_for_amounts(
     sqrt_price: U256,
-    a: U256,
-    b: U256,
-    amount0: U256,
-    amount1: U256,
+    range: (U256, U256),
+    (amount0, amount1): (U256, U256),
 ) -> Result<u128, MathError> {
-    let (a, b) = ordered(a, b);
+    let (a, b) = ordered(range.0, range.1);
     if a == b {
         return Err(MathError("empty price range"));
     }
@@ -202,79 +201,61 @@ mod tests {
     const SQRT_A: &str = "75541088972021052632782079082";
     const SQRT_B: &str = "83095197869223157896060286990";
 
+    /// The liquidity 100 token0 and 200 token1 fund at sqrt price `p` is `want`, and what it
+    /// holds, rounded down, is `back`.
+    fn assert_liquidity_round_trip(p: &str, want: u128, back: [u8; 2]) {
+        let (a, b, p) = (u(SQRT_A), u(SQRT_B), u(p));
+        let l = liquidity_for_amounts(p, (a, b), (U256::from(100u8), U256::from(200u8))).unwrap();
+        assert_eq!(l, want);
+        let held = amounts_for_liquidity(p, a, b, l, false).unwrap();
+        assert_eq!([held.amount0, held.amount1], back.map(U256::from));
+    }
+
     #[test]
     fn liquidity_amounts_inside_the_range() {
-        let (a, b, p) = (u(SQRT_A), u(SQRT_B), u("79228162514264337593543950336"));
-        let l = liquidity_for_amounts(p, a, b, U256::from(100u8), U256::from(200u8)).unwrap();
-        assert_eq!(l, 2148);
-        let back = amounts_for_liquidity(p, a, b, 2148, false).unwrap();
-        assert_eq!(
-            (back.amount0, back.amount1),
-            (U256::from(99u8), U256::from(99u8))
-        );
+        assert_liquidity_round_trip("79228162514264337593543950336", 2148, [99, 99]);
     }
 
     #[test]
     fn liquidity_amounts_below_the_range() {
-        let (a, b, p) = (u(SQRT_A), u(SQRT_B), u("75162434512514379355924140470"));
-        let l = liquidity_for_amounts(p, a, b, U256::from(100u8), U256::from(200u8)).unwrap();
-        assert_eq!(l, 1048);
-        let back = amounts_for_liquidity(p, a, b, 1048, false).unwrap();
-        assert_eq!((back.amount0, back.amount1), (U256::from(99u8), U256::ZERO));
+        assert_liquidity_round_trip("75162434512514379355924140470", 1048, [99, 0]);
     }
 
     #[test]
     fn liquidity_amounts_above_the_range() {
-        let (a, b, p) = (u(SQRT_A), u(SQRT_B), u("83472048772503575395058907992"));
-        let l = liquidity_for_amounts(p, a, b, U256::from(100u8), U256::from(200u8)).unwrap();
-        assert_eq!(l, 2097);
-        let back = amounts_for_liquidity(p, a, b, 2097, false).unwrap();
-        assert_eq!(
-            (back.amount0, back.amount1),
-            (U256::ZERO, U256::from(199u8))
-        );
+        assert_liquidity_round_trip("83472048772503575395058907992", 2097, [0, 199]);
     }
 
-    // v3-sdk Position tests: DAI(18)/USDC(6) pool at sqrt price 79228162514264337593543, L = 100e18.
-    fn dai_usdc(lower: i32, upper: i32, round_up: bool) -> (String, String) {
+    /// v3-sdk Position tests: DAI(18)/USDC(6) pool at sqrt price 79228162514264337593543,
+    /// L = 100e18; the amounts in `[lower, upper]` rounded down, then up.
+    fn assert_dai_usdc(lower: i32, upper: i32, down: [&str; 2], up: [&str; 2]) {
         let p = u("79228162514264337593543");
         let l = 100_000_000_000_000_000_000u128;
         let a = sqrt_ratio_at_tick(lower).unwrap();
         let b = sqrt_ratio_at_tick(upper).unwrap();
-        let amounts = amounts_for_liquidity(p, a, b, l, round_up).unwrap();
-        (amounts.amount0.to_string(), amounts.amount1.to_string())
+        for (round_up, want) in [(false, down), (true, up)] {
+            let amounts = amounts_for_liquidity(p, a, b, l, round_up).unwrap();
+            let got = [amounts.amount0.to_string(), amounts.amount1.to_string()];
+            assert_eq!(got, want, "[{lower}, {upper}] round up: {round_up}");
+        }
     }
 
     #[test]
     fn position_amounts_above_the_current_price() {
-        let down = dai_usdc(-276310, -276300, false);
-        assert_eq!(down, ("49949961958869841754181".into(), "0".into()));
-        let up = dai_usdc(-276310, -276300, true);
-        assert_eq!(up, ("49949961958869841754182".into(), "0".into()));
+        let (down, up) = ("49949961958869841754181", "49949961958869841754182");
+        assert_dai_usdc(-276310, -276300, [down, "0"], [up, "0"]);
     }
 
     #[test]
     fn position_amounts_below_the_current_price() {
-        assert_eq!(
-            dai_usdc(-276340, -276330, false),
-            ("0".into(), "49970077052".into())
-        );
-        assert_eq!(
-            dai_usdc(-276340, -276330, true),
-            ("0".into(), "49970077053".into())
-        );
+        assert_dai_usdc(-276340, -276330, ["0", "49970077052"], ["0", "49970077053"]);
     }
 
     #[test]
     fn position_amounts_around_the_current_price() {
-        assert_eq!(
-            dai_usdc(-276340, -276300, false),
-            ("120054069145287995769396".into(), "79831926242".into())
-        );
-        assert_eq!(
-            dai_usdc(-276340, -276300, true),
-            ("120054069145287995769397".into(), "79831926243".into())
-        );
+        let down = ["120054069145287995769396", "79831926242"];
+        let up = ["120054069145287995769397", "79831926243"];
+        assert_dai_usdc(-276340, -276300, down, up);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The in-memory store and a fixed market: the local server's embedded default and the
 //! handlers' test double.
 
-use super::traits::{Market, PositionStore, StoreError};
+use super::traits::{Market, PositionStore, StoreError, StoreResult};
 use crate::catalog::Catalog;
 use crate::model::{Filter, Page, PageRequest, Position, Status};
 use async_trait::async_trait;
@@ -27,7 +27,7 @@ impl MemoryStore {
 
 #[async_trait]
 impl PositionStore for MemoryStore {
-    async fn insert(&self, position: &Position) -> Result<(), StoreError> {
+    async fn insert(&self, position: &Position) -> StoreResult<()> {
         let mut owners = self.owners.write().unwrap_or_else(|e| e.into_inner());
         let positions = owners.entry(position.owner.clone()).or_default();
         if positions.contains_key(&position.id) {
@@ -37,18 +37,13 @@ impl PositionStore for MemoryStore {
         Ok(())
     }
 
-    async fn get(&self, owner: &str, id: &str) -> Result<Option<Position>, StoreError> {
+    async fn get(&self, owner: &str, id: &str) -> StoreResult<Option<Position>> {
         Ok(self.read(owner, |positions| {
             positions.and_then(|p| p.get(id)).cloned()
         }))
     }
 
-    async fn list(
-        &self,
-        owner: &str,
-        filter: Filter,
-        page: PageRequest,
-    ) -> Result<Page, StoreError> {
+    async fn list(&self, owner: &str, filter: Filter, page: PageRequest) -> StoreResult<Page> {
         Ok(self.read(owner, |positions| {
             let matching = || {
                 positions
@@ -66,7 +61,7 @@ impl PositionStore for MemoryStore {
         }))
     }
 
-    async fn open_positions(&self, owner: &str) -> Result<Vec<Position>, StoreError> {
+    async fn open_positions(&self, owner: &str) -> StoreResult<Vec<Position>> {
         Ok(self.read(owner, |positions| {
             positions
                 .into_iter()
@@ -77,13 +72,7 @@ impl PositionStore for MemoryStore {
         }))
     }
 
-    async fn set_status(
-        &self,
-        owner: &str,
-        id: &str,
-        from: Status,
-        to: Status,
-    ) -> Result<(), StoreError> {
+    async fn set_status(&self, owner: &str, id: &str, from: Status, to: Status) -> StoreResult<()> {
         let mut owners = self.owners.write().unwrap_or_else(|e| e.into_inner());
         match owners.get_mut(owner).and_then(|p| p.get_mut(id)) {
             Some(position) if position.status == from => {

@@ -8,4 +8,4 @@ pub mod traits;
 
 pub use dynamodb::{DynamoDbMarket, DynamoDbStore};
 pub use memory::{MemoryStore, StaticMarket};
-pub use traits::{BoxError, Market, PositionStore, StoreError};
+pub use traits::{BoxError, Market, PositionStore, StoreError, StoreResult};

@@ -8,6 +8,9 @@ use std::sync::Arc;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// What every store operation returns.
+pub type StoreResult<T> = Result<T, StoreError>;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The backend is throttling or unreachable after retries: the client may retry.
@@ -24,32 +27,21 @@ pub enum StoreError {
 #[async_trait]
 pub trait PositionStore: Send + Sync {
     /// Stores a new position; `Conflict` if its id exists. All or nothing.
-    async fn insert(&self, position: &Position) -> Result<(), StoreError>;
+    async fn insert(&self, position: &Position) -> StoreResult<()>;
 
     /// The owner's position with this id; another owner's is `None`, as an unknown id.
-    async fn get(&self, owner: &str, id: &str) -> Result<Option<Position>, StoreError>;
+    async fn get(&self, owner: &str, id: &str) -> StoreResult<Option<Position>>;
 
     /// Newest first (ids are time-ordered), `page.offset` skipped, and the exact count of every
     /// position of the owner that matches the filter.
-    async fn list(
-        &self,
-        owner: &str,
-        filter: Filter,
-        page: PageRequest,
-    ) -> Result<Page, StoreError>;
+    async fn list(&self, owner: &str, filter: Filter, page: PageRequest) -> StoreResult<Page>;
 
     /// Every position of the owner that is not closed (the portfolio's inputs).
-    async fn open_positions(&self, owner: &str) -> Result<Vec<Position>, StoreError>;
+    async fn open_positions(&self, owner: &str) -> StoreResult<Vec<Position>>;
 
     /// Moves a position from `from` to `to` keeping every count right; `Conflict` if it is not
     /// in `from` (or does not exist). With `from == to` nothing moves: `Ok` if it is in `from`.
-    async fn set_status(
-        &self,
-        owner: &str,
-        id: &str,
-        from: Status,
-        to: Status,
-    ) -> Result<(), StoreError>;
+    async fn set_status(&self, owner: &str, id: &str, from: Status, to: Status) -> StoreResult<()>;
 }
 
 /// Where the pool catalog and its market state come from.

@@ -3,7 +3,7 @@
 
 use shared::model::Status;
 use shared::store::PositionStore;
-use test_support::contract::{every_filter, expected, ids, mixed};
+use test_support::contract::{assert_every_list, mixed};
 use test_support::dynamodb::dynamodb_store;
 use test_support::fixtures::unique_owner;
 
@@ -20,14 +20,7 @@ async fn dynamodb_bulk_import_matches_transactional_inserts() {
     let owner = unique_owner("bulk");
     let positions = mixed(&owner, 40);
     store.bulk_import(&owner, &positions).await.unwrap();
-    for filter in every_filter() {
-        let want = expected(&positions, filter);
-        assert_eq!(
-            ids(&store, &owner, filter, 0, 100).await,
-            (want.clone(), want.len() as u64),
-            "{filter:?}"
-        );
-    }
+    assert_every_list(&store, &owner, &positions).await;
     let open = store.open_positions(&owner).await.unwrap();
     assert_eq!(
         open.len(),

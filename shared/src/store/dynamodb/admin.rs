@@ -97,13 +97,9 @@ impl DynamoDbStore {
             let mut attempt = 0u32;
             while !pending.is_empty() {
                 back_off(&mut attempt, "BatchWriteItem left items unprocessed").await?;
-                let output = self
-                    .client
-                    .batch_write_item()
-                    .request_items(&self.table, pending)
-                    .send()
-                    .await
-                    .map_err(classify)?;
+                let batch = self.client.batch_write_item();
+                let request = batch.request_items(&self.table, pending);
+                let output = request.send().await.map_err(classify)?;
                 pending = output
                     .unprocessed_items()
                     .and_then(|u| u.get(&self.table))

@@ -10,7 +10,7 @@ use super::keys::{
 };
 use super::metrics::{Meter, ReadKind, ReadMetrics};
 use crate::model::{Filter, Page, PageRequest, Position, Status};
-use crate::store::traits::{PositionStore, StoreError};
+use crate::store::traits::{PositionStore, StoreError, StoreResult};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{
     AttributeValue, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
@@ -90,11 +90,7 @@ impl DynamoDbStore {
     }
 
     /// Full items for `ids`, in the order given; `UnprocessedKeys` are retried with backoff.
-    async fn fetch_positions(
-        &self,
-        owner: &str,
-        ids: &[String],
-    ) -> Result<Vec<Position>, StoreError> {
+    async fn fetch_positions(&self, owner: &str, ids: &[String]) -> StoreResult<Vec<Position>> {
         let mut found: HashMap<String, Position> = HashMap::with_capacity(ids.len());
         for chunk in ids.chunks(BATCH_GET_LIMIT) {
             let mut pending: Vec<Item> = chunk.iter().map(|id| position_key(owner, id)).collect();
@@ -220,7 +216,7 @@ impl DynamoDbStore {
         &self,
         items: Vec<TransactWriteItem>,
         token: Option<String>,
-    ) -> Result<(), StoreError> {
+    ) -> StoreResult<()> {
         self.client
             .transact_write_items()
             .set_transact_items(Some(items))
@@ -236,7 +232,7 @@ impl DynamoDbStore {
 impl PositionStore for DynamoDbStore {
     /// One transaction: the position (`attribute_not_exists`), its four list entries and the
     /// four counters. The id as client request token makes the SDK's retries idempotent.
-    async fn insert(&self, position: &Position) -> Result<(), StoreError> {
+    async fn insert(&self, position: &Position) -> StoreResult<()> {
         let variants = variants(position.status, position.chain);
         let mut items = vec![self.put(position_item(position), "attribute_not_exists(PK)")?];
         for v in &variants {
@@ -249,7 +245,7 @@ impl PositionStore for DynamoDbStore {
         self.transact(items, Some(position.id.clone())).await
     }
 
-    async fn get(&self, owner: &str, id: &str) -> Result<Option<Position>, StoreError> {
+    async fn get(&self, owner: &str, id: &str) -> StoreResult<Option<Position>> {
         self.meter.request();
         let output = self
             .client
@@ -270,12 +266,7 @@ impl PositionStore for DynamoDbStore {
     /// The counter for `total`, the list entries up to the page's end, then full items for the
     /// page only. The first page reads counter and entries concurrently; deeper pages read the
     /// counter first so an offset past the end reads no entries at all.
-    async fn list(
-        &self,
-        owner: &str,
-        filter: Filter,
-        page: PageRequest,
-    ) -> Result<Page, StoreError> {
+    async fn list(&self, owner: &str, filter: Filter, page: PageRequest) -> StoreResult<Page> {
         let variant = variant(filter);
         let pk = list_pk(&variant, owner);
         let end = page.offset.saturating_add(u64::from(page.limit));
@@ -297,7 +288,7 @@ impl PositionStore for DynamoDbStore {
         Ok(Page { items, total })
     }
 
-    async fn open_positions(&self, owner: &str) -> Result<Vec<Position>, StoreError> {
+    async fn open_positions(&self, owner: &str) -> StoreResult<Vec<Position>> {
         let (active, pending) = tokio::try_join!(
             self.list_ids(
                 list_pk(
@@ -326,13 +317,7 @@ impl PositionStore for DynamoDbStore {
 
     /// One transaction: the status (conditioned on `from`), the status list entries moved,
     /// and the status counters adjusted.
-    async fn set_status(
-        &self,
-        owner: &str,
-        id: &str,
-        from: Status,
-        to: Status,
-    ) -> Result<(), StoreError> {
+    async fn set_status(&self, owner: &str, id: &str, from: Status, to: Status) -> StoreResult<()> {
         let position = self.get(owner, id).await?.ok_or(StoreError::Conflict)?;
         if position.status != from {
             return Err(StoreError::Conflict);
