@@ -4,6 +4,9 @@ use jsonwebtoken::{decode, encode, Algorithm, DecodingKey, EncodingKey, Header, 
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
+/// The longest caller id accepted: ids are part of the table's keys, which DynamoDB bounds.
+pub use shared::http::MAX_SUB_BYTES;
+
 /// Issuer settings, from `LOCAL_JWT_SECRET`, `LOCAL_JWT_ISSUER` and `LOCAL_JWT_AUDIENCE`.
 #[derive(Clone)]
 pub struct JwtSettings {
@@ -24,11 +27,19 @@ impl JwtSettings {
     }
 
     /// Verifies `Authorization: Bearer <jwt>` as API Gateway's JWT authorizer does: signature,
-    /// `exp` required and in the future, `nbf` if present, `iss` and `aud`. No clock leeway.
-    /// Returns the claims as API Gateway passes them: every value a string.
+    /// `exp` required and strictly in the future, `nbf` if present, `iss` (a string) and `aud`,
+    /// no unknown `crit` header parameter. No clock leeway. The caller must be a `sub` string of
+    /// 1 to [`MAX_SUB_BYTES`] bytes. Returns the claims as API Gateway passes them: every value
+    /// a string.
     pub fn authorize(&self, authorization: Option<&str>) -> Option<HashMap<String, String>> {
         let (scheme, token) = authorization?.trim().split_once(' ')?;
         if !scheme.eq_ignore_ascii_case("bearer") {
+            return None;
+        }
+        let token = token.trim();
+        // jsonwebtoken ignores `crit`; RFC 7515 says a token naming extensions the recipient
+        // does not understand must be refused, and this one understands none.
+        if header_has_crit(token)? {
             return None;
         }
         let mut validation = Validation::new(Algorithm::HS256);
@@ -38,9 +49,24 @@ impl JwtSettings {
         validation.set_audience(&[&self.audience]);
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         let key = DecodingKey::from_secret(self.secret.as_bytes());
-        let data = decode::<Map<String, Value>>(token.trim(), &key, &validation).ok()?;
+        let claims = decode::<Map<String, Value>>(token, &key, &validation)
+            .ok()?
+            .claims;
+        let now = chrono::Utc::now().timestamp();
+        let expired = claims
+            .get("exp")
+            .and_then(Value::as_i64)
+            .is_none_or(|exp| exp <= now);
+        let issuer_is_text = claims.get("iss").is_some_and(Value::is_string);
+        let caller_ok = claims
+            .get("sub")
+            .and_then(Value::as_str)
+            .is_some_and(|sub| !sub.is_empty() && sub.len() <= MAX_SUB_BYTES);
+        if expired || !issuer_is_text || !caller_ok {
+            return None;
+        }
         Some(
-            data.claims
+            claims
                 .into_iter()
                 .map(|(k, v)| (k, claim_text(v)))
                 .collect(),
@@ -70,6 +96,17 @@ impl JwtSettings {
         )
         .expect("HS256 signing with a secret cannot fail")
     }
+}
+
+/// Whether the token's header names critical extensions (`crit`); `None` if it is not a JWT.
+fn header_has_crit(token: &str) -> Option<bool> {
+    use base64::Engine;
+    let header = token.split('.').next()?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(header.trim_end_matches('='))
+        .ok()?;
+    let header: Map<String, Value> = serde_json::from_slice(&bytes).ok()?;
+    Some(header.contains_key("crit"))
 }
 
 /// A claim as API Gateway renders it: strings as they are, arrays as `[a b]`, others as JSON.
@@ -125,7 +162,26 @@ mod tests {
             secret: "other".into(),
             ..settings()
         };
+        use base64::Engine;
+        let b64 = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+        // Signed correctly, but naming a critical extension nobody here understands.
+        let with_crit = {
+            let head = b64(json!({"alg": "HS256", "typ": "JWT", "crit": ["exp"]}));
+            let message = format!("{head}.{}", b64(ok.clone()));
+            let key = EncodingKey::from_secret(b"s");
+            let signature =
+                jsonwebtoken::crypto::sign(message.as_bytes(), &key, Algorithm::HS256).unwrap();
+            format!("{message}.{signature}")
+        };
         let bad = [
+            bearer(&with_crit),
+            bearer(&s.sign(&with("exp", json!(now)))),
+            bearer(&s.sign(&with("iss", json!(["iss"])))),
+            bearer(&s.sign(&with("sub", json!(123)))),
+            bearer(&s.sign(&with("sub", json!(true)))),
+            bearer(&s.sign(&with("sub", json!(null)))),
+            bearer(&s.sign(&with("sub", json!("")))),
+            bearer(&s.sign(&with("sub", json!("x".repeat(257))))),
             bearer(&s.sign(&with("exp", json!(now - 1)))),
             bearer(&s.sign(&with("nbf", json!(now + 60)))),
             bearer(&s.sign(&with("iss", json!("someone-else")))),

@@ -55,6 +55,9 @@ async fn main() -> ExitCode {
     }
 }
 
+/// The longest lifetime `token` issues: ten years.
+const MAX_TTL_SECONDS: i64 = 10 * 365 * 86_400;
+
 fn token(jwt: &JwtSettings, args: &[String]) -> Result<(), String> {
     let (mut sub, mut ttl) = (None, 86_400);
     for (name, value) in options(args)? {
@@ -63,12 +66,23 @@ fn token(jwt: &JwtSettings, args: &[String]) -> Result<(), String> {
             "--ttl" => {
                 ttl = value
                     .parse()
-                    .map_err(|_| "--ttl takes seconds".to_string())?;
+                    .ok()
+                    .filter(|t| (1..=MAX_TTL_SECONDS).contains(t))
+                    .ok_or_else(|| {
+                        format!("--ttl takes whole seconds from 1 to {MAX_TTL_SECONDS}")
+                    })?;
             }
             _ => return Err(format!("unknown option {name}")),
         }
     }
-    println!("{}", jwt.issue(sub.ok_or("token needs --sub NAME")?, ttl));
+    let sub = sub.ok_or("token needs --sub NAME")?;
+    if sub.is_empty() || sub.len() > local_api::auth::MAX_SUB_BYTES {
+        return Err(format!(
+            "--sub takes a name of 1 to {} bytes",
+            local_api::auth::MAX_SUB_BYTES
+        ));
+    }
+    println!("{}", jwt.issue(sub, ttl));
     Ok(())
 }
 

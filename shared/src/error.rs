@@ -26,8 +26,9 @@ pub enum ApiError {
     MethodNotAllowed { allow: String },
     #[error("request body exceeds {limit} bytes")]
     PayloadTooLarge { limit: usize },
-    #[error("Content-Type must be application/json")]
-    UnsupportedMediaType,
+    /// The body's media type or encoding is not JSON as sent: the message says which.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
     #[error("Service Unavailable")]
     ServiceUnavailable(#[source] Cause),
     #[error("Internal Server Error")]
@@ -61,7 +62,7 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -159,7 +160,10 @@ mod tests {
                 405,
             ),
             (ApiError::PayloadTooLarge { limit: 65536 }, 413),
-            (ApiError::UnsupportedMediaType, 415),
+            (
+                ApiError::UnsupportedMediaType("Content-Type must be application/json".into()),
+                415,
+            ),
             (ApiError::ServiceUnavailable("throttled".into()), 503),
             (ApiError::internal("boom"), 500),
         ];

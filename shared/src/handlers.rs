@@ -5,7 +5,7 @@
 use crate::app::App;
 use crate::catalog::PoolView;
 use crate::error::ApiError;
-use crate::http::{caller, is_json, json_response};
+use crate::http::{caller, content_encoding, is_json, json_response};
 use crate::model::{format_time, ListView, Position, Status};
 use crate::portfolio::portfolio;
 use crate::validation::{is_position_id, parse_amount, CreateRequest, ListQuery, MAX_BODY_BYTES};
@@ -63,7 +63,14 @@ pub async fn get_position(app: &App, request: &Request) -> Reply {
 pub async fn create_position(app: &App, request: &Request) -> Reply {
     let owner = owner(request)?;
     if !is_json(request) {
-        return Err(ApiError::UnsupportedMediaType);
+        return Err(ApiError::UnsupportedMediaType(
+            "Content-Type must be application/json".into(),
+        ));
+    }
+    if let Some(encoding) = content_encoding(request) {
+        return Err(ApiError::UnsupportedMediaType(format!(
+            "Content-Encoding {encoding} is not supported: send the body uncompressed"
+        )));
     }
     let body = request.body().as_ref();
     if body.len() > MAX_BODY_BYTES {

@@ -6,8 +6,11 @@ use lambda_http::request::RequestContext;
 use lambda_http::{Body, Request, RequestExt, Response};
 use serde::Serialize;
 
+/// The longest caller id (`sub`) accepted, in bytes: ids are part of the table's keys.
+pub const MAX_SUB_BYTES: usize = 256;
+
 /// The caller: the `sub` claim the JWT authorizer put in the request context. `None` when the
-/// authorizer's claims are missing or `sub` is empty.
+/// authorizer's claims are missing, or `sub` is empty or longer than [`MAX_SUB_BYTES`].
 pub fn caller(request: &Request) -> Option<String> {
     let Some(RequestContext::ApiGatewayV2(context)) = request.request_context_ref() else {
         return None;
@@ -17,7 +20,7 @@ pub fn caller(request: &Request) -> Option<String> {
         .as_ref()
         .and_then(|a| a.jwt.as_ref())
         .and_then(|jwt| jwt.claims.get("sub"))
-        .filter(|sub| !sub.is_empty())
+        .filter(|sub| !sub.is_empty() && sub.len() <= MAX_SUB_BYTES)
         .cloned()
 }
 
@@ -65,4 +68,22 @@ pub fn is_json(request: &Request) -> bool {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The body's `Content-Encoding` when it is anything but `identity` (the API takes plain JSON;
+/// a compressed body read as JSON would fail with a misleading message).
+pub fn content_encoding(request: &Request) -> Option<String> {
+    let values: Vec<String> = request
+        .headers()
+        .get_all(header::CONTENT_ENCODING)
+        .iter()
+        .flat_map(|v| {
+            String::from_utf8_lossy(v.as_bytes())
+                .split(',')
+                .map(|e| e.trim().to_string())
+                .collect::<Vec<_>>()
+        })
+        .filter(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity"))
+        .collect();
+    (!values.is_empty()).then(|| values.join(", "))
 }

@@ -69,7 +69,8 @@ impl ListQuery {
             Some(n) if (1..=u64::from(MAX_LIMIT)).contains(&n) => n as u32,
             Some(_) => return Err(ApiError::bad_request(format!("limit must be {limit_rule}"))),
         };
-        let offset = digits_param(query, "offset", "an integer of 0 or more")?.unwrap_or(0);
+        let offset_rule = format!("an integer from 0 to {}", u64::MAX);
+        let offset = digits_param(query, "offset", &offset_rule)?.unwrap_or(0);
         Ok(ListQuery {
             filter: Filter { status, chain },
             page: PageRequest { offset, limit },
@@ -113,11 +114,27 @@ impl CreateRequest {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Err(ApiError::bad_request("request body must be a JSON object"));
         }
-        let body: CreateBody = serde_json::from_slice(body).map_err(|e| {
-            let detail = e.to_string();
-            // serde's text names the field and the problem; the position adds nothing useful.
-            let detail = detail.split(" at line ").next().unwrap_or_default();
-            ApiError::bad_request(format!("invalid request body: {detail}"))
+        // Messages never name our types: a body that is not an object is said to be one, and
+        // serde's field errors name the field and the problem.
+        let not_json = |e: &serde_json::Error| {
+            ApiError::bad_request(format!(
+                "request body is not valid JSON: {}",
+                without_position(e)
+            ))
+        };
+        if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return Err(
+                match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+                    Ok(_) => ApiError::bad_request("request body must be a JSON object"),
+                    Err(e) => not_json(&e),
+                },
+            );
+        }
+        let body: CreateBody = serde_json::from_slice(body).map_err(|e| match e.classify() {
+            serde_json::error::Category::Data => {
+                ApiError::bad_request(format!("invalid request body: {}", without_position(&e)))
+            }
+            _ => not_json(&e),
         })?;
         let chain = Chain::from_str(&body.chain).map_err(|_| {
             ApiError::bad_request(format!("chain must be one of: {}", Chain::names()))
@@ -144,23 +161,37 @@ impl CreateRequest {
     }
 }
 
-/// A JSON number that is finite and positive as an f64 would read it, kept as its exact decimal.
+/// serde's text without its " at line L column C" suffix, which adds nothing for a client.
+fn without_position(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    text.split(" at line ")
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A positive JSON number, kept as its exact decimal. Numbers a double cannot hold (below about
+/// 5e-324 or above about 1.8e308) are outside any pool's prices and refused as such.
 fn price(raw: &RawValue, name: &str) -> Result<BigDecimal, ApiError> {
     let text = raw.get();
-    let invalid = || ApiError::bad_request(format!("{name} must be a positive finite number"));
+    let invalid = || ApiError::bad_request(format!("{name} must be a positive number"));
     let is_number = text.starts_with(|c: char| c == '-' || c.is_ascii_digit());
     if !is_number {
-        return Err(invalid());
-    }
-    let as_f64: f64 = serde_json::from_str(text).map_err(|_| invalid())?;
-    if !as_f64.is_finite() || as_f64 <= 0.0 {
         return Err(invalid());
     }
     let exact = BigDecimal::from_str(text).map_err(|_| invalid())?;
     if exact <= BigDecimal::zero() {
         return Err(invalid());
     }
-    Ok(exact)
+    match serde_json::from_str::<f64>(text) {
+        Ok(0.0) => Err(ApiError::bad_request(format!(
+            "{name} is below the smallest price any pool supports"
+        ))),
+        Ok(read) if read.is_finite() => Ok(exact),
+        _ => Err(ApiError::bad_request(format!(
+            "{name} is above the largest price any pool supports"
+        ))),
+    }
 }
 
 /// Parses a plain decimal amount of whole tokens into base units: digits with an optional

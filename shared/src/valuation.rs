@@ -106,10 +106,14 @@ impl Pool {
         let (min, max) = self.usable_ticks();
         let snapped_low = (tick_low.div_euclid(spacing) * spacing).clamp(min, max);
         let snapped_high = (-((-tick_high).div_euclid(spacing)) * spacing).clamp(min, max);
-        debug_assert!(
-            snapped_low < snapped_high,
-            "outward snapping keeps the range non-empty"
-        );
+        // Outward snapping keeps a range non-empty unless both ends lie past the same bound of
+        // the usable ticks (the protocol's bounds on the spacing grid).
+        if snapped_low >= snapped_high {
+            return Err(rejected(
+                "price range lies outside the pool's usable ticks: no position can be opened \
+                 there",
+            ));
+        }
         Ok((snapped_low, snapped_high))
     }
 

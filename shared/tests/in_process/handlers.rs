@@ -466,3 +466,99 @@ async fn every_pool_accepts_a_deposit_around_its_price() {
         assert!(p["priceUpper"].as_f64().unwrap() >= price * 1.25 - 1e-12);
     }
 }
+
+/// The standard body with `field` set to the JSON number `text`, exactly as written.
+fn with_number(field: &str, text: &str) -> String {
+    create_body(json!({ field: "NUMBER" })).replace("\"NUMBER\"", text)
+}
+
+#[tokio::test]
+async fn messages_say_what_is_wrong_and_never_name_internal_types() {
+    let app = App::in_memory();
+    let alice = TestClient::in_process(&app, ALICE);
+    let arbitrum = json!({
+        "chain": "arbitrum",
+        "pool": "0xC6962004f452bE9203591991D15f6b388e09E8D0",
+        "priceLower": 3.402227645566053e50,
+        "priceUpper": 1e60
+    });
+    let cases: Vec<(String, &str)> = vec![
+        ("null".into(), "request body must be a JSON object"),
+        ("[1]".into(), "request body must be a JSON object"),
+        ("{".into(), "request body is not valid JSON"),
+        (
+            with_number("priceLower", "1e-400"),
+            "priceLower is below the smallest price",
+        ),
+        (
+            with_number("priceUpper", "1e400"),
+            "priceUpper is above the largest price",
+        ),
+        (create_body(arbitrum), "outside the pool's usable ticks"),
+        (
+            create_body(json!({"amountA": 1})),
+            "invalid type: integer `1`, expected a string",
+        ),
+    ];
+    for (body, want) in cases {
+        let reply = alice.create(&body).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{body}");
+        let message = reply.json["message"].as_str().unwrap();
+        assert!(message.contains(want), "{body}: {message}");
+        assert!(
+            !message.contains("struct") && !message.contains("Create"),
+            "{message}"
+        );
+    }
+    let reply = alice.list("offset=18446744073709551616").await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        reply.json["message"],
+        "offset must be an integer from 0 to 18446744073709551615"
+    );
+    for encoding in ["gzip", "br", "identity, gzip"] {
+        let headers = [
+            ("content-type", "application/json"),
+            ("content-encoding", encoding),
+        ];
+        let body = create_body(json!({}));
+        let reply = alice
+            .send(Method::POST, "/positions", &headers, body.as_bytes())
+            .await;
+        assert_eq!(
+            reply.status,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "{encoding}"
+        );
+        let message = reply.json["message"].as_str().unwrap();
+        assert!(
+            message.contains(encoding.trim_start_matches("identity, ")),
+            "{message}"
+        );
+    }
+    let identity = [
+        ("content-type", "application/json"),
+        ("content-encoding", "identity"),
+    ];
+    let body = create_body(json!({}));
+    let reply = alice
+        .send(Method::POST, "/positions", &identity, body.as_bytes())
+        .await;
+    assert_eq!(reply.status, StatusCode::CREATED);
+    assert_eq!(
+        alice.total().await,
+        1,
+        "only the identity-encoded body was stored"
+    );
+}
+
+#[tokio::test]
+async fn a_caller_id_longer_than_256_bytes_is_unauthorized() {
+    let app = App::in_memory();
+    let long = "x".repeat(257);
+    let reply = TestClient::in_process(&app, Some(&long)).list("").await;
+    assert_eq!(reply.status, StatusCode::UNAUTHORIZED);
+    let longest = "x".repeat(256);
+    let reply = TestClient::in_process(&app, Some(&longest)).list("").await;
+    assert_eq!(reply.status, StatusCode::OK);
+}
