@@ -1,11 +1,8 @@
 //! `local-api` serves the API on one machine; `token` prints a bearer token; `seed-catalog`
 //! loads the pool catalog into a DynamoDB table.
 
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use local_api::auth::JwtSettings;
-use local_api::gateway::Gateway;
+use local_api::gateway::{Cors, Gateway};
 use shared::config::DEFAULT_CATALOG_TTL;
 use shared::store::dynamodb::{local_client, user_client};
 use shared::store::DynamoDbStore;
@@ -14,9 +11,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 const USAGE: &str = "usage:
-  local-api [--addr HOST:PORT] [--dynamodb-endpoint URL [--table NAME]]
+  local-api [--addr HOST:PORT] [--dynamodb-endpoint URL [--table NAME]] [--cors-origin ORIGIN]...
       serve the API (default 127.0.0.1:3000) on the in-memory store, or on a DynamoDB-API
-      server (the table, default 'positions', is created and its catalog seeded if missing)
+      server (the table, default 'positions', is created and its catalog seeded if missing);
+      --cors-origin (repeatable, or '*') answers browser preflights and adds CORS headers for
+      that origin, as the stack's CorsAllowedOrigins parameter does
   local-api token --sub NAME [--ttl SECONDS]
       print a bearer token for NAME (default ttl 86400)
   local-api seed-catalog --table NAME [--dynamodb-endpoint URL]
@@ -112,16 +111,20 @@ async fn seed_catalog(args: &[String]) -> Result<(), String> {
 async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
     let mut addr = "127.0.0.1:3000".to_string();
     let (mut endpoint, mut table) = (None, "positions".to_string());
+    let mut cors = Cors::default();
     for (name, value) in options(args)? {
         match name {
             "--addr" => addr = value.to_string(),
             "--dynamodb-endpoint" => endpoint = Some(value.to_string()),
             "--table" => table = value.to_string(),
+            "--cors-origin" => cors.allowed_origins.push(value.to_string()),
             _ => return Err(format!("unknown option {name}")),
         }
     }
     let log_level = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_string());
     shared::telemetry::init_with(&log_level, std::io::stderr);
+    // A panic is logged as one JSON line like everything else, never as raw backtrace text.
+    std::panic::set_hook(Box::new(|info| tracing::error!(panic = %info, "panic")));
     let (app, store_name) = match endpoint {
         None => (App::in_memory(), "in-memory".to_string()),
         Some(url) => {
@@ -145,30 +148,15 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
         "try: curl -s http://{bound}/positions -H 'Authorization: Bearer {}'",
         jwt.issue("alice", 86_400)
     );
-    let gateway = Arc::new(Gateway { app, jwt });
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    tracing::warn!(%error, "accept failed");
-                    continue;
-                }
-            },
-            _ = tokio::signal::ctrl_c() => return Ok(()),
-        };
-        let gateway = gateway.clone();
-        tokio::spawn(async move {
-            let service = service_fn(move |request| {
-                let gateway = gateway.clone();
-                async move { Ok::<_, std::convert::Infallible>(gateway.serve(request, peer).await) }
-            });
-            if let Err(error) = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await
-            {
-                tracing::debug!(%error, "connection closed with an error");
-            }
-        });
-    }
+    let gateway = Arc::new(Gateway {
+        app,
+        jwt,
+        cors,
+        local_addr: bound,
+    });
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    local_api::server::serve(listener, gateway, shutdown).await;
+    Ok(())
 }

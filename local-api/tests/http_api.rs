@@ -3,16 +3,7 @@
 use lambda_http::http::{Method, StatusCode};
 use local_api::auth::JwtSettings;
 use serde_json::{json, Value};
-use std::process::Stdio;
-use test_support::client::TestClient;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
-
-/// A running `local-api`, killed when dropped.
-struct Server {
-    base: String,
-    _child: Child,
-}
+use test_support::local_api::LocalApi;
 
 /// The settings the server runs with: the documented defaults.
 fn jwt() -> JwtSettings {
@@ -27,44 +18,9 @@ fn now() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
-impl Server {
-    async fn start() -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_local-api"))
-            .args(["--addr", "127.0.0.1:0"])
-            .env_remove("LOCAL_JWT_SECRET")
-            .env_remove("LOCAL_JWT_ISSUER")
-            .env_remove("LOCAL_JWT_AUDIENCE")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("local-api starts");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let first = lines
-            .next_line()
-            .await
-            .unwrap()
-            .expect("local-api prints its address");
-        let base = first
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .expect("the first line names the address")
-            .to_string();
-        let curl = lines.next_line().await.unwrap().unwrap();
-        assert!(
-            curl.contains("curl") && curl.contains("Authorization: Bearer "),
-            "{curl}"
-        );
-        Server {
-            base,
-            _child: child,
-        }
-    }
-
-    /// A client sending `Authorization: Bearer token` (none without a token).
-    fn client(&self, token: Option<&str>) -> TestClient {
-        TestClient::over_http(&self.base, token)
-    }
+/// A `local-api` with the default settings.
+async fn start() -> LocalApi {
+    LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &[]).await
 }
 
 /// A position on the arbitrum WETH/USDC pool, spelled in lower case.
@@ -79,7 +35,7 @@ fn create_body() -> String {
 
 #[tokio::test]
 async fn bad_credentials_get_401_everywhere() {
-    let server = Server::start().await;
+    let server = start().await;
     let s = jwt();
     let good =
         json!({"sub": "alice", "iss": "local-dev", "aud": "positions-api", "exp": now() + 300});
@@ -156,7 +112,7 @@ async fn bad_credentials_get_401_everywhere() {
 
 #[tokio::test]
 async fn unknown_routes_are_404_and_wrong_methods_405() {
-    let server = Server::start().await;
+    let server = start().await;
     let token = jwt().issue("alice", 300);
     let alice = server.client(Some(&token));
     let reply = alice.send(Method::GET, "/nowhere", &[], b"").await;
@@ -176,7 +132,7 @@ async fn unknown_routes_are_404_and_wrong_methods_405() {
 
 #[tokio::test]
 async fn create_read_list_and_portfolio_over_http() {
-    let server = Server::start().await;
+    let server = start().await;
     let (alice, bob) = (jwt().issue("alice", 300), jwt().issue("bob", 300));
     let (alice, bob) = (server.client(Some(&alice)), server.client(Some(&bob)));
     let created = alice.create(&create_body()).await;
@@ -207,7 +163,7 @@ async fn create_read_list_and_portfolio_over_http() {
 
 #[tokio::test]
 async fn oversized_and_non_json_bodies() {
-    let server = Server::start().await;
+    let server = start().await;
     let token = jwt().issue("alice", 300);
     let alice = server.client(Some(&token));
     let post = |content_type: &'static str, body: Vec<u8>| {
@@ -239,7 +195,7 @@ async fn oversized_and_non_json_bodies() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_concurrent_creates_for_one_user() {
-    let server = Server::start().await;
+    let server = start().await;
     let burst = server.client(Some(&jwt().issue("burst", 300)));
     let tasks: Vec<_> = (0..50)
         .map(|_| {
@@ -274,6 +230,6 @@ async fn the_token_command_prints_a_working_token() {
         .authorize(Some(&format!("Bearer {token}")))
         .expect("valid with the defaults");
     assert_eq!(claims["sub"], "carol");
-    let server = Server::start().await;
+    let server = start().await;
     assert_eq!(server.client(Some(&token)).list("").await.status, 200);
 }

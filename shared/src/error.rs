@@ -26,6 +26,12 @@ pub enum ApiError {
     MethodNotAllowed { allow: String },
     #[error("request body exceeds {limit} bytes")]
     PayloadTooLarge { limit: usize },
+    #[error("request body not received in time")]
+    RequestTimeout,
+    #[error("request line exceeds {limit} bytes")]
+    UriTooLong { limit: usize },
+    #[error("request headers exceed {limit} bytes")]
+    HeadersTooLarge { limit: usize },
     /// The body's media type or encoding is not JSON as sent: the message says which.
     #[error("{0}")]
     UnsupportedMediaType(String),
@@ -62,6 +68,9 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
+            ApiError::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
+            ApiError::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -160,6 +169,9 @@ mod tests {
                 405,
             ),
             (ApiError::PayloadTooLarge { limit: 65536 }, 413),
+            (ApiError::RequestTimeout, 408),
+            (ApiError::UriTooLong { limit: 10240 }, 414),
+            (ApiError::HeadersTooLarge { limit: 10240 }, 431),
             (
                 ApiError::UnsupportedMediaType("Content-Type must be application/json".into()),
                 415,

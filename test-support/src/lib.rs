@@ -2,7 +2,8 @@
 //! process (through the handlers, as the Lambda runtime would) or over HTTP (local-api), with
 //! `create`, `list`, `get`, `portfolio` and `pools`; [`bodies`] holds the standard requests;
 //! [`fixtures`] builds stored positions; [`dynamodb`] gives a fresh table on the test server;
-//! [`contract`] is the suite every store must pass; [`events`] reads `events/`.
+//! [`contract`] is the suite every store must pass; [`events`] reads `events/`; [`local_api`]
+//! runs the local server and speaks raw HTTP to it.
 
 pub mod bodies;
 pub mod client;
@@ -10,3 +11,4 @@ pub mod contract;
 pub mod dynamodb;
 pub mod events;
 pub mod fixtures;
+pub mod local_api;
