@@ -2,7 +2,7 @@
 # Runs every test of the project on a machine with only Rust and Python 3 installed:
 # - installs the pinned Python tools into .venv (moto) and .venv-sam (SAM CLI, cfn-lint);
 # - lints template.yaml with `sam validate --lint` and `cfn-lint`;
-# - builds the five functions' release binaries, which the tests run under the Lambda
+# - builds the six functions' release binaries, which the tests run under the Lambda
 #   Runtime Interface Emulator;
 # - starts moto's DynamoDB-API server on a free loopback port, runs the whole cargo test suite
 #   against it, and stops the server.
@@ -15,7 +15,7 @@ sam validate --lint --template template.yaml --region us-east-1
 cfn-lint template.yaml
 
 echo "== release binaries of the functions"
-cargo build --release -p list-positions -p get-position -p create-position -p get-portfolio -p list-pools
+cargo build --release -p list-positions -p get-position -p create-position -p get-portfolio -p list-pools -p route-fallback
 export LAMBDA_BIN_DIR="$PWD/target/release"
 
 echo "== tests"

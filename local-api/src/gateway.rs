@@ -142,7 +142,8 @@ impl Gateway {
     ) -> Result<lambda_http::Response<lambda_http::Body>, ApiError> {
         let (parts, body) = request.into_parts();
         check_sizes(&parts)?;
-        let matched = route(&parts.method, parts.uri.path())?;
+        // As in API Gateway, where a request no route takes goes to the `$default` route,
+        // behind the same authorizer: the token is checked before any 404 or 405.
         let authorization = parts
             .headers
             .get(header::AUTHORIZATION)
@@ -151,6 +152,7 @@ impl Gateway {
             .jwt
             .authorize(authorization)
             .ok_or(ApiError::Unauthorized)?;
+        let matched = route(&parts.method, parts.uri.path())?;
         let body = tokio::time::timeout(
             BODY_READ_TIMEOUT,
             Limited::new(body, GATEWAY_BODY_LIMIT).collect(),

@@ -303,12 +303,13 @@ async fn cors_answers_preflights_without_a_token_and_marks_responses() {
         reply.header("access-control-expose-headers"),
         Some("Location")
     );
-    // Without --cors-origin there is no CORS: a preflight is an ordinary request.
+    // Without --cors-origin there is no CORS: a preflight is an ordinary request, which (no
+    // route takes OPTIONS) reaches the fallback behind the authorizer: 401 without a token.
     let plain = LocalApi::start(BIN, &[]).await;
     let reply = plain
         .raw(preflight("https://app.example").as_bytes(), PROMPT)
         .await;
-    assert_error_body(&reply, 405);
+    assert_error_body(&reply, 401);
     assert_eq!(reply.header("access-control-allow-origin"), None);
 }
 

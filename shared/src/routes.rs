@@ -5,9 +5,9 @@
 use crate::app::App;
 use crate::error::ApiError;
 use crate::handlers;
-use crate::http::request_id;
+use crate::http::{caller, request_id};
 use lambda_http::http::Method;
-use lambda_http::{Body, Request, Response};
+use lambda_http::{Body, Request, RequestExt, Response};
 use std::collections::HashMap;
 
 /// One route of the API, as API Gateway's route keys name them.
@@ -18,15 +18,19 @@ pub enum Endpoint {
     CreatePosition,
     GetPortfolio,
     ListPools,
+    /// API Gateway's `$default` route: every request no other route takes, answered 404 or
+    /// 405 exactly as the local router answers it.
+    RouteFallback,
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 5] = [
+    pub const ALL: [Endpoint; 6] = [
         Endpoint::ListPositions,
         Endpoint::GetPosition,
         Endpoint::CreatePosition,
         Endpoint::GetPortfolio,
         Endpoint::ListPools,
+        Endpoint::RouteFallback,
     ];
 
     /// The function (and binary) that serves this endpoint.
@@ -37,12 +41,15 @@ impl Endpoint {
             Endpoint::CreatePosition => "create-position",
             Endpoint::GetPortfolio => "get-portfolio",
             Endpoint::ListPools => "list-pools",
+            Endpoint::RouteFallback => "route-fallback",
         }
     }
 
+    /// The method; `ANY` for the fallback, as API Gateway writes it.
     pub fn method(self) -> Method {
         match self {
             Endpoint::CreatePosition => Method::POST,
+            Endpoint::RouteFallback => Method::from_bytes(b"ANY").unwrap_or_default(),
             _ => Method::GET,
         }
     }
@@ -54,12 +61,16 @@ impl Endpoint {
             Endpoint::GetPosition => "/positions/{id}",
             Endpoint::GetPortfolio => "/portfolio",
             Endpoint::ListPools => "/pools",
+            Endpoint::RouteFallback => "$default",
         }
     }
 
-    /// API Gateway's route key, e.g. `GET /positions/{id}`.
+    /// API Gateway's route key, e.g. `GET /positions/{id}`, or `$default`.
     pub fn route_key(self) -> String {
-        format!("{} {}", self.method(), self.path())
+        match self {
+            Endpoint::RouteFallback => self.path().to_string(),
+            _ => format!("{} {}", self.method(), self.path()),
+        }
     }
 
     /// Runs the endpoint's handler; every failure becomes its error response here, the one
@@ -71,6 +82,7 @@ impl Endpoint {
             Endpoint::CreatePosition => handlers::create_position(app, &request).await,
             Endpoint::GetPortfolio => handlers::get_portfolio(app, &request).await,
             Endpoint::ListPools => handlers::list_pools(app, &request).await,
+            Endpoint::RouteFallback => fallback(&request),
         };
         result.unwrap_or_else(|error| error.render(&request_id(&request)))
     }
@@ -89,6 +101,9 @@ pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
     let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
     let mut allowed: Vec<Method> = Vec::new();
     for endpoint in Endpoint::ALL {
+        if endpoint == Endpoint::RouteFallback {
+            continue;
+        }
         let Some(path_parameters) = match_template(endpoint.path(), &segments) else {
             continue;
         };
@@ -109,6 +124,16 @@ pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
     Err(ApiError::MethodNotAllowed {
         allow: allow.join(", "),
     })
+}
+
+/// The `$default` route: behind the authorizer like every route (claims missing → 401), then
+/// the local router's answer for a method and path no route takes (404, or 405 with `Allow`).
+/// A request that does match a route never reaches it in API Gateway; should one arrive, it is
+/// a 404 too: this function serves no resource.
+fn fallback(request: &Request) -> Result<Response<Body>, ApiError> {
+    caller(request).ok_or(ApiError::Unauthorized)?;
+    route(request.method(), request.raw_http_path())?;
+    Err(ApiError::NotFound("Not Found".into()))
 }
 
 /// The path parameters if `segments` fit the template (`{name}` takes one non-empty segment).

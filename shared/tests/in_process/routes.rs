@@ -70,13 +70,73 @@ fn every_endpoint_has_its_function_crate_and_sample_events() {
             .filter(|(file, _)| file.starts_with(&format!("{name}-")))
             .map(|(_, status)| *status)
             .collect();
-        assert!(
-            statuses.iter().any(|s| (200..300).contains(s)),
-            "events/ has a successful {name} event"
-        );
+        let answers = if endpoint == Endpoint::RouteFallback {
+            [404, 405].iter().all(|s| statuses.contains(s))
+        } else {
+            statuses.iter().any(|s| (200..300).contains(s))
+        };
+        assert!(answers, "events/ has the {name} events it answers");
         assert!(
             statuses.contains(&401),
             "events/ has a {name} event without claims"
         );
     }
+}
+
+fn template() -> String {
+    std::fs::read_to_string(root().join("template.yaml")).unwrap()
+}
+
+#[test]
+fn unrouted_requests_reach_the_fallback_behind_the_authorizer() {
+    let text = template();
+    let routes = template_routes();
+    assert!(routes.contains(&(
+        "route-fallback".to_string(),
+        "ANY".to_string(),
+        "$default".to_string()
+    )));
+    // One default authorizer for every route, `$default` included; no route opts out.
+    assert!(text.contains("DefaultAuthorizer: JwtAuthorizer"));
+    assert!(!text.contains("Authorizer: NONE"));
+}
+
+#[test]
+fn cors_is_configured_from_its_parameter_as_local_api_answers() {
+    let text = template();
+    assert!(text.contains("  CorsAllowedOrigins:\n    Type: CommaDelimitedList"));
+    for line in [
+        "AllowOrigins: !Ref CorsAllowedOrigins",
+        "AllowMethods: [GET, POST]",
+        "AllowHeaders: [Authorization, Content-Type, Idempotency-Key]",
+        "ExposeHeaders: [Location]",
+        "MaxAge: 600",
+    ] {
+        assert!(text.contains(line), "{line}");
+    }
+}
+
+#[test]
+fn every_function_and_the_api_and_table_have_alarms() {
+    let text = template();
+    assert!(text.contains("  AlarmTopicArn:\n    Type: String"));
+    for endpoint in Endpoint::ALL {
+        let resource: String = endpoint
+            .function_name()
+            .split('-')
+            .map(|w| w[..1].to_uppercase() + &w[1..])
+            .collect();
+        for metric in ["Errors", "Throttles"] {
+            let alarm = format!("  {resource}{metric}Alarm:\n    Type: AWS::CloudWatch::Alarm");
+            assert!(text.contains(&alarm), "{alarm}");
+        }
+    }
+    for alarm in ["Api5xxAlarm", "TableThrottlesAlarm"] {
+        assert!(text.contains(&format!("  {alarm}:\n    Type: AWS::CloudWatch::Alarm")));
+    }
+    let alarms = text.matches("Type: AWS::CloudWatch::Alarm").count();
+    let notified = text
+        .matches("AlarmActions: !If [HasAlarmTopic, [!Ref AlarmTopicArn], !Ref AWS::NoValue]")
+        .count();
+    assert_eq!(alarms, notified, "every alarm notifies the optional topic");
 }
