@@ -41,17 +41,71 @@ impl Orientation {
         biguint_to_u256(&root).unwrap_or(U256::MAX)
     }
 
-    /// The human price of a sqrt price, as f64 (for display of range bounds).
+    /// The human price of a sqrt price as the nearest double of its exact value (for display
+    /// of range bounds): the ratio sqrt^2 * 10^decimals0 / (2^(2*resolution) * 10^decimals1),
+    /// inverted when tokenA is token1, rounded once, half to even.
     pub fn human_price_of(&self, sqrt_price: U256) -> f64 {
-        let sqrt = u256_to_f64(sqrt_price) / 2f64.powi(self.curve.resolution() as i32);
-        let raw = sqrt * sqrt;
-        let scale = 10f64.powi(i32::from(self.decimals0) - i32::from(self.decimals1));
-        if self.base_is_token0 {
-            raw * scale
-        } else {
-            1.0 / (raw * scale)
+        let sqrt = BigUint::from_bytes_le(&sqrt_price.to_le_bytes::<32>());
+        let mut num = &sqrt * &sqrt * pow10(u64::from(self.decimals0));
+        let mut den = (BigUint::from(1u8) << (2 * self.curve.resolution()))
+            * pow10(u64::from(self.decimals1));
+        if !self.base_is_token0 {
+            std::mem::swap(&mut num, &mut den);
+        }
+        nearest_f64(&num, &den)
+    }
+}
+
+/// The double nearest to `num / den` (ties to even), for positive ratios in the normal range
+/// of doubles, by integer division: a quotient of 53 significant bits and the remainder decide
+/// the rounding exactly.
+pub fn nearest_f64(num: &BigUint, den: &BigUint) -> f64 {
+    if num.bits() == 0 || den.bits() == 0 {
+        return 0.0;
+    }
+    // Scale so the quotient has 53 or 54 bits, then keep 53 and fold the rest into the
+    // remainder.
+    let mut exponent = num.bits() as i64 - den.bits() as i64 - 53;
+    let (n, mut d) = if exponent >= 0 {
+        (num.clone(), den << exponent as u64)
+    } else {
+        (num << exponent.unsigned_abs(), den.clone())
+    };
+    let mut q = &n / &d;
+    let mut r = &n % &d;
+    if q.bits() > 53 {
+        let low = &q & BigUint::from(1u8);
+        q >>= 1u8;
+        r += low * &d;
+        d <<= 1u8;
+        exponent += 1;
+    }
+    // Round half to even on the remainder.
+    let twice = &r << 1u8;
+    let odd = q.bit(0);
+    if twice > d || (twice == d && odd) {
+        q += 1u8;
+        if q.bits() > 53 {
+            q >>= 1u8;
+            exponent += 1;
         }
     }
+    let mantissa = q.to_u64_digits().first().copied().unwrap_or(0) as f64;
+    scale_by_power_of_two(mantissa, exponent)
+}
+
+/// `value * 2^exponent`, exactly while the result is a normal double.
+fn scale_by_power_of_two(mut value: f64, mut exponent: i64) -> f64 {
+    // Powers of two up to 2^±1000 are exact doubles; larger exponents take several steps.
+    while exponent > 1000 {
+        value *= 2f64.powi(1000);
+        exponent -= 1000;
+    }
+    while exponent < -1000 {
+        value *= 2f64.powi(-1000);
+        exponent += 1000;
+    }
+    value * 2f64.powi(exponent as i32)
 }
 
 fn pow10(exp: u64) -> BigUint {
@@ -66,13 +120,6 @@ fn biguint_to_u256(v: &BigUint) -> Option<U256> {
     let mut limbs = [0u64; 4];
     limbs[..digits.len()].copy_from_slice(&digits);
     Some(U256::from_limbs(limbs))
-}
-
-fn u256_to_f64(v: U256) -> f64 {
-    v.as_limbs()
-        .iter()
-        .rev()
-        .fold(0f64, |acc, &limb| acc * 2f64.powi(64) + limb as f64)
 }
 
 /// A token amount in base units as a decimal number of whole tokens.
@@ -124,5 +171,55 @@ mod tests {
     fn base_units_become_whole_tokens() {
         let v = base_units_to_decimal(U256::from(1_500_000u64), 6);
         assert_eq!(v, BigDecimal::from_str("1.5").unwrap());
+    }
+
+    /// The nearest double by an independent route: 60 significant decimal digits of the exact
+    /// ratio, parsed by the standard library's correctly rounded parser.
+    fn via_decimal(num: &BigUint, den: &BigUint) -> f64 {
+        let digits = 60u64;
+        let shift = digits + den.to_string().len() as u64;
+        let scaled = num * pow10(shift) / den;
+        format!("{scaled}e-{shift}").parse().unwrap()
+    }
+
+    #[test]
+    fn range_bound_prices_are_the_nearest_double_of_the_exact_ratio() {
+        for curve in [Curve::UniswapV3, Curve::OrcaWhirlpools] {
+            for (d0, d1, base0) in [(6, 18, false), (18, 6, true), (9, 6, true), (8, 18, true)] {
+                let o = Orientation {
+                    curve,
+                    decimals0: d0,
+                    decimals1: d1,
+                    base_is_token0: base0,
+                };
+                for tick in (-400_000..400_000).step_by(7919) {
+                    let sqrt = curve.sqrt_price_at_tick(tick).unwrap();
+                    let s = BigUint::from_bytes_le(&sqrt.to_le_bytes::<32>());
+                    let mut num = &s * &s * pow10(u64::from(d0));
+                    let mut den =
+                        (BigUint::from(1u8) << (2 * curve.resolution())) * pow10(u64::from(d1));
+                    if !base0 {
+                        std::mem::swap(&mut num, &mut den);
+                    }
+                    assert_eq!(
+                        o.human_price_of(sqrt),
+                        via_decimal(&num, &den),
+                        "{curve:?} {tick}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn nearest_double_rounds_ties_to_even() {
+        let one = BigUint::from(1u8);
+        // 2^53 + 1 lies halfway between 2^53 and 2^53 + 2: the even one wins.
+        let tie = (&one << 53u8) + &one;
+        assert_eq!(nearest_f64(&tie, &one), 9007199254740992.0);
+        let tie_up = (&one << 53u8) + BigUint::from(3u8);
+        assert_eq!(nearest_f64(&tie_up, &one), 9007199254740996.0);
+        assert_eq!(nearest_f64(&one, &BigUint::from(3u8)), 1.0 / 3.0);
+        assert_eq!(nearest_f64(&BigUint::from(10u8), &BigUint::from(4u8)), 2.5);
     }
 }
