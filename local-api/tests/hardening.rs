@@ -2,7 +2,7 @@
 //! gateway headers, oversized and malformed heads, stalled clients, descriptor exhaustion,
 //! panics in a handler, encodings; CORS as the stack configures it; the token command's input.
 
-use lambda_http::http::{Method, StatusCode};
+use lambda_http::http::StatusCode;
 use local_api::auth::JwtSettings;
 use local_api::gateway::{Cors, Gateway};
 use serde_json::{json, Value};
@@ -191,14 +191,7 @@ async fn descriptor_exhaustion_backs_off_and_recovers() {
 async fn a_compressed_body_is_refused_by_name() {
     let api = LocalApi::start(BIN, &[]).await;
     let alice = api.client(Some(&token("alice")));
-    let headers = [
-        ("content-type", "application/json"),
-        ("content-encoding", "gzip"),
-    ];
-    let body = create_body(json!({}));
-    let reply = alice
-        .send(Method::POST, "/positions", &headers, body.as_bytes())
-        .await;
+    let reply = alice.create_encoded(&create_body(json!({})), "gzip").await;
     assert_eq!(reply.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     assert!(reply.json["message"].as_str().unwrap().contains("gzip"));
     assert_eq!(alice.total().await, 0);

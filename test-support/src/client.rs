@@ -90,6 +90,16 @@ impl TestClient {
         .await
     }
 
+    /// `POST /positions` with a JSON body declared as sent with `Content-Encoding: encoding`.
+    pub async fn create_encoded(&self, body: &str, encoding: &str) -> Reply {
+        let headers = [
+            ("content-type", "application/json"),
+            ("content-encoding", encoding),
+        ];
+        self.send(Method::POST, "/positions", &headers, body.as_bytes())
+            .await
+    }
+
     /// Opens a position from [`create_body`] with `overrides`; anything but 201 fails the test.
     pub async fn open(&self, overrides: Value) -> Value {
         let reply = self.create(&create_body(overrides)).await;

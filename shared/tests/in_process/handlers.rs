@@ -516,15 +516,9 @@ async fn messages_say_what_is_wrong_and_never_name_internal_types() {
         reply.json["message"],
         "offset must be an integer from 0 to 18446744073709551615"
     );
+    let body = create_body(json!({}));
     for encoding in ["gzip", "br", "identity, gzip"] {
-        let headers = [
-            ("content-type", "application/json"),
-            ("content-encoding", encoding),
-        ];
-        let body = create_body(json!({}));
-        let reply = alice
-            .send(Method::POST, "/positions", &headers, body.as_bytes())
-            .await;
+        let reply = alice.create_encoded(&body, encoding).await;
         assert_eq!(
             reply.status,
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -536,14 +530,7 @@ async fn messages_say_what_is_wrong_and_never_name_internal_types() {
             "{message}"
         );
     }
-    let identity = [
-        ("content-type", "application/json"),
-        ("content-encoding", "identity"),
-    ];
-    let body = create_body(json!({}));
-    let reply = alice
-        .send(Method::POST, "/positions", &identity, body.as_bytes())
-        .await;
+    let reply = alice.create_encoded(&body, "identity").await;
     assert_eq!(reply.status, StatusCode::CREATED);
     assert_eq!(
         alice.total().await,
