@@ -52,16 +52,14 @@ impl Cors {
             .then_some(origin)
     }
 
-    /// Adds the headers an actual (non-preflight) response carries.
-    fn decorate(&self, request: &HeaderMap, response: &mut HeaderMap) {
-        if let Some(origin) = self.allowed(request) {
-            response.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.clone());
-            response.insert(
-                header::ACCESS_CONTROL_EXPOSE_HEADERS,
-                HeaderValue::from_static(Self::EXPOSE_HEADERS),
-            );
-            response.append(header::VARY, HeaderValue::from_static("Origin"));
-        }
+    /// Adds the headers an actual (non-preflight) response carries for an allowed origin.
+    fn decorate(origin: HeaderValue, response: &mut HeaderMap) {
+        response.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        response.insert(
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static(Self::EXPOSE_HEADERS),
+        );
+        response.append(header::VARY, HeaderValue::from_static("Origin"));
     }
 
     /// The answer to a preflight (`OPTIONS` with `Origin` and
@@ -115,7 +113,7 @@ impl Gateway {
         if let Some(preflight) = self.cors.preflight(request.method(), request.headers()) {
             return preflight;
         }
-        let request_headers = request.headers().clone();
+        let origin = self.cors.allowed(request.headers()).cloned();
         // The handler runs in its own task so that a panic becomes a 500, not a dropped
         // connection.
         let gateway = self.clone();
@@ -130,7 +128,9 @@ impl Gateway {
             }
         };
         let mut response = to_hyper(response);
-        self.cors.decorate(&request_headers, response.headers_mut());
+        if let Some(origin) = origin {
+            Cors::decorate(origin, response.headers_mut());
+        }
         response
     }
 

@@ -3,7 +3,7 @@
 
 use local_api::auth::JwtSettings;
 use local_api::gateway::{Cors, Gateway};
-use shared::config::DEFAULT_CATALOG_TTL;
+use shared::config::{DEFAULT_CATALOG_TTL, DEFAULT_LOG_LEVEL};
 use shared::store::dynamodb::{local_client, user_client};
 use shared::store::DynamoDbStore;
 use shared::App;
@@ -121,7 +121,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
             _ => return Err(format!("unknown option {name}")),
         }
     }
-    let log_level = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_string());
+    let log_level = std::env::var("RUST_LOG").unwrap_or_else(|_| DEFAULT_LOG_LEVEL.to_string());
     shared::telemetry::init_with(&log_level, std::io::stderr);
     // A panic is logged as one JSON line like everything else, never as raw backtrace text.
     std::panic::set_hook(Box::new(|info| tracing::error!(panic = %info, "panic")));

@@ -6,6 +6,9 @@ use std::time::Duration;
 /// How long a warm container reuses the catalog before reading it again, unless configured.
 pub const DEFAULT_CATALOG_TTL: Duration = Duration::from_secs(60);
 
+/// The log filter unless `RUST_LOG` says otherwise.
+pub const DEFAULT_LOG_LEVEL: &str = "info";
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// The DynamoDB table (`TABLE_NAME`, required).
@@ -45,7 +48,7 @@ impl Config {
             table_name,
             dynamodb_endpoint: non_empty("DYNAMODB_ENDPOINT"),
             catalog_ttl,
-            log_level: non_empty("RUST_LOG").unwrap_or_else(|| "info".to_string()),
+            log_level: non_empty("RUST_LOG").unwrap_or_else(|| DEFAULT_LOG_LEVEL.to_string()),
         })
     }
 }

@@ -17,7 +17,7 @@ use lambda_http::{Body, Request, RequestExt, Response};
 type Reply = Result<Response<Body>, ApiError>;
 
 /// The caller's `sub`; without the authorizer's claims the request is unauthorized.
-fn owner(request: &Request) -> Result<String, ApiError> {
+pub fn owner(request: &Request) -> Result<String, ApiError> {
     caller(request).ok_or(ApiError::Unauthorized)
 }
 

@@ -7,16 +7,21 @@ use crate::store::dynamodb::{lambda_client, DynamoDbStore};
 use lambda_http::{service_fn, Error, Request};
 use std::convert::Infallible;
 
-/// Reads the configuration and builds logging and the DynamoDB client once (the init phase),
-/// then serves invocations.
+/// Reads the configuration and builds logging and, for endpoints that use the table, the
+/// DynamoDB client once (the init phase), then serves invocations.
 pub async fn run(endpoint: Endpoint) -> Result<(), Error> {
     let config = Config::from_env()?;
     crate::telemetry::init(&config.log_level);
-    let client = lambda_client(config.dynamodb_endpoint.as_deref()).await;
-    let app = App::on_dynamodb(
-        DynamoDbStore::new(client, config.table_name),
-        config.catalog_ttl,
-    );
+    let app = if endpoint.uses_table() {
+        let client = lambda_client(config.dynamodb_endpoint.as_deref()).await;
+        App::on_dynamodb(
+            DynamoDbStore::new(client, config.table_name),
+            config.catalog_ttl,
+        )
+    } else {
+        // Nothing to read: no DynamoDB client to build at cold start.
+        App::in_memory()
+    };
     let app = &app;
     lambda_http::run(service_fn(move |request: Request| async move {
         Ok::<_, Infallible>(endpoint.handle(app, request).await)

@@ -5,7 +5,7 @@
 use crate::app::App;
 use crate::error::ApiError;
 use crate::handlers;
-use crate::http::{caller, request_id};
+use crate::http::request_id;
 use lambda_http::http::Method;
 use lambda_http::{Body, Request, RequestExt, Response};
 use std::collections::HashMap;
@@ -63,6 +63,11 @@ impl Endpoint {
             Endpoint::ListPools => "/pools",
             Endpoint::RouteFallback => "$default",
         }
+    }
+
+    /// Whether the endpoint reads or writes the table (the fallback serves no resource).
+    pub fn uses_table(self) -> bool {
+        self != Endpoint::RouteFallback
     }
 
     /// API Gateway's route key, e.g. `GET /positions/{id}`, or `$default`.
@@ -131,7 +136,7 @@ pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
 /// A request that does match a route never reaches it in API Gateway; should one arrive, it is
 /// a 404 too: this function serves no resource.
 fn fallback(request: &Request) -> Result<Response<Body>, ApiError> {
-    caller(request).ok_or(ApiError::Unauthorized)?;
+    handlers::owner(request)?;
     route(request.method(), request.raw_http_path())?;
     Err(ApiError::NotFound("Not Found".into()))
 }
