@@ -75,8 +75,13 @@ impl JwtSettings {
 
     /// A token for `sub`, valid for `ttl_seconds`.
     pub fn issue(&self, sub: &str, ttl_seconds: i64) -> String {
+        self.issue_with_scope(sub, ttl_seconds, None)
+    }
+
+    /// A token with a `scope` claim (space-separated scopes, as OAuth servers issue it).
+    pub fn issue_with_scope(&self, sub: &str, ttl_seconds: i64, scope: Option<&str>) -> String {
         let now = chrono::Utc::now().timestamp();
-        let claims = serde_json::json!({
+        let mut claims = serde_json::json!({
             "sub": sub,
             "iss": self.issuer,
             "aud": self.audience,
@@ -84,6 +89,9 @@ impl JwtSettings {
             "nbf": now,
             "exp": now + ttl_seconds,
         });
+        if let Some(scope) = scope {
+            claims["scope"] = Value::from(scope);
+        }
         self.sign(&claims)
     }
 

@@ -3,21 +3,38 @@
 
 use local_api::auth::JwtSettings;
 use local_api::gateway::{Cors, Gateway};
-use shared::config::{DEFAULT_CATALOG_TTL, DEFAULT_LOG_LEVEL};
+use shared::app::MarketSync;
+use shared::catalog::{embedded_records, Catalog, CatalogFile, PoolRecord};
+use shared::chain::{RpcClient, Syncer, RPC_TIMEOUT};
+use shared::config::{DEFAULT_CATALOG_TTL, DEFAULT_LOG_LEVEL, DEFAULT_STALE_AFTER};
+use shared::market::Freshness;
+use shared::model::Chain;
 use shared::store::dynamodb::{local_client, user_client};
-use shared::store::DynamoDbStore;
+use shared::store::{DynamoDbStore, MemoryMarket};
 use shared::App;
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// How often local-api syncs with `--rpc`, unless `--sync-interval` says otherwise.
+const DEFAULT_SYNC_INTERVAL: Duration = Duration::from_secs(60);
 
 const USAGE: &str = "usage:
   local-api [--addr HOST:PORT] [--dynamodb-endpoint URL [--table NAME]] [--cors-origin ORIGIN]...
+            [--catalog FILE] [--rpc CHAIN=URL]... [--sync-interval SECONDS] [--stale-after SECONDS]
       serve the API (default 127.0.0.1:3000) on the in-memory store, or on a DynamoDB-API
       server (the table, default 'positions', is created and its catalog seeded if missing);
       --cors-origin (repeatable, or '*') answers browser preflights and adds CORS headers for
-      that origin, as the stack's CorsAllowedOrigins parameter does
-  local-api token --sub NAME [--ttl SECONDS]
-      print a bearer token for NAME (default ttl 86400)
+      that origin, as the stack's CorsAllowedOrigins parameter does;
+      --catalog serves a catalog file (the format of shared/data/pools.json) instead of the
+      embedded one; --rpc (repeatable) reads that chain's pools from a JSON-RPC endpoint: once
+      at start, then every --sync-interval (default 60) and on POST /markets/sync; a pool's
+      state older than --stale-after (default 300) is stale. Without --rpc, nothing is read
+      from any network: the catalog's prices are a snapshot
+  local-api token --sub NAME [--ttl SECONDS] [--scope SCOPES]
+      print a bearer token for NAME (default ttl 86400); --scope sets the space-separated
+      scope claim, e.g. \"markets:sync\"
   local-api seed-catalog --table NAME [--dynamodb-endpoint URL]
       load data/pools.json into a table (AWS credentials and region from the environment
       unless an endpoint is given)";
@@ -58,10 +75,11 @@ async fn main() -> ExitCode {
 const MAX_TTL_SECONDS: i64 = 10 * 365 * 86_400;
 
 fn token(jwt: &JwtSettings, args: &[String]) -> Result<(), String> {
-    let (mut sub, mut ttl) = (None, 86_400);
+    let (mut sub, mut ttl, mut scope) = (None, 86_400, None);
     for (name, value) in options(args)? {
         match name {
             "--sub" => sub = Some(value),
+            "--scope" => scope = Some(value),
             "--ttl" => {
                 ttl = value
                     .parse()
@@ -81,8 +99,44 @@ fn token(jwt: &JwtSettings, args: &[String]) -> Result<(), String> {
             local_api::auth::MAX_SUB_BYTES
         ));
     }
-    println!("{}", jwt.issue(sub, ttl));
+    println!("{}", jwt.issue_with_scope(sub, ttl, scope));
     Ok(())
+}
+
+/// The `--rpc CHAIN=URL` endpoints, each chain once.
+fn rpc_endpoint(
+    value: &str,
+    endpoints: &mut BTreeMap<Chain, Arc<RpcClient>>,
+) -> Result<(), String> {
+    let (chain, url) = value
+        .split_once('=')
+        .ok_or("--rpc takes CHAIN=URL, e.g. ethereum=http://127.0.0.1:8545")?;
+    let chain: Chain = chain
+        .parse()
+        .map_err(|_| format!("--rpc: unknown chain {chain:?}; one of {}", Chain::names()))?;
+    let client = RpcClient::new(url, RPC_TIMEOUT).map_err(|e| format!("--rpc {chain}: {e}"))?;
+    if endpoints.insert(chain, Arc::new(client)).is_some() {
+        return Err(format!("--rpc {chain} is given twice"));
+    }
+    Ok(())
+}
+
+fn seconds(name: &str, value: &str) -> Result<Duration, String> {
+    value
+        .parse::<u64>()
+        .ok()
+        .filter(|s| *s > 0)
+        .map(Duration::from_secs)
+        .ok_or_else(|| format!("{name} takes whole seconds above zero"))
+}
+
+/// The catalog records of `--catalog FILE`, checked as the service checks its own.
+fn catalog_file(path: &str) -> Result<Vec<PoolRecord>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let file: CatalogFile =
+        serde_json::from_str(&text).map_err(|e| format!("{path} is not a catalog: {e}"))?;
+    Catalog::from_records(&file.pools).map_err(|e| format!("{path}: {e}"))?;
+    Ok(file.pools)
 }
 
 async fn seed_catalog(args: &[String]) -> Result<(), String> {
@@ -99,7 +153,7 @@ async fn seed_catalog(args: &[String]) -> Result<(), String> {
         None => user_client().await,
     };
     let store = DynamoDbStore::new(client, table.ok_or("seed-catalog needs --table NAME")?);
-    let records = shared::catalog::embedded_records();
+    let records = embedded_records();
     store
         .seed_catalog(&records)
         .await
@@ -112,9 +166,16 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
     let mut addr = "127.0.0.1:3000".to_string();
     let (mut endpoint, mut table) = (None, "positions".to_string());
     let mut cors = Cors::default();
+    let mut records = None;
+    let mut endpoints = BTreeMap::new();
+    let (mut interval, mut stale_after) = (DEFAULT_SYNC_INTERVAL, DEFAULT_STALE_AFTER);
     for (name, value) in options(args)? {
         match name {
             "--addr" => addr = value.to_string(),
+            "--catalog" => records = Some(catalog_file(value)?),
+            "--rpc" => rpc_endpoint(value, &mut endpoints)?,
+            "--sync-interval" => interval = seconds(name, value)?,
+            "--stale-after" => stale_after = seconds(name, value)?,
             "--dynamodb-endpoint" => endpoint = Some(value.to_string()),
             "--table" => table = value.to_string(),
             "--cors-origin" => cors.allowed_origins.push(value.to_string()),
@@ -125,20 +186,56 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
     shared::telemetry::init_with(&log_level, std::io::stderr);
     // A panic is logged as one JSON line like everything else, never as raw backtrace text.
     std::panic::set_hook(Box::new(|info| tracing::error!(panic = %info, "panic")));
-    let (app, store_name) = match endpoint {
-        None => (App::in_memory(), "in-memory".to_string()),
+    let live = !endpoints.is_empty();
+    let freshness = if live {
+        Freshness::Live { stale_after }
+    } else {
+        Freshness::Snapshot
+    };
+    let (mut app, store_name) = match endpoint {
+        None => {
+            let mut app = App::in_memory();
+            if records.is_some() || live {
+                let records = records.unwrap_or_else(embedded_records);
+                let market = MemoryMarket::new(records, freshness).map_err(|e| e.to_string())?;
+                app.market = Arc::new(market);
+            }
+            (app, "in-memory".to_string())
+        }
         Some(url) => {
             let store = DynamoDbStore::new(local_client(&url), table.clone());
-            store
-                .prepare_local()
-                .await
-                .map_err(|e| format!("cannot prepare table {table} at {url}: {e}"))?;
+            let prepared = match &records {
+                // The file's pools, not the embedded ones beside them.
+                Some(records) => match store.ensure_table().await {
+                    Ok(()) => store.seed_catalog(records).await,
+                    Err(e) => Err(e),
+                },
+                None => store.prepare_local().await,
+            };
+            prepared.map_err(|e| format!("cannot prepare table {table} at {url}: {e}"))?;
+            // Synced here, read here: no cache to wait out.
+            let ttl = if live {
+                Duration::ZERO
+            } else {
+                DEFAULT_CATALOG_TTL
+            };
             (
-                App::on_dynamodb(store, DEFAULT_CATALOG_TTL),
+                App::on_dynamodb(store, ttl, stale_after),
                 format!("DynamoDB table {table} at {url}"),
             )
         }
     };
+    if live {
+        let syncer = Arc::new(Syncer::new(
+            endpoints,
+            app.market.clone(),
+            app.clock.clone(),
+        ));
+        app.sync = Some(syncer.clone());
+        // Before listening: the first request already sees the chains' state.
+        sync_once(&syncer).await;
+        tokio::spawn(sync_every(syncer, interval));
+    }
     let listener = tokio::net::TcpListener::bind(&addr)
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
@@ -159,4 +256,27 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
     };
     local_api::server::serve(listener, gateway, shutdown).await;
     Ok(())
+}
+
+/// Syncs now, then every `interval`, logging each report's counts.
+async fn sync_every(syncer: Arc<Syncer>, interval: Duration) {
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // The first tick is immediate: the sync at start has just run.
+    ticker.tick().await;
+    loop {
+        ticker.tick().await;
+        sync_once(&syncer).await;
+    }
+}
+
+async fn sync_once(syncer: &Syncer) {
+    match syncer.sync().await {
+        Ok(report) => tracing::info!(
+            updated = report.updated,
+            not_updated = report.not_updated,
+            "market sync"
+        ),
+        Err(e) => tracing::error!(cause = %e, "market sync failed"),
+    }
 }

@@ -7,7 +7,7 @@ use local_api::auth::JwtSettings;
 use local_api::gateway::{Cors, Gateway};
 use serde_json::{json, Value};
 use shared::model::{Filter, Page, PageRequest, Position, Status};
-use shared::store::{PositionStore, StaticMarket, StoreResult};
+use shared::store::{MemoryMarket, PositionStore, StoreResult};
 use shared::{App, SystemClock};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -332,8 +332,9 @@ impl PositionStore for PanickingStore {
 async fn a_panicking_handler_answers_500_and_keeps_the_connection() {
     let app = App {
         store: Arc::new(PanickingStore),
-        market: Arc::new(StaticMarket(Arc::new(shared::catalog::Catalog::embedded()))),
+        market: Arc::new(MemoryMarket::embedded()),
         clock: Arc::new(SystemClock),
+        sync: None,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

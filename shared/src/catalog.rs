@@ -1,12 +1,18 @@
 //! The pool catalog: the supported pools with their market state (current price and token USD
-//! prices). It ships as data (`data/pools.json`) and is served by `GET /pools`.
+//! prices). It ships as data (`data/pools.json`, a snapshot) and is served by `GET /pools`; the
+//! states read from the chains replace the snapshot's prices pool by pool.
 
 use crate::json::Exact;
+use crate::market::{
+    derive_usd_prices, Freshness, Height, PoolKey, PoolMarket, PoolState, PricedPair,
+};
 use crate::math::price::Orientation;
 use crate::math::{Curve, U256};
-use crate::model::{Chain, Protocol};
+use crate::model::{format_time, Chain, Protocol};
 use bigdecimal::{BigDecimal, Zero};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::str::FromStr;
 
 /// The catalog shipped with the code, used by the in-memory setup and to seed DynamoDB.
@@ -74,8 +80,16 @@ pub struct Pool {
     /// tokenB, the quote asset.
     pub token_b: Token,
     pub orientation: Orientation,
+    /// tokenB per tokenA: the snapshot's, or the nearest double of the synced sqrt price's exact
+    /// ratio.
     pub current_price: BigDecimal,
     pub sqrt_price: U256,
+    /// The current tick: the synced one, else the tick of the snapshot's sqrt price.
+    pub tick: i32,
+    /// The state last read from the chain, if any.
+    pub state: Option<PoolState>,
+    /// The ticks positions on this pool use, ascending.
+    pub tracked_ticks: Vec<i32>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -105,7 +119,18 @@ impl Token {
 }
 
 impl Pool {
+    /// A pool at its snapshot price.
     pub fn from_record(record: &PoolRecord) -> Result<Pool, CatalogError> {
+        Pool::at_state(record, PoolMarket::default())
+    }
+
+    /// A pool at its synced state when there is one (its sqrt price and tick), else at the
+    /// snapshot's price.
+    pub fn at_state(record: &PoolRecord, market: PoolMarket) -> Result<Pool, CatalogError> {
+        let PoolMarket {
+            state,
+            tracked_ticks,
+        } = market;
         let fail = |reason| CatalogError {
             pool: record.pool.clone(),
             reason,
@@ -125,7 +150,21 @@ impl Pool {
             decimals1: token1.decimals,
             base_is_token0,
         };
-        let sqrt_price = orientation.sqrt_price_of(&current_price);
+        let (sqrt_price, tick, current_price) = match &state {
+            Some(state) => (
+                state.sqrt_price,
+                state.tick,
+                orientation.human_price_decimal(state.sqrt_price),
+            ),
+            None => {
+                let sqrt_price = orientation.sqrt_price_of(&current_price);
+                (
+                    sqrt_price,
+                    curve.tick_at_or_below(sqrt_price),
+                    current_price,
+                )
+            }
+        };
         let in_range = curve.sqrt_price_at_tick(curve.min_tick()).unwrap() <= sqrt_price
             && sqrt_price < curve.sqrt_price_at_tick(curve.max_tick()).unwrap();
         if !in_range {
@@ -147,7 +186,14 @@ impl Pool {
             orientation,
             current_price,
             sqrt_price,
+            tick,
+            state,
+            tracked_ticks: tracked_ticks.into_iter().collect(),
         })
+    }
+
+    pub fn key(&self) -> PoolKey {
+        PoolKey::new(self.chain, self.protocol, &self.id)
     }
 
     pub fn curve(&self) -> Curve {
@@ -163,7 +209,8 @@ impl Pool {
         }
     }
 
-    pub fn view(&self) -> PoolView {
+    pub fn view(&self, freshness: Freshness, now: DateTime<Utc>) -> PoolView {
+        let (block, slot) = Height::pair(self.chain, self.state.as_ref().map(|s| s.height));
         let token = |t: &Token| TokenView {
             symbol: t.symbol.clone(),
             address: t.address.clone(),
@@ -179,7 +226,18 @@ impl Pool {
             token_a: token(&self.token_a),
             token_b: token(&self.token_b),
             current_price: Exact(self.current_price.clone()),
+            tick: self.tick,
+            sqrt_price: self.sqrt_price.to_string(),
+            observed_at: self.state.as_ref().map(|s| format_time(&s.observed_at)),
+            block,
+            slot,
+            stale: freshness.is_stale(self.state.as_ref(), now),
         }
+    }
+
+    /// Whether a position's range `[lower, upper)` holds the current tick.
+    pub fn in_range(&self, tick_lower: i32, tick_upper: i32) -> bool {
+        tick_lower <= self.tick && self.tick < tick_upper
     }
 }
 
@@ -210,21 +268,74 @@ pub struct PoolView {
     pub token_a: TokenView,
     pub token_b: TokenView,
     pub current_price: Exact,
+    pub tick: i32,
+    /// The sqrt price in the protocol's fixed point (Q64.96, Q64.64), an integer string.
+    pub sqrt_price: String,
+    pub observed_at: Option<String>,
+    #[serde(skip_serializing_if = "Height::is_hidden")]
+    pub block: Height,
+    #[serde(skip_serializing_if = "Height::is_hidden")]
+    pub slot: Height,
+    pub stale: bool,
 }
 
-/// The supported pools, in catalog order.
+/// The supported pools, in catalog order, and when their states stop being current.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Catalog {
     pub pools: Vec<Pool>,
+    pub freshness: Freshness,
 }
 
 impl Catalog {
+    /// The snapshot: every pool at its catalog price, never stale.
     pub fn from_records(records: &[PoolRecord]) -> Result<Catalog, CatalogError> {
-        let pools = records
+        Catalog::build(records, HashMap::new(), Freshness::Snapshot)
+    }
+
+    /// The pools at their synced states where there is one, at the snapshot's price
+    /// elsewhere; token USD prices derived from the pools' prices ([`derive_usd_prices`]), the
+    /// catalog's own where no pool reaches a token.
+    pub fn build(
+        records: &[PoolRecord],
+        mut markets: HashMap<PoolKey, PoolMarket>,
+        freshness: Freshness,
+    ) -> Result<Catalog, CatalogError> {
+        let mut pools = records
             .iter()
-            .map(Pool::from_record)
-            .collect::<Result<_, _>>()?;
-        Ok(Catalog { pools })
+            .map(|r| {
+                let key = PoolKey::new(r.chain, r.protocol, &r.pool);
+                Pool::at_state(r, markets.remove(&key).unwrap_or_default())
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        // Synced prices to 40 digits, not the double written as `currentPrice`: USD prices
+        // multiply along a path.
+        let rates: Vec<BigDecimal> = pools
+            .iter()
+            .map(|p| match &p.state {
+                Some(state) => p.orientation.human_price_precise(state.sqrt_price, 40),
+                None => p.current_price.clone(),
+            })
+            .collect();
+        let pairs: Vec<PricedPair<'_>> = pools
+            .iter()
+            .zip(&rates)
+            .map(|(p, price)| PricedPair {
+                chain: p.chain,
+                token_a: (&p.token_a.symbol, &p.token_a.address),
+                token_b: (&p.token_b.symbol, &p.token_b.address),
+                price,
+            })
+            .collect();
+        let usd = derive_usd_prices(&pairs);
+        for pool in &mut pools {
+            for token in [&mut pool.token_a, &mut pool.token_b] {
+                let key = PoolKey::new(pool.chain, pool.protocol, &token.address);
+                if let Some(price) = usd.get(&(pool.chain, key.address)) {
+                    token.price_usd = price.clone();
+                }
+            }
+        }
+        Ok(Catalog { pools, freshness })
     }
 
     /// The catalog shipped in the repository.
@@ -285,6 +396,7 @@ mod tests {
             let implied = &pool.current_price * &pool.token_b.price_usd;
             assert_eq!(implied, pool.token_a.price_usd, "{}", pool.id);
             let back = pool.orientation.human_price_of(pool.sqrt_price);
+            assert_eq!(pool.tick, pool.curve().tick_at_or_below(pool.sqrt_price));
             let expected: f64 = pool.current_price.to_string().parse().unwrap();
             assert!(
                 (back - expected).abs() / expected < 1e-9,

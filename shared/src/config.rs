@@ -1,10 +1,15 @@
 //! The functions' configuration, read from the environment once at start and passed in from
 //! there: nothing deeper reads the environment.
 
+use crate::model::Chain;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// How long a warm container reuses the catalog before reading it again, unless configured.
 pub const DEFAULT_CATALOG_TTL: Duration = Duration::from_secs(60);
+
+/// How old a pool's synced state may get before it is stale, unless configured.
+pub const DEFAULT_STALE_AFTER: Duration = Duration::from_secs(300);
 
 /// The log filter unless `RUST_LOG` says otherwise.
 pub const DEFAULT_LOG_LEVEL: &str = "info";
@@ -17,6 +22,12 @@ pub struct Config {
     pub dynamodb_endpoint: Option<String>,
     /// The catalog cache's lifetime (`CATALOG_TTL_SECONDS`, default 60).
     pub catalog_ttl: Duration,
+    /// How old a synced state may get (`MARKET_STALE_AFTER_SECONDS`, default 300).
+    pub stale_after: Duration,
+    /// Per chain, the SSM parameter holding its RPC URL (`RPC_PARAMETER_<CHAIN>`, e.g.
+    /// `RPC_PARAMETER_ETHEREUM`; unset or empty: the chain is not synced). Only the sync
+    /// function reads them.
+    pub rpc_parameters: BTreeMap<Chain, String>,
     /// The log filter (`RUST_LOG`, default `info`).
     pub log_level: String,
 }
@@ -36,18 +47,26 @@ impl Config {
         let non_empty = |name: &str| var(name).filter(|v| !v.trim().is_empty());
         let table_name =
             non_empty("TABLE_NAME").ok_or_else(|| ConfigError("TABLE_NAME is not set".into()))?;
-        let catalog_ttl = match non_empty("CATALOG_TTL_SECONDS") {
-            None => DEFAULT_CATALOG_TTL,
-            Some(text) => text.trim().parse().map(Duration::from_secs).map_err(|_| {
-                ConfigError(format!(
-                    "CATALOG_TTL_SECONDS must be whole seconds, not {text:?}"
-                ))
-            })?,
-        };
+        let seconds =
+            |name: &str, default: Duration| match non_empty(name) {
+                None => Ok(default),
+                Some(text) => text.trim().parse().map(Duration::from_secs).map_err(|_| {
+                    ConfigError(format!("{name} must be whole seconds, not {text:?}"))
+                }),
+            };
+        let rpc_parameters = Chain::ALL
+            .iter()
+            .filter_map(|chain| {
+                let name = format!("RPC_PARAMETER_{}", chain.as_str().to_ascii_uppercase());
+                non_empty(&name).map(|parameter| (*chain, parameter.trim().to_string()))
+            })
+            .collect();
         Ok(Config {
             table_name,
             dynamodb_endpoint: non_empty("DYNAMODB_ENDPOINT"),
-            catalog_ttl,
+            catalog_ttl: seconds("CATALOG_TTL_SECONDS", DEFAULT_CATALOG_TTL)?,
+            stale_after: seconds("MARKET_STALE_AFTER_SECONDS", DEFAULT_STALE_AFTER)?,
+            rpc_parameters,
             log_level: non_empty("RUST_LOG").unwrap_or_else(|| DEFAULT_LOG_LEVEL.to_string()),
         })
     }
@@ -74,6 +93,8 @@ mod tests {
                 table_name: "positions".into(),
                 dynamodb_endpoint: None,
                 catalog_ttl: DEFAULT_CATALOG_TTL,
+                stale_after: DEFAULT_STALE_AFTER,
+                rpc_parameters: BTreeMap::new(),
                 log_level: "info".into(),
             })
         );
@@ -87,9 +108,17 @@ mod tests {
             ("TABLE_NAME", "t"),
             ("DYNAMODB_ENDPOINT", "http://127.0.0.1:8000"),
             ("CATALOG_TTL_SECONDS", "5"),
+            ("MARKET_STALE_AFTER_SECONDS", "90"),
+            ("RPC_PARAMETER_SOLANA", "/positions/rpc/solana"),
+            ("RPC_PARAMETER_BASE", ""),
             ("RUST_LOG", "debug"),
         ])
         .unwrap();
+        assert_eq!(got.stale_after, Duration::from_secs(90));
+        assert_eq!(
+            got.rpc_parameters,
+            BTreeMap::from([(Chain::Solana, "/positions/rpc/solana".to_string())])
+        );
         assert_eq!(
             got.dynamodb_endpoint.as_deref(),
             Some("http://127.0.0.1:8000")
@@ -97,5 +126,6 @@ mod tests {
         assert_eq!(got.catalog_ttl, Duration::from_secs(5));
         assert_eq!(got.log_level, "debug");
         assert!(config(&[("TABLE_NAME", "t"), ("CATALOG_TTL_SECONDS", "soon")]).is_err());
+        assert!(config(&[("TABLE_NAME", "t"), ("MARKET_STALE_AFTER_SECONDS", "-1")]).is_err());
     }
 }

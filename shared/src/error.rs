@@ -20,6 +20,9 @@ pub enum ApiError {
     BadRequest(String),
     #[error("Unauthorized")]
     Unauthorized,
+    /// The token is valid but does not grant what the route needs: the message says which scope.
+    #[error("Forbidden: {0}")]
+    Forbidden(String),
     #[error("{0}")]
     NotFound(String),
     #[error("Method Not Allowed")]
@@ -65,6 +68,7 @@ impl ApiError {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -161,6 +165,7 @@ mod tests {
         let cases = [
             (ApiError::bad_request("limit must be 1-100"), 400),
             (ApiError::Unauthorized, 401),
+            (ApiError::Forbidden("x".into()), 403),
             (ApiError::NotFound("position not found".into()), 404),
             (
                 ApiError::MethodNotAllowed {

@@ -5,7 +5,8 @@
 use crate::app::App;
 use crate::catalog::PoolView;
 use crate::error::ApiError;
-use crate::http::{caller, content_encoding, is_json, json_response};
+use crate::http::{caller, content_encoding, has_scope, is_json, json_response};
+use crate::market::SyncReport;
 use crate::model::{format_time, ListView, Position, Status};
 use crate::portfolio::portfolio;
 use crate::validation::{is_position_id, parse_amount, CreateRequest, ListQuery, MAX_BODY_BYTES};
@@ -13,6 +14,9 @@ use crate::valuation::{value_position, TokenPair};
 use bigdecimal::{BigDecimal, Zero};
 use lambda_http::http::{header, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
+
+/// The scope a token needs to start a sync.
+pub const SYNC_SCOPE: &str = "markets:sync";
 
 type Reply = Result<Response<Body>, ApiError>;
 
@@ -29,10 +33,11 @@ pub async fn list_positions(app: &App, request: &Request) -> Reply {
         app.store.list(&owner, query.filter, query.page),
         app.market.catalog()
     )?;
+    let now = app.clock.now();
     let data = page
         .items
         .iter()
-        .map(|p| value_position(p, &catalog).map(|v| v.view))
+        .map(|p| value_position(p, &catalog, now).map(|v| v.view))
         .collect::<Result<_, _>>()?;
     Ok(json_response(
         StatusCode::OK,
@@ -55,7 +60,7 @@ pub async fn get_position(app: &App, request: &Request) -> Reply {
         .to_string();
     let (position, catalog) = tokio::try_join!(app.store.get(&owner, &id), app.market.catalog())?;
     let position = position.ok_or_else(not_found)?;
-    let view = value_position(&position, &catalog)?.view;
+    let view = value_position(&position, &catalog, app.clock.now())?.view;
     Ok(json_response(StatusCode::OK, &view))
 }
 
@@ -116,9 +121,14 @@ pub async fn create_position(app: &App, request: &Request) -> Reply {
         fees_earned_usd: BigDecimal::zero(),
         created_at,
     };
+    // Tracked first: a tick tracked for a position that then fails to insert costs one read
+    // per sync; a position whose ticks the sync never reads would lack its fee accounting.
+    app.market
+        .track_ticks(pool, [position.tick_lower, position.tick_upper])
+        .await?;
     app.store.insert(&position).await?;
     tracing::info!(position = %position.id, pool = %position.pool, created_at = %format_time(&created_at), "position opened");
-    let view = value_position(&position, &catalog)?.view;
+    let view = value_position(&position, &catalog, now)?.view;
     let mut response = json_response(StatusCode::CREATED, &view);
     if let Ok(location) = header::HeaderValue::from_str(&format!("/positions/{}", position.id)) {
         response.headers_mut().insert(header::LOCATION, location);
@@ -133,7 +143,7 @@ pub async fn get_portfolio(app: &App, request: &Request) -> Reply {
         tokio::try_join!(app.store.open_positions(&owner), app.market.catalog())?;
     Ok(json_response(
         StatusCode::OK,
-        &portfolio(&positions, &catalog)?,
+        &portfolio(&positions, &catalog, app.clock.now())?,
     ))
 }
 
@@ -141,7 +151,32 @@ pub async fn get_portfolio(app: &App, request: &Request) -> Reply {
 pub async fn list_pools(app: &App, request: &Request) -> Reply {
     owner(request)?;
     let catalog = app.market.catalog().await?;
-    let data: Vec<PoolView> = catalog.pools.iter().map(|p| p.view()).collect();
+    let now = app.clock.now();
+    let data: Vec<PoolView> = catalog
+        .pools
+        .iter()
+        .map(|p| p.view(catalog.freshness, now))
+        .collect();
     let total = data.len() as u64;
     Ok(json_response(StatusCode::OK, &ListView { data, total }))
+}
+
+/// `POST /markets/sync`: syncs every pool now and answers the report. Needs the `markets:sync`
+/// scope (API Gateway checks it; so does this handler, so local-api answers alike).
+pub async fn sync_markets(app: &App, request: &Request) -> Reply {
+    owner(request)?;
+    if !has_scope(request, SYNC_SCOPE) {
+        return Err(ApiError::Forbidden(format!(
+            "the token lacks the {SYNC_SCOPE} scope"
+        )));
+    }
+    let report = match &app.sync {
+        Some(sync) => sync.sync().await?,
+        None => {
+            let catalog = app.market.catalog().await?;
+            let pools = catalog.pools.iter().map(|p| (p.chain, p.id.clone()));
+            SyncReport::unsynced(pools, "no RPC endpoint is configured for this chain")
+        }
+    };
+    Ok(json_response(StatusCode::OK, &report))
 }

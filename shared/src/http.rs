@@ -24,6 +24,26 @@ pub fn caller(request: &Request) -> Option<String> {
         .cloned()
 }
 
+/// Whether the caller's token grants `scope`: in the authorizer's `scopes`, or in the `scope`
+/// claim (space-separated, as OAuth servers issue it).
+pub fn has_scope(request: &Request, scope: &str) -> bool {
+    let Some(RequestContext::ApiGatewayV2(context)) = request.request_context_ref() else {
+        return false;
+    };
+    let Some(jwt) = context.authorizer.as_ref().and_then(|a| a.jwt.as_ref()) else {
+        return false;
+    };
+    let listed = jwt
+        .scopes
+        .as_ref()
+        .is_some_and(|scopes| scopes.iter().any(|s| s == scope));
+    let claimed = jwt
+        .claims
+        .get("scope")
+        .is_some_and(|claim| claim.split(' ').any(|s| s == scope));
+    listed || claimed
+}
+
 /// The id logs are correlated by: the Lambda invocation's, else API Gateway's (local runs).
 pub fn request_id(request: &Request) -> String {
     if let Some(context) = request.lambda_context_ref() {

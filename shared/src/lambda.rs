@@ -3,7 +3,7 @@
 use crate::app::App;
 use crate::config::Config;
 use crate::routes::Endpoint;
-use crate::store::dynamodb::{lambda_client, DynamoDbStore};
+use crate::store::dynamodb::{lambda_client, lambda_sdk_config, DynamoDbStore};
 use lambda_http::{service_fn, Error, Request};
 use std::convert::Infallible;
 
@@ -13,10 +13,12 @@ pub async fn run(endpoint: Endpoint) -> Result<(), Error> {
     let config = Config::from_env()?;
     crate::telemetry::init(&config.log_level);
     let app = if endpoint.uses_table() {
-        let client = lambda_client(config.dynamodb_endpoint.as_deref()).await;
+        let sdk = lambda_sdk_config().await;
+        let client = lambda_client(&sdk, config.dynamodb_endpoint.as_deref());
         App::on_dynamodb(
             DynamoDbStore::new(client, config.table_name),
             config.catalog_ttl,
+            config.stale_after,
         )
     } else {
         // Nothing to read: no DynamoDB client to build at cold start.

@@ -4,6 +4,8 @@
 
 pub mod app;
 pub mod catalog;
+#[cfg(feature = "chain")]
+pub mod chain;
 pub mod clock;
 pub mod config;
 pub mod error;
@@ -12,6 +14,7 @@ pub mod handlers;
 pub mod http;
 pub mod json;
 pub mod lambda;
+pub mod market;
 pub mod math;
 pub mod model;
 pub mod portfolio;

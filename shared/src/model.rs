@@ -154,6 +154,14 @@ pub struct PositionView {
     pub token_a: TokenAmountView,
     pub token_b: TokenAmountView,
     pub status: Status,
+    pub tick_lower: i32,
+    pub tick_upper: i32,
+    /// The position's liquidity, an integer string.
+    pub liquidity: String,
+    /// `tickLower <= tick < tickUpper` at the pool's state.
+    pub in_range: bool,
+    /// The pool's state is older than the market allows (figures are at the last state).
+    pub stale: bool,
     pub price_lower: f64,
     pub price_upper: f64,
     pub current_price: Exact,

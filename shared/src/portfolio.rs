@@ -6,6 +6,7 @@ use crate::json::{Percent, Usd};
 use crate::model::Position;
 use crate::valuation::{value_position, ValuationError};
 use bigdecimal::{BigDecimal, RoundingMode, Zero};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -31,12 +32,13 @@ pub struct PortfolioView {
 pub fn portfolio(
     positions: &[Position],
     catalog: &Catalog,
+    now: DateTime<Utc>,
 ) -> Result<PortfolioView, ValuationError> {
     let mut total_value = BigDecimal::zero();
     let mut cost_basis = BigDecimal::zero();
     let mut by_symbol: BTreeMap<String, BigDecimal> = BTreeMap::new();
     for position in positions {
-        let valued = value_position(position, catalog)?;
+        let valued = value_position(position, catalog, now)?;
         total_value += &valued.value_a + &valued.value_b + &position.fees_earned_usd;
         cost_basis += &position.cost_basis_usd;
         for (token, value) in [
@@ -148,7 +150,7 @@ mod tests {
 
     #[test]
     fn empty_portfolio_is_zeros() {
-        let view = portfolio(&[], &Catalog::embedded()).unwrap();
+        let view = portfolio(&[], &Catalog::embedded(), Utc::now()).unwrap();
         let json = serde_json::to_value(&view).unwrap();
         assert_eq!(
             json,

@@ -18,18 +18,21 @@ pub enum Endpoint {
     CreatePosition,
     GetPortfolio,
     ListPools,
+    /// `POST /markets/sync`: reads every pool from its chain now (the scheduled sync's work).
+    SyncMarkets,
     /// API Gateway's `$default` route: every request no other route takes, answered 404 or
     /// 405 exactly as the local router answers it.
     RouteFallback,
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 6] = [
+    pub const ALL: [Endpoint; 7] = [
         Endpoint::ListPositions,
         Endpoint::GetPosition,
         Endpoint::CreatePosition,
         Endpoint::GetPortfolio,
         Endpoint::ListPools,
+        Endpoint::SyncMarkets,
         Endpoint::RouteFallback,
     ];
 
@@ -41,6 +44,7 @@ impl Endpoint {
             Endpoint::CreatePosition => "create-position",
             Endpoint::GetPortfolio => "get-portfolio",
             Endpoint::ListPools => "list-pools",
+            Endpoint::SyncMarkets => "sync-markets",
             Endpoint::RouteFallback => "route-fallback",
         }
     }
@@ -48,7 +52,7 @@ impl Endpoint {
     /// The method; `ANY` for the fallback, as API Gateway writes it.
     pub fn method(self) -> Method {
         match self {
-            Endpoint::CreatePosition => Method::POST,
+            Endpoint::CreatePosition | Endpoint::SyncMarkets => Method::POST,
             Endpoint::RouteFallback => Method::from_bytes(b"ANY").unwrap_or_default(),
             _ => Method::GET,
         }
@@ -61,6 +65,7 @@ impl Endpoint {
             Endpoint::GetPosition => "/positions/{id}",
             Endpoint::GetPortfolio => "/portfolio",
             Endpoint::ListPools => "/pools",
+            Endpoint::SyncMarkets => "/markets/sync",
             Endpoint::RouteFallback => "$default",
         }
     }
@@ -68,6 +73,15 @@ impl Endpoint {
     /// Whether the endpoint reads or writes the table (the fallback serves no resource).
     pub fn uses_table(self) -> bool {
         self != Endpoint::RouteFallback
+    }
+
+    /// The OAuth scopes the authorizer requires (`AuthorizationScopes`); the handler checks
+    /// them too, so local-api and the Lambda agree.
+    pub fn scopes(self) -> &'static [&'static str] {
+        match self {
+            Endpoint::SyncMarkets => &[handlers::SYNC_SCOPE],
+            _ => &[],
+        }
     }
 
     /// API Gateway's route key, e.g. `GET /positions/{id}`, or `$default`.
@@ -87,6 +101,7 @@ impl Endpoint {
             Endpoint::CreatePosition => handlers::create_position(app, &request).await,
             Endpoint::GetPortfolio => handlers::get_portfolio(app, &request).await,
             Endpoint::ListPools => handlers::list_pools(app, &request).await,
+            Endpoint::SyncMarkets => handlers::sync_markets(app, &request).await,
             Endpoint::RouteFallback => fallback(&request),
         };
         result.unwrap_or_else(|error| error.render(&request_id(&request)))

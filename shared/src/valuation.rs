@@ -7,6 +7,7 @@ use crate::math::price::base_units_to_decimal;
 use crate::math::{uniswap, Amounts, Curve, MathError, U256};
 use crate::model::{format_time, Position, PositionView, TokenAmountView};
 use bigdecimal::BigDecimal;
+use chrono::{DateTime, Utc};
 
 /// Why a position could not be sized or valued.
 #[derive(Debug, thiserror::Error)]
@@ -213,7 +214,11 @@ pub struct Valued {
 
 /// Values a stored position. A pool missing from the catalog is a server fault: positions are
 /// only opened on catalog pools.
-pub fn value_position(position: &Position, catalog: &Catalog) -> Result<Valued, ValuationError> {
+pub fn value_position(
+    position: &Position,
+    catalog: &Catalog,
+    now: DateTime<Utc>,
+) -> Result<Valued, ValuationError> {
     let pool = catalog
         .find(position.chain, position.protocol, &position.pool)
         .ok_or_else(|| ValuationError::PoolMissing {
@@ -241,6 +246,11 @@ pub fn value_position(position: &Position, catalog: &Catalog) -> Result<Valued, 
         token_a: token_view(&pool.token_a, held.a, &value_a),
         token_b: token_view(&pool.token_b, held.b, &value_b),
         status: position.status,
+        tick_lower: position.tick_lower,
+        tick_upper: position.tick_upper,
+        liquidity: position.liquidity.to_string(),
+        in_range: pool.in_range(position.tick_lower, position.tick_upper),
+        stale: catalog.freshness.is_stale(pool.state.as_ref(), now),
         // The lower tick is the higher human price when tokenA is token1.
         price_lower: at_lower.min(at_upper),
         price_upper: at_lower.max(at_upper),

@@ -9,6 +9,8 @@ use shared::Endpoint;
 pub struct EventManifest {
     pub dir: std::path::PathBuf,
     pub expected: Vec<(String, u16)>,
+    /// Events that are not HTTP requests (the schedule's), answered with a sync report.
+    pub scheduled: Vec<String>,
     pub fixture: Position,
 }
 
@@ -23,6 +25,10 @@ pub fn event_manifest() -> EventManifest {
         .iter()
         .map(|(file, status)| (file.clone(), status.as_u64().unwrap() as u16))
         .collect();
+    let scheduled = manifest["scheduled"]
+        .as_object()
+        .map(|files| files.keys().cloned().collect())
+        .unwrap_or_default();
     let fixture = &manifest["fixture"];
     let mut position = position(
         fixture["owner"].as_str().unwrap(),
@@ -34,6 +40,7 @@ pub fn event_manifest() -> EventManifest {
     EventManifest {
         dir,
         expected,
+        scheduled,
         fixture: position,
     }
 }

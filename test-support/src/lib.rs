@@ -3,12 +3,15 @@
 //! `create`, `list`, `get`, `portfolio` and `pools`; [`bodies`] holds the standard requests;
 //! [`fixtures`] builds stored positions; [`dynamodb`] gives a fresh table on the test server;
 //! [`contract`] is the suite every store must pass; [`events`] reads `events/`; [`local_api`]
-//! runs the local server and speaks raw HTTP to it.
+//! runs the local server and speaks raw HTTP to it; [`devnet`] runs anvil with the real
+//! Uniswap v3 contracts; [`rpc_stub`] is a loopback JSON-RPC endpoint answering what a test says.
 
 pub mod bodies;
 pub mod client;
 pub mod contract;
+pub mod devnet;
 pub mod dynamodb;
 pub mod events;
 pub mod fixtures;
 pub mod local_api;
+pub mod rpc_stub;

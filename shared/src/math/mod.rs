@@ -6,6 +6,7 @@
 //! ([`orca`]). [`Curve`] puts both behind one interface for the rest of the crate.
 
 pub mod curve;
+pub mod fees;
 pub mod num;
 pub mod orca;
 pub mod price;

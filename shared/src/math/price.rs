@@ -5,6 +5,7 @@ use super::curve::Curve;
 use super::num::U256;
 use bigdecimal::num_bigint::{BigInt, BigUint, Sign};
 use bigdecimal::BigDecimal;
+use std::str::FromStr;
 
 /// How a pool's tokens map onto the API's base/quote orientation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +46,37 @@ impl Orientation {
     /// of range bounds): the ratio sqrt^2 * 10^decimals0 / (2^(2*resolution) * 10^decimals1),
     /// inverted when tokenA is token1, rounded once, half to even.
     pub fn human_price_of(&self, sqrt_price: U256) -> f64 {
+        let (num, den) = self.human_ratio(sqrt_price);
+        nearest_f64(&num, &den)
+    }
+
+    /// [`Self::human_price_of`] as a decimal (the double's shortest exact-round-trip text), for
+    /// prices written where the API writes decimals.
+    pub fn human_price_decimal(&self, sqrt_price: U256) -> BigDecimal {
+        let nearest = self.human_price_of(sqrt_price);
+        BigDecimal::from_str(&nearest.to_string()).unwrap_or_default()
+    }
+
+    /// The human price of a sqrt price to `digits` significant digits (rounded half to even),
+    /// where more precision than a double's matters: the USD price chain.
+    pub fn human_price_precise(&self, sqrt_price: U256, digits: u64) -> BigDecimal {
+        let (num, den) = self.human_ratio(sqrt_price);
+        // Enough decimal places that the truncated quotient keeps `digits + 2` digits.
+        let magnitude = (den.bits() as i64 - num.bits() as i64) * 30103 / 100_000;
+        let scale = digits as i64 + 3 + magnitude.max(-(digits as i64));
+        let quotient = if scale >= 0 {
+            (num * pow10(scale as u64)) / den
+        } else {
+            num / (den * pow10(scale.unsigned_abs()))
+        };
+        BigDecimal::new(BigInt::from_biguint(Sign::Plus, quotient), scale)
+            .with_prec(digits)
+            .normalized()
+    }
+
+    /// The exact human price as `num / den`: sqrt^2 * 10^decimals0 / (2^(2*resolution) *
+    /// 10^decimals1), inverted when tokenA is token1.
+    fn human_ratio(&self, sqrt_price: U256) -> (BigUint, BigUint) {
         let sqrt = BigUint::from_bytes_le(&sqrt_price.to_le_bytes::<32>());
         let mut num = &sqrt * &sqrt * pow10(u64::from(self.decimals0));
         let mut den = (BigUint::from(1u8) << (2 * self.curve.resolution()))
@@ -52,7 +84,7 @@ impl Orientation {
         if !self.base_is_token0 {
             std::mem::swap(&mut num, &mut den);
         }
-        nearest_f64(&num, &den)
+        (num, den)
     }
 }
 
@@ -208,6 +240,20 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn precise_prices_agree_with_the_nearest_double_and_keep_their_digits() {
+        let o = eth_usdc_mainnet();
+        for tick in (-300_000..300_000).step_by(10_007) {
+            let sqrt = Curve::UniswapV3.sqrt_price_at_tick(tick).unwrap();
+            let precise = o.human_price_precise(sqrt, 40);
+            assert!(precise.digits() <= 40, "{tick}: {precise}");
+            let back: f64 = precise.to_string().parse().unwrap();
+            assert_eq!(back, o.human_price_of(sqrt), "{tick}");
+            let written: f64 = o.human_price_decimal(sqrt).to_string().parse().unwrap();
+            assert_eq!(written, o.human_price_of(sqrt), "{tick}");
         }
     }
 

@@ -1,8 +1,9 @@
-//! The in-memory store and a fixed market: the local server's embedded default and the
-//! handlers' test double.
+//! The in-memory store and market: the local server's embedded default and the handlers' test
+//! double.
 
 use super::traits::{Market, PositionStore, StoreError, StoreResult};
-use crate::catalog::Catalog;
+use crate::catalog::{embedded_records, Catalog, CatalogError, Pool, PoolRecord};
+use crate::market::{Freshness, PoolKey, PoolMarket, PoolState};
 use crate::model::{Filter, Page, PageRequest, Position, Status};
 use async_trait::async_trait;
 use std::collections::{BTreeMap, HashMap};
@@ -84,12 +85,80 @@ impl PositionStore for MemoryStore {
     }
 }
 
-/// A fixed catalog, such as the one shipped in the repository.
-pub struct StaticMarket(pub Arc<Catalog>);
+/// The catalog records with the states saved into them, in memory: the embedded default (a
+/// snapshot nobody syncs) and local-api's live market (synced from `--rpc`).
+pub struct MemoryMarket {
+    records: Vec<PoolRecord>,
+    freshness: Freshness,
+    inner: RwLock<MarketInner>,
+}
+
+#[derive(Default)]
+struct MarketInner {
+    markets: HashMap<PoolKey, PoolMarket>,
+    /// The catalog as last built; `None` after a write, rebuilt by the next read.
+    built: Option<Arc<Catalog>>,
+}
+
+impl MemoryMarket {
+    /// Fails when a record is invalid.
+    pub fn new(records: Vec<PoolRecord>, freshness: Freshness) -> Result<Self, CatalogError> {
+        let catalog = Catalog::build(&records, HashMap::new(), freshness)?;
+        Ok(MemoryMarket {
+            records,
+            freshness,
+            inner: RwLock::new(MarketInner {
+                markets: HashMap::new(),
+                built: Some(Arc::new(catalog)),
+            }),
+        })
+    }
+
+    /// The catalog shipped in the repository, never stale.
+    pub fn embedded() -> Self {
+        Self::new(embedded_records(), Freshness::Snapshot).expect("the embedded catalog is valid")
+    }
+
+    fn write(
+        &self,
+        pool: &Pool,
+        f: impl FnOnce(&mut PoolMarket) -> StoreResult<()>,
+    ) -> StoreResult<()> {
+        let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        f(inner.markets.entry(pool.key()).or_default())?;
+        inner.built = None;
+        Ok(())
+    }
+}
 
 #[async_trait]
-impl Market for StaticMarket {
-    async fn catalog(&self) -> Result<Arc<Catalog>, StoreError> {
-        Ok(self.0.clone())
+impl Market for MemoryMarket {
+    async fn catalog(&self) -> StoreResult<Arc<Catalog>> {
+        if let Some(built) = &self.inner.read().unwrap_or_else(|e| e.into_inner()).built {
+            return Ok(built.clone());
+        }
+        let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        let catalog = Catalog::build(&self.records, inner.markets.clone(), self.freshness)
+            .map_err(|e| StoreError::Failure(Box::new(e)))?;
+        let catalog = Arc::new(catalog);
+        inner.built = Some(catalog.clone());
+        Ok(catalog)
+    }
+
+    async fn track_ticks(&self, pool: &Pool, ticks: [i32; 2]) -> StoreResult<()> {
+        self.write(pool, |market| {
+            market.tracked_ticks.extend(ticks);
+            Ok(())
+        })
+    }
+
+    async fn save_state(&self, pool: &Pool, state: &PoolState) -> StoreResult<()> {
+        self.write(pool, |market| match &market.state {
+            Some(stored) if stored.height >= state.height => Err(StoreError::Conflict),
+            _ => {
+                market.state = Some(state.clone());
+                Ok(())
+            }
+        })
     }
 }

@@ -7,5 +7,5 @@ pub mod memory;
 pub mod traits;
 
 pub use dynamodb::{DynamoDbMarket, DynamoDbStore};
-pub use memory::{MemoryStore, StaticMarket};
+pub use memory::{MemoryMarket, MemoryStore};
 pub use traits::{BoxError, Market, PositionStore, StoreError, StoreResult};

@@ -1,7 +1,8 @@
 //! What the handlers need from persistence: positions behind [`PositionStore`], the pool
 //! catalog and market state behind [`Market`]. Each backend implements both beside each other.
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Pool};
+use crate::market::PoolState;
 use crate::model::{Filter, Page, PageRequest, Position, Status};
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -44,8 +45,17 @@ pub trait PositionStore: Send + Sync {
     async fn set_status(&self, owner: &str, id: &str, from: Status, to: Status) -> StoreResult<()>;
 }
 
-/// Where the pool catalog and its market state come from.
+/// Where the pool catalog and its market state come from, and where the sync writes.
 #[async_trait]
 pub trait Market: Send + Sync {
-    async fn catalog(&self) -> Result<Arc<Catalog>, StoreError>;
+    /// The catalog at the latest stored states (possibly cached: see each implementation).
+    async fn catalog(&self) -> StoreResult<Arc<Catalog>>;
+
+    /// Records the ticks a new position uses, so the sync reads them. Only ever adds: a tick
+    /// tracked for a position that was then not stored costs one read per sync, nothing else.
+    async fn track_ticks(&self, pool: &Pool, ticks: [i32; 2]) -> StoreResult<()>;
+
+    /// Stores a state read from the chain, only if it was read at a later block or slot than
+    /// the stored one: `Conflict` otherwise, so a slower sync never moves a pool back in time.
+    async fn save_state(&self, pool: &Pool, state: &PoolState) -> StoreResult<()>;
 }

@@ -5,10 +5,9 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 use lambda_http::http::StatusCode;
 use serde_json::json;
-use shared::catalog::Catalog;
 use shared::model::{Chain, Filter, PageRequest, Status};
 use shared::store::dynamodb::local_client_with_timeout;
-use shared::store::StaticMarket;
+use shared::store::MemoryMarket;
 use shared::store::{DynamoDbStore, PositionStore, StoreError};
 use shared::{App, SystemClock};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -29,8 +28,9 @@ fn app_on(endpoint: &str, attempt_timeout: Duration) -> App {
     );
     App {
         store: Arc::new(store),
-        market: Arc::new(StaticMarket(Arc::new(Catalog::embedded()))),
+        market: Arc::new(MemoryMarket::embedded()),
         clock: Arc::new(SystemClock),
+        sync: None,
     }
 }
 
@@ -172,8 +172,9 @@ async fn a_corrupt_item_is_a_generic_500() {
         .unwrap();
     let app = App {
         store: Arc::new(store),
-        market: Arc::new(StaticMarket(Arc::new(Catalog::embedded()))),
+        market: Arc::new(MemoryMarket::embedded()),
         clock: Arc::new(SystemClock),
+        sync: None,
     };
     let reply = TestClient::in_process(&app, Some(&owner)).get(&p.id).await;
     assert_eq!(reply.status, StatusCode::INTERNAL_SERVER_ERROR);

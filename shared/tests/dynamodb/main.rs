@@ -2,4 +2,5 @@
 //! table, and its faults.
 
 mod faults;
+mod market;
 mod store;

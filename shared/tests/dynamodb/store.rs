@@ -35,12 +35,17 @@ async fn dynamodb_bulk_import_matches_transactional_inserts() {
 /// prices reach a warm container within the TTL.
 #[tokio::test]
 async fn dynamodb_catalog_is_cached_for_its_ttl() {
+    use shared::config::DEFAULT_STALE_AFTER;
     use shared::store::{DynamoDbMarket, Market};
     use std::time::Duration;
 
     let store = dynamodb_store().await;
-    let cached = DynamoDbMarket::new(store.clone(), Duration::from_secs(3600));
-    let fresh = DynamoDbMarket::new(store.clone(), Duration::ZERO);
+    let cached = DynamoDbMarket::new(
+        store.clone(),
+        Duration::from_secs(3600),
+        DEFAULT_STALE_AFTER,
+    );
+    let fresh = DynamoDbMarket::new(store.clone(), Duration::ZERO, DEFAULT_STALE_AFTER);
     let before = cached.catalog().await.unwrap();
     assert_eq!(
         before.pools.len(),

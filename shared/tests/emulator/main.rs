@@ -118,6 +118,24 @@ async fn every_event_through_the_release_binaries_under_the_emulator() {
             }
             invoked += 1;
         }
+        // The schedule's invocations answer the sync report: here with no RPC endpoint
+        // configured, every catalog pool is reported and none updated.
+        for file in manifest
+            .scheduled
+            .iter()
+            .filter(|file| endpoint_of(file) == endpoint)
+        {
+            let event = std::fs::read_to_string(manifest.dir.join(file)).unwrap();
+            let report = invoke(&client, port, &event)
+                .await
+                .unwrap_or_else(|| panic!("{file}: no response from the emulator"));
+            let pools = report["pools"].as_array().expect("a sync report");
+            assert!(!pools.is_empty(), "{file}: {report}");
+            assert_eq!(report["updated"], 0, "{file}: {report}");
+            assert_eq!(report["notUpdated"], pools.len(), "{file}: {report}");
+            assert!(pools.iter().all(|p| p["reason"].is_string()), "{report}");
+            invoked += 1;
+        }
         assert!(
             invoked > 0,
             "{} has no sample events",

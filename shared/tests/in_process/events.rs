@@ -17,7 +17,12 @@ async fn every_event_file_answers_its_expected_status() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .filter(|name| name.ends_with(".json") && name != "expected-status.json")
         .collect();
-    let listed: BTreeSet<String> = manifest.expected.iter().map(|(f, _)| f.clone()).collect();
+    let listed: BTreeSet<String> = manifest
+        .expected
+        .iter()
+        .map(|(f, _)| f.clone())
+        .chain(manifest.scheduled.iter().cloned())
+        .collect();
     assert_eq!(
         on_disk, listed,
         "every event file has an expected status, and only those"

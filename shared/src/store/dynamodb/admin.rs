@@ -5,6 +5,7 @@ use super::errors::{back_off, build_error, classify};
 use super::item::position_item;
 use super::keys::{counter_attribute, counter_key, list_key, variants};
 use super::store::DynamoDbStore;
+use crate::market::Freshness;
 use crate::model::Position;
 use crate::store::traits::StoreError;
 use aws_sdk_dynamodb::types::{
@@ -56,7 +57,7 @@ impl DynamoDbStore {
     /// Creates the table if needed and seeds the catalog if it has none (local runs).
     pub async fn prepare_local(&self) -> Result<(), StoreError> {
         self.ensure_table().await?;
-        if self.load_catalog().await.is_err() {
+        if self.load_catalog(Freshness::Snapshot).await.is_err() {
             self.seed_catalog(&crate::catalog::embedded_records())
                 .await?;
         }

@@ -1,31 +1,55 @@
 //! The pool catalog and its market state in the table, and the market source that serves it
 //! cached per container.
+//!
+//! One item per pool (`PK = CATALOG`, `SK = chain#protocol#address`): `record` (the catalog
+//! entry, JSON), `state` (the last state read from the chain, JSON) with its `height` (block or
+//! slot, a number the conditional write compares), and `ticks` (a number set of the ticks
+//! positions use). One query reads the whole market.
 
 use super::errors::classify;
-use super::item::text;
+use super::item::{malformed, text};
 use super::keys::{catalog_sort_key, s, CATALOG_PK};
 use super::store::DynamoDbStore;
-use crate::catalog::{Catalog, PoolRecord};
-use crate::store::traits::{Market, StoreError};
+use crate::catalog::{Catalog, Pool, PoolRecord};
+use crate::market::{Freshness, PoolKey, PoolMarket, PoolState};
+use crate::store::traits::{Market, StoreError, StoreResult};
 use async_trait::async_trait;
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+use aws_sdk_dynamodb::types::AttributeValue;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
+fn json_failure(e: serde_json::Error) -> StoreError {
+    StoreError::Failure(Box::new(e))
+}
+
+fn pool_key(pool: &Pool) -> HashMap<String, AttributeValue> {
+    HashMap::from([
+        ("PK".into(), s(CATALOG_PK)),
+        (
+            "SK".into(),
+            s(catalog_sort_key(pool.chain, pool.protocol, &pool.id)),
+        ),
+    ])
+}
+
 impl DynamoDbStore {
     /// Loads catalog records into the table (the documented seeding step); existing entries
-    /// are replaced, so re-running it updates the market state.
+    /// are updated in place, their synced state and tracked ticks kept.
     pub async fn seed_catalog(&self, records: &[PoolRecord]) -> Result<(), StoreError> {
         for record in records {
-            let body =
-                serde_json::to_string(record).map_err(|e| StoreError::Failure(Box::new(e)))?;
+            let body = serde_json::to_string(record).map_err(json_failure)?;
             let sort_key = catalog_sort_key(record.chain, record.protocol, &record.pool);
             self.client
-                .put_item()
+                .update_item()
                 .table_name(&self.table)
-                .item("PK", s(CATALOG_PK))
-                .item("SK", s(sort_key))
-                .item("record", s(body))
+                .key("PK", s(CATALOG_PK))
+                .key("SK", s(sort_key))
+                .update_expression("SET #record = :record")
+                .expression_attribute_names("#record", "record")
+                .expression_attribute_values(":record", s(body))
                 .send()
                 .await
                 .map_err(classify)?;
@@ -33,9 +57,10 @@ impl DynamoDbStore {
         Ok(())
     }
 
-    /// Reads the catalog from the table.
-    pub async fn load_catalog(&self) -> Result<Catalog, StoreError> {
+    /// Reads the catalog with its states from the table.
+    pub async fn load_catalog(&self, freshness: Freshness) -> Result<Catalog, StoreError> {
         let mut records = Vec::new();
+        let mut markets = HashMap::new();
         let mut start = None;
         loop {
             let page = self
@@ -49,8 +74,31 @@ impl DynamoDbStore {
                 .await
                 .map_err(classify)?;
             for item in page.items() {
-                let record: PoolRecord = serde_json::from_str(text(item, "record")?)
-                    .map_err(|e| StoreError::Failure(Box::new(e)))?;
+                let record: PoolRecord =
+                    serde_json::from_str(text(item, "record")?).map_err(json_failure)?;
+                let state = match item.get("state") {
+                    None => None,
+                    Some(_) => Some(
+                        serde_json::from_str::<PoolState>(text(item, "state")?)
+                            .map_err(json_failure)?,
+                    ),
+                };
+                let tracked_ticks = match item.get("ticks") {
+                    None => Default::default(),
+                    Some(AttributeValue::Ns(ticks)) => ticks
+                        .iter()
+                        .map(|t| t.parse::<i32>().map_err(|_| malformed("ticks")))
+                        .collect::<Result<_, _>>()?,
+                    Some(_) => return Err(malformed("ticks")),
+                };
+                let key = PoolKey::new(record.chain, record.protocol, &record.pool);
+                markets.insert(
+                    key,
+                    PoolMarket {
+                        state,
+                        tracked_ticks,
+                    },
+                );
                 records.push(record);
             }
             start = page.last_evaluated_key().cloned();
@@ -63,22 +111,25 @@ impl DynamoDbStore {
                 "the catalog is empty: run the seed step".into(),
             ));
         }
-        Catalog::from_records(&records).map_err(|e| StoreError::Failure(Box::new(e)))
+        Catalog::build(&records, markets, freshness).map_err(|e| StoreError::Failure(Box::new(e)))
     }
 }
 
-/// The catalog from the table, cached in the container for its TTL.
+/// The catalog from the table, cached in the container for its TTL (the sync function reads it
+/// uncached: a TTL of zero).
 pub struct DynamoDbMarket {
     store: DynamoDbStore,
     ttl: Duration,
+    freshness: Freshness,
     cached: Mutex<Option<(Instant, Arc<Catalog>)>>,
 }
 
 impl DynamoDbMarket {
-    pub fn new(store: DynamoDbStore, ttl: Duration) -> Self {
+    pub fn new(store: DynamoDbStore, ttl: Duration, stale_after: Duration) -> Self {
         DynamoDbMarket {
             store,
             ttl,
+            freshness: Freshness::Live { stale_after },
             cached: Mutex::new(None),
         }
     }
@@ -86,15 +137,59 @@ impl DynamoDbMarket {
 
 #[async_trait]
 impl Market for DynamoDbMarket {
-    async fn catalog(&self) -> Result<Arc<Catalog>, StoreError> {
+    async fn catalog(&self) -> StoreResult<Arc<Catalog>> {
         let mut cached = self.cached.lock().await;
         if let Some((loaded, catalog)) = cached.as_ref() {
             if loaded.elapsed() < self.ttl {
                 return Ok(catalog.clone());
             }
         }
-        let catalog = Arc::new(self.store.load_catalog().await?);
+        let catalog = Arc::new(self.store.load_catalog(self.freshness).await?);
         *cached = Some((Instant::now(), catalog.clone()));
         Ok(catalog)
+    }
+
+    async fn track_ticks(&self, pool: &Pool, ticks: [i32; 2]) -> StoreResult<()> {
+        self.store
+            .client
+            .update_item()
+            .table_name(&self.store.table)
+            .set_key(Some(pool_key(pool)))
+            .update_expression("ADD ticks :ticks")
+            .condition_expression("attribute_exists(PK)")
+            .expression_attribute_values(
+                ":ticks",
+                AttributeValue::Ns(ticks.iter().map(i32::to_string).collect()),
+            )
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    async fn save_state(&self, pool: &Pool, state: &PoolState) -> StoreResult<()> {
+        let body = serde_json::to_string(state).map_err(json_failure)?;
+        let result = self
+            .store
+            .client
+            .update_item()
+            .table_name(&self.store.table)
+            .set_key(Some(pool_key(pool)))
+            .update_expression("SET #state = :state, height = :height")
+            .condition_expression(
+                "attribute_exists(PK) AND (attribute_not_exists(height) OR height < :height)",
+            )
+            .expression_attribute_names("#state", "state")
+            .expression_attribute_values(":state", s(body))
+            .expression_attribute_values(":height", AttributeValue::N(state.height.to_string()))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) if e.code() == Some("ConditionalCheckFailedException") => {
+                Err(StoreError::Conflict)
+            }
+            Err(e) => Err(classify(e)),
+        }
     }
 }

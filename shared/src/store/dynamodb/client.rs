@@ -38,12 +38,12 @@ fn aws_https_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
         .build_https()
 }
 
-/// The client of a Lambda, built once per cold start: region and credentials from the
-/// environment variables Lambda sets (`aws-config`'s environment providers: no profile files,
-/// no metadata service), the configured endpoint override if any, standard retries with 3
-/// attempts, explicit timeouts.
-pub async fn lambda_client(endpoint: Option<&str>) -> Client {
-    let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
+/// The AWS configuration of a Lambda, built once per cold start: region and credentials from
+/// the environment variables Lambda sets (`aws-config`'s environment providers: no profile
+/// files, no metadata service), standard retries with 3 attempts, explicit timeouts. The sync
+/// function builds its SSM client from it too.
+pub async fn lambda_sdk_config() -> aws_config::SdkConfig {
+    aws_config::defaults(aws_config::BehaviorVersion::latest())
         .region(aws_config::environment::EnvironmentVariableRegionProvider::new())
         .credentials_provider(
             aws_config::environment::EnvironmentVariableCredentialsProvider::new(),
@@ -52,8 +52,12 @@ pub async fn lambda_client(endpoint: Option<&str>) -> Client {
         .retry_config(retry())
         .timeout_config(timeouts())
         .load()
-        .await;
-    let mut builder = aws_sdk_dynamodb::config::Builder::from(&config);
+        .await
+}
+
+/// The DynamoDB client of a Lambda on `config`, with the configured endpoint override if any.
+pub fn lambda_client(config: &aws_config::SdkConfig, endpoint: Option<&str>) -> Client {
+    let mut builder = aws_sdk_dynamodb::config::Builder::from(config);
     if let Some(url) = endpoint {
         builder = builder.endpoint_url(url);
     }

@@ -22,6 +22,8 @@ mod metrics;
 mod store;
 
 pub use catalog::DynamoDbMarket;
-pub use client::{lambda_client, local_client, local_client_with_timeout, user_client};
+pub use client::{
+    lambda_client, lambda_sdk_config, local_client, local_client_with_timeout, user_client,
+};
 pub use metrics::ReadMetrics;
 pub use store::DynamoDbStore;

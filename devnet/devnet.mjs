@@ -1,0 +1,228 @@
+// A local EVM chain for tests and demos: anvil on loopback with real Uniswap v3 contracts from
+// their npm artifacts (v3-core 1.0.1's factory and pool, v3-periphery 1.4.4's position manager
+// and router), two test tokens, one pool with liquidity, and commands to swap and read.
+//
+//   node devnet/devnet.mjs up [--catalog-out FILE] [--state-out FILE] [--price P]
+//       start anvil, deploy, write a catalog file (the format of shared/data/pools.json) and
+//       the deployment's addresses; print {"rpc": URL, ...} on one line; run until killed
+//   node devnet/devnet.mjs swap  --state FILE --sell usdc|weth --amount WHOLE_TOKENS
+//   node devnet/devnet.mjs pool  --state FILE [--block N] [--ticks T,T...]
+//       the pool's getters at a block (the latest by default), with ticks(t) of the ticks given
+//   node devnet/devnet.mjs mint  --state FILE --lower T --upper T --amount0 RAW --amount1 RAW
+//   node devnet/devnet.mjs burn-quote --state FILE --lower T --upper T --liquidity L
+//       what burning L of the position manager's position would pay (eth_call, nothing sent)
+//
+// Every command prints one JSON line; integers are decimal strings.
+
+import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ethers } from "ethers";
+
+const require = createRequire(import.meta.url);
+const here = dirname(fileURLToPath(import.meta.url));
+const artifact = (path) => require(join(here, "node_modules", path));
+const ERC20 = artifact("@openzeppelin/contracts/build/contracts/ERC20PresetFixedSupply.json");
+const FACTORY = artifact("@uniswap/v3-core/artifacts/contracts/UniswapV3Factory.sol/UniswapV3Factory.json");
+const POOL = artifact("@uniswap/v3-core/artifacts/contracts/UniswapV3Pool.sol/UniswapV3Pool.json");
+const MANAGER = artifact(
+  "@uniswap/v3-periphery/artifacts/contracts/NonfungiblePositionManager.sol/NonfungiblePositionManager.json",
+);
+const ROUTER = artifact("@uniswap/v3-periphery/artifacts/contracts/SwapRouter.sol/SwapRouter.json");
+
+const FEE = 3000;
+const TICK_SPACING = 60;
+const SUPPLY = 10n ** 30n;
+const MAX_UINT = (1n << 256n) - 1n;
+
+function options(args) {
+  const out = {};
+  for (let i = 0; i < args.length; i += 2) {
+    if (!args[i].startsWith("--") || args[i + 1] === undefined) throw new Error(`bad argument ${args[i]}`);
+    out[args[i].slice(2)] = args[i + 1];
+  }
+  return out;
+}
+
+const print = (value) =>
+  console.log(JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v)));
+
+function isqrt(n) {
+  if (n < 2n) return n;
+  let x = n, y = (x + 1n) / 2n;
+  while (y < x) { x = y; y = (x + n / x) / 2n; }
+  return x;
+}
+
+let anvil; // stopped when a command fails, so that no chain outlives its deployment
+
+/** Starts anvil on a free loopback port; resolves with the child and its URL. */
+function startAnvil() {
+  const bin = join(here, "node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil");
+  const child = spawn(bin, ["--host", "127.0.0.1", "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+  anvil = child;
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    child.on("error", reject);
+    child.on("exit", (code) => reject(new Error(`anvil exited with ${code}`)));
+    child.stdout.on("data", (chunk) => {
+      seen += chunk;
+      const m = seen.match(/Listening on ([0-9.]+:\d+)/);
+      if (m) {
+        child.stdout.removeAllListeners("data");
+        child.stdout.resume();
+        resolve({ child, rpc: `http://${m[1]}` });
+      }
+    });
+  });
+}
+
+async function deploy(signer, { abi, bytecode }, ...args) {
+  const contract = await new ethers.ContractFactory(abi, bytecode, signer).deploy(...args);
+  await contract.waitForDeployment();
+  return contract;
+}
+
+/** Sends a transaction and waits until its block is mined (anvil answers before that). */
+async function mined(txPromise) {
+  const tx = await txPromise;
+  return tx.wait();
+}
+
+async function up(opts) {
+  const { child, rpc } = await startAnvil();
+  const stop = () => { child.kill("SIGTERM"); process.exit(0); };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  const provider = new ethers.JsonRpcProvider(rpc, undefined, { staticNetwork: true, pollingInterval: 50 });
+  const signer = await provider.getSigner(0);
+  const owner = await signer.getAddress();
+  const usdc = await deploy(signer, ERC20, "USD Coin (devnet)", "USDC", SUPPLY, owner);
+  const weth = await deploy(signer, ERC20, "Wrapped Ether (devnet)", "WETH", SUPPLY, owner);
+  const factory = await deploy(signer, FACTORY);
+  // The periphery's WETH9 argument is only used for ETH payments, which the devnet never makes.
+  const manager = await deploy(signer, MANAGER, await factory.getAddress(), await weth.getAddress(), owner);
+  const router = await deploy(signer, ROUTER, await factory.getAddress(), await weth.getAddress());
+  const [usdcAddress, wethAddress] = [await usdc.getAddress(), await weth.getAddress()];
+  const usdcIsToken0 = BigInt(usdcAddress) < BigInt(wethAddress);
+  const [token0, token1] = usdcIsToken0 ? [usdcAddress, wethAddress] : [wethAddress, usdcAddress];
+  // Both tokens have 18 decimals: the raw price is token1 per token0.
+  const price = BigInt(opts.price ?? "3000");
+  const sqrtPriceX96 = usdcIsToken0 ? isqrt((1n << 192n) / price) : isqrt(price << 192n);
+  await mined(manager.createAndInitializePoolIfNecessary(token0, token1, FEE, sqrtPriceX96));
+  const pool = await factory.getPool(token0, token1, FEE);
+  for (const token of [usdc, weth]) {
+    await mined(token.approve(await manager.getAddress(), MAX_UINT));
+    await mined(token.approve(await router.getAddress(), MAX_UINT));
+  }
+  // Wide liquidity around the price, from the deployer.
+  const tick = Number((await new ethers.Contract(pool, POOL.abi, provider).slot0()).tick);
+  const around = (t) => Math.floor(t / TICK_SPACING) * TICK_SPACING;
+  const [wideLower, wideUpper] = [around(tick - 20000), around(tick + 20000)];
+  await mined(manager.mint({
+    token0, token1, fee: FEE,
+    tickLower: wideLower, tickUpper: wideUpper,
+    amount0Desired: 10n ** 24n, amount1Desired: 10n ** 24n, amount0Min: 0, amount1Min: 0,
+    recipient: owner, deadline: 2n ** 40n,
+  }));
+  const token = (symbol, address) => ({ symbol, address, decimals: 18, priceUsd: symbol === "USDC" ? "1" : String(price) });
+  const catalog = {
+    asOf: new Date().toISOString(),
+    note: "devnet pool deployed by devnet/devnet.mjs",
+    pools: [{
+      chain: "ethereum", protocol: "uniswap-v3", pool, feeTier: FEE, tickSpacing: TICK_SPACING,
+      token0: token(usdcIsToken0 ? "USDC" : "WETH", token0),
+      token1: token(usdcIsToken0 ? "WETH" : "USDC", token1),
+      base: usdcIsToken0 ? "token1" : "token0",
+      currentPrice: String(price),
+    }],
+  };
+  const state = {
+    rpc, pool, token0, token1, usdc: usdcAddress, weth: wethAddress,
+    manager: await manager.getAddress(), router: await router.getAddress(), owner, wideLower, wideUpper,
+  };
+  if (opts["catalog-out"]) writeFileSync(opts["catalog-out"], JSON.stringify(catalog, null, 2));
+  if (opts["state-out"]) writeFileSync(opts["state-out"], JSON.stringify(state, null, 2));
+  print(state);
+  await new Promise(() => {});
+}
+
+async function connect(opts) {
+  const state = JSON.parse(readFileSync(opts.state, "utf8"));
+  const provider = new ethers.JsonRpcProvider(opts.rpc ?? state.rpc, undefined, { staticNetwork: true, pollingInterval: 50 });
+  const signer = await provider.getSigner(0);
+  return { state, provider, signer };
+}
+
+async function readPool(provider, address, blockTag, ticks = []) {
+  const pool = new ethers.Contract(address, POOL.abi, provider);
+  const [slot0, liquidity, g0, g1, ...outside] = await Promise.all([
+    pool.slot0({ blockTag }), pool.liquidity({ blockTag }),
+    pool.feeGrowthGlobal0X128({ blockTag }), pool.feeGrowthGlobal1X128({ blockTag }),
+    ...ticks.map((t) => pool.ticks(t, { blockTag })),
+  ]);
+  return {
+    block: blockTag, sqrtPriceX96: slot0.sqrtPriceX96, tick: Number(slot0.tick), liquidity,
+    feeGrowthGlobal0X128: g0, feeGrowthGlobal1X128: g1,
+    ticks: ticks.map((tick, i) => ({
+      tick, initialized: outside[i].initialized,
+      feeGrowthOutside0X128: outside[i].feeGrowthOutside0X128,
+      feeGrowthOutside1X128: outside[i].feeGrowthOutside1X128,
+    })),
+  };
+}
+
+async function swap(opts) {
+  const { state, provider, signer } = await connect(opts);
+  const router = new ethers.Contract(state.router, ROUTER.abi, signer);
+  const [tokenIn, tokenOut] = opts.sell === "usdc" ? [state.usdc, state.weth] : [state.weth, state.usdc];
+  const receipt = await mined(router.exactInputSingle({
+    tokenIn, tokenOut, fee: FEE, recipient: state.owner, deadline: 2n ** 40n,
+    amountIn: ethers.parseUnits(opts.amount, 18), amountOutMinimum: 0, sqrtPriceLimitX96: 0,
+  }));
+  print(await readPool(provider, state.pool, receipt.blockNumber));
+}
+
+async function mint(opts) {
+  const { state, signer } = await connect(opts);
+  const manager = new ethers.Contract(state.manager, MANAGER.abi, signer);
+  const params = {
+    token0: state.token0, token1: state.token1, fee: FEE,
+    tickLower: Number(opts.lower), tickUpper: Number(opts.upper),
+    amount0Desired: BigInt(opts.amount0), amount1Desired: BigInt(opts.amount1),
+    amount0Min: 0, amount1Min: 0, recipient: state.owner, deadline: 2n ** 40n,
+  };
+  const quoted = await manager.mint.staticCall(params);
+  const receipt = await mined(manager.mint(params));
+  print({ block: receipt.blockNumber, liquidity: quoted.liquidity, amount0: quoted.amount0, amount1: quoted.amount1 });
+}
+
+async function burnQuote(opts) {
+  const { state, provider } = await connect(opts);
+  const pool = new ethers.Contract(state.pool, POOL.abi, provider);
+  const [amount0, amount1] = await pool.burn.staticCall(
+    Number(opts.lower), Number(opts.upper), BigInt(opts.liquidity), { from: state.manager },
+  );
+  print({ amount0, amount1 });
+}
+
+async function poolCommand(opts) {
+  const { state, provider } = await connect(opts);
+  const block = opts.block === undefined ? await provider.getBlockNumber() : Number(opts.block);
+  const ticks = opts.ticks ? opts.ticks.split(",").map(Number) : [];
+  print(await readPool(provider, state.pool, block, ticks));
+}
+
+const [command, ...rest] = process.argv.slice(2);
+const commands = { up, swap, mint, pool: poolCommand, "burn-quote": burnQuote };
+if (!commands[command]) {
+  console.error(`usage: devnet.mjs ${Object.keys(commands).join("|")} [--option value]...`);
+  process.exit(2);
+}
+commands[command](options(rest)).catch((error) => {
+  console.error(`devnet: ${error.shortMessage ?? error.message}`);
+  anvil?.kill("SIGTERM");
+  process.exit(1);
+});

@@ -1,0 +1,277 @@
+//! Black-box on the devnet: local-api with `--catalog` and `--rpc` against anvil running the
+//! real Uniswap v3 contracts, in memory and on DynamoDB (moto). Positions opened through the
+//! API are compared with identical positions opened on chain through the position manager.
+
+use lambda_http::http::{Method, StatusCode};
+use local_api::auth::JwtSettings;
+use serde_json::{json, Value};
+use std::time::Duration;
+use test_support::client::TestClient;
+use test_support::devnet::Devnet;
+use test_support::dynamodb::dynamodb_endpoint;
+use test_support::local_api::LocalApi;
+
+fn jwt() -> JwtSettings {
+    JwtSettings {
+        secret: "local-dev-secret".into(),
+        issuer: "local-dev".into(),
+        audience: "positions-api".into(),
+    }
+}
+
+/// Whole tokens (18 decimals) as raw units.
+fn raw(whole: &str) -> u128 {
+    let (int, frac) = whole.split_once('.').unwrap_or((whole, ""));
+    assert!(frac.len() <= 18, "{whole}");
+    format!("{int}{frac:0<18}").parse().unwrap()
+}
+
+fn int(value: &Value) -> u128 {
+    value.as_str().expect("an integer string").parse().unwrap()
+}
+
+async fn start(devnet: &Devnet, extra: &[&str]) -> LocalApi {
+    let rpc = format!("ethereum={}", devnet.rpc);
+    let mut args = vec![
+        "--catalog",
+        devnet.catalog.to_str().unwrap(),
+        "--rpc",
+        &rpc,
+        "--sync-interval",
+        "3600",
+    ];
+    args.extend_from_slice(extra);
+    LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await
+}
+
+/// `POST /markets/sync` as an operator; the devnet pool's report entry.
+async fn sync(ops: &TestClient) -> Value {
+    let reply = ops.send(Method::POST, "/markets/sync", &[], b"").await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let report = reply.json;
+    assert_eq!(report["pools"].as_array().unwrap().len(), 1, "{report}");
+    report["pools"][0].clone()
+}
+
+/// The devnet pool as `GET /pools` shows it.
+async fn listed_pool(client: &TestClient) -> Value {
+    let reply = client.pools().await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    reply.json["data"][0].clone()
+}
+
+async fn positions_follow_the_chain(devnet: &Devnet, server: &LocalApi) {
+    let s = jwt();
+    let ops = server.client(Some(&s.issue_with_scope(
+        "ops",
+        600,
+        Some("openid markets:sync"),
+    )));
+    let carol = server.client(Some(&s.issue("carol", 600)));
+
+    // The route needs its scope.
+    let denied = carol.send(Method::POST, "/markets/sync", &[], b"").await;
+    assert_eq!(denied.status, StatusCode::FORBIDDEN, "{}", denied.text());
+    assert_eq!(denied.json["statusCode"], 403);
+    assert!(denied.json["message"].is_string());
+
+    // The sync at start read the pool: /pools shows its state at the block read.
+    let pool = listed_pool(&carol).await;
+    let block = pool["block"].as_u64().expect("a block").to_string();
+    let chain = devnet.run("pool", &["--block", &block]).await;
+    assert_eq!(pool["sqrtPrice"], chain["sqrtPriceX96"], "{pool}");
+    assert_eq!(pool["tick"], chain["tick"]);
+    assert_eq!(pool["stale"], false);
+
+    // Open through the API; open the same offer on chain through the position manager.
+    let (weth, usdc) = ("2", "5000");
+    let created = carol
+        .open(json!({
+            "chain": "ethereum", "protocol": "uniswap-v3", "pool": devnet.address("pool"),
+            "amountA": weth, "amountB": usdc, "priceLower": 2500, "priceUpper": 3600
+        }))
+        .await;
+    let (lower, upper) = (
+        created["tickLower"].as_i64().unwrap().to_string(),
+        created["tickUpper"].as_i64().unwrap().to_string(),
+    );
+    let (amount0, amount1) = if devnet.usdc_is_token0() {
+        (raw(usdc), raw(weth))
+    } else {
+        (raw(weth), raw(usdc))
+    };
+    let minted = devnet
+        .run(
+            "mint",
+            &[
+                "--lower",
+                &lower,
+                "--upper",
+                &upper,
+                "--amount0",
+                &amount0.to_string(),
+                "--amount1",
+                &amount1.to_string(),
+            ],
+        )
+        .await;
+    assert_eq!(
+        created["liquidity"], minted["liquidity"],
+        "the same liquidity as the pool's"
+    );
+    let (paid_weth, paid_usdc) = if devnet.usdc_is_token0() {
+        (int(&minted["amount1"]), int(&minted["amount0"]))
+    } else {
+        (int(&minted["amount0"]), int(&minted["amount1"]))
+    };
+    assert_eq!(
+        raw(created["tokenA"]["amount"].as_str().unwrap()),
+        paid_weth
+    );
+    assert_eq!(
+        raw(created["tokenB"]["amount"].as_str().unwrap()),
+        paid_usdc
+    );
+    let id = created["id"].as_str().unwrap().to_string();
+    let liquidity = created["liquidity"].as_str().unwrap().to_string();
+
+    // Move the price out of the range and back, syncing after each swap.
+    let mut seen_in_range = Vec::new();
+    for (sell, amount) in [
+        ("weth", "80"),
+        ("usdc", "200000"),
+        ("usdc", "450000"),
+        ("weth", "70"),
+    ] {
+        devnet
+            .run("swap", &["--sell", sell, "--amount", amount])
+            .await;
+        let synced = sync(&ops).await;
+        assert_eq!(synced["updated"], true, "{synced}");
+        let block = synced["block"].as_u64().unwrap().to_string();
+        let chain = devnet.run("pool", &["--block", &block]).await;
+        assert_eq!(synced["sqrtPrice"], chain["sqrtPriceX96"]);
+        let tick = chain["tick"].as_i64().unwrap();
+
+        let reply = carol.get(&id).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+        let position = reply.json;
+        let in_range =
+            lower.parse::<i64>().unwrap() <= tick && tick < upper.parse::<i64>().unwrap();
+        assert_eq!(position["inRange"], in_range, "tick {tick}: {position}");
+        assert_eq!(position["stale"], false);
+        seen_in_range.push(in_range);
+
+        // What burning the same liquidity on chain would pay: the API rounds up, a burn down.
+        let burn = devnet
+            .run(
+                "burn-quote",
+                &[
+                    "--lower",
+                    &lower,
+                    "--upper",
+                    &upper,
+                    "--liquidity",
+                    &liquidity,
+                ],
+            )
+            .await;
+        let (burn_weth, burn_usdc) = if devnet.usdc_is_token0() {
+            (int(&burn["amount1"]), int(&burn["amount0"]))
+        } else {
+            (int(&burn["amount0"]), int(&burn["amount1"]))
+        };
+        let ours_weth = raw(position["tokenA"]["amount"].as_str().unwrap());
+        let ours_usdc = raw(position["tokenB"]["amount"].as_str().unwrap());
+        assert!(
+            ours_weth - burn_weth <= 1 && ours_weth >= burn_weth,
+            "{ours_weth} vs {burn_weth}"
+        );
+        assert!(
+            ours_usdc - burn_usdc <= 1 && ours_usdc >= burn_usdc,
+            "{ours_usdc} vs {burn_usdc}"
+        );
+
+        // Values at the prices derived from the pool: WETH at the pool's price, USDC at 1.
+        let pool = listed_pool(&carol).await;
+        let price = pool["currentPrice"].as_f64().unwrap();
+        assert_eq!(position["currentPrice"], pool["currentPrice"]);
+        let weth_usd = pool["tokenA"]["priceUsd"].as_f64().unwrap();
+        assert!(
+            (weth_usd - price).abs() <= price * 1e-12,
+            "{weth_usd} vs {price}"
+        );
+        let whole = |units: u128| units as f64 / 1e18;
+        let value_weth = position["tokenA"]["valueUsd"].as_f64().unwrap();
+        let value_usdc = position["tokenB"]["valueUsd"].as_f64().unwrap();
+        assert!(
+            (value_weth - whole(ours_weth) * weth_usd).abs() <= 0.006,
+            "{position}"
+        );
+        assert!((value_usdc - whole(ours_usdc)).abs() <= 0.006, "{position}");
+        let portfolio = carol.portfolio().await.json;
+        let total = portfolio["totalValueUsd"].as_f64().unwrap();
+        assert!(
+            (total - value_weth - value_usdc).abs() <= 0.011,
+            "{portfolio}"
+        );
+    }
+    assert!(
+        seen_in_range.contains(&false) && seen_in_range.contains(&true),
+        "{seen_in_range:?}"
+    );
+}
+
+#[tokio::test]
+async fn positions_follow_the_chain_in_memory() {
+    let devnet = Devnet::up(3000).await;
+    let server = start(&devnet, &[]).await;
+    positions_follow_the_chain(&devnet, &server).await;
+}
+
+#[tokio::test]
+async fn positions_follow_the_chain_on_dynamodb() {
+    let devnet = Devnet::up(3000).await;
+    let table = format!("devnet-{}", ulid::Ulid::new().to_string().to_lowercase());
+    let endpoint = dynamodb_endpoint();
+    let server = start(
+        &devnet,
+        &["--dynamodb-endpoint", &endpoint, "--table", &table],
+    )
+    .await;
+    positions_follow_the_chain(&devnet, &server).await;
+    // The table's catalog is the file's: one pool.
+    let carol = server.client(Some(&jwt().issue("carol", 600)));
+    assert_eq!(carol.pools().await.json["total"], 1);
+}
+
+#[tokio::test]
+async fn a_state_older_than_stale_after_is_stale_until_the_next_sync() {
+    let devnet = Devnet::up(3000).await;
+    let server = start(&devnet, &["--stale-after", "1"]).await;
+    let s = jwt();
+    let ops = server.client(Some(&s.issue_with_scope("ops", 600, Some("markets:sync"))));
+    let dave = server.client(Some(&s.issue("dave", 600)));
+    let created = dave
+        .open(json!({
+            "chain": "ethereum", "protocol": "uniswap-v3", "pool": devnet.address("pool"),
+            "amountA": "1", "amountB": "3000", "priceLower": 2500, "priceUpper": 3600
+        }))
+        .await;
+    let id = created["id"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(2_200)).await;
+    let pool = listed_pool(&dave).await;
+    assert_eq!(pool["stale"], true, "{pool}");
+    let position = dave.get(&id).await.json;
+    assert_eq!(position["stale"], true, "{position}");
+    // Figures still shown, at the last state.
+    assert_eq!(position["currentPrice"], pool["currentPrice"]);
+    assert!(position["tokenA"]["valueUsd"].as_f64().unwrap() > 0.0);
+
+    devnet
+        .run("swap", &["--sell", "weth", "--amount", "1"])
+        .await;
+    assert_eq!(sync(&ops).await["updated"], true);
+    assert_eq!(listed_pool(&dave).await["stale"], false);
+    assert_eq!(dave.get(&id).await.json["stale"], false);
+}

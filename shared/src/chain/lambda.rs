@@ -1,0 +1,90 @@
+//! The sync function's entry point. One binary serves two kinds of invocation: the EventBridge
+//! Scheduler's (any event that is not an HTTP one: sync, answer the report) and API Gateway's
+//! `POST /markets/sync` (the route's handler, behind the authorizer and its scope).
+
+use super::rpc::RpcClient;
+use super::secrets::rpc_urls;
+use super::sync::{Syncer, RPC_TIMEOUT};
+use crate::app::App;
+use crate::config::Config;
+use crate::routes::Endpoint;
+use crate::store::dynamodb::{lambda_client, lambda_sdk_config, DynamoDbStore};
+use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
+use lambda_http::request::LambdaRequest;
+use lambda_http::{Body, Error, RequestExt, Response};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Configuration, the RPC URLs from SSM, the clients: once per container. Then invocations.
+pub async fn run() -> Result<(), Error> {
+    let config = Config::from_env()?;
+    crate::telemetry::init(&config.log_level);
+    let sdk = lambda_sdk_config().await;
+    let store = DynamoDbStore::new(
+        lambda_client(&sdk, config.dynamodb_endpoint.as_deref()),
+        config.table_name.clone(),
+    );
+    // The sync reads the catalog uncached: tracked ticks and stored heights must be current.
+    let mut app = App::on_dynamodb(store, Duration::ZERO, config.stale_after);
+    let urls = rpc_urls(&aws_sdk_ssm::Client::new(&sdk), &config.rpc_parameters).await?;
+    let endpoints = urls
+        .iter()
+        .map(|(chain, url)| Ok((*chain, Arc::new(RpcClient::new(url, RPC_TIMEOUT)?))))
+        .collect::<Result<BTreeMap<_, _>, String>>()
+        .map_err(|e| format!("RPC endpoint: {e}"))?;
+    tracing::debug!(chains = ?endpoints.keys().collect::<Vec<_>>(), "sync endpoints configured");
+    app.sync = Some(Arc::new(Syncer::new(
+        endpoints,
+        app.market.clone(),
+        app.clock.clone(),
+    )));
+    let app = &app;
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
+        invoke(app, event).await
+    }))
+    .await
+}
+
+async fn invoke(app: &App, event: LambdaEvent<Value>) -> Result<Value, Error> {
+    let (payload, context) = event.into_parts();
+    if payload.get("requestContext").is_some() {
+        let request: LambdaRequest = serde_json::from_value(payload)?;
+        let request = lambda_http::http::Request::from(request).with_lambda_context(context);
+        return Ok(api_gateway_response(
+            Endpoint::SyncMarkets.handle(app, request).await,
+        ));
+    }
+    let sync = app.sync.as_ref().ok_or("no syncer")?;
+    // A catalog that cannot be read fails the invocation: the scheduler's retry and the
+    // function's Errors alarm take it from there.
+    let report = sync.sync().await?;
+    tracing::info!(
+        updated = report.updated,
+        not_updated = report.not_updated,
+        "scheduled sync"
+    );
+    Ok(serde_json::to_value(report)?)
+}
+
+/// An API Gateway payload 2.0 response of a handler's response (text bodies: all ours are JSON).
+fn api_gateway_response(response: Response<Body>) -> Value {
+    let headers: serde_json::Map<String, Value> = response
+        .headers()
+        .iter()
+        .filter_map(|(name, value)| Some((name.to_string(), json!(value.to_str().ok()?))))
+        .collect();
+    let body = match response.body() {
+        Body::Text(text) => text.clone(),
+        Body::Binary(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        Body::Empty => String::new(),
+        _ => String::new(),
+    };
+    json!({
+        "statusCode": response.status().as_u16(),
+        "headers": headers,
+        "body": body,
+        "isBase64Encoded": false,
+    })
+}

@@ -1,0 +1,8 @@
+//! The chain readers and the sync on real parts: Orca Whirlpools from recorded accounts served
+//! by a loopback JSON-RPC stub, Uniswap v3 on the devnet (anvil with the real contracts), and
+//! the faults an RPC endpoint can show.
+
+mod evm;
+mod faults;
+mod solana;
+mod support;

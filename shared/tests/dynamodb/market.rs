@@ -1,0 +1,169 @@
+//! The market on a real table: states stored beside the catalog with a conditional write on
+//! height, tracked ticks as a set, both surviving a reseed and a cold start; positions read
+//! through the handlers valued at the stored state.
+
+use bigdecimal::BigDecimal;
+use chrono::Utc;
+use futures_util::future::join_all;
+use serde_json::json;
+use shared::catalog::Pool;
+use shared::market::{Freshness, PoolState};
+use shared::store::{DynamoDbMarket, Market, StoreError};
+use shared::App;
+use std::time::Duration;
+use test_support::bodies::ETH_USDC;
+use test_support::client::TestClient;
+use test_support::dynamodb::dynamodb_store;
+use test_support::fixtures::unique_owner;
+
+const STALE_AFTER: Duration = Duration::from_secs(300);
+
+/// `pool` at `price` (tokenB per tokenA), read at `height`.
+fn state_at(pool: &Pool, price: u32, height: u64) -> PoolState {
+    let sqrt_price = pool.orientation.sqrt_price_of(&BigDecimal::from(price));
+    PoolState {
+        sqrt_price,
+        tick: pool.curve().tick_at_or_below(sqrt_price),
+        liquidity: 1_000_000_000_000,
+        fee_growth_global0: Default::default(),
+        fee_growth_global1: Default::default(),
+        height,
+        observed_at: Utc::now(),
+        ticks: Vec::new(),
+    }
+}
+
+async fn pool(market: &DynamoDbMarket) -> Pool {
+    market
+        .catalog()
+        .await
+        .unwrap()
+        .pools
+        .iter()
+        .find(|p| p.is_named(ETH_USDC))
+        .unwrap()
+        .clone()
+}
+
+#[tokio::test]
+async fn racing_writes_leave_the_newest_state_and_ticks_accumulate() {
+    let store = dynamodb_store().await;
+    let market = DynamoDbMarket::new(store.clone(), Duration::ZERO, STALE_AFTER);
+    let target = pool(&market).await;
+
+    // Twenty syncs at different heights, all at once: the highest lands last, whatever the
+    // order; every write at or below a stored height is refused.
+    let writes = (1..=20u64).rev().map(|h| {
+        let (market, state) = (&market, state_at(&target, 2000 + h as u32, h));
+        let target = &target;
+        async move { market.save_state(target, &state).await }
+    });
+    let results = join_all(writes).await;
+    assert!(results.iter().any(Result::is_ok));
+    assert!(results
+        .iter()
+        .all(|r| matches!(r, Ok(()) | Err(StoreError::Conflict))));
+    assert_eq!(pool(&market).await.state.unwrap().height, 20);
+    assert!(matches!(
+        market.save_state(&target, &state_at(&target, 1, 20)).await,
+        Err(StoreError::Conflict)
+    ));
+
+    let tracks = (0..10).map(|i| market.track_ticks(&target, [i * 10, i * 10 + 60]));
+    assert!(join_all(tracks).await.iter().all(Result::is_ok));
+    let expected: Vec<i32> = (0..10)
+        .flat_map(|i| [i * 10, i * 10 + 60])
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+
+    // A reseed keeps both; a cold start (a new market) reads them.
+    store
+        .seed_catalog(&shared::catalog::embedded_records())
+        .await
+        .unwrap();
+    let cold = DynamoDbMarket::new(store.clone(), Duration::from_secs(60), STALE_AFTER);
+    let reread = pool(&cold).await;
+    assert_eq!(reread.tracked_ticks, expected);
+    let state = reread.state.clone().unwrap();
+    assert_eq!(state.height, 20);
+    assert_eq!(state, {
+        let mut s = state_at(&target, 2020, 20);
+        s.observed_at = state.observed_at;
+        s
+    });
+    assert_eq!(reread.tick, state.tick);
+    let view = serde_json::to_value(reread.view(
+        Freshness::Live {
+            stale_after: STALE_AFTER,
+        },
+        Utc::now(),
+    ))
+    .unwrap();
+    assert_eq!(view["block"], 20);
+    assert_eq!(view["stale"], false);
+}
+
+#[tokio::test]
+async fn positions_on_the_lambda_path_are_valued_at_the_stored_state() {
+    let store = dynamodb_store().await;
+    let app = App::on_dynamodb(store, Duration::ZERO, STALE_AFTER);
+    let target = {
+        let catalog = app.market.catalog().await.unwrap();
+        catalog
+            .pools
+            .iter()
+            .find(|p| p.is_named(ETH_USDC))
+            .unwrap()
+            .clone()
+    };
+    // Before any sync, a live market's pools are stale.
+    let owner = unique_owner("synced");
+    let client = TestClient::in_process(&app, Some(&owner));
+    let pools = client.pools().await.json;
+    assert!(
+        pools["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["stale"] == true),
+        "{pools}"
+    );
+
+    app.market
+        .save_state(&target, &state_at(&target, 2000, 21_000_000))
+        .await
+        .unwrap();
+    let created = client.open(json!({})).await;
+    assert_eq!(created["stale"], false, "{created}");
+    assert_eq!(created["inRange"], false, "2000 is below 2500..3500");
+    let price = created["currentPrice"].as_f64().unwrap();
+    assert!((price - 2000.0).abs() < 1e-6, "{price}");
+    // Below the range the position is all tokenA.
+    assert_eq!(created["tokenB"]["amount"], "0");
+    let id = created["id"].as_str().unwrap();
+    let read = client.get(id).await.json;
+    assert_eq!(read["liquidity"], created["liquidity"]);
+    assert_eq!(read["tickLower"], created["tickLower"]);
+
+    // The create tracked the position's ticks for the sync.
+    let catalog = app.market.catalog().await.unwrap();
+    let tracked = &catalog
+        .pools
+        .iter()
+        .find(|p| p.is_named(ETH_USDC))
+        .unwrap()
+        .tracked_ticks;
+    assert!(tracked.contains(&(created["tickLower"].as_i64().unwrap() as i32)));
+    assert!(tracked.contains(&(created["tickUpper"].as_i64().unwrap() as i32)));
+
+    let pools = client.pools().await.json;
+    let listed = pools["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["pool"] == ETH_USDC)
+        .unwrap();
+    assert_eq!(listed["block"], 21_000_000);
+    assert_eq!(listed["stale"], false);
+}

@@ -1,0 +1,109 @@
+//! The devnet (`devnet/devnet.mjs`): anvil with the real Uniswap v3 contracts, for tests that
+//! compare the service with the protocol itself. Needs `devnet/node_modules`, which the test
+//! command installs; missing is a failure, never a skip.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Stdio;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+fn script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../devnet/devnet.mjs")
+}
+
+/// A running devnet: one Uniswap v3 WETH/USDC pool (18 decimals both) with wide liquidity.
+pub struct Devnet {
+    /// The chain's JSON-RPC URL.
+    pub rpc: String,
+    /// A catalog file (the format of `shared/data/pools.json`) with the devnet's pool.
+    pub catalog: PathBuf,
+    /// The deployment: addresses of the pool, tokens, position manager and router.
+    pub state: Value,
+    state_file: PathBuf,
+    child: Child,
+}
+
+impl Devnet {
+    /// Starts anvil and deploys (about ten seconds); `price` is USDC per WETH. A deployment
+    /// that fails (seen rarely on a loaded machine: a transaction reverting) is started again,
+    /// up to three times.
+    pub async fn up(price: u64) -> Devnet {
+        for attempt in 1..=3 {
+            if let Some(devnet) = Devnet::try_up(price).await {
+                return devnet;
+            }
+            eprintln!("devnet: deployment {attempt} failed, starting again");
+        }
+        panic!("the devnet did not start (run `npm ci` in devnet/)");
+    }
+
+    async fn try_up(price: u64) -> Option<Devnet> {
+        let dir = std::env::temp_dir().join(format!("devnet-{}", ulid::Ulid::new()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (catalog, state_file) = (dir.join("catalog.json"), dir.join("state.json"));
+        let mut child = Command::new("node")
+            .arg(script())
+            .arg("up")
+            .arg("--catalog-out")
+            .arg(&catalog)
+            .arg("--state-out")
+            .arg(&state_file)
+            .arg("--price")
+            .arg(price.to_string())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("node runs devnet/devnet.mjs");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let line = lines.next_line().await.ok().flatten()?;
+        let state: Value = serde_json::from_str(&line).ok()?;
+        Some(Devnet {
+            rpc: state["rpc"].as_str()?.to_string(),
+            catalog,
+            state,
+            state_file,
+            child,
+        })
+    }
+
+    /// Runs a devnet command (`swap`, `pool`, `mint`, `burn-quote`) with `args`; its JSON line.
+    pub async fn run(&self, command: &str, args: &[&str]) -> Value {
+        let output = Command::new("node")
+            .arg(script())
+            .arg(command)
+            .arg("--state")
+            .arg(&self.state_file)
+            .args(args)
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "devnet {command} {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap()
+    }
+
+    /// The deployment's address of `name` (`pool`, `usdc`, `weth`, `token0`, ...).
+    pub fn address(&self, name: &str) -> String {
+        self.state[name].as_str().unwrap().to_string()
+    }
+
+    /// Whether USDC is the pool's token0 (it depends on the deployed addresses).
+    pub fn usdc_is_token0(&self) -> bool {
+        self.address("usdc") == self.address("token0")
+    }
+}
+
+impl Drop for Devnet {
+    fn drop(&mut self) {
+        // SIGTERM: the script stops anvil before it exits (SIGKILL would orphan anvil).
+        if let Some(pid) = self.child.id() {
+            let _ = std::process::Command::new("kill")
+                .arg("-TERM")
+                .arg(pid.to_string())
+                .status();
+        }
+    }
+}
