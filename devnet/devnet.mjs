@@ -11,6 +11,8 @@
 //   node devnet/devnet.mjs mint  --state FILE --lower T --upper T --amount0 RAW --amount1 RAW
 //   node devnet/devnet.mjs burn-quote --state FILE --lower T --upper T --liquidity L
 //       what burning L of the position manager's position would pay (eth_call, nothing sent)
+//   node devnet/devnet.mjs collect-quote --state FILE --token-id N
+//       what collect would pay the owner of position N now: its fees (eth_call, nothing sent)
 //
 // Every command prints one JSON line; integers are decimal strings.
 
@@ -196,7 +198,22 @@ async function mint(opts) {
   };
   const quoted = await manager.mint.staticCall(params);
   const receipt = await mined(manager.mint(params));
-  print({ block: receipt.blockNumber, liquidity: quoted.liquidity, amount0: quoted.amount0, amount1: quoted.amount1 });
+  print({
+    block: receipt.blockNumber, tokenId: quoted.tokenId, liquidity: quoted.liquidity,
+    amount0: quoted.amount0, amount1: quoted.amount1,
+  });
+}
+
+// What `collect` would pay the owner of a position-manager position now: its fees earned.
+async function collectQuote(opts) {
+  const { state, provider } = await connect(opts);
+  const manager = new ethers.Contract(state.manager, MANAGER.abi, provider);
+  const max = 2n ** 128n - 1n;
+  const [amount0, amount1] = await manager.collect.staticCall(
+    { tokenId: BigInt(opts["token-id"]), recipient: state.owner, amount0Max: max, amount1Max: max },
+    { from: state.owner },
+  );
+  print({ amount0, amount1 });
 }
 
 async function burnQuote(opts) {
@@ -216,7 +233,9 @@ async function poolCommand(opts) {
 }
 
 const [command, ...rest] = process.argv.slice(2);
-const commands = { up, swap, mint, pool: poolCommand, "burn-quote": burnQuote };
+const commands = {
+  up, swap, mint, pool: poolCommand, "burn-quote": burnQuote, "collect-quote": collectQuote,
+};
 if (!commands[command]) {
   console.error(`usage: devnet.mjs ${Object.keys(commands).join("|")} [--option value]...`);
   process.exit(2);

@@ -5,6 +5,8 @@
 use lambda_http::http::{Method, StatusCode};
 use local_api::auth::JwtSettings;
 use serde_json::{json, Value};
+use shared::math::U512;
+use std::str::FromStr;
 use std::time::Duration;
 use test_support::client::TestClient;
 use test_support::devnet::Devnet;
@@ -58,6 +60,30 @@ async fn listed_pool(client: &TestClient) -> Value {
     let reply = client.pools().await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     reply.json["data"][0].clone()
+}
+
+/// The fees of the API's position `id`, per token, in raw units (tokenA, tokenB).
+fn fees_of(position: &Value) -> (u128, u128) {
+    (
+        raw(position["tokenA"]["feesEarned"].as_str().unwrap()),
+        raw(position["tokenB"]["feesEarned"].as_str().unwrap()),
+    )
+}
+
+/// The API's fees for `id` equal, to the unit, what `collect` pays the owner of the identical
+/// on-chain position `token_id` now.
+async fn assert_fees_match(devnet: &Devnet, client: &TestClient, id: &str, token_id: &str) -> (u128, u128) {
+    let position = client.get(id).await.json;
+    let collect = devnet
+        .run("collect-quote", &["--token-id", token_id])
+        .await;
+    let (weth, usdc) = if devnet.usdc_is_token0() {
+        (int(&collect["amount1"]), int(&collect["amount0"]))
+    } else {
+        (int(&collect["amount0"]), int(&collect["amount1"]))
+    };
+    assert_eq!(fees_of(&position), (weth, usdc), "collect pays {collect}: {position}");
+    (weth, usdc)
 }
 
 async fn positions_follow_the_chain(devnet: &Devnet, server: &LocalApi) {
@@ -134,9 +160,15 @@ async fn positions_follow_the_chain(devnet: &Devnet, server: &LocalApi) {
     );
     let id = created["id"].as_str().unwrap().to_string();
     let liquidity = created["liquidity"].as_str().unwrap().to_string();
+    let token_id = minted["tokenId"].as_str().unwrap().to_string();
+
+    // The mint is a block too: synced, both positions have earned nothing yet.
+    assert_eq!(sync(&ops).await["updated"], true);
+    assert_fees_match(devnet, &carol, &id, &token_id).await;
 
     // Move the price out of the range and back, syncing after each swap.
     let mut seen_in_range = Vec::new();
+    let mut earned = (0, 0);
     for (sell, amount) in [
         ("weth", "80"),
         ("usdc", "200000"),
@@ -161,6 +193,7 @@ async fn positions_follow_the_chain(devnet: &Devnet, server: &LocalApi) {
         assert_eq!(position["inRange"], in_range, "tick {tick}: {position}");
         assert_eq!(position["stale"], false);
         seen_in_range.push(in_range);
+        earned = assert_fees_match(devnet, &carol, &id, &token_id).await;
 
         // What burning the same liquidity on chain would pay: the API rounds up, a burn down.
         let burn = devnet
@@ -209,17 +242,26 @@ async fn positions_follow_the_chain(devnet: &Devnet, server: &LocalApi) {
             "{position}"
         );
         assert!((value_usdc - whole(ours_usdc)).abs() <= 0.006, "{position}");
-        let portfolio = carol.portfolio().await.json;
-        let total = portfolio["totalValueUsd"].as_f64().unwrap();
+        let fees_usd = position["feesEarnedUsd"].as_f64().unwrap();
+        let fees_weth = position["tokenA"]["feesEarnedUsd"].as_f64().unwrap();
         assert!(
-            (total - value_weth - value_usdc).abs() <= 0.011,
-            "{portfolio}"
+            (fees_weth - whole(earned.0) * weth_usd).abs() <= 0.006,
+            "{position}"
         );
+        let value = position["valueUsd"].as_f64().unwrap();
+        assert!(
+            (value - value_weth - value_usdc - fees_usd).abs() <= 0.021,
+            "{position}"
+        );
+        let portfolio = carol.portfolio().await.json;
+        assert_eq!(portfolio["totalValueUsd"], position["valueUsd"], "{portfolio}");
+        assert_eq!(portfolio["totalFeesEarnedUsd"], position["feesEarnedUsd"]);
     }
     assert!(
         seen_in_range.contains(&false) && seen_in_range.contains(&true),
         "{seen_in_range:?}"
     );
+    assert!(earned.0 > 0 && earned.1 > 0, "swaps both ways inside the range pay fees in both tokens: {earned:?}");
 }
 
 #[tokio::test]
@@ -274,4 +316,70 @@ async fn a_state_older_than_stale_after_is_stale_until_the_next_sync() {
     assert_eq!(sync(&ops).await["updated"], true);
     assert_eq!(listed_pool(&dave).await["stale"], false);
     assert_eq!(dave.get(&id).await.json["stale"], false);
+}
+
+/// A decimal integer string as a 512-bit integer, apart from the service's own math.
+fn big(value: &Value) -> U512 {
+    U512::from_str(value.as_str().expect("an integer string")).unwrap()
+}
+
+#[tokio::test]
+async fn on_ticks_no_chain_position_uses_fees_are_the_global_growth() {
+    let devnet = Devnet::up(3000).await;
+    let server = start(&devnet, &[]).await;
+    let s = jwt();
+    let ops = server.client(Some(&s.issue_with_scope("ops", 600, Some("markets:sync"))));
+    let erin = server.client(Some(&s.issue("erin", 600)));
+    let created = erin
+        .open(json!({
+            "chain": "ethereum", "protocol": "uniswap-v3", "pool": devnet.address("pool"),
+            "amountA": "3", "amountB": "9000", "priceLower": 2700, "priceUpper": 3400
+        }))
+        .await;
+    let id = created["id"].as_str().unwrap().to_string();
+    let (lower, upper) = (
+        created["tickLower"].as_i64().unwrap(),
+        created["tickUpper"].as_i64().unwrap(),
+    );
+    let ticks = format!("{lower},{upper}");
+    let liquidity = big(&created["liquidity"]);
+    // The checkpoint's state: the one synced at start, with neither tick initialized on chain.
+    let block = listed_pool(&erin).await["block"].as_u64().unwrap().to_string();
+    let opened = devnet
+        .run("pool", &["--block", &block, "--ticks", &ticks])
+        .await;
+    for tick in opened["ticks"].as_array().unwrap() {
+        assert_eq!(tick["initialized"], false, "{opened}");
+    }
+
+    let mut last = (0, 0);
+    for (sell, amount) in [("weth", "0.5"), ("usdc", "4000"), ("weth", "1"), ("usdc", "700")] {
+        devnet
+            .run("swap", &["--sell", sell, "--amount", amount])
+            .await;
+        let synced = sync(&ops).await;
+        let block = synced["block"].as_u64().unwrap().to_string();
+        let now = devnet
+            .run("pool", &["--block", &block, "--ticks", &ticks])
+            .await;
+        let tick = now["tick"].as_i64().unwrap();
+        assert!(lower <= tick && tick < upper, "the swaps stay inside the range");
+        let owed = |token: &str| {
+            let key = format!("feeGrowthGlobal{token}X128");
+            let delta = big(&now[&key]) - big(&opened[&key]);
+            let fees: U512 = (liquidity * delta) >> 128;
+            u128::try_from(fees).unwrap()
+        };
+        let (owed0, owed1) = (owed("0"), owed("1"));
+        let expected = if devnet.usdc_is_token0() {
+            (owed1, owed0)
+        } else {
+            (owed0, owed1)
+        };
+        let position = erin.get(&id).await.json;
+        assert_eq!(fees_of(&position), expected, "{now}: {position}");
+        assert!(expected.0 >= last.0 && expected.1 >= last.1);
+        last = expected;
+    }
+    assert!(last.0 > 0 && last.1 > 0, "{last:?}");
 }

@@ -24,7 +24,8 @@ fn position(owner: &str, i: usize) -> Position {
         tick_upper: -70_000,
         liquidity: 1_000_000_000_000_000,
         cost_basis_usd: BigDecimal::from(1000),
-        fees_earned_usd: BigDecimal::from(0),
+        deposit: None,
+        fee_checkpoint: None,
         created_at,
     }
 }

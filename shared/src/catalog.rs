@@ -2,6 +2,7 @@
 //! prices). It ships as data (`data/pools.json`, a snapshot) and is served by `GET /pools`; the
 //! states read from the chains replace the snapshot's prices pool by pool.
 
+use crate::fee_ticks::FeeTick;
 use crate::json::Exact;
 use crate::market::{
     derive_usd_prices, Freshness, Height, PoolKey, PoolMarket, PoolState, PricedPair,
@@ -12,7 +13,7 @@ use crate::model::{format_time, Chain, Protocol};
 use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
 
 /// The catalog shipped with the code, used by the in-memory setup and to seed DynamoDB.
@@ -90,6 +91,8 @@ pub struct Pool {
     pub state: Option<PoolState>,
     /// The ticks positions on this pool use, ascending.
     pub tracked_ticks: Vec<i32>,
+    /// The service's fee accounting of those ticks, by tick.
+    pub fee_ticks: BTreeMap<i32, FeeTick>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -130,6 +133,7 @@ impl Pool {
         let PoolMarket {
             state,
             tracked_ticks,
+            fee_ticks,
         } = market;
         let fail = |reason| CatalogError {
             pool: record.pool.clone(),
@@ -189,6 +193,7 @@ impl Pool {
             tick,
             state,
             tracked_ticks: tracked_ticks.into_iter().collect(),
+            fee_ticks,
         })
     }
 

@@ -5,13 +5,13 @@
 use crate::app::App;
 use crate::catalog::PoolView;
 use crate::error::ApiError;
+use crate::fee_ticks::{growth_inside, FeeTick};
 use crate::http::{caller, content_encoding, has_scope, is_json, json_response};
 use crate::market::SyncReport;
-use crate::model::{format_time, ListView, Position, Status};
+use crate::model::{format_time, FeeCheckpoint, ListView, Position, Status};
 use crate::portfolio::portfolio;
 use crate::validation::{is_position_id, parse_amount, CreateRequest, ListQuery, MAX_BODY_BYTES};
 use crate::valuation::{value_position, TokenPair};
-use bigdecimal::{BigDecimal, Zero};
 use lambda_http::http::{header, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
 
@@ -105,6 +105,32 @@ pub async fn create_position(app: &App, request: &Request) -> Reply {
     }
     let (tick_lower, tick_upper) = pool.snap_range(&input.price_lower, &input.price_upper)?;
     let deposit = pool.size_deposit(tick_lower, tick_upper, offered)?;
+    let ticks = [deposit.tick_lower, deposit.tick_upper];
+    // Tracked first: a tick tracked for a position that then fails to insert costs one read
+    // per sync; a position whose ticks the sync never reads would lack its fee accounting.
+    let first_use: Vec<FeeTick> = match &pool.state {
+        Some(state) => ticks
+            .iter()
+            .map(|&t| FeeTick::first_use(t, state, state.ticks.iter().find(|s| s.tick == t)))
+            .collect(),
+        None => Vec::new(),
+    };
+    let market = app.market.track_ticks(pool, ticks, &first_use).await?;
+    // The checkpoint at the pool's state as stored now, with the tick records every position
+    // on these ticks shares.
+    let fee_checkpoint = market.state.as_ref().and_then(|state| {
+        let growth = growth_inside(
+            pool.fee_accounting(),
+            state,
+            &market.fee_ticks,
+            deposit.tick_lower,
+            deposit.tick_upper,
+        )?;
+        Some(FeeCheckpoint {
+            height: state.height,
+            growth,
+        })
+    });
     let now = app.clock.now();
     let created_at = chrono::DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now);
     let position = Position {
@@ -118,14 +144,10 @@ pub async fn create_position(app: &App, request: &Request) -> Reply {
         tick_upper: deposit.tick_upper,
         liquidity: deposit.liquidity,
         cost_basis_usd: deposit.value_usd,
-        fees_earned_usd: BigDecimal::zero(),
+        deposit: Some(deposit.amounts),
+        fee_checkpoint,
         created_at,
     };
-    // Tracked first: a tick tracked for a position that then fails to insert costs one read
-    // per sync; a position whose ticks the sync never reads would lack its fee accounting.
-    app.market
-        .track_ticks(pool, [position.tick_lower, position.tick_upper])
-        .await?;
     app.store.insert(&position).await?;
     tracing::info!(position = %position.id, pool = %position.pool, created_at = %format_time(&created_at), "position opened");
     let view = value_position(&position, &catalog, now)?.view;

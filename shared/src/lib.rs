@@ -10,6 +10,7 @@ pub mod clock;
 pub mod config;
 pub mod error;
 pub mod event;
+pub mod fee_ticks;
 pub mod handlers;
 pub mod http;
 pub mod json;

@@ -2,12 +2,13 @@
 //! ticks positions use), how old it may get, and the rule that prices tokens in USD from the
 //! pools themselves.
 
+use crate::fee_ticks::FeeTick;
 use crate::math::U256;
 use crate::model::{Chain, Protocol};
 use bigdecimal::{BigDecimal, One};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 /// One tick's fee accounting, as the pool keeps it (Q128.128 on EVM, Q64.64 on Orca).
@@ -49,10 +50,12 @@ pub struct PoolMarket {
     pub state: Option<PoolState>,
     /// The ticks positions opened on the pool use: the sync reads them.
     pub tracked_ticks: BTreeSet<i32>,
+    /// The service's fee accounting of the tracked ticks ([`crate::fee_ticks`]).
+    pub fee_ticks: BTreeMap<i32, FeeTick>,
 }
 
 /// Big integers as decimal strings: JSON numbers lose precision past 2^53 in most readers.
-mod integer_string {
+pub(crate) mod integer_string {
     use serde::{de::Error, Deserialize, Deserializer, Serializer};
     use std::fmt::Display;
     use std::str::FromStr;

@@ -1,6 +1,7 @@
 //! The API's resources: enumerations, the stored position, and the response shapes.
 
-use crate::json::{Exact, Usd};
+use crate::json::{Exact, Percent, Usd};
+use crate::math::U256;
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -85,8 +86,26 @@ impl Chain {
     }
 }
 
-/// A position as stored: what was opened, not what it is worth. Token amounts and USD values
-/// are derived from `liquidity` and the pool's current state on every read.
+/// Token amounts in the API's orientation (tokenA, tokenB), in base units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenPair {
+    pub a: U256,
+    pub b: U256,
+}
+
+/// A position's fee growth inside its range at one pool state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeeCheckpoint {
+    /// The block or slot of the state it was taken at: a reader holding an older state (a
+    /// cached catalog) counts no fees yet rather than a wrapped, negative growth.
+    pub height: u64,
+    /// Per token in protocol order (token0, token1), in the protocol's fixed point.
+    pub growth: [U256; 2],
+}
+
+/// A position as stored: what was opened, not what it is worth. Token amounts, fees and USD
+/// values are derived from `liquidity`, the checkpoint and the pool's current state on every
+/// read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Position {
     pub id: String,
@@ -101,7 +120,11 @@ pub struct Position {
     pub liquidity: u128,
     /// USD value of the deposit when the position was opened.
     pub cost_basis_usd: BigDecimal,
-    pub fees_earned_usd: BigDecimal,
+    /// The token amounts deposited (`None` for positions opened before they were recorded).
+    pub deposit: Option<TokenPair>,
+    /// Fee growth inside the range when the position was opened; `None` where the pool had
+    /// no synced state (no fee accounting then: fees are 0).
+    pub fee_checkpoint: Option<FeeCheckpoint>,
     /// Millisecond precision, as the id's timestamp.
     pub created_at: DateTime<Utc>,
 }
@@ -142,6 +165,9 @@ pub struct TokenAmountView {
     /// Whole tokens, exact, as a decimal string.
     pub amount: String,
     pub value_usd: Usd,
+    /// Fees earned in this token and not yet collected: whole tokens, exact.
+    pub fees_earned: String,
+    pub fees_earned_usd: Usd,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -166,6 +192,18 @@ pub struct PositionView {
     pub price_upper: f64,
     pub current_price: Exact,
     pub fees_earned_usd: Usd,
+    /// The deposit's value when opened.
+    pub cost_basis_usd: Usd,
+    /// Principal (the tokens the liquidity holds) plus fees earned.
+    pub value_usd: Usd,
+    /// The deposited amounts at today's prices: what holding instead would be worth.
+    pub hodl_value_usd: Option<Usd>,
+    /// Principal value minus HODL value.
+    pub impermanent_loss_usd: Option<Usd>,
+    pub pnl_usd: Usd,
+    pub pnl_percent: Percent,
+    /// Fees over cost basis, annualized; `null` in the first hour.
+    pub fee_apr_percent: Option<Percent>,
     pub created_at: String,
 }
 

@@ -4,7 +4,7 @@
 use crate::catalog::Catalog;
 use crate::json::{Percent, Usd};
 use crate::model::Position;
-use crate::valuation::{value_position, ValuationError};
+use crate::valuation::{percent_of, value_position, ValuationError, Valued};
 use bigdecimal::{BigDecimal, RoundingMode, Zero};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -24,6 +24,8 @@ pub struct PortfolioView {
     pub total_value_usd: Usd,
     pub total_pnl_usd: Usd,
     pub total_pnl_percent: Percent,
+    pub total_fees_earned_usd: Usd,
+    pub total_impermanent_loss_usd: Usd,
     pub positions: u64,
     pub assets: Vec<AssetView>,
 }
@@ -36,28 +38,31 @@ pub fn portfolio(
 ) -> Result<PortfolioView, ValuationError> {
     let mut total_value = BigDecimal::zero();
     let mut cost_basis = BigDecimal::zero();
+    let mut fees = BigDecimal::zero();
+    let mut impermanent_loss = BigDecimal::zero();
     let mut by_symbol: BTreeMap<String, BigDecimal> = BTreeMap::new();
     for position in positions {
-        let valued = value_position(position, catalog, now)?;
-        total_value += &valued.value_a + &valued.value_b + &position.fees_earned_usd;
-        cost_basis += &position.cost_basis_usd;
-        for (token, value) in [
-            (&valued.view.token_a, valued.value_a),
-            (&valued.view.token_b, valued.value_b),
+        let Valued { view, figures } = value_position(position, catalog, now)?;
+        total_value += figures.value();
+        cost_basis += &figures.cost_basis;
+        fees += figures.fees();
+        // Positions without a recorded deposit have no HODL comparison: they add nothing.
+        impermanent_loss += figures.impermanent_loss().unwrap_or_default();
+        // An asset's value holds its uncollected fees too: the assets sum to the total.
+        for (symbol, value) in [
+            (view.token_a.symbol, figures.principal_a + figures.fees_a),
+            (view.token_b.symbol, figures.principal_b + figures.fees_b),
         ] {
-            *by_symbol.entry(token.symbol.clone()).or_default() += value;
+            *by_symbol.entry(symbol).or_default() += value;
         }
     }
     let pnl = &total_value - &cost_basis;
-    let pnl_percent = if cost_basis.is_zero() {
-        BigDecimal::zero()
-    } else {
-        &pnl * BigDecimal::from(100) / &cost_basis
-    };
     Ok(PortfolioView {
         total_value_usd: Usd::new(total_value),
+        total_pnl_percent: Percent::new(percent_of(&pnl, &cost_basis)),
         total_pnl_usd: Usd::new(pnl),
-        total_pnl_percent: Percent::new(pnl_percent),
+        total_fees_earned_usd: Usd::new(fees),
+        total_impermanent_loss_usd: Usd::new(impermanent_loss),
         positions: positions.len() as u64,
         assets: breakdown(by_symbol),
     })
@@ -154,7 +159,7 @@ mod tests {
         let json = serde_json::to_value(&view).unwrap();
         assert_eq!(
             json,
-            serde_json::json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "positions": 0, "assets": []})
+            serde_json::json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "totalFeesEarnedUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "assets": []})
         );
     }
 }

@@ -2,11 +2,14 @@
 //! and valuing a stored one at the pool's current state.
 
 use crate::catalog::{Catalog, Pool, Token};
-use crate::json::{Exact, Usd};
+use crate::fee_ticks;
+use crate::json::{plain_exact, Exact, Percent, Usd};
+use crate::math::fees::FeeAccounting;
 use crate::math::price::base_units_to_decimal;
 use crate::math::{uniswap, Amounts, Curve, MathError, U256};
+pub use crate::model::TokenPair;
 use crate::model::{format_time, Position, PositionView, TokenAmountView};
-use bigdecimal::BigDecimal;
+use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, Utc};
 
 /// Why a position could not be sized or valued.
@@ -25,13 +28,6 @@ pub enum ValuationError {
 
 fn rejected(message: &str) -> ValuationError {
     ValuationError::Rejected(message.to_string())
-}
-
-/// A deposit in the API's orientation, in base units.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TokenPair {
-    pub a: U256,
-    pub b: U256,
 }
 
 /// What a create request resolves to: the snapped range, the liquidity, and what it holds.
@@ -188,6 +184,43 @@ impl Pool {
         Ok(self.to_api_order(amounts))
     }
 
+    pub fn fee_accounting(&self) -> FeeAccounting {
+        FeeAccounting::of(self.curve())
+    }
+
+    /// Fee growth inside `[lower, upper)` per token (token0, token1) at the pool's synced state;
+    /// `None` before the pool has one or while the ticks have no records.
+    pub fn fee_growth_inside(&self, tick_lower: i32, tick_upper: i32) -> Option<[U256; 2]> {
+        let state = self.state.as_ref()?;
+        fee_ticks::growth_inside(
+            self.fee_accounting(),
+            state,
+            &self.fee_ticks,
+            tick_lower,
+            tick_upper,
+        )
+    }
+
+    /// The fees `position` is owed at the pool's state, as the protocol computes them; zero
+    /// without a checkpoint, a current fee growth, or with a state older than the checkpoint.
+    pub fn fees_owed(&self, position: &Position) -> TokenPair {
+        let current = self.state.as_ref().map(|s| s.height);
+        let checkpoint = position
+            .fee_checkpoint
+            .filter(|c| current.is_some_and(|height| height >= c.height));
+        let growth = self.fee_growth_inside(position.tick_lower, position.tick_upper);
+        let (Some(checkpoint), Some(growth)) = (checkpoint, growth) else {
+            return TokenPair {
+                a: U256::ZERO,
+                b: U256::ZERO,
+            };
+        };
+        let accounting = self.fee_accounting();
+        let [amount0, amount1] = [0, 1]
+            .map(|i| U256::from(accounting.fees_owed(position.liquidity, checkpoint.growth[i], growth[i])));
+        self.to_api_order(Amounts { amount0, amount1 })
+    }
+
     pub fn value_of(&self, amounts: &TokenPair) -> BigDecimal {
         token_value(&self.token_a, amounts.a) + token_value(&self.token_b, amounts.b)
     }
@@ -203,13 +236,78 @@ fn token_value(token: &Token, amount: U256) -> BigDecimal {
     base_units_to_decimal(amount, token.decimals) * &token.price_usd
 }
 
-/// A position valued at its pool's current state, with the unrounded USD figures the portfolio
-/// sums.
+/// Seconds in the year the APR annualizes to.
+const YEAR_SECONDS: i64 = 365 * 24 * 60 * 60;
+/// Before this age an APR is noise: it is `null`.
+const APR_MIN_AGE_SECONDS: i64 = 60 * 60;
+
+/// `part` as a percentage of `whole`; 0 of nothing.
+pub fn percent_of(part: &BigDecimal, whole: &BigDecimal) -> BigDecimal {
+    if whole.is_zero() {
+        BigDecimal::zero()
+    } else {
+        part * BigDecimal::from(100) / whole
+    }
+}
+
+/// A position's USD figures, exact: the view rounds them once when written, the portfolio sums
+/// them as they are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figures {
+    /// What the liquidity holds, per token.
+    pub principal_a: BigDecimal,
+    pub principal_b: BigDecimal,
+    /// Fees earned, per token.
+    pub fees_a: BigDecimal,
+    pub fees_b: BigDecimal,
+    /// The deposited amounts at today's prices, when they are known.
+    pub hodl: Option<BigDecimal>,
+    pub cost_basis: BigDecimal,
+}
+
+impl Figures {
+    pub fn principal(&self) -> BigDecimal {
+        &self.principal_a + &self.principal_b
+    }
+
+    pub fn fees(&self) -> BigDecimal {
+        &self.fees_a + &self.fees_b
+    }
+
+    /// Principal plus fees.
+    pub fn value(&self) -> BigDecimal {
+        self.principal() + self.fees()
+    }
+
+    /// Principal minus HODL: what providing liquidity cost against holding, before fees.
+    pub fn impermanent_loss(&self) -> Option<BigDecimal> {
+        self.hodl.as_ref().map(|hodl| self.principal() - hodl)
+    }
+
+    /// Value minus cost basis.
+    pub fn pnl(&self) -> BigDecimal {
+        self.value() - &self.cost_basis
+    }
+
+    /// Fees over cost basis, annualized over the position's age in milliseconds; `None` before
+    /// [`APR_MIN_AGE_SECONDS`] or without a cost basis.
+    pub fn fee_apr(&self, age_millis: i64) -> Option<BigDecimal> {
+        if age_millis < APR_MIN_AGE_SECONDS * 1000 || self.cost_basis.is_zero() {
+            return None;
+        }
+        let year_millis = BigDecimal::from(YEAR_SECONDS * 1000);
+        Some(
+            self.fees() * year_millis * BigDecimal::from(100)
+                / (&self.cost_basis * BigDecimal::from(age_millis)),
+        )
+    }
+}
+
+/// A position valued at its pool's current state, with the exact figures the portfolio sums.
 #[derive(Debug, Clone)]
 pub struct Valued {
     pub view: PositionView,
-    pub value_a: BigDecimal,
-    pub value_b: BigDecimal,
+    pub figures: Figures,
 }
 
 /// Values a stored position. A pool missing from the catalog is a server fault: positions are
@@ -226,25 +324,37 @@ pub fn value_position(
             pool: position.pool.clone(),
         })?;
     let held = pool.holdings(position.tick_lower, position.tick_upper, position.liquidity)?;
-    let value_a = token_value(&pool.token_a, held.a);
-    let value_b = token_value(&pool.token_b, held.b);
-    let token_view = |token: &Token, amount: U256, value: &BigDecimal| TokenAmountView {
-        symbol: token.symbol.clone(),
-        address: token.address.clone(),
-        amount: crate::json::plain_exact(&base_units_to_decimal(amount, token.decimals)),
-        value_usd: Usd::new(value.clone()),
+    let fees = pool.fees_owed(position);
+    let figures = Figures {
+        principal_a: token_value(&pool.token_a, held.a),
+        principal_b: token_value(&pool.token_b, held.b),
+        fees_a: token_value(&pool.token_a, fees.a),
+        fees_b: token_value(&pool.token_b, fees.b),
+        hodl: position.deposit.as_ref().map(|d| pool.value_of(d)),
+        cost_basis: position.cost_basis_usd.clone(),
+    };
+    let token_view = |token: &Token, amount: U256, value: &BigDecimal, fee: U256, fee_usd: &BigDecimal| {
+        TokenAmountView {
+            symbol: token.symbol.clone(),
+            address: token.address.clone(),
+            amount: plain_exact(&base_units_to_decimal(amount, token.decimals)),
+            value_usd: Usd::new(value.clone()),
+            fees_earned: plain_exact(&base_units_to_decimal(fee, token.decimals)),
+            fees_earned_usd: Usd::new(fee_usd.clone()),
+        }
     };
     let (at_lower, at_upper) = (
         pool.price_at_tick(position.tick_lower),
         pool.price_at_tick(position.tick_upper),
     );
+    let age_millis = now.timestamp_millis() - position.created_at.timestamp_millis();
     let view = PositionView {
         id: position.id.clone(),
         chain: position.chain,
         protocol: position.protocol,
         pool: pool.id.clone(),
-        token_a: token_view(&pool.token_a, held.a, &value_a),
-        token_b: token_view(&pool.token_b, held.b, &value_b),
+        token_a: token_view(&pool.token_a, held.a, &figures.principal_a, fees.a, &figures.fees_a),
+        token_b: token_view(&pool.token_b, held.b, &figures.principal_b, fees.b, &figures.fees_b),
         status: position.status,
         tick_lower: position.tick_lower,
         tick_upper: position.tick_upper,
@@ -255,14 +365,17 @@ pub fn value_position(
         price_lower: at_lower.min(at_upper),
         price_upper: at_lower.max(at_upper),
         current_price: Exact(pool.current_price.clone()),
-        fees_earned_usd: Usd::new(position.fees_earned_usd.clone()),
+        fees_earned_usd: Usd::new(figures.fees()),
+        cost_basis_usd: Usd::new(figures.cost_basis.clone()),
+        value_usd: Usd::new(figures.value()),
+        hodl_value_usd: figures.hodl.clone().map(Usd::new),
+        impermanent_loss_usd: figures.impermanent_loss().map(Usd::new),
+        pnl_usd: Usd::new(figures.pnl()),
+        pnl_percent: Percent::new(percent_of(&figures.pnl(), &figures.cost_basis)),
+        fee_apr_percent: figures.fee_apr(age_millis).map(Percent::new),
         created_at: format_time(&position.created_at),
     };
-    Ok(Valued {
-        view,
-        value_a,
-        value_b,
-    })
+    Ok(Valued { view, figures })
 }
 
 #[cfg(test)]

@@ -22,7 +22,8 @@ pub fn position(owner: &str, status: Status, chain: Chain, millis: i64) -> Posit
         tick_upper: -70000,
         liquidity: 1_000_000_000_000,
         cost_basis_usd: BigDecimal::from(100),
-        fees_earned_usd: BigDecimal::from(0),
+        deposit: None,
+        fee_checkpoint: None,
         created_at,
     }
 }

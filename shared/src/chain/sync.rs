@@ -7,6 +7,7 @@ use super::{evm, solana};
 use crate::app::MarketSync;
 use crate::catalog::{Catalog, Pool};
 use crate::clock::Clock;
+use crate::fee_ticks::advance_all;
 use crate::market::{PoolState, PoolSync, SyncReport};
 use crate::model::Chain;
 use crate::store::{Market, StoreError};
@@ -89,7 +90,13 @@ impl Syncer {
         report.sqrt_price = Some(state.sqrt_price.to_string());
         report.tick = Some(state.tick);
         report.price = Some(pool.orientation.human_price_of(state.sqrt_price));
-        match self.market.save_state(pool, &state).await {
+        let fee_ticks = advance_all(
+            pool.fee_accounting(),
+            &pool.tracked_ticks,
+            &pool.fee_ticks,
+            &state,
+        );
+        match self.market.save_state(pool, &state, &fee_ticks).await {
             Ok(()) => report.updated = true,
             Err(StoreError::Conflict) => {
                 report.reason = Some(

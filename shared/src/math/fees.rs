@@ -6,6 +6,7 @@
 //! difference is the growth since.
 
 use super::num::{mul_div, U256};
+use super::Curve;
 
 /// The fixed point of fee growth: Q128.128 on EVM, Q64.64 on Orca.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +28,13 @@ pub struct BoundTick {
 }
 
 impl FeeAccounting {
+    pub fn of(curve: Curve) -> FeeAccounting {
+        match curve {
+            Curve::UniswapV3 => FeeAccounting::Evm,
+            Curve::OrcaWhirlpools => FeeAccounting::Orca,
+        }
+    }
+
     fn modulus_mask(self) -> U256 {
         match self {
             FeeAccounting::Evm => U256::MAX,
@@ -37,6 +45,11 @@ impl FeeAccounting {
     /// `a − b` in the protocol's width.
     pub fn wrapping_sub(self, a: U256, b: U256) -> U256 {
         a.wrapping_sub(b) & self.modulus_mask()
+    }
+
+    /// `a + b` in the protocol's width.
+    pub fn wrapping_add(self, a: U256, b: U256) -> U256 {
+        a.wrapping_add(b) & self.modulus_mask()
     }
 
     /// Fee growth inside `[lower, upper)` with the pool at `tick` and global growth `global`.

@@ -3,6 +3,7 @@
 
 use super::traits::{Market, PositionStore, StoreError, StoreResult};
 use crate::catalog::{embedded_records, Catalog, CatalogError, Pool, PoolRecord};
+use crate::fee_ticks::FeeTick;
 use crate::market::{Freshness, PoolKey, PoolMarket, PoolState};
 use crate::model::{Filter, Page, PageRequest, Position, Status};
 use async_trait::async_trait;
@@ -119,15 +120,15 @@ impl MemoryMarket {
         Self::new(embedded_records(), Freshness::Snapshot).expect("the embedded catalog is valid")
     }
 
-    fn write(
+    fn write<T>(
         &self,
         pool: &Pool,
-        f: impl FnOnce(&mut PoolMarket) -> StoreResult<()>,
-    ) -> StoreResult<()> {
+        f: impl FnOnce(&mut PoolMarket) -> StoreResult<T>,
+    ) -> StoreResult<T> {
         let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-        f(inner.markets.entry(pool.key()).or_default())?;
+        let out = f(inner.markets.entry(pool.key()).or_default())?;
         inner.built = None;
-        Ok(())
+        Ok(out)
     }
 }
 
@@ -145,18 +146,34 @@ impl Market for MemoryMarket {
         Ok(catalog)
     }
 
-    async fn track_ticks(&self, pool: &Pool, ticks: [i32; 2]) -> StoreResult<()> {
+    async fn track_ticks(
+        &self,
+        pool: &Pool,
+        ticks: [i32; 2],
+        first_use: &[FeeTick],
+    ) -> StoreResult<PoolMarket> {
         self.write(pool, |market| {
             market.tracked_ticks.extend(ticks);
-            Ok(())
+            for record in first_use {
+                market.fee_ticks.entry(record.tick).or_insert(*record);
+            }
+            Ok(market.clone())
         })
     }
 
-    async fn save_state(&self, pool: &Pool, state: &PoolState) -> StoreResult<()> {
+    async fn save_state(
+        &self,
+        pool: &Pool,
+        state: &PoolState,
+        fee_ticks: &[FeeTick],
+    ) -> StoreResult<()> {
         self.write(pool, |market| match &market.state {
             Some(stored) if stored.height >= state.height => Err(StoreError::Conflict),
             _ => {
                 market.state = Some(state.clone());
+                market
+                    .fee_ticks
+                    .extend(fee_ticks.iter().map(|record| (record.tick, *record)));
                 Ok(())
             }
         })

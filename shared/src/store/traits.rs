@@ -2,7 +2,8 @@
 //! catalog and market state behind [`Market`]. Each backend implements both beside each other.
 
 use crate::catalog::{Catalog, Pool};
-use crate::market::PoolState;
+use crate::fee_ticks::FeeTick;
+use crate::market::{PoolMarket, PoolState};
 use crate::model::{Filter, Page, PageRequest, Position, Status};
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -51,11 +52,25 @@ pub trait Market: Send + Sync {
     /// The catalog at the latest stored states (possibly cached: see each implementation).
     async fn catalog(&self) -> StoreResult<Arc<Catalog>>;
 
-    /// Records the ticks a new position uses, so the sync reads them. Only ever adds: a tick
-    /// tracked for a position that was then not stored costs one read per sync, nothing else.
-    async fn track_ticks(&self, pool: &Pool, ticks: [i32; 2]) -> StoreResult<()>;
+    /// Records the ticks a new position uses, so the sync reads them, and starts the fee
+    /// records of those that have none with `first_use` (a record that exists is kept: other
+    /// positions' checkpoints rest on it). Answers the pool's market as stored after the write,
+    /// which the new position's checkpoint is taken from. Only ever adds: a tick tracked for a
+    /// position that was then not stored costs one read per sync, nothing else.
+    async fn track_ticks(
+        &self,
+        pool: &Pool,
+        ticks: [i32; 2],
+        first_use: &[FeeTick],
+    ) -> StoreResult<PoolMarket>;
 
-    /// Stores a state read from the chain, only if it was read at a later block or slot than
-    /// the stored one: `Conflict` otherwise, so a slower sync never moves a pool back in time.
-    async fn save_state(&self, pool: &Pool, state: &PoolState) -> StoreResult<()>;
+    /// Stores a state read from the chain with the fee records advanced to it, only if it was
+    /// read at a later block or slot than the stored one: `Conflict` otherwise, so a slower
+    /// sync never moves a pool back in time.
+    async fn save_state(
+        &self,
+        pool: &Pool,
+        state: &PoolState,
+        fee_ticks: &[FeeTick],
+    ) -> StoreResult<()>;
 }

@@ -58,9 +58,9 @@ async fn the_state_read_is_the_pools_own_at_the_block_read() {
         devnet.state["wideLower"].as_i64().unwrap() as i32,
         devnet.state["wideUpper"].as_i64().unwrap() as i32,
     ];
-    market.track_ticks(&tracked, wide).await.unwrap();
+    market.track_ticks(&tracked, wide, &[]).await.unwrap();
     // A tick no position on chain uses: uninitialized, zero outside growth.
-    market.track_ticks(&tracked, [60, 120]).await.unwrap();
+    market.track_ticks(&tracked, [60, 120], &[]).await.unwrap();
     // Ascending, as the state lists them.
     let ticks = format!("{},{},60,120", wide[0], wide[1]);
     let syncer = syncer(

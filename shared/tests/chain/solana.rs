@@ -245,7 +245,7 @@ async fn one_request_reads_every_whirlpool_and_the_arrays_of_tracked_ticks() {
     ]);
     let tracked = pool(&market, WHIRLPOOL).await;
     market
-        .track_ticks(&tracked, [-443_584, 443_584])
+        .track_ticks(&tracked, [-443_584, 443_584], &[])
         .await
         .unwrap();
     let (stub, seen) = stub(accounts()).await;
@@ -327,7 +327,7 @@ async fn one_request_reads_every_whirlpool_and_the_arrays_of_tracked_ticks() {
 async fn a_tracked_tick_whose_array_does_not_exist_is_uninitialized() {
     let market = market(&[record(WHIRLPOOL, "whirlpool.json")]);
     let tracked = pool(&market, WHIRLPOOL).await;
-    market.track_ticks(&tracked, [-64, 64]).await.unwrap();
+    market.track_ticks(&tracked, [-64, 64], &[]).await.unwrap();
     let (stub, _) = stub(accounts()).await;
     let report = sync(&syncer(
         market.clone(),

@@ -56,7 +56,7 @@ async fn racing_writes_leave_the_newest_state_and_ticks_accumulate() {
     let writes = (1..=20u64).rev().map(|h| {
         let (market, state) = (&market, state_at(&target, 2000 + h as u32, h));
         let target = &target;
-        async move { market.save_state(target, &state).await }
+        async move { market.save_state(target, &state, &[]).await }
     });
     let results = join_all(writes).await;
     assert!(results.iter().any(Result::is_ok));
@@ -65,11 +65,11 @@ async fn racing_writes_leave_the_newest_state_and_ticks_accumulate() {
         .all(|r| matches!(r, Ok(()) | Err(StoreError::Conflict))));
     assert_eq!(pool(&market).await.state.unwrap().height, 20);
     assert!(matches!(
-        market.save_state(&target, &state_at(&target, 1, 20)).await,
+        market.save_state(&target, &state_at(&target, 1, 20), &[]).await,
         Err(StoreError::Conflict)
     ));
 
-    let tracks = (0..10).map(|i| market.track_ticks(&target, [i * 10, i * 10 + 60]));
+    let tracks = (0..10).map(|i| market.track_ticks(&target, [i * 10, i * 10 + 60], &[]));
     assert!(join_all(tracks).await.iter().all(Result::is_ok));
     let expected: Vec<i32> = (0..10)
         .flat_map(|i| [i * 10, i * 10 + 60])
@@ -131,7 +131,7 @@ async fn positions_on_the_lambda_path_are_valued_at_the_stored_state() {
     );
 
     app.market
-        .save_state(&target, &state_at(&target, 2000, 21_000_000))
+        .save_state(&target, &state_at(&target, 2000, 21_000_000), &[])
         .await
         .unwrap();
     let created = client.open(json!({})).await;

@@ -3,20 +3,22 @@
 //!
 //! One item per pool (`PK = CATALOG`, `SK = chain#protocol#address`): `record` (the catalog
 //! entry, JSON), `state` (the last state read from the chain, JSON) with its `height` (block or
-//! slot, a number the conditional write compares), and `ticks` (a number set of the ticks
-//! positions use). One query reads the whole market.
+//! slot, a number the conditional write compares), `ticks` (a number set of the ticks
+//! positions use) and one `fee#<tick>` attribute per tracked tick (the service's fee record of
+//! it, JSON). One query reads the whole market.
 
 use super::errors::classify;
 use super::item::{malformed, text};
-use super::keys::{catalog_sort_key, s, CATALOG_PK};
+use super::keys::{catalog_sort_key, s, Item, CATALOG_PK};
 use super::store::DynamoDbStore;
 use crate::catalog::{Catalog, Pool, PoolRecord};
+use crate::fee_ticks::FeeTick;
 use crate::market::{Freshness, PoolKey, PoolMarket, PoolState};
 use crate::store::traits::{Market, StoreError, StoreResult};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
-use aws_sdk_dynamodb::types::AttributeValue;
-use std::collections::HashMap;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
@@ -33,6 +35,52 @@ fn pool_key(pool: &Pool) -> HashMap<String, AttributeValue> {
             s(catalog_sort_key(pool.chain, pool.protocol, &pool.id)),
         ),
     ])
+}
+
+/// The attribute holding the fee record of `tick` (top-level, so a write needs no parent map).
+fn fee_tick_attribute(tick: i32) -> String {
+    format!("{FEE_TICK_PREFIX}{tick}")
+}
+
+const FEE_TICK_PREFIX: &str = "fee#";
+
+fn fee_tick_value(record: &FeeTick) -> Result<AttributeValue, StoreError> {
+    Ok(s(serde_json::to_string(record).map_err(json_failure)?))
+}
+
+/// A catalog item: the record and what the market keeps of the pool.
+fn pool_market(item: &Item) -> Result<(PoolRecord, PoolMarket), StoreError> {
+    let record: PoolRecord = serde_json::from_str(text(item, "record")?).map_err(json_failure)?;
+    let state = match item.get("state") {
+        None => None,
+        Some(_) => Some(
+            serde_json::from_str::<PoolState>(text(item, "state")?).map_err(json_failure)?,
+        ),
+    };
+    let tracked_ticks = match item.get("ticks") {
+        None => Default::default(),
+        Some(AttributeValue::Ns(ticks)) => ticks
+            .iter()
+            .map(|t| t.parse::<i32>().map_err(|_| malformed("ticks")))
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(malformed("ticks")),
+    };
+    let mut fee_ticks = BTreeMap::new();
+    for (name, value) in item {
+        if name.starts_with(FEE_TICK_PREFIX) {
+            let json = value.as_s().map_err(|_| malformed(name))?;
+            let fee_tick: FeeTick = serde_json::from_str(json).map_err(json_failure)?;
+            fee_ticks.insert(fee_tick.tick, fee_tick);
+        }
+    }
+    Ok((
+        record,
+        PoolMarket {
+            state,
+            tracked_ticks,
+            fee_ticks,
+        },
+    ))
 }
 
 impl DynamoDbStore {
@@ -74,31 +122,9 @@ impl DynamoDbStore {
                 .await
                 .map_err(classify)?;
             for item in page.items() {
-                let record: PoolRecord =
-                    serde_json::from_str(text(item, "record")?).map_err(json_failure)?;
-                let state = match item.get("state") {
-                    None => None,
-                    Some(_) => Some(
-                        serde_json::from_str::<PoolState>(text(item, "state")?)
-                            .map_err(json_failure)?,
-                    ),
-                };
-                let tracked_ticks = match item.get("ticks") {
-                    None => Default::default(),
-                    Some(AttributeValue::Ns(ticks)) => ticks
-                        .iter()
-                        .map(|t| t.parse::<i32>().map_err(|_| malformed("ticks")))
-                        .collect::<Result<_, _>>()?,
-                    Some(_) => return Err(malformed("ticks")),
-                };
+                let (record, market) = pool_market(item)?;
                 let key = PoolKey::new(record.chain, record.protocol, &record.pool);
-                markets.insert(
-                    key,
-                    PoolMarket {
-                        state,
-                        tracked_ticks,
-                    },
-                );
+                markets.insert(key, market);
                 records.push(record);
             }
             start = page.last_evaluated_key().cloned();
@@ -149,33 +175,70 @@ impl Market for DynamoDbMarket {
         Ok(catalog)
     }
 
-    async fn track_ticks(&self, pool: &Pool, ticks: [i32; 2]) -> StoreResult<()> {
-        self.store
-            .client
-            .update_item()
-            .table_name(&self.store.table)
-            .set_key(Some(pool_key(pool)))
-            .update_expression("ADD ticks :ticks")
-            .condition_expression("attribute_exists(PK)")
-            .expression_attribute_values(
-                ":ticks",
-                AttributeValue::Ns(ticks.iter().map(i32::to_string).collect()),
-            )
-            .send()
-            .await
-            .map_err(classify)?;
-        Ok(())
-    }
-
-    async fn save_state(&self, pool: &Pool, state: &PoolState) -> StoreResult<()> {
-        let body = serde_json::to_string(state).map_err(json_failure)?;
-        let result = self
+    async fn track_ticks(
+        &self,
+        pool: &Pool,
+        ticks: [i32; 2],
+        first_use: &[FeeTick],
+    ) -> StoreResult<PoolMarket> {
+        let mut update = self
             .store
             .client
             .update_item()
             .table_name(&self.store.table)
             .set_key(Some(pool_key(pool)))
-            .update_expression("SET #state = :state, height = :height")
+            .condition_expression("attribute_exists(PK)")
+            .expression_attribute_values(
+                ":ticks",
+                AttributeValue::Ns(ticks.iter().map(i32::to_string).collect()),
+            )
+            .return_values(ReturnValue::AllNew);
+        // A record that exists stays: positions' checkpoints rest on it.
+        let mut sets = Vec::new();
+        for (i, record) in first_use.iter().enumerate() {
+            sets.push(format!("#f{i} = if_not_exists(#f{i}, :f{i})"));
+            update = update
+                .expression_attribute_names(format!("#f{i}"), fee_tick_attribute(record.tick))
+                .expression_attribute_values(format!(":f{i}"), fee_tick_value(record)?);
+        }
+        let expression = if sets.is_empty() {
+            "ADD ticks :ticks".to_string()
+        } else {
+            format!("ADD ticks :ticks SET {}", sets.join(", "))
+        };
+        let output = update
+            .update_expression(expression)
+            .send()
+            .await
+            .map_err(classify)?;
+        let item = output
+            .attributes()
+            .ok_or_else(|| malformed("pool item after the update"))?;
+        Ok(pool_market(item)?.1)
+    }
+
+    async fn save_state(
+        &self,
+        pool: &Pool,
+        state: &PoolState,
+        fee_ticks: &[FeeTick],
+    ) -> StoreResult<()> {
+        let body = serde_json::to_string(state).map_err(json_failure)?;
+        let mut update = self
+            .store
+            .client
+            .update_item()
+            .table_name(&self.store.table)
+            .set_key(Some(pool_key(pool)));
+        let mut expression = "SET #state = :state, height = :height".to_string();
+        for (i, record) in fee_ticks.iter().enumerate() {
+            expression.push_str(&format!(", #f{i} = :f{i}"));
+            update = update
+                .expression_attribute_names(format!("#f{i}"), fee_tick_attribute(record.tick))
+                .expression_attribute_values(format!(":f{i}"), fee_tick_value(record)?);
+        }
+        let result = update
+            .update_expression(expression)
             .condition_expression(
                 "attribute_exists(PK) AND (attribute_not_exists(height) OR height < :height)",
             )

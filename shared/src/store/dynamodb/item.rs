@@ -1,7 +1,7 @@
 //! Positions to and from table items.
 
 use super::keys::{position_key, s, Item};
-use crate::model::{format_time, Chain, Position, Protocol, Status};
+use crate::model::{format_time, Chain, FeeCheckpoint, Position, Protocol, Status, TokenPair};
 use crate::store::traits::StoreError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use bigdecimal::BigDecimal;
@@ -27,10 +27,31 @@ pub(super) fn position_item(p: &Position) -> Item {
         // u128 has 39 digits, past DynamoDB's 38-digit numbers: stored as a string.
         ("liquidity".into(), s(p.liquidity.to_string())),
         ("costBasisUsd".into(), s(p.cost_basis_usd.to_string())),
-        ("feesEarnedUsd".into(), s(p.fees_earned_usd.to_string())),
         ("createdAt".into(), s(format_time(&p.created_at))),
     ]);
+    // Base units and Q128.128 growths pass 38 digits: strings.
+    if let Some(deposit) = &p.deposit {
+        item.insert("depositA".into(), s(deposit.a.to_string()));
+        item.insert("depositB".into(), s(deposit.b.to_string()));
+    }
+    if let Some(checkpoint) = &p.fee_checkpoint {
+        item.insert(
+            "feeCheckpointHeight".into(),
+            AttributeValue::N(checkpoint.height.to_string()),
+        );
+        item.insert("feeGrowthInside0".into(), s(checkpoint.growth[0].to_string()));
+        item.insert("feeGrowthInside1".into(), s(checkpoint.growth[1].to_string()));
+    }
     item
+}
+
+/// An attribute that older items lack: `None` when absent, parsed when present.
+fn optional<T: FromStr>(item: &Item, name: &str) -> Result<Option<T>, StoreError> {
+    if item.contains_key(name) {
+        parsed(item, name).map(Some)
+    } else {
+        Ok(None)
+    }
 }
 
 pub(super) fn malformed(what: &str) -> StoreError {
@@ -68,8 +89,21 @@ pub(super) fn position_from(item: &Item) -> Result<Position, StoreError> {
         liquidity: parsed(item, "liquidity")?,
         cost_basis_usd: BigDecimal::from_str(text(item, "costBasisUsd")?)
             .map_err(|_| malformed("costBasisUsd"))?,
-        fees_earned_usd: BigDecimal::from_str(text(item, "feesEarnedUsd")?)
-            .map_err(|_| malformed("feesEarnedUsd"))?,
+        deposit: match (optional(item, "depositA")?, optional(item, "depositB")?) {
+            (Some(a), Some(b)) => Some(TokenPair { a, b }),
+            _ => None,
+        },
+        fee_checkpoint: match (
+            optional(item, "feeCheckpointHeight")?,
+            optional(item, "feeGrowthInside0")?,
+            optional(item, "feeGrowthInside1")?,
+        ) {
+            (Some(height), Some(growth0), Some(growth1)) => Some(FeeCheckpoint {
+                height,
+                growth: [growth0, growth1],
+            }),
+            _ => None,
+        },
         created_at,
     })
 }
@@ -77,6 +111,7 @@ pub(super) fn position_from(item: &Item) -> Result<Position, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::math::U256;
 
     #[test]
     fn position_items_round_trip() {
@@ -91,9 +126,22 @@ mod tests {
             tick_upper: 443632,
             liquidity: u128::MAX,
             cost_basis_usd: BigDecimal::from_str("1234.567890123456789").unwrap(),
-            fees_earned_usd: BigDecimal::from(0),
+            deposit: Some(TokenPair {
+                a: U256::from(u64::MAX),
+                b: U256::ZERO,
+            }),
+            fee_checkpoint: Some(FeeCheckpoint {
+                height: 401_234_567,
+                growth: [U256::MAX, U256::from(1u8) << 200],
+            }),
             created_at: chrono::DateTime::from_timestamp_millis(1_795_329_528_123).unwrap(),
         };
         assert_eq!(position_from(&position_item(&position)).unwrap(), position);
+        let legacy = Position {
+            deposit: None,
+            fee_checkpoint: None,
+            ..position
+        };
+        assert_eq!(position_from(&position_item(&legacy)).unwrap(), legacy);
     }
 }
