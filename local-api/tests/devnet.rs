@@ -72,17 +72,24 @@ fn fees_of(position: &Value) -> (u128, u128) {
 
 /// The API's fees for `id` equal, to the unit, what `collect` pays the owner of the identical
 /// on-chain position `token_id` now.
-async fn assert_fees_match(devnet: &Devnet, client: &TestClient, id: &str, token_id: &str) -> (u128, u128) {
+async fn assert_fees_match(
+    devnet: &Devnet,
+    client: &TestClient,
+    id: &str,
+    token_id: &str,
+) -> (u128, u128) {
     let position = client.get(id).await.json;
-    let collect = devnet
-        .run("collect-quote", &["--token-id", token_id])
-        .await;
+    let collect = devnet.run("collect-quote", &["--token-id", token_id]).await;
     let (weth, usdc) = if devnet.usdc_is_token0() {
         (int(&collect["amount1"]), int(&collect["amount0"]))
     } else {
         (int(&collect["amount0"]), int(&collect["amount1"]))
     };
-    assert_eq!(fees_of(&position), (weth, usdc), "collect pays {collect}: {position}");
+    assert_eq!(
+        fees_of(&position),
+        (weth, usdc),
+        "collect pays {collect}: {position}"
+    );
     (weth, usdc)
 }
 
@@ -254,14 +261,20 @@ async fn positions_follow_the_chain(devnet: &Devnet, server: &LocalApi) {
             "{position}"
         );
         let portfolio = carol.portfolio().await.json;
-        assert_eq!(portfolio["totalValueUsd"], position["valueUsd"], "{portfolio}");
+        assert_eq!(
+            portfolio["totalValueUsd"], position["valueUsd"],
+            "{portfolio}"
+        );
         assert_eq!(portfolio["totalFeesEarnedUsd"], position["feesEarnedUsd"]);
     }
     assert!(
         seen_in_range.contains(&false) && seen_in_range.contains(&true),
         "{seen_in_range:?}"
     );
-    assert!(earned.0 > 0 && earned.1 > 0, "swaps both ways inside the range pay fees in both tokens: {earned:?}");
+    assert!(
+        earned.0 > 0 && earned.1 > 0,
+        "swaps both ways inside the range pay fees in both tokens: {earned:?}"
+    );
 }
 
 #[tokio::test]
@@ -344,7 +357,10 @@ async fn on_ticks_no_chain_position_uses_fees_are_the_global_growth() {
     let ticks = format!("{lower},{upper}");
     let liquidity = big(&created["liquidity"]);
     // The checkpoint's state: the one synced at start, with neither tick initialized on chain.
-    let block = listed_pool(&erin).await["block"].as_u64().unwrap().to_string();
+    let block = listed_pool(&erin).await["block"]
+        .as_u64()
+        .unwrap()
+        .to_string();
     let opened = devnet
         .run("pool", &["--block", &block, "--ticks", &ticks])
         .await;
@@ -353,7 +369,12 @@ async fn on_ticks_no_chain_position_uses_fees_are_the_global_growth() {
     }
 
     let mut last = (0, 0);
-    for (sell, amount) in [("weth", "0.5"), ("usdc", "4000"), ("weth", "1"), ("usdc", "700")] {
+    for (sell, amount) in [
+        ("weth", "0.5"),
+        ("usdc", "4000"),
+        ("weth", "1"),
+        ("usdc", "700"),
+    ] {
         devnet
             .run("swap", &["--sell", sell, "--amount", amount])
             .await;
@@ -363,7 +384,10 @@ async fn on_ticks_no_chain_position_uses_fees_are_the_global_growth() {
             .run("pool", &["--block", &block, "--ticks", &ticks])
             .await;
         let tick = now["tick"].as_i64().unwrap();
-        assert!(lower <= tick && tick < upper, "the swaps stay inside the range");
+        assert!(
+            lower <= tick && tick < upper,
+            "the swaps stay inside the range"
+        );
         let owed = |token: &str| {
             let key = format!("feeGrowthGlobal{token}X128");
             let delta = big(&now[&key]) - big(&opened[&key]);

@@ -4,20 +4,28 @@
 
 use crate::fee_ticks::FeeTick;
 use crate::json::Exact;
-use crate::market::{
-    derive_usd_prices, Freshness, Height, PoolKey, PoolMarket, PoolState, PricedPair,
-};
+use crate::market::{derive_usd_prices, Freshness, Height, PoolKey, PoolState, PricedPair};
 use crate::math::price::Orientation;
 use crate::math::{Curve, U256};
 use crate::model::{format_time, Chain, Protocol};
 use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::str::FromStr;
 
 /// The catalog shipped with the code, used by the in-memory setup and to seed DynamoDB.
 pub const EMBEDDED_CATALOG: &str = include_str!("../data/pools.json");
+
+/// What the market keeps of one pool besides its catalog entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PoolMarket {
+    pub state: Option<PoolState>,
+    /// The ticks positions opened on the pool use: the sync reads them.
+    pub tracked_ticks: BTreeSet<i32>,
+    /// The service's fee accounting of the tracked ticks ([`crate::fee_ticks`]).
+    pub fee_ticks: BTreeMap<i32, FeeTick>,
+}
 
 /// A token as stored in the catalog data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

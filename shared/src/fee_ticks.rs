@@ -38,13 +38,7 @@ pub struct FeeTick {
 
 /// Fee growth below tick `t` from its outside value, with the pool at `current`; the same
 /// formula turns a below value back into an outside one.
-fn below(
-    accounting: FeeAccounting,
-    t: i32,
-    current: i32,
-    global: U256,
-    outside: U256,
-) -> U256 {
+fn below(accounting: FeeAccounting, t: i32, current: i32, global: U256, outside: U256) -> U256 {
     if current >= t {
         outside
     } else {
@@ -126,15 +120,16 @@ impl FeeTick {
         };
         let global = globals(state);
         let on_chain = [chain.fee_growth_outside0, chain.fee_growth_outside1];
-        let below_of = |i: usize, outside: U256| {
-            below(accounting, self.tick, state.tick, global[i], outside)
-        };
+        let below_of =
+            |i: usize, outside: U256| below(accounting, self.tick, state.tick, global[i], outside);
         let offset = if self.on_chain {
             [self.offset0, self.offset1]
         } else {
             // Initialized on chain since the last sync: keep the service's below, from here on
             // moving with the pool's.
-            [0, 1].map(|i| accounting.wrapping_sub(below_of(i, estimate[i]), below_of(i, on_chain[i])))
+            [0, 1].map(|i| {
+                accounting.wrapping_sub(below_of(i, estimate[i]), below_of(i, on_chain[i]))
+            })
         };
         let outside = [0, 1].map(|i| {
             let service_below = accounting.wrapping_add(below_of(i, on_chain[i]), offset[i]);

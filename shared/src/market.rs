@@ -2,13 +2,12 @@
 //! ticks positions use), how old it may get, and the rule that prices tokens in USD from the
 //! pools themselves.
 
-use crate::fee_ticks::FeeTick;
 use crate::math::U256;
 use crate::model::{Chain, Protocol};
 use bigdecimal::{BigDecimal, One};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// One tick's fee accounting, as the pool keeps it (Q128.128 on EVM, Q64.64 on Orca).
@@ -42,16 +41,6 @@ pub struct PoolState {
     pub observed_at: DateTime<Utc>,
     /// The ticks open positions use, in ascending order.
     pub ticks: Vec<TickState>,
-}
-
-/// What the market keeps of one pool besides its catalog entry.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PoolMarket {
-    pub state: Option<PoolState>,
-    /// The ticks positions opened on the pool use: the sync reads them.
-    pub tracked_ticks: BTreeSet<i32>,
-    /// The service's fee accounting of the tracked ticks ([`crate::fee_ticks`]).
-    pub fee_ticks: BTreeMap<i32, FeeTick>,
 }
 
 /// Big integers as decimal strings: JSON numbers lose precision past 2^53 in most readers.

@@ -216,8 +216,9 @@ impl Pool {
             };
         };
         let accounting = self.fee_accounting();
-        let [amount0, amount1] = [0, 1]
-            .map(|i| U256::from(accounting.fees_owed(position.liquidity, checkpoint.growth[i], growth[i])));
+        let [amount0, amount1] = [0, 1].map(|i| {
+            U256::from(accounting.fees_owed(position.liquidity, checkpoint.growth[i], growth[i]))
+        });
         self.to_api_order(Amounts { amount0, amount1 })
     }
 
@@ -333,16 +334,17 @@ pub fn value_position(
         hodl: position.deposit.as_ref().map(|d| pool.value_of(d)),
         cost_basis: position.cost_basis_usd.clone(),
     };
-    let token_view = |token: &Token, amount: U256, value: &BigDecimal, fee: U256, fee_usd: &BigDecimal| {
-        TokenAmountView {
-            symbol: token.symbol.clone(),
-            address: token.address.clone(),
-            amount: plain_exact(&base_units_to_decimal(amount, token.decimals)),
-            value_usd: Usd::new(value.clone()),
-            fees_earned: plain_exact(&base_units_to_decimal(fee, token.decimals)),
-            fees_earned_usd: Usd::new(fee_usd.clone()),
-        }
-    };
+    let token_view =
+        |token: &Token, amount: U256, value: &BigDecimal, fee: U256, fee_usd: &BigDecimal| {
+            TokenAmountView {
+                symbol: token.symbol.clone(),
+                address: token.address.clone(),
+                amount: plain_exact(&base_units_to_decimal(amount, token.decimals)),
+                value_usd: Usd::new(value.clone()),
+                fees_earned: plain_exact(&base_units_to_decimal(fee, token.decimals)),
+                fees_earned_usd: Usd::new(fee_usd.clone()),
+            }
+        };
     let (at_lower, at_upper) = (
         pool.price_at_tick(position.tick_lower),
         pool.price_at_tick(position.tick_upper),
@@ -353,8 +355,20 @@ pub fn value_position(
         chain: position.chain,
         protocol: position.protocol,
         pool: pool.id.clone(),
-        token_a: token_view(&pool.token_a, held.a, &figures.principal_a, fees.a, &figures.fees_a),
-        token_b: token_view(&pool.token_b, held.b, &figures.principal_b, fees.b, &figures.fees_b),
+        token_a: token_view(
+            &pool.token_a,
+            held.a,
+            &figures.principal_a,
+            fees.a,
+            &figures.fees_a,
+        ),
+        token_b: token_view(
+            &pool.token_b,
+            held.b,
+            &figures.principal_b,
+            fees.b,
+            &figures.fees_b,
+        ),
         status: position.status,
         tick_lower: position.tick_lower,
         tick_upper: position.tick_upper,

@@ -2,7 +2,7 @@
 //! process (through the handlers, as the Lambda runtime would) or over HTTP (local-api), with
 //! `create`, `list`, `get`, `portfolio` and `pools`; [`bodies`] holds the standard requests;
 //! [`fixtures`] builds stored positions; [`dynamodb`] gives a fresh table on the test server;
-//! [`contract`] is the suite every store must pass; [`events`] reads `events/`; [`local_api`]
+//! [`contract`] is the suite every store must pass; [`earnings`] the fee scenario each runs; [`events`] reads `events/`; [`local_api`]
 //! runs the local server and speaks raw HTTP to it; [`devnet`] runs anvil with the real
 //! Uniswap v3 contracts; [`rpc_stub`] is a loopback JSON-RPC endpoint answering what a test says.
 
@@ -11,6 +11,7 @@ pub mod client;
 pub mod contract;
 pub mod devnet;
 pub mod dynamodb;
+pub mod earnings;
 pub mod events;
 pub mod fixtures;
 pub mod local_api;

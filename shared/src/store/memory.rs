@@ -2,9 +2,9 @@
 //! double.
 
 use super::traits::{Market, PositionStore, StoreError, StoreResult};
-use crate::catalog::{embedded_records, Catalog, CatalogError, Pool, PoolRecord};
+use crate::catalog::{embedded_records, Catalog, CatalogError, Pool, PoolMarket, PoolRecord};
 use crate::fee_ticks::FeeTick;
-use crate::market::{Freshness, PoolKey, PoolMarket, PoolState};
+use crate::market::{Freshness, PoolKey, PoolState};
 use crate::model::{Filter, Page, PageRequest, Position, Status};
 use async_trait::async_trait;
 use std::collections::{BTreeMap, HashMap};

@@ -1,9 +1,9 @@
 //! What the handlers need from persistence: positions behind [`PositionStore`], the pool
 //! catalog and market state behind [`Market`]. Each backend implements both beside each other.
 
-use crate::catalog::{Catalog, Pool};
+use crate::catalog::{Catalog, Pool, PoolMarket};
 use crate::fee_ticks::FeeTick;
-use crate::market::{PoolMarket, PoolState};
+use crate::market::PoolState;
 use crate::model::{Filter, Page, PageRequest, Position, Status};
 use async_trait::async_trait;
 use std::sync::Arc;

@@ -65,7 +65,9 @@ async fn racing_writes_leave_the_newest_state_and_ticks_accumulate() {
         .all(|r| matches!(r, Ok(()) | Err(StoreError::Conflict))));
     assert_eq!(pool(&market).await.state.unwrap().height, 20);
     assert!(matches!(
-        market.save_state(&target, &state_at(&target, 1, 20), &[]).await,
+        market
+            .save_state(&target, &state_at(&target, 1, 20), &[])
+            .await,
         Err(StoreError::Conflict)
     ));
 
@@ -166,4 +168,15 @@ async fn positions_on_the_lambda_path_are_valued_at_the_stored_state() {
         .unwrap();
     assert_eq!(listed["block"], 21_000_000);
     assert_eq!(listed["stale"], false);
+}
+
+#[tokio::test]
+async fn fee_checkpoints_and_tick_records_persist_through_a_cold_start() {
+    let store = dynamodb_store().await;
+    let app = App::on_dynamodb(store.clone(), Duration::ZERO, STALE_AFTER);
+    let owner = unique_owner("earner");
+    test_support::earnings::fees_follow_the_pools_fee_growth(&app, &owner, || {
+        App::on_dynamodb(store.clone(), Duration::from_secs(60), STALE_AFTER)
+    })
+    .await;
 }

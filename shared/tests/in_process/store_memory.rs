@@ -1,3 +1,24 @@
-//! The store contract on the in-memory store.
+//! The store contract and the fee scenario on the in-memory store.
 
 test_support::store_contract!(contract, shared::store::MemoryStore::new(), 200);
+
+/// The fee scenario on a live in-memory market (states saved by hand, as a sync would).
+#[tokio::test]
+async fn fees_follow_the_pools_fee_growth_in_memory() {
+    use shared::market::Freshness;
+    use shared::store::{MemoryMarket, MemoryStore};
+    use std::sync::Arc;
+    let market = MemoryMarket::new(
+        shared::catalog::embedded_records(),
+        Freshness::Live {
+            stale_after: std::time::Duration::from_secs(300),
+        },
+    )
+    .unwrap();
+    let app = shared::App {
+        store: Arc::new(MemoryStore::new()),
+        market: Arc::new(market),
+        ..shared::App::in_memory()
+    };
+    test_support::earnings::fees_follow_the_pools_fee_growth(&app, "alice", || app.clone()).await;
+}

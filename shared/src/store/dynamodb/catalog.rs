@@ -11,9 +11,9 @@ use super::errors::classify;
 use super::item::{malformed, text};
 use super::keys::{catalog_sort_key, s, Item, CATALOG_PK};
 use super::store::DynamoDbStore;
-use crate::catalog::{Catalog, Pool, PoolRecord};
+use crate::catalog::{Catalog, Pool, PoolMarket, PoolRecord};
 use crate::fee_ticks::FeeTick;
-use crate::market::{Freshness, PoolKey, PoolMarket, PoolState};
+use crate::market::{Freshness, PoolKey, PoolState};
 use crate::store::traits::{Market, StoreError, StoreResult};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
@@ -53,9 +53,9 @@ fn pool_market(item: &Item) -> Result<(PoolRecord, PoolMarket), StoreError> {
     let record: PoolRecord = serde_json::from_str(text(item, "record")?).map_err(json_failure)?;
     let state = match item.get("state") {
         None => None,
-        Some(_) => Some(
-            serde_json::from_str::<PoolState>(text(item, "state")?).map_err(json_failure)?,
-        ),
+        Some(_) => {
+            Some(serde_json::from_str::<PoolState>(text(item, "state")?).map_err(json_failure)?)
+        }
     };
     let tracked_ticks = match item.get("ticks") {
         None => Default::default(),

@@ -39,8 +39,14 @@ pub(super) fn position_item(p: &Position) -> Item {
             "feeCheckpointHeight".into(),
             AttributeValue::N(checkpoint.height.to_string()),
         );
-        item.insert("feeGrowthInside0".into(), s(checkpoint.growth[0].to_string()));
-        item.insert("feeGrowthInside1".into(), s(checkpoint.growth[1].to_string()));
+        item.insert(
+            "feeGrowthInside0".into(),
+            s(checkpoint.growth[0].to_string()),
+        );
+        item.insert(
+            "feeGrowthInside1".into(),
+            s(checkpoint.growth[1].to_string()),
+        );
     }
     item
 }
