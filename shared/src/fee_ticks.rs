@@ -185,3 +185,144 @@ pub fn growth_inside(
         )
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Utc;
+
+    const EVM: FeeAccounting = FeeAccounting::Evm;
+
+    fn u(v: u128) -> U256 {
+        U256::from(v)
+    }
+
+    fn state(tick: i32, global: u128, ticks: Vec<TickState>) -> PoolState {
+        PoolState {
+            sqrt_price: U256::from(1u8) << 96,
+            tick,
+            liquidity: 0,
+            fee_growth_global0: u(global),
+            fee_growth_global1: u(global * 2),
+            height: 1,
+            observed_at: Utc::now(),
+            ticks,
+        }
+    }
+
+    fn on_chain(tick: i32, outside: u128) -> TickState {
+        TickState {
+            tick,
+            initialized: true,
+            fee_growth_outside0: u(outside),
+            fee_growth_outside1: u(outside * 2),
+        }
+    }
+
+    fn inside(records: &[FeeTick], at: &PoolState) -> U256 {
+        let map = records.iter().map(|r| (r.tick, *r)).collect();
+        growth_inside(EVM, at, &map, -60, 60).unwrap()[0]
+    }
+
+    #[test]
+    fn first_use_initializes_as_the_pool_does() {
+        let at = state(0, 100, vec![]);
+        assert_eq!(FeeTick::first_use(-60, &at, None).outside0, u(100));
+        assert_eq!(
+            FeeTick::first_use(0, &at, None).outside0,
+            u(100),
+            "tick ≤ current"
+        );
+        assert_eq!(FeeTick::first_use(60, &at, None).outside0, u(0));
+        // Initialized on chain: the pool's own values, offset 0.
+        let first = FeeTick::first_use(60, &at, Some(&on_chain(60, 7)));
+        assert!(first.on_chain);
+        assert_eq!(
+            (first.outside0, first.outside1, first.offset0),
+            (u(7), u(14), u(0))
+        );
+    }
+
+    #[test]
+    fn a_crossing_seen_by_a_sync_flips_the_service_tick() {
+        let opened = state(0, 100, vec![]);
+        let records = [-60, 60].map(|t| FeeTick::first_use(t, &opened, None));
+        assert_eq!(inside(&records, &opened), u(0));
+        // Inside the range, all growth is inside.
+        let later = state(10, 150, vec![]);
+        let records = records.map(|r| r.advance(EVM, &later, None));
+        assert_eq!(inside(&records, &later), u(50));
+        // Below the range: the lower tick flips at the sync's global; growth below the range
+        // is not inside.
+        let below = state(-100, 180, vec![]);
+        let records = records.map(|r| r.advance(EVM, &below, None));
+        assert_eq!(records[0].outside0, u(180 - 100));
+        assert_eq!(
+            inside(&records, &below),
+            u(80),
+            "the crossing's growth counts as inside"
+        );
+        let still = state(-100, 400, vec![]);
+        let records = records.map(|r| r.advance(EVM, &still, None));
+        assert_eq!(inside(&records, &still), u(80));
+        // A record written after the last sync is read at the state it meets.
+        assert_eq!(
+            records[0].outside_at(EVM, &state(0, 400, vec![]))[0],
+            u(400 - 80)
+        );
+    }
+
+    #[test]
+    fn switching_to_and_from_the_pools_values_keeps_fees_continuous() {
+        let opened = state(0, 100, vec![]);
+        let records = [-60, 60].map(|t| FeeTick::first_use(t, &opened, None));
+        let synced = state(5, 130, vec![]);
+        let records = records.map(|r| r.advance(EVM, &synced, None));
+        let before = inside(&records, &synced);
+        // Another provider initializes both ticks on chain, with their own outside values.
+        let chain = state(5, 130, vec![on_chain(-60, 125), on_chain(60, 3)]);
+        let switched =
+            records.map(|r| r.advance(EVM, &chain, chain.ticks.iter().find(|t| t.tick == r.tick)));
+        assert!(switched.iter().all(|r| r.on_chain));
+        assert_eq!(inside(&switched, &chain), before, "no jump at the switch");
+        // From then on the pool's values lead: growth below the range moves the lower tick's
+        // outside on chain exactly, and inside follows.
+        let moved = state(-100, 200, vec![on_chain(-60, 190), on_chain(60, 3)]);
+        let followed =
+            switched.map(|r| r.advance(EVM, &moved, moved.ticks.iter().find(|t| t.tick == r.tick)));
+        // On chain: inside = below(60) − below(−60) changes by the pool's own difference.
+        let pool_inside = |s: &PoolState| {
+            let ticks: BTreeMap<i32, FeeTick> = s
+                .ticks
+                .iter()
+                .map(|t| (t.tick, FeeTick::first_use(t.tick, s, Some(t))))
+                .collect();
+            growth_inside(EVM, s, &ticks, -60, 60).unwrap()[0]
+        };
+        assert_eq!(
+            EVM.wrapping_sub(inside(&followed, &moved), inside(&switched, &chain)),
+            EVM.wrapping_sub(pool_inside(&moved), pool_inside(&chain)),
+        );
+        // The ticks are uninitialized again: the service carries on from the last values.
+        let gone = state(-100, 260, vec![]);
+        let after = followed.map(|r| r.advance(EVM, &gone, None));
+        assert!(after.iter().all(|r| !r.on_chain));
+        assert_eq!(inside(&after, &gone), inside(&followed, &moved));
+    }
+
+    #[test]
+    fn orca_offsets_wrap_in_128_bits() {
+        let orca = FeeAccounting::Orca;
+        let opened = state(0, 5, vec![]);
+        let record = FeeTick::first_use(-60, &opened, None);
+        // The pool's outside is larger than the service's below: the offset wraps mod 2^128.
+        let chain = state(0, 5, vec![on_chain(-60, 9)]);
+        let switched = record.advance(orca, &chain, chain.ticks.first());
+        assert_eq!(switched.offset0, u(u128::MAX - 3));
+        assert_eq!(
+            switched.outside0,
+            u(5),
+            "below carried: 9 + (2^128 − 4) mod 2^128"
+        );
+    }
+}

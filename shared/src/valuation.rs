@@ -502,4 +502,50 @@ mod tests {
         let held = pool.holdings(low, high, deposit.liquidity).unwrap();
         assert_eq!(held, deposit.amounts);
     }
+
+    fn figures() -> Figures {
+        Figures {
+            principal_a: d("1200"),
+            principal_b: d("750.5"),
+            fees_a: d("3.25"),
+            fees_b: d("1.75"),
+            hodl: Some(d("2000")),
+            cost_basis: d("1900"),
+        }
+    }
+
+    #[test]
+    fn figures_follow_their_formulas() {
+        let f = figures();
+        assert_eq!(f.principal(), d("1950.5"));
+        assert_eq!(f.fees(), d("5"));
+        assert_eq!(f.value(), d("1955.5"));
+        // Principal below HODL: a loss against holding, before fees.
+        assert_eq!(f.impermanent_loss(), Some(d("-49.5")));
+        assert_eq!(f.pnl(), d("55.5"));
+        assert_eq!(percent_of(&f.pnl(), &f.cost_basis).round(6), d("2.921053"));
+        let unknown = Figures { hodl: None, ..f };
+        assert_eq!(unknown.impermanent_loss(), None);
+        assert_eq!(percent_of(&d("5"), &d("0")), d("0"));
+    }
+
+    #[test]
+    fn fee_apr_annualizes_and_waits_an_hour() {
+        let f = figures();
+        let hour = 3_600_000;
+        assert_eq!(f.fee_apr(hour - 1), None);
+        // 5 / 1900 in one hour: × 8760 hours × 100.
+        assert_eq!(
+            f.fee_apr(hour).unwrap().round(8),
+            (d("5") * d("8760") * d("100") / d("1900")).round(8)
+        );
+        // 73 days are a fifth of a year: 5 USD on 1900 is 0.263…% so 1.315…% a year.
+        let days_73 = 73 * 24 * hour;
+        assert_eq!(f.fee_apr(days_73).unwrap().round(6), d("1.315789"));
+        let free = Figures {
+            cost_basis: d("0"),
+            ..figures()
+        };
+        assert_eq!(free.fee_apr(days_73), None);
+    }
 }
