@@ -110,10 +110,7 @@ pub async fn fees_follow_the_pools_fee_growth(app: &App, owner: &str, cold: impl
         owed(delta_usdc),
         "{read}"
     );
-    assert!(
-        decimal(&read["feesEarnedUsd"]) > 4,
-        "{read}"
-    );
+    assert!(decimal(&read["feesEarnedUsd"]) > 4, "{read}");
     // Same price: the principal is the deposit, so no impermanent loss and PnL = fees.
     assert_eq!(read["impermanentLossUsd"], 0, "{read}");
     assert_eq!(read["hodlValueUsd"], read["costBasisUsd"]);

@@ -311,6 +311,41 @@ async fn one_request_reads_every_whirlpool_and_the_arrays_of_tracked_ticks() {
     assert_eq!(upper.fee_growth_outside0, U256::ZERO);
     assert_eq!(synced.tick, -115_109);
 
+    // The sync started the fee records from the pool's own values (both ticks initialized on
+    // chain): the growth inside the recorded position's range is the program's, and a
+    // position of liquidity 10^12 with zero checkpoints is owed the documented fees.
+    assert!(synced
+        .fee_ticks
+        .values()
+        .all(|r| r.on_chain && r.offset0.is_zero()));
+    assert_eq!(
+        synced.fee_growth_inside(-443_584, 443_584),
+        Some([
+            U256::from(134_754_637_019_191_985u128),
+            U256::from(1_441_054_922_758u128)
+        ])
+    );
+    let position = shared::model::Position {
+        liquidity: 1_000_000_000_000,
+        tick_lower: -443_584,
+        tick_upper: 443_584,
+        fee_checkpoint: Some(shared::model::FeeCheckpoint {
+            height: SLOT,
+            growth: [U256::ZERO; 2],
+        }),
+        ..test_support::fixtures::position("orca", shared::model::Status::Active, Chain::Solana, 0)
+    };
+    let owed = synced.fees_owed(&position);
+    let (a, b) = if synced.orientation.base_is_token0 {
+        (owed.a, owed.b)
+    } else {
+        (owed.b, owed.a)
+    };
+    assert_eq!(
+        (a, b),
+        (U256::from(7_305_063_510u64), U256::from(78_119u64))
+    );
+
     let view = serde_json::to_value(synced.view(
         Freshness::Live {
             stale_after: Duration::from_secs(300),
