@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `sam build` of the stack: the seven functions as arm64 `bootstrap` binaries (cargo-lambda
+# `sam build` of the stack: the eight functions as arm64 `bootstrap` binaries (cargo-lambda
 # cross-compiling with zig), then checks that each is an AArch64 executable under 8 MB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +8,7 @@ source scripts/sam-tools.sh
 sam build --template template.yaml --build-dir .aws-sam/build
 python3 - <<'PY'
 import pathlib, sys
-functions = ["ListPositions", "GetPosition", "CreatePosition", "GetPortfolio", "ListPools", "RouteFallback", "SyncMarkets"]
+functions = ["ListPositions", "GetPosition", "CreatePosition", "ClosePosition", "GetPortfolio", "ListPools", "RouteFallback", "SyncMarkets"]
 limit = 8 * 1024 * 1024
 failed = False
 print("| function | arm64 bootstrap (bytes) |")

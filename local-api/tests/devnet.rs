@@ -275,6 +275,51 @@ async fn positions_follow_the_chain(devnet: &Devnet, server: &LocalApi) {
         earned.0 > 0 && earned.1 > 0,
         "swaps both ways inside the range pay fees in both tokens: {earned:?}"
     );
+
+    // Close at the synced state: the withdrawal equals what burning the same liquidity pays on
+    // chain (decreaseLiquidity), the fees what collect pays, to the unit.
+    let burn = devnet
+        .run(
+            "burn-quote",
+            &[
+                "--lower",
+                &lower,
+                "--upper",
+                &upper,
+                "--liquidity",
+                &liquidity,
+            ],
+        )
+        .await;
+    let collect = devnet
+        .run("collect-quote", &["--token-id", &token_id])
+        .await;
+    let reply = carol.close(&id).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let closed = reply.json;
+    let (weth, usdc) = if devnet.usdc_is_token0() {
+        ("1", "0")
+    } else {
+        ("0", "1")
+    };
+    let amount = |side: &str| format!("amount{side}");
+    assert_eq!(
+        raw(closed["tokenA"]["amount"].as_str().unwrap()),
+        int(&burn[&amount(weth)])
+    );
+    assert_eq!(
+        raw(closed["tokenB"]["amount"].as_str().unwrap()),
+        int(&burn[&amount(usdc)])
+    );
+    assert_eq!(
+        fees_of(&closed),
+        (int(&collect[&amount(weth)]), int(&collect[&amount(usdc)]))
+    );
+    assert_eq!(
+        closed["pnlUsd"],
+        carol.portfolio().await.json["realizedPnlUsd"]
+    );
+    assert_eq!(carol.close(&id).await.status, StatusCode::CONFLICT);
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@ use lambda_http::http::StatusCode;
 use local_api::auth::JwtSettings;
 use local_api::gateway::{Cors, Gateway};
 use serde_json::{json, Value};
-use shared::model::{Filter, Page, PageRequest, Position, Status};
+use shared::model::{Closing, Filter, Page, PageRequest, Position, Realized, Status};
 use shared::store::{MemoryMarket, PositionStore, StoreResult};
 use shared::{App, SystemClock};
 use std::sync::Arc;
@@ -325,6 +325,12 @@ impl PositionStore for PanickingStore {
     }
     async fn set_status(&self, _: &str, _: &str, _: Status, _: Status) -> StoreResult<()> {
         panic!("set_status blew up")
+    }
+    async fn close(&self, _: &str, _: &str, _: Status, _: &Closing) -> StoreResult<()> {
+        panic!("close blew up")
+    }
+    async fn realized(&self, _: &str) -> StoreResult<Realized> {
+        panic!("realized blew up")
     }
 }
 

@@ -26,6 +26,7 @@ fn position(owner: &str, i: usize) -> Position {
         cost_basis_usd: BigDecimal::from(1000),
         deposit: None,
         fee_checkpoint: None,
+        closing: None,
         created_at,
     }
 }

@@ -38,6 +38,12 @@ pub enum ApiError {
     /// The body's media type or encoding is not JSON as sent: the message says which.
     #[error("{0}")]
     UnsupportedMediaType(String),
+    /// The request conflicts with the resource's state (closing a closed position).
+    #[error("{0}")]
+    Conflict(String),
+    /// The pool's market state is too old to act on; the next sync refreshes it.
+    #[error("{0}")]
+    MarketStale(String),
     #[error("Service Unavailable")]
     ServiceUnavailable(#[source] Cause),
     #[error("Internal Server Error")]
@@ -46,6 +52,8 @@ pub enum ApiError {
 
 /// Seconds a client should wait before retrying a 503.
 const RETRY_AFTER_SECONDS: &str = "1";
+/// Seconds until the next scheduled sync can refresh a stale pool (the default schedule).
+const MARKET_RETRY_AFTER_SECONDS: &str = "60";
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -76,7 +84,10 @@ impl ApiError {
             ApiError::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
             ApiError::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::ServiceUnavailable(_) | ApiError::MarketStale(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -111,6 +122,12 @@ impl ApiError {
                 headers.insert(
                     header::RETRY_AFTER,
                     header::HeaderValue::from_static(RETRY_AFTER_SECONDS),
+                );
+            }
+            ApiError::MarketStale(_) => {
+                headers.insert(
+                    header::RETRY_AFTER,
+                    header::HeaderValue::from_static(MARKET_RETRY_AFTER_SECONDS),
                 );
             }
             _ => {}

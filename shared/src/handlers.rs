@@ -10,8 +10,9 @@ use crate::http::{caller, content_encoding, has_scope, is_json, json_response};
 use crate::market::SyncReport;
 use crate::model::{format_time, FeeCheckpoint, ListView, Position, Status};
 use crate::portfolio::portfolio;
+use crate::store::StoreError;
 use crate::validation::{is_position_id, parse_amount, CreateRequest, ListQuery, MAX_BODY_BYTES};
-use crate::valuation::{value_position, TokenPair};
+use crate::valuation::{close_position as close_figures, value_position, TokenPair};
 use lambda_http::http::{header, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
 
@@ -48,19 +49,69 @@ pub async fn list_positions(app: &App, request: &Request) -> Reply {
     ))
 }
 
-/// `GET /positions/{id}`: one of the caller's positions; anything else is 404.
-pub async fn get_position(app: &App, request: &Request) -> Reply {
+fn position_not_found() -> ApiError {
+    ApiError::NotFound("position not found".into())
+}
+
+/// The caller's position named by the path's `{id}`, with the catalog; a malformed, unknown or
+/// another user's id is 404.
+async fn own_position(
+    app: &App,
+    request: &Request,
+) -> Result<(Position, std::sync::Arc<crate::catalog::Catalog>), ApiError> {
     let owner = owner(request)?;
-    let not_found = || ApiError::NotFound("position not found".into());
     let id = request
         .path_parameters_ref()
         .and_then(|p| p.first("id"))
         .filter(|id| is_position_id(id))
-        .ok_or_else(not_found)?
+        .ok_or_else(position_not_found)?
         .to_string();
     let (position, catalog) = tokio::try_join!(app.store.get(&owner, &id), app.market.catalog())?;
-    let position = position.ok_or_else(not_found)?;
+    Ok((position.ok_or_else(position_not_found)?, catalog))
+}
+
+/// `GET /positions/{id}`: one of the caller's positions; anything else is 404.
+pub async fn get_position(app: &App, request: &Request) -> Reply {
+    let (position, catalog) = own_position(app, request).await?;
     let view = value_position(&position, &catalog, app.clock.now())?.view;
+    Ok(json_response(StatusCode::OK, &view))
+}
+
+/// `POST /positions/{id}/close`: withdraws the caller's open position at its pool's current
+/// state and freezes the figures. Closed already: 409; the pool's state stale: 503.
+pub async fn close_position(app: &App, request: &Request) -> Reply {
+    let (position, catalog) = own_position(app, request).await?;
+    let already = || ApiError::Conflict("the position is already closed".into());
+    if position.status == Status::Closed {
+        return Err(already());
+    }
+    let now = app.clock.now();
+    let stale = catalog
+        .find(position.chain, position.protocol, &position.pool)
+        .is_some_and(|pool| catalog.freshness.is_stale(pool.state.as_ref(), now));
+    if stale && position.status == Status::Active {
+        return Err(ApiError::MarketStale(
+            "the pool's market state is stale: closing at an old price would misstate the \
+             amounts; retry after the next sync"
+                .into(),
+        ));
+    }
+    let closing = close_figures(&position, &catalog, now)?;
+    match app
+        .store
+        .close(&position.owner, &position.id, position.status, &closing)
+        .await
+    {
+        Err(StoreError::Conflict) => return Err(already()),
+        result => result?,
+    }
+    tracing::info!(position = %position.id, pnl = %closing.pnl_usd, "position closed");
+    let closed = Position {
+        status: Status::Closed,
+        closing: Some(closing),
+        ..position
+    };
+    let view = value_position(&closed, &catalog, now)?.view;
     Ok(json_response(StatusCode::OK, &view))
 }
 
@@ -146,6 +197,7 @@ pub async fn create_position(app: &App, request: &Request) -> Reply {
         cost_basis_usd: deposit.value_usd,
         deposit: Some(deposit.amounts),
         fee_checkpoint,
+        closing: None,
         created_at,
     };
     app.store.insert(&position).await?;
@@ -158,14 +210,18 @@ pub async fn create_position(app: &App, request: &Request) -> Reply {
     Ok(response)
 }
 
-/// `GET /portfolio`: the overview of the caller's positions that are not closed.
+/// `GET /portfolio`: the overview of the caller's open positions and the realized totals of
+/// the closed ones.
 pub async fn get_portfolio(app: &App, request: &Request) -> Reply {
     let owner = owner(request)?;
-    let (positions, catalog) =
-        tokio::try_join!(app.store.open_positions(&owner), app.market.catalog())?;
+    let (positions, realized, catalog) = tokio::try_join!(
+        app.store.open_positions(&owner),
+        app.store.realized(&owner),
+        app.market.catalog()
+    )?;
     Ok(json_response(
         StatusCode::OK,
-        &portfolio(&positions, &catalog, app.clock.now())?,
+        &portfolio(&positions, &realized, &catalog, app.clock.now())?,
     ))
 }
 

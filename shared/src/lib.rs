@@ -11,6 +11,7 @@ pub mod config;
 pub mod error;
 pub mod event;
 pub mod fee_ticks;
+pub mod figures;
 pub mod handlers;
 pub mod http;
 pub mod json;

@@ -103,6 +103,38 @@ pub struct FeeCheckpoint {
     pub growth: [U256; 2],
 }
 
+/// What a position paid out when it was closed, frozen: reads show these, never moving ones.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Closing {
+    pub closed_at: DateTime<Utc>,
+    /// The pool's price (tokenB per tokenA) at the close.
+    pub price: BigDecimal,
+    /// The liquidity's amounts at the close, rounded down as a burn pays (base units).
+    pub withdrawn: TokenPair,
+    /// The fees collected at the close (base units).
+    pub fees: TokenPair,
+    /// USD values at the close, exact: the withdrawn amounts and the fees per token.
+    pub value_a: BigDecimal,
+    pub value_b: BigDecimal,
+    pub fees_usd_a: BigDecimal,
+    pub fees_usd_b: BigDecimal,
+    /// The deposited amounts at the close's prices, when the deposit is recorded.
+    pub hodl_usd: Option<BigDecimal>,
+    /// Realized: withdrawn value + fees − cost basis (0 for a cancelled pending offer), kept to
+    /// 10^-12 USD so running totals stay exact in DynamoDB numbers.
+    pub pnl_usd: BigDecimal,
+    /// The cost basis the close realizes, to 10^-12 USD (0 for a cancelled offer): the
+    /// denominator of the portfolio's realized share.
+    pub cost_basis_usd: BigDecimal,
+}
+
+/// The running totals of a user's closed positions.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Realized {
+    pub pnl_usd: BigDecimal,
+    pub cost_basis_usd: BigDecimal,
+}
+
 /// A position as stored: what was opened, not what it is worth. Token amounts, fees and USD
 /// values are derived from `liquidity`, the checkpoint and the pool's current state on every
 /// read.
@@ -125,6 +157,8 @@ pub struct Position {
     /// Fee growth inside the range when the position was opened; `None` where the pool had
     /// no synced state (no fee accounting then: fees are 0).
     pub fee_checkpoint: Option<FeeCheckpoint>,
+    /// The figures frozen when the position was closed; `None` while it is open.
+    pub closing: Option<Closing>,
     /// Millisecond precision, as the id's timestamp.
     pub created_at: DateTime<Utc>,
 }
@@ -184,10 +218,11 @@ pub struct PositionView {
     pub tick_upper: i32,
     /// The position's liquidity, an integer string.
     pub liquidity: String,
-    /// `tickLower <= tick < tickUpper` at the pool's state.
-    pub in_range: bool,
-    /// The pool's state is older than the market allows (figures are at the last state).
-    pub stale: bool,
+    /// `tickLower <= tick < tickUpper` at the pool's state; `null` once closed.
+    pub in_range: Option<bool>,
+    /// The pool's state is older than the market allows (figures are at the last state);
+    /// `null` once closed.
+    pub stale: Option<bool>,
     pub price_lower: f64,
     pub price_upper: f64,
     pub current_price: Exact,
@@ -205,6 +240,8 @@ pub struct PositionView {
     /// Fees over cost basis, annualized; `null` in the first hour.
     pub fee_apr_percent: Option<Percent>,
     pub created_at: String,
+    /// When the position was closed; `null` while open.
+    pub closed_at: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -3,7 +3,7 @@
 
 use crate::catalog::Catalog;
 use crate::json::{Percent, Usd};
-use crate::model::Position;
+use crate::model::{Position, Realized};
 use crate::valuation::{percent_of, value_position, ValuationError, Valued};
 use bigdecimal::{BigDecimal, RoundingMode, Zero};
 use chrono::{DateTime, Utc};
@@ -24,15 +24,21 @@ pub struct PortfolioView {
     pub total_value_usd: Usd,
     pub total_pnl_usd: Usd,
     pub total_pnl_percent: Percent,
+    /// PnL of the open positions, at today's prices.
+    pub unrealized_pnl_usd: Usd,
+    /// PnL of the closed positions, frozen at their closes.
+    pub realized_pnl_usd: Usd,
     pub total_fees_earned_usd: Usd,
     pub total_impermanent_loss_usd: Usd,
     pub positions: u64,
     pub assets: Vec<AssetView>,
 }
 
-/// The overview of `positions` (the caller's positions that are not closed).
+/// The overview of `positions` (the caller's positions that are not closed) and the
+/// `realized` totals of the closed ones.
 pub fn portfolio(
     positions: &[Position],
+    realized: &Realized,
     catalog: &Catalog,
     now: DateTime<Utc>,
 ) -> Result<PortfolioView, ValuationError> {
@@ -56,11 +62,15 @@ pub fn portfolio(
             *by_symbol.entry(symbol).or_default() += value;
         }
     }
-    let pnl = &total_value - &cost_basis;
+    let unrealized = &total_value - &cost_basis;
+    let pnl = &unrealized + &realized.pnl_usd;
+    let all_cost_basis = cost_basis + &realized.cost_basis_usd;
     Ok(PortfolioView {
         total_value_usd: Usd::new(total_value),
-        total_pnl_percent: Percent::new(percent_of(&pnl, &cost_basis)),
+        total_pnl_percent: Percent::new(percent_of(&pnl, &all_cost_basis)),
         total_pnl_usd: Usd::new(pnl),
+        unrealized_pnl_usd: Usd::new(unrealized),
+        realized_pnl_usd: Usd::new(realized.pnl_usd.clone()),
         total_fees_earned_usd: Usd::new(fees),
         total_impermanent_loss_usd: Usd::new(impermanent_loss),
         positions: positions.len() as u64,
@@ -155,11 +165,11 @@ mod tests {
 
     #[test]
     fn empty_portfolio_is_zeros() {
-        let view = portfolio(&[], &Catalog::embedded(), Utc::now()).unwrap();
+        let view = portfolio(&[], &Realized::default(), &Catalog::embedded(), Utc::now()).unwrap();
         let json = serde_json::to_value(&view).unwrap();
         assert_eq!(
             json,
-            serde_json::json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "totalFeesEarnedUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "assets": []})
+            serde_json::json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "unrealizedPnlUsd": 0, "realizedPnlUsd": 0, "totalFeesEarnedUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "assets": []})
         );
     }
 }

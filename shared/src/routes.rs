@@ -16,6 +16,8 @@ pub enum Endpoint {
     ListPositions,
     GetPosition,
     CreatePosition,
+    /// `POST /positions/{id}/close`: withdraws an open position and freezes its figures.
+    ClosePosition,
     GetPortfolio,
     ListPools,
     /// `POST /markets/sync`: reads every pool from its chain now (the scheduled sync's work).
@@ -26,10 +28,11 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 7] = [
+    pub const ALL: [Endpoint; 8] = [
         Endpoint::ListPositions,
         Endpoint::GetPosition,
         Endpoint::CreatePosition,
+        Endpoint::ClosePosition,
         Endpoint::GetPortfolio,
         Endpoint::ListPools,
         Endpoint::SyncMarkets,
@@ -42,6 +45,7 @@ impl Endpoint {
             Endpoint::ListPositions => "list-positions",
             Endpoint::GetPosition => "get-position",
             Endpoint::CreatePosition => "create-position",
+            Endpoint::ClosePosition => "close-position",
             Endpoint::GetPortfolio => "get-portfolio",
             Endpoint::ListPools => "list-pools",
             Endpoint::SyncMarkets => "sync-markets",
@@ -52,7 +56,9 @@ impl Endpoint {
     /// The method; `ANY` for the fallback, as API Gateway writes it.
     pub fn method(self) -> Method {
         match self {
-            Endpoint::CreatePosition | Endpoint::SyncMarkets => Method::POST,
+            Endpoint::CreatePosition | Endpoint::ClosePosition | Endpoint::SyncMarkets => {
+                Method::POST
+            }
             Endpoint::RouteFallback => Method::from_bytes(b"ANY").unwrap_or_default(),
             _ => Method::GET,
         }
@@ -63,6 +69,7 @@ impl Endpoint {
         match self {
             Endpoint::ListPositions | Endpoint::CreatePosition => "/positions",
             Endpoint::GetPosition => "/positions/{id}",
+            Endpoint::ClosePosition => "/positions/{id}/close",
             Endpoint::GetPortfolio => "/portfolio",
             Endpoint::ListPools => "/pools",
             Endpoint::SyncMarkets => "/markets/sync",
@@ -99,6 +106,7 @@ impl Endpoint {
             Endpoint::ListPositions => handlers::list_positions(app, &request).await,
             Endpoint::GetPosition => handlers::get_position(app, &request).await,
             Endpoint::CreatePosition => handlers::create_position(app, &request).await,
+            Endpoint::ClosePosition => handlers::close_position(app, &request).await,
             Endpoint::GetPortfolio => handlers::get_portfolio(app, &request).await,
             Endpoint::ListPools => handlers::list_pools(app, &request).await,
             Endpoint::SyncMarkets => handlers::sync_markets(app, &request).await,

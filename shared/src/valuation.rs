@@ -3,13 +3,14 @@
 
 use crate::catalog::{Catalog, Pool, Token};
 use crate::fee_ticks;
+pub use crate::figures::{percent_of, Figures};
 use crate::json::{plain_exact, Exact, Percent, Usd};
 use crate::math::fees::FeeAccounting;
 use crate::math::price::base_units_to_decimal;
 use crate::math::{uniswap, Amounts, Curve, MathError, U256};
 pub use crate::model::TokenPair;
-use crate::model::{format_time, Position, PositionView, TokenAmountView};
-use bigdecimal::{BigDecimal, Zero};
+use crate::model::{format_time, Closing, Position, PositionView, Status, TokenAmountView};
+use bigdecimal::{BigDecimal, RoundingMode, Zero};
 use chrono::{DateTime, Utc};
 
 /// Why a position could not be sized or valued.
@@ -170,6 +171,24 @@ impl Pool {
         }
     }
 
+    /// What burning `liquidity` in the range pays at the pool's current price: rounded down.
+    pub fn withdrawal(
+        &self,
+        tick_lower: i32,
+        tick_upper: i32,
+        liquidity: u128,
+    ) -> Result<TokenPair, ValuationError> {
+        let (sqrt_a, sqrt_b) = self.sqrt_bounds(tick_lower, tick_upper)?;
+        let amounts = self.curve().amounts_for_liquidity(
+            self.sqrt_price,
+            sqrt_a,
+            sqrt_b,
+            liquidity,
+            false,
+        )?;
+        Ok(self.to_api_order(amounts))
+    }
+
     /// What `liquidity` in the range holds at the pool's current price.
     pub fn holdings(
         &self,
@@ -237,73 +256,6 @@ fn token_value(token: &Token, amount: U256) -> BigDecimal {
     base_units_to_decimal(amount, token.decimals) * &token.price_usd
 }
 
-/// Seconds in the year the APR annualizes to.
-const YEAR_SECONDS: i64 = 365 * 24 * 60 * 60;
-/// Before this age an APR is noise: it is `null`.
-const APR_MIN_AGE_SECONDS: i64 = 60 * 60;
-
-/// `part` as a percentage of `whole`; 0 of nothing.
-pub fn percent_of(part: &BigDecimal, whole: &BigDecimal) -> BigDecimal {
-    if whole.is_zero() {
-        BigDecimal::zero()
-    } else {
-        part * BigDecimal::from(100) / whole
-    }
-}
-
-/// A position's USD figures, exact: the view rounds them once when written, the portfolio sums
-/// them as they are.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Figures {
-    /// What the liquidity holds, per token.
-    pub principal_a: BigDecimal,
-    pub principal_b: BigDecimal,
-    /// Fees earned, per token.
-    pub fees_a: BigDecimal,
-    pub fees_b: BigDecimal,
-    /// The deposited amounts at today's prices, when they are known.
-    pub hodl: Option<BigDecimal>,
-    pub cost_basis: BigDecimal,
-}
-
-impl Figures {
-    pub fn principal(&self) -> BigDecimal {
-        &self.principal_a + &self.principal_b
-    }
-
-    pub fn fees(&self) -> BigDecimal {
-        &self.fees_a + &self.fees_b
-    }
-
-    /// Principal plus fees.
-    pub fn value(&self) -> BigDecimal {
-        self.principal() + self.fees()
-    }
-
-    /// Principal minus HODL: what providing liquidity cost against holding, before fees.
-    pub fn impermanent_loss(&self) -> Option<BigDecimal> {
-        self.hodl.as_ref().map(|hodl| self.principal() - hodl)
-    }
-
-    /// Value minus cost basis.
-    pub fn pnl(&self) -> BigDecimal {
-        self.value() - &self.cost_basis
-    }
-
-    /// Fees over cost basis, annualized over the position's age in milliseconds; `None` before
-    /// [`APR_MIN_AGE_SECONDS`] or without a cost basis.
-    pub fn fee_apr(&self, age_millis: i64) -> Option<BigDecimal> {
-        if age_millis < APR_MIN_AGE_SECONDS * 1000 || self.cost_basis.is_zero() {
-            return None;
-        }
-        let year_millis = BigDecimal::from(YEAR_SECONDS * 1000);
-        Some(
-            self.fees() * year_millis * BigDecimal::from(100)
-                / (&self.cost_basis * BigDecimal::from(age_millis)),
-        )
-    }
-}
-
 /// A position valued at its pool's current state, with the exact figures the portfolio sums.
 #[derive(Debug, Clone)]
 pub struct Valued {
@@ -311,28 +263,123 @@ pub struct Valued {
     pub figures: Figures,
 }
 
-/// Values a stored position. A pool missing from the catalog is a server fault: positions are
-/// only opened on catalog pools.
+fn pool_of<'a>(position: &Position, catalog: &'a Catalog) -> Result<&'a Pool, ValuationError> {
+    catalog
+        .find(position.chain, position.protocol, &position.pool)
+        .ok_or_else(|| ValuationError::PoolMissing {
+            position: position.id.clone(),
+            pool: position.pool.clone(),
+        })
+}
+
+/// Decimal places a realized PnL is kept to (10^-12 USD): running totals then stay within
+/// DynamoDB's 38 significant digits, exact.
+pub const REALIZED_PLACES: i64 = 12;
+
+fn realized(value: BigDecimal) -> BigDecimal {
+    value.with_scale_round(REALIZED_PLACES, RoundingMode::HalfEven)
+}
+
+/// What closing `position` at the pool's state pays, frozen. An active position withdraws its
+/// whole liquidity (amounts rounded down, as a burn pays) and collects its fees; a pending
+/// offer (no liquidity yet) is cancelled: nothing withdrawn, PnL 0.
+pub fn close_position(
+    position: &Position,
+    catalog: &Catalog,
+    now: DateTime<Utc>,
+) -> Result<Closing, ValuationError> {
+    let pool = pool_of(position, catalog)?;
+    let nothing = TokenPair {
+        a: U256::ZERO,
+        b: U256::ZERO,
+    };
+    let (withdrawn, fees) = match position.status {
+        Status::Active => (
+            pool.withdrawal(position.tick_lower, position.tick_upper, position.liquidity)?,
+            pool.fees_owed(position),
+        ),
+        _ => (nothing, nothing),
+    };
+    let value_a = token_value(&pool.token_a, withdrawn.a);
+    let value_b = token_value(&pool.token_b, withdrawn.b);
+    let fees_usd_a = token_value(&pool.token_a, fees.a);
+    let fees_usd_b = token_value(&pool.token_b, fees.b);
+    let pnl_usd = if position.status == Status::Active {
+        realized(&value_a + &value_b + &fees_usd_a + &fees_usd_b - &position.cost_basis_usd)
+    } else {
+        BigDecimal::zero()
+    };
+    let (hodl_usd, cost_basis_usd) = match position.status {
+        Status::Active => (
+            position.deposit.as_ref().map(|d| pool.value_of(d)),
+            realized(position.cost_basis_usd.clone()),
+        ),
+        _ => (None, BigDecimal::zero()),
+    };
+    Ok(Closing {
+        closed_at: DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now),
+        price: pool.current_price.clone(),
+        withdrawn,
+        fees,
+        value_a,
+        value_b,
+        fees_usd_a,
+        fees_usd_b,
+        hodl_usd,
+        pnl_usd,
+        cost_basis_usd,
+    })
+}
+
+/// Values a stored position: an open one at its pool's current state, a closed one at its
+/// frozen close. A pool missing from the catalog is a server fault: positions are only opened
+/// on catalog pools.
 pub fn value_position(
     position: &Position,
     catalog: &Catalog,
     now: DateTime<Utc>,
 ) -> Result<Valued, ValuationError> {
-    let pool = catalog
-        .find(position.chain, position.protocol, &position.pool)
-        .ok_or_else(|| ValuationError::PoolMissing {
-            position: position.id.clone(),
-            pool: position.pool.clone(),
-        })?;
-    let held = pool.holdings(position.tick_lower, position.tick_upper, position.liquidity)?;
-    let fees = pool.fees_owed(position);
-    let figures = Figures {
-        principal_a: token_value(&pool.token_a, held.a),
-        principal_b: token_value(&pool.token_b, held.b),
-        fees_a: token_value(&pool.token_a, fees.a),
-        fees_b: token_value(&pool.token_b, fees.b),
-        hodl: position.deposit.as_ref().map(|d| pool.value_of(d)),
-        cost_basis: position.cost_basis_usd.clone(),
+    let pool = pool_of(position, catalog)?;
+    let cost_basis = position.cost_basis_usd.clone();
+    let (held, fees, figures, pnl, price, live, until) = match &position.closing {
+        None => {
+            let held =
+                pool.holdings(position.tick_lower, position.tick_upper, position.liquidity)?;
+            let fees = pool.fees_owed(position);
+            let figures = Figures {
+                principal_a: token_value(&pool.token_a, held.a),
+                principal_b: token_value(&pool.token_b, held.b),
+                fees_a: token_value(&pool.token_a, fees.a),
+                fees_b: token_value(&pool.token_b, fees.b),
+                hodl: position.deposit.as_ref().map(|d| pool.value_of(d)),
+                cost_basis,
+            };
+            let live = (
+                Some(pool.in_range(position.tick_lower, position.tick_upper)),
+                Some(catalog.freshness.is_stale(pool.state.as_ref(), now)),
+            );
+            let pnl = figures.pnl();
+            (held, fees, figures, pnl, &pool.current_price, live, now)
+        }
+        Some(closing) => {
+            let figures = Figures {
+                principal_a: closing.value_a.clone(),
+                principal_b: closing.value_b.clone(),
+                fees_a: closing.fees_usd_a.clone(),
+                fees_b: closing.fees_usd_b.clone(),
+                hodl: closing.hodl_usd.clone(),
+                cost_basis,
+            };
+            (
+                closing.withdrawn,
+                closing.fees,
+                figures,
+                closing.pnl_usd.clone(),
+                &closing.price,
+                (None, None),
+                closing.closed_at,
+            )
+        }
     };
     let token_view =
         |token: &Token, amount: U256, value: &BigDecimal, fee: U256, fee_usd: &BigDecimal| {
@@ -349,7 +396,7 @@ pub fn value_position(
         pool.price_at_tick(position.tick_lower),
         pool.price_at_tick(position.tick_upper),
     );
-    let age_millis = now.timestamp_millis() - position.created_at.timestamp_millis();
+    let age_millis = until.timestamp_millis() - position.created_at.timestamp_millis();
     let view = PositionView {
         id: position.id.clone(),
         chain: position.chain,
@@ -373,21 +420,22 @@ pub fn value_position(
         tick_lower: position.tick_lower,
         tick_upper: position.tick_upper,
         liquidity: position.liquidity.to_string(),
-        in_range: pool.in_range(position.tick_lower, position.tick_upper),
-        stale: catalog.freshness.is_stale(pool.state.as_ref(), now),
+        in_range: live.0,
+        stale: live.1,
         // The lower tick is the higher human price when tokenA is token1.
         price_lower: at_lower.min(at_upper),
         price_upper: at_lower.max(at_upper),
-        current_price: Exact(pool.current_price.clone()),
+        current_price: Exact(price.clone()),
         fees_earned_usd: Usd::new(figures.fees()),
         cost_basis_usd: Usd::new(figures.cost_basis.clone()),
         value_usd: Usd::new(figures.value()),
         hodl_value_usd: figures.hodl.clone().map(Usd::new),
         impermanent_loss_usd: figures.impermanent_loss().map(Usd::new),
-        pnl_usd: Usd::new(figures.pnl()),
-        pnl_percent: Percent::new(percent_of(&figures.pnl(), &figures.cost_basis)),
+        pnl_percent: Percent::new(percent_of(&pnl, &figures.cost_basis)),
+        pnl_usd: Usd::new(pnl),
         fee_apr_percent: figures.fee_apr(age_millis).map(Percent::new),
         created_at: format_time(&position.created_at),
+        closed_at: position.closing.as_ref().map(|c| format_time(&c.closed_at)),
     };
     Ok(Valued { view, figures })
 }
@@ -501,51 +549,5 @@ mod tests {
         assert!(deposit.amounts.a <= offered.a && deposit.amounts.b <= offered.b);
         let held = pool.holdings(low, high, deposit.liquidity).unwrap();
         assert_eq!(held, deposit.amounts);
-    }
-
-    fn figures() -> Figures {
-        Figures {
-            principal_a: d("1200"),
-            principal_b: d("750.5"),
-            fees_a: d("3.25"),
-            fees_b: d("1.75"),
-            hodl: Some(d("2000")),
-            cost_basis: d("1900"),
-        }
-    }
-
-    #[test]
-    fn figures_follow_their_formulas() {
-        let f = figures();
-        assert_eq!(f.principal(), d("1950.5"));
-        assert_eq!(f.fees(), d("5"));
-        assert_eq!(f.value(), d("1955.5"));
-        // Principal below HODL: a loss against holding, before fees.
-        assert_eq!(f.impermanent_loss(), Some(d("-49.5")));
-        assert_eq!(f.pnl(), d("55.5"));
-        assert_eq!(percent_of(&f.pnl(), &f.cost_basis).round(6), d("2.921053"));
-        let unknown = Figures { hodl: None, ..f };
-        assert_eq!(unknown.impermanent_loss(), None);
-        assert_eq!(percent_of(&d("5"), &d("0")), d("0"));
-    }
-
-    #[test]
-    fn fee_apr_annualizes_and_waits_an_hour() {
-        let f = figures();
-        let hour = 3_600_000;
-        assert_eq!(f.fee_apr(hour - 1), None);
-        // 5 / 1900 in one hour: × 8760 hours × 100.
-        assert_eq!(
-            f.fee_apr(hour).unwrap().round(8),
-            (d("5") * d("8760") * d("100") / d("1900")).round(8)
-        );
-        // 73 days are a fifth of a year: 5 USD on 1900 is 0.263…% so 1.315…% a year.
-        let days_73 = 73 * 24 * hour;
-        assert_eq!(f.fee_apr(days_73).unwrap().round(6), d("1.315789"));
-        let free = Figures {
-            cost_basis: d("0"),
-            ..figures()
-        };
-        assert_eq!(free.fee_apr(days_73), None);
     }
 }

@@ -130,6 +130,12 @@ impl TestClient {
             .await
     }
 
+    /// `POST /positions/{id}/close`.
+    pub async fn close(&self, id: &str) -> Reply {
+        self.send(Method::POST, &format!("/positions/{id}/close"), &[], b"")
+            .await
+    }
+
     /// `GET /portfolio`.
     pub async fn portfolio(&self) -> Reply {
         self.send(Method::GET, "/portfolio", &[], b"").await

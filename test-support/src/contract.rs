@@ -3,9 +3,12 @@
 //! expands to one test per clause.
 
 use crate::fixtures::{position, unique_owner};
-use shared::model::{Chain, Filter, PageRequest, Position, Status};
+use bigdecimal::BigDecimal;
+use shared::math::U256;
+use shared::model::{Chain, Closing, Filter, PageRequest, Position, Realized, Status, TokenPair};
 use shared::store::{PositionStore, StoreError};
 use std::collections::HashSet;
+use std::str::FromStr;
 use std::sync::Arc;
 
 /// Positions over every status and chain, one second apart, in creation order.
@@ -278,6 +281,158 @@ pub async fn a_move_to_the_same_status_changes_nothing(store: &dyn PositionStore
     assert_every_list(store, &owner, &positions).await;
 }
 
+/// Close figures with this realized PnL and cost basis (decimal strings).
+pub fn closing(pnl: &str, cost_basis: &str) -> Closing {
+    let d = |s: &str| BigDecimal::from_str(s).unwrap();
+    Closing {
+        closed_at: chrono::DateTime::from_timestamp_millis(1_795_000_000_123).unwrap(),
+        price: d("3000.5"),
+        withdrawn: TokenPair {
+            a: U256::from(10u64.pow(18)),
+            b: U256::from(7u8),
+        },
+        fees: TokenPair {
+            a: U256::ZERO,
+            b: U256::from(1u8) << 130,
+        },
+        value_a: d("3000.5"),
+        value_b: d("0.000007"),
+        fees_usd_a: d("0"),
+        fees_usd_b: d("12.25"),
+        hodl_usd: Some(d("3100")),
+        pnl_usd: d(pnl),
+        cost_basis_usd: d(cost_basis),
+    }
+}
+
+pub async fn close_freezes_figures_and_adds_realized(store: &dyn PositionStore) {
+    let owner = unique_owner("realize");
+    let mut positions = mixed(&owner, 9);
+    insert_all(store, &positions).await;
+    assert_eq!(store.realized(&owner).await.unwrap(), Realized::default());
+    let active = positions
+        .iter()
+        .position(|p| p.status == Status::Active)
+        .unwrap();
+    let pending = positions
+        .iter()
+        .position(|p| p.status == Status::Pending)
+        .unwrap();
+    let (gain, cancel) = (closing("1.500000000001", "100"), closing("0", "0"));
+    for (i, figures) in [(active, &gain), (pending, &cancel)] {
+        let p = &mut positions[i];
+        // Wrong `from`: refused, nothing changes.
+        let wrong = if p.status == Status::Active {
+            Status::Pending
+        } else {
+            Status::Active
+        };
+        assert!(matches!(
+            store.close(&owner, &p.id, wrong, figures).await,
+            Err(StoreError::Conflict)
+        ));
+        store.close(&owner, &p.id, p.status, figures).await.unwrap();
+        p.status = Status::Closed;
+        p.closing = Some(figures.clone());
+        assert_eq!(store.get(&owner, &p.id).await.unwrap().as_ref(), Some(&*p));
+        for from in Status::ALL {
+            assert!(
+                matches!(
+                    store.close(&owner, &p.id, *from, figures).await,
+                    Err(StoreError::Conflict)
+                ),
+                "closing twice is refused"
+            );
+        }
+    }
+    assert_every_list(store, &owner, &positions).await;
+    assert_eq!(
+        store.realized(&owner).await.unwrap(),
+        Realized {
+            pnl_usd: BigDecimal::from_str("1.500000000001").unwrap(),
+            cost_basis_usd: BigDecimal::from(100),
+        }
+    );
+    assert!(matches!(
+        store
+            .close(&owner, "01ARZ3NDEKTSV4RRFFQ69G5FAV", Status::Active, &gain)
+            .await,
+        Err(StoreError::Conflict)
+    ));
+}
+
+/// Creates and closes at once (at least 100 operations, 20 of them racing closes of one
+/// position): one close wins per position, counters equal entries, the realized totals count
+/// each close once.
+pub async fn concurrent_closes_and_inserts_stay_exact(store: Arc<dyn PositionStore>) {
+    let owner = unique_owner("race");
+    let mut positions: Vec<Position> = (0..40)
+        .map(|i| {
+            position(
+                &owner,
+                Status::Active,
+                Chain::ALL[i % 5],
+                1_790_000_000_000 + i as i64,
+            )
+        })
+        .collect();
+    insert_all(store.as_ref(), &positions).await;
+    let fresh = mixed(&owner, 60)
+        .into_iter()
+        .map(|mut p| {
+            p.created_at += chrono::Duration::days(1);
+            p.id = ulid::Ulid::from_datetime(p.created_at.into()).to_string();
+            p
+        })
+        .collect::<Vec<_>>();
+    let figures = closing("-2.25", "100");
+    let mut tasks = Vec::new();
+    for p in &fresh {
+        let (store, p) = (store.clone(), p.clone());
+        tasks.push(tokio::spawn(
+            async move { store.insert(&p).await.map(|_| true) },
+        ));
+    }
+    // Twenty closes of the first position, one of each of the next nineteen.
+    let targets = std::iter::repeat_n(0, 20).chain(1..20);
+    for i in targets {
+        let (store, owner, id, figures) = (
+            store.clone(),
+            owner.clone(),
+            positions[i].id.clone(),
+            figures.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            match store.close(&owner, &id, Status::Active, &figures).await {
+                Ok(()) => Ok(true),
+                Err(StoreError::Conflict) => Ok(false),
+                Err(e) => Err(e),
+            }
+        }));
+    }
+    assert!(tasks.len() >= 99);
+    let mut closed = 0;
+    for (i, task) in tasks.into_iter().enumerate() {
+        let won = task.await.unwrap().unwrap();
+        if i >= fresh.len() && won {
+            closed += 1;
+        }
+    }
+    assert_eq!(closed, 20, "one close wins per position");
+    for p in positions.iter_mut().take(20) {
+        p.status = Status::Closed;
+    }
+    positions.extend(fresh);
+    assert_every_list(store.as_ref(), &owner, &positions).await;
+    assert_eq!(
+        store.realized(&owner).await.unwrap(),
+        Realized {
+            pnl_usd: BigDecimal::from_str("-45").unwrap(),
+            cost_basis_usd: BigDecimal::from(2000),
+        }
+    );
+}
+
 /// One `#[tokio::test]` per clause of the contract, on the store `$make` builds, in a module
 /// named `$store`; `$burst` concurrent inserts for the counting clause.
 #[macro_export]
@@ -292,8 +447,15 @@ macro_rules! store_contract {
                 open_positions_exclude_closed,
                 closing_moves_lists_and_counts,
                 a_move_to_the_same_status_changes_nothing,
+                close_freezes_figures_and_adds_realized,
                 owners_are_isolated
             );
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn concurrent_closes_and_inserts_stay_exact() {
+                $crate::contract::concurrent_closes_and_inserts_stay_exact(std::sync::Arc::new($make))
+                    .await;
+            }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn concurrent_inserts_count_exactly() {

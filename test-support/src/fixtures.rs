@@ -24,6 +24,7 @@ pub fn position(owner: &str, status: Status, chain: Chain, millis: i64) -> Posit
         cost_basis_usd: BigDecimal::from(100),
         deposit: None,
         fee_checkpoint: None,
+        closing: None,
         created_at,
     }
 }

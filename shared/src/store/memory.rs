@@ -5,7 +5,7 @@ use super::traits::{Market, PositionStore, StoreError, StoreResult};
 use crate::catalog::{embedded_records, Catalog, CatalogError, Pool, PoolMarket, PoolRecord};
 use crate::fee_ticks::FeeTick;
 use crate::market::{Freshness, PoolKey, PoolState};
-use crate::model::{Filter, Page, PageRequest, Position, Status};
+use crate::model::{Closing, Filter, Page, PageRequest, Position, Realized, Status};
 use async_trait::async_trait;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock};
@@ -71,6 +71,39 @@ impl PositionStore for MemoryStore {
                 .filter(|p| p.status != Status::Closed)
                 .cloned()
                 .collect()
+        }))
+    }
+
+    async fn close(
+        &self,
+        owner: &str,
+        id: &str,
+        from: Status,
+        closing: &Closing,
+    ) -> StoreResult<()> {
+        let mut owners = self.owners.write().unwrap_or_else(|e| e.into_inner());
+        match owners.get_mut(owner).and_then(|p| p.get_mut(id)) {
+            Some(position) if position.status == from && from != Status::Closed => {
+                position.status = Status::Closed;
+                position.closing = Some(closing.clone());
+                Ok(())
+            }
+            _ => Err(StoreError::Conflict),
+        }
+    }
+
+    async fn realized(&self, owner: &str) -> StoreResult<Realized> {
+        Ok(self.read(owner, |positions| {
+            let mut totals = Realized::default();
+            for closing in positions
+                .into_iter()
+                .flat_map(|p| p.values())
+                .filter_map(|p| p.closing.as_ref())
+            {
+                totals.pnl_usd += &closing.pnl_usd;
+                totals.cost_basis_usd += &closing.cost_basis_usd;
+            }
+            totals
         }))
     }
 

@@ -4,7 +4,7 @@
 use crate::catalog::{Catalog, Pool, PoolMarket};
 use crate::fee_ticks::FeeTick;
 use crate::market::PoolState;
-use crate::model::{Filter, Page, PageRequest, Position, Status};
+use crate::model::{Closing, Filter, Page, PageRequest, Position, Realized, Status};
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -40,6 +40,20 @@ pub trait PositionStore: Send + Sync {
 
     /// Every position of the owner that is not closed (the portfolio's inputs).
     async fn open_positions(&self, owner: &str) -> StoreResult<Vec<Position>>;
+
+    /// Closes a position that is in `from`, storing its frozen figures and adding its realized
+    /// PnL and cost basis to the owner's running totals, all at once; `Conflict` if it is not
+    /// in `from` (closed meanwhile) or does not exist.
+    async fn close(
+        &self,
+        owner: &str,
+        id: &str,
+        from: Status,
+        closing: &Closing,
+    ) -> StoreResult<()>;
+
+    /// The running totals of the owner's closed positions: one read.
+    async fn realized(&self, owner: &str) -> StoreResult<Realized>;
 
     /// Moves a position from `from` to `to` keeping every count right; `Conflict` if it is not
     /// in `from` (or does not exist). With `from == to` nothing moves: `Ok` if it is in `from`.

@@ -11,7 +11,8 @@ use hyper::body::Bytes;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
-use shared::store::PositionStore;
+use shared::market::PoolState;
+use shared::store::{DynamoDbMarket, Market, PositionStore};
 use shared::Endpoint;
 use std::process::Stdio;
 use std::time::Duration;
@@ -47,6 +48,27 @@ async fn invoke(
     serde_json::from_slice(&bytes).ok()
 }
 
+/// Gives the fixture's pool a state read now, at its catalog price: the close event needs a
+/// pool that is not stale.
+async fn fresh_state_for(store: &shared::store::DynamoDbStore, fixture: &shared::model::Position) {
+    let market = DynamoDbMarket::new(store.clone(), Duration::ZERO, Duration::from_secs(300));
+    let catalog = market.catalog().await.unwrap();
+    let pool = catalog
+        .find(fixture.chain, fixture.protocol, &fixture.pool)
+        .unwrap();
+    let state = PoolState {
+        sqrt_price: pool.sqrt_price,
+        tick: pool.tick,
+        liquidity: 1,
+        fee_growth_global0: Default::default(),
+        fee_growth_global1: Default::default(),
+        height: 1,
+        observed_at: chrono::Utc::now(),
+        ticks: Vec::new(),
+    };
+    market.save_state(pool, &state, &[]).await.unwrap();
+}
+
 #[tokio::test]
 async fn every_event_through_the_release_binaries_under_the_emulator() {
     let rie = required("LAMBDA_RIE");
@@ -54,6 +76,7 @@ async fn every_event_through_the_release_binaries_under_the_emulator() {
     let store = dynamodb_store().await;
     let manifest = event_manifest();
     store.insert(&manifest.fixture).await.unwrap();
+    fresh_state_for(&store, &manifest.fixture).await;
     let client = Client::builder(TokioExecutor::new()).build_http();
     let logs_dir = std::env::temp_dir().join(format!("rie-logs-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&logs_dir).unwrap();

@@ -1,7 +1,9 @@
 //! Positions to and from table items.
 
 use super::keys::{position_key, s, Item};
-use crate::model::{format_time, Chain, FeeCheckpoint, Position, Protocol, Status, TokenPair};
+use crate::model::{
+    format_time, Chain, Closing, FeeCheckpoint, Position, Protocol, Status, TokenPair,
+};
 use crate::store::traits::StoreError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use bigdecimal::BigDecimal;
@@ -48,7 +50,64 @@ pub(super) fn position_item(p: &Position) -> Item {
             s(checkpoint.growth[1].to_string()),
         );
     }
+    if let Some(closing) = &p.closing {
+        item.extend(closing_attributes(closing));
+    }
     item
+}
+
+/// A closed position's frozen figures: base units and exact decimals, as strings.
+pub(super) fn closing_attributes(c: &Closing) -> Vec<(String, AttributeValue)> {
+    let text = |v: &BigDecimal| s(v.to_plain_string());
+    let mut attributes = vec![
+        ("closedAt".to_string(), s(format_time(&c.closed_at))),
+        ("closePrice".to_string(), text(&c.price)),
+        ("withdrawnA".to_string(), s(c.withdrawn.a.to_string())),
+        ("withdrawnB".to_string(), s(c.withdrawn.b.to_string())),
+        ("collectedA".to_string(), s(c.fees.a.to_string())),
+        ("collectedB".to_string(), s(c.fees.b.to_string())),
+        ("closeValueA".to_string(), text(&c.value_a)),
+        ("closeValueB".to_string(), text(&c.value_b)),
+        ("closeFeesUsdA".to_string(), text(&c.fees_usd_a)),
+        ("closeFeesUsdB".to_string(), text(&c.fees_usd_b)),
+        ("realizedPnlUsd".to_string(), text(&c.pnl_usd)),
+        ("realizedCostBasisUsd".to_string(), text(&c.cost_basis_usd)),
+    ];
+    if let Some(hodl) = &c.hodl_usd {
+        attributes.push(("closeHodlUsd".to_string(), text(hodl)));
+    }
+    attributes
+}
+
+fn closing_from(item: &Item) -> Result<Option<Closing>, StoreError> {
+    if !item.contains_key("closedAt") {
+        return Ok(None);
+    }
+    let decimal = |name: &str| BigDecimal::from_str(text(item, name)?).map_err(|_| malformed(name));
+    Ok(Some(Closing {
+        closed_at: chrono::DateTime::parse_from_rfc3339(text(item, "closedAt")?)
+            .map_err(|_| malformed("closedAt"))?
+            .with_timezone(&chrono::Utc),
+        price: decimal("closePrice")?,
+        withdrawn: TokenPair {
+            a: parsed(item, "withdrawnA")?,
+            b: parsed(item, "withdrawnB")?,
+        },
+        fees: TokenPair {
+            a: parsed(item, "collectedA")?,
+            b: parsed(item, "collectedB")?,
+        },
+        value_a: decimal("closeValueA")?,
+        value_b: decimal("closeValueB")?,
+        fees_usd_a: decimal("closeFeesUsdA")?,
+        fees_usd_b: decimal("closeFeesUsdB")?,
+        hodl_usd: match item.get("closeHodlUsd") {
+            None => None,
+            Some(_) => Some(decimal("closeHodlUsd")?),
+        },
+        pnl_usd: decimal("realizedPnlUsd")?,
+        cost_basis_usd: decimal("realizedCostBasisUsd")?,
+    }))
 }
 
 /// An attribute that older items lack: `None` when absent, parsed when present.
@@ -110,6 +169,7 @@ pub(super) fn position_from(item: &Item) -> Result<Position, StoreError> {
             }),
             _ => None,
         },
+        closing: closing_from(item)?,
         created_at,
     })
 }
@@ -140,9 +200,34 @@ mod tests {
                 height: 401_234_567,
                 growth: [U256::MAX, U256::from(1u8) << 200],
             }),
+            closing: None,
             created_at: chrono::DateTime::from_timestamp_millis(1_795_329_528_123).unwrap(),
         };
         assert_eq!(position_from(&position_item(&position)).unwrap(), position);
+        let closed = Position {
+            status: Status::Closed,
+            closing: Some(Closing {
+                closed_at: chrono::DateTime::from_timestamp_millis(1_795_329_999_001).unwrap(),
+                price: BigDecimal::from_str("0.000123456789").unwrap(),
+                withdrawn: TokenPair {
+                    a: U256::from(5u8),
+                    b: U256::MAX,
+                },
+                fees: TokenPair {
+                    a: U256::ZERO,
+                    b: U256::from(77u8),
+                },
+                value_a: BigDecimal::from_str("1e-30").unwrap(),
+                value_b: BigDecimal::from_str("12345.678901234567890123456789").unwrap(),
+                fees_usd_a: BigDecimal::from(0),
+                fees_usd_b: BigDecimal::from_str("0.5").unwrap(),
+                hodl_usd: None,
+                pnl_usd: BigDecimal::from_str("-3.000000000001").unwrap(),
+                cost_basis_usd: BigDecimal::from_str("1234.567890123457").unwrap(),
+            }),
+            ..position.clone()
+        };
+        assert_eq!(position_from(&position_item(&closed)).unwrap(), closed);
         let legacy = Position {
             deposit: None,
             fee_checkpoint: None,

@@ -4,20 +4,26 @@
 //! counters never drift (`bulk_import`, for backfills into an idle table, is the one exception).
 
 use super::errors::{back_off, build_error, classify, classify_transaction};
-use super::item::{malformed, position_from, position_item, text};
+use super::item::{closing_attributes, malformed, position_from, position_item, text};
 use super::keys::{
     counter_attribute, counter_key, list_key, list_pk, position_key, s, variant, variants, Item,
 };
 use super::metrics::{Meter, ReadKind, ReadMetrics};
-use crate::model::{Filter, Page, PageRequest, Position, Status};
+use crate::model::{Closing, Filter, Page, PageRequest, Position, Realized, Status};
 use crate::store::traits::{PositionStore, StoreError, StoreResult};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{
     AttributeValue, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
 };
 use aws_sdk_dynamodb::Client;
+use bigdecimal::{BigDecimal, Zero};
 use std::collections::HashMap;
+use std::str::FromStr;
 use std::sync::Arc;
+
+/// The owner's realized totals on the counters item (numbers, added to by each close).
+const REALIZED_PNL: &str = "realizedPnlUsd";
+const REALIZED_COST_BASIS: &str = "realizedCostBasisUsd";
 
 /// Largest number of keys one `BatchGetItem` takes.
 const BATCH_GET_LIMIT: usize = 100;
@@ -180,36 +186,92 @@ impl DynamoDbStore {
         Ok(TransactWriteItem::builder().delete(delete).build())
     }
 
-    /// `ADD` to counters: +1 for `up` variants, -1 for `down` ones.
+    /// `ADD` to counters: +1 for `up` variants, -1 for `down` ones, and the `sums` (attribute,
+    /// decimal number) added as they are.
     fn count_update(
         &self,
         owner: &str,
         up: &[String],
         down: &[String],
+        sums: &[(&str, String)],
     ) -> Result<TransactWriteItem, StoreError> {
         let mut update = Update::builder()
             .table_name(&self.table)
             .set_key(Some(counter_key(owner)));
-        let mut clauses = Vec::new();
-        for (i, (variant, delta)) in up
+        let counters = up
             .iter()
-            .map(|v| (v, "1"))
-            .chain(down.iter().map(|v| (v, "-1")))
-            .enumerate()
-        {
+            .map(|v| (counter_attribute(v), "1".to_string()))
+            .chain(
+                down.iter()
+                    .map(|v| (counter_attribute(v), "-1".to_string())),
+            )
+            .chain(sums.iter().map(|(name, n)| (name.to_string(), n.clone())));
+        let mut clauses = Vec::new();
+        for (i, (attribute, delta)) in counters.enumerate() {
             clauses.push(format!("#c{i} :d{i}"));
             update = update
-                .expression_attribute_names(format!("#c{i}"), counter_attribute(variant))
-                .expression_attribute_values(
-                    format!(":d{i}"),
-                    AttributeValue::N(delta.to_string()),
-                );
+                .expression_attribute_names(format!("#c{i}"), attribute)
+                .expression_attribute_values(format!(":d{i}"), AttributeValue::N(delta));
         }
         let update = update
             .update_expression(format!("ADD {}", clauses.join(", ")))
             .build()
             .map_err(build_error)?;
         Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    /// One transaction moving a position from `from` to `to`: the status (conditioned on
+    /// `from`) with `set` attributes, the status list entries moved, the status counters
+    /// adjusted and `sums` added to the owner's totals.
+    async fn transition(
+        &self,
+        owner: &str,
+        id: &str,
+        (from, to): (Status, Status),
+        set: Vec<(String, AttributeValue)>,
+        sums: &[(&str, String)],
+    ) -> StoreResult<()> {
+        let position = self.get(owner, id).await?.ok_or(StoreError::Conflict)?;
+        if position.status != from {
+            return Err(StoreError::Conflict);
+        }
+        if from == to {
+            return Ok(());
+        }
+        let old = variants(from, position.chain);
+        let new = variants(to, position.chain);
+        // Index 0 ("all") and 2 (chain only) do not depend on the status.
+        let (old_moved, new_moved) = (
+            [old[1].clone(), old[3].clone()],
+            [new[1].clone(), new[3].clone()],
+        );
+        let mut expression = "SET #s = :to".to_string();
+        let mut update = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(position_key(owner, id)))
+            .condition_expression("#s = :from")
+            .expression_attribute_names("#s", "status")
+            .expression_attribute_values(":to", s(to.as_str()))
+            .expression_attribute_values(":from", s(from.as_str()));
+        for (i, (name, value)) in set.into_iter().enumerate() {
+            expression.push_str(&format!(", #a{i} = :a{i}"));
+            update = update
+                .expression_attribute_names(format!("#a{i}"), name)
+                .expression_attribute_values(format!(":a{i}"), value);
+        }
+        let update = update
+            .update_expression(expression)
+            .build()
+            .map_err(build_error)?;
+        let mut items = vec![TransactWriteItem::builder().update(update).build()];
+        for v in &old_moved {
+            items.push(self.delete(list_key(v, owner, id))?);
+        }
+        for v in &new_moved {
+            items.push(self.put(list_key(v, owner, id), "attribute_not_exists(PK)")?);
+        }
+        items.push(self.count_update(owner, &new_moved, &old_moved, sums)?);
+        self.transact(items, None).await
     }
 
     async fn transact(
@@ -241,7 +303,7 @@ impl PositionStore for DynamoDbStore {
                 "attribute_not_exists(PK)",
             )?);
         }
-        items.push(self.count_update(&position.owner, &variants, &[])?);
+        items.push(self.count_update(&position.owner, &variants, &[], &[])?);
         self.transact(items, Some(position.id.clone())).await
     }
 
@@ -318,38 +380,66 @@ impl PositionStore for DynamoDbStore {
     /// One transaction: the status (conditioned on `from`), the status list entries moved,
     /// and the status counters adjusted.
     async fn set_status(&self, owner: &str, id: &str, from: Status, to: Status) -> StoreResult<()> {
-        let position = self.get(owner, id).await?.ok_or(StoreError::Conflict)?;
-        if position.status != from {
+        self.transition(owner, id, (from, to), Vec::new(), &[])
+            .await
+    }
+
+    /// [`Self::set_status`] to closed, with the frozen figures and the realized totals added
+    /// in the same transaction.
+    async fn close(
+        &self,
+        owner: &str,
+        id: &str,
+        from: Status,
+        closing: &Closing,
+    ) -> StoreResult<()> {
+        if from == Status::Closed {
             return Err(StoreError::Conflict);
         }
-        if from == to {
-            return Ok(());
-        }
-        let old = variants(from, position.chain);
-        let new = variants(to, position.chain);
-        // Index 0 ("all") and 2 (chain only) do not depend on the status.
-        let (old_moved, new_moved) = (
-            [old[1].clone(), old[3].clone()],
-            [new[1].clone(), new[3].clone()],
-        );
-        let update = Update::builder()
+        let sums = [
+            (REALIZED_PNL, closing.pnl_usd.to_plain_string()),
+            (
+                REALIZED_COST_BASIS,
+                closing.cost_basis_usd.to_plain_string(),
+            ),
+        ];
+        self.transition(
+            owner,
+            id,
+            (from, Status::Closed),
+            closing_attributes(closing),
+            &sums,
+        )
+        .await
+    }
+
+    async fn realized(&self, owner: &str) -> StoreResult<Realized> {
+        self.meter.request();
+        let output = self
+            .client
+            .get_item()
             .table_name(&self.table)
-            .set_key(Some(position_key(owner, id)))
-            .update_expression("SET #s = :to")
-            .condition_expression("#s = :from")
-            .expression_attribute_names("#s", "status")
-            .expression_attribute_values(":to", s(to.as_str()))
-            .expression_attribute_values(":from", s(from.as_str()))
-            .build()
-            .map_err(build_error)?;
-        let mut items = vec![TransactWriteItem::builder().update(update).build()];
-        for v in &old_moved {
-            items.push(self.delete(list_key(v, owner, id))?);
-        }
-        for v in &new_moved {
-            items.push(self.put(list_key(v, owner, id), "attribute_not_exists(PK)")?);
-        }
-        items.push(self.count_update(owner, &new_moved, &old_moved)?);
-        self.transact(items, None).await
+            .set_key(Some(counter_key(owner)))
+            .projection_expression("#p, #c")
+            .expression_attribute_names("#p", REALIZED_PNL)
+            .expression_attribute_names("#c", REALIZED_COST_BASIS)
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?;
+        let item = output.item().cloned().unwrap_or_default();
+        self.meter
+            .items(ReadKind::CounterItems, std::slice::from_ref(&item), true);
+        let sum = |name: &str| match item.get(name) {
+            Some(AttributeValue::N(n)) => {
+                BigDecimal::from_str(n).map_err(|_| malformed("realized totals"))
+            }
+            None => Ok(BigDecimal::zero()),
+            Some(_) => Err(malformed("realized totals")),
+        };
+        Ok(Realized {
+            pnl_usd: sum(REALIZED_PNL)?,
+            cost_basis_usd: sum(REALIZED_COST_BASIS)?,
+        })
     }
 }
