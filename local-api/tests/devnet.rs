@@ -62,6 +62,17 @@ async fn listed_pool(client: &TestClient) -> Value {
     reply.json["data"][0].clone()
 }
 
+/// What burning `liquidity` of the position manager's position pays now (WETH, USDC).
+async fn burn_quote(devnet: &Devnet, lower: &str, upper: &str, liquidity: &str) -> (u128, u128) {
+    let args = ["--lower", lower, "--upper", upper, "--liquidity", liquidity];
+    let burn = devnet.run("burn-quote", &args).await;
+    if devnet.usdc_is_token0() {
+        (int(&burn["amount1"]), int(&burn["amount0"]))
+    } else {
+        (int(&burn["amount0"]), int(&burn["amount1"]))
+    }
+}
+
 /// The fees of the API's position `id`, per token, in raw units (tokenA, tokenB).
 fn fees_of(position: &Value) -> (u128, u128) {
     (
@@ -203,24 +214,7 @@ async fn positions_follow_the_chain(devnet: &Devnet, server: &LocalApi) {
         earned = assert_fees_match(devnet, &carol, &id, &token_id).await;
 
         // What burning the same liquidity on chain would pay: the API rounds up, a burn down.
-        let burn = devnet
-            .run(
-                "burn-quote",
-                &[
-                    "--lower",
-                    &lower,
-                    "--upper",
-                    &upper,
-                    "--liquidity",
-                    &liquidity,
-                ],
-            )
-            .await;
-        let (burn_weth, burn_usdc) = if devnet.usdc_is_token0() {
-            (int(&burn["amount1"]), int(&burn["amount0"]))
-        } else {
-            (int(&burn["amount0"]), int(&burn["amount1"]))
-        };
+        let (burn_weth, burn_usdc) = burn_quote(devnet, &lower, &upper, &liquidity).await;
         let ours_weth = raw(position["tokenA"]["amount"].as_str().unwrap());
         let ours_usdc = raw(position["tokenB"]["amount"].as_str().unwrap());
         assert!(
@@ -278,19 +272,7 @@ async fn positions_follow_the_chain(devnet: &Devnet, server: &LocalApi) {
 
     // Close at the synced state: the withdrawal equals what burning the same liquidity pays on
     // chain (decreaseLiquidity), the fees what collect pays, to the unit.
-    let burn = devnet
-        .run(
-            "burn-quote",
-            &[
-                "--lower",
-                &lower,
-                "--upper",
-                &upper,
-                "--liquidity",
-                &liquidity,
-            ],
-        )
-        .await;
+    let (burn_weth, burn_usdc) = burn_quote(devnet, &lower, &upper, &liquidity).await;
     let collect = devnet
         .run("collect-quote", &["--token-id", &token_id])
         .await;
@@ -303,14 +285,8 @@ async fn positions_follow_the_chain(devnet: &Devnet, server: &LocalApi) {
         ("0", "1")
     };
     let amount = |side: &str| format!("amount{side}");
-    assert_eq!(
-        raw(closed["tokenA"]["amount"].as_str().unwrap()),
-        int(&burn[&amount(weth)])
-    );
-    assert_eq!(
-        raw(closed["tokenB"]["amount"].as_str().unwrap()),
-        int(&burn[&amount(usdc)])
-    );
+    assert_eq!(raw(closed["tokenA"]["amount"].as_str().unwrap()), burn_weth);
+    assert_eq!(raw(closed["tokenB"]["amount"].as_str().unwrap()), burn_usdc);
     assert_eq!(
         fees_of(&closed),
         (int(&collect[&amount(weth)]), int(&collect[&amount(usdc)]))

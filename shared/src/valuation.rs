@@ -178,29 +178,36 @@ impl Pool {
         tick_upper: i32,
         liquidity: u128,
     ) -> Result<TokenPair, ValuationError> {
+        self.amounts_at_price(tick_lower, tick_upper, liquidity, false)
+    }
+
+    fn amounts_at_price(
+        &self,
+        tick_lower: i32,
+        tick_upper: i32,
+        liquidity: u128,
+        round_up: bool,
+    ) -> Result<TokenPair, ValuationError> {
         let (sqrt_a, sqrt_b) = self.sqrt_bounds(tick_lower, tick_upper)?;
         let amounts = self.curve().amounts_for_liquidity(
             self.sqrt_price,
             sqrt_a,
             sqrt_b,
             liquidity,
-            false,
+            round_up,
         )?;
         Ok(self.to_api_order(amounts))
     }
 
-    /// What `liquidity` in the range holds at the pool's current price.
+    /// What `liquidity` in the range holds at the pool's current price: rounded up, as a mint
+    /// charges.
     pub fn holdings(
         &self,
         tick_lower: i32,
         tick_upper: i32,
         liquidity: u128,
     ) -> Result<TokenPair, ValuationError> {
-        let (sqrt_a, sqrt_b) = self.sqrt_bounds(tick_lower, tick_upper)?;
-        let amounts =
-            self.curve()
-                .amounts_for_liquidity(self.sqrt_price, sqrt_a, sqrt_b, liquidity, true)?;
-        Ok(self.to_api_order(amounts))
+        self.amounts_at_price(tick_lower, tick_upper, liquidity, true)
     }
 
     pub fn fee_accounting(&self) -> FeeAccounting {
