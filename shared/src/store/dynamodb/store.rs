@@ -403,14 +403,26 @@ impl PositionStore for DynamoDbStore {
                 closing.cost_basis_usd.to_plain_string(),
             ),
         ];
-        self.transition(
-            owner,
-            id,
-            (from, Status::Closed),
-            closing_attributes(closing),
-            &sums,
-        )
-        .await
+        // Concurrent closes of one item can cancel each other's transactions
+        // (`TransactionConflict`, transient) instead of failing the condition: a retry's read
+        // then sees the winner's close and answers `Conflict`, so losers get 409, not 503.
+        let mut attempt = 0;
+        loop {
+            back_off(&mut attempt, "close contention").await?;
+            let result = self
+                .transition(
+                    owner,
+                    id,
+                    (from, Status::Closed),
+                    closing_attributes(closing),
+                    &sums,
+                )
+                .await;
+            match result {
+                Err(StoreError::Unavailable(_)) if attempt < 4 => continue,
+                other => return other,
+            }
+        }
     }
 
     async fn realized(&self, owner: &str) -> StoreResult<Realized> {
