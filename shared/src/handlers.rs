@@ -86,9 +86,17 @@ pub async fn close_position(app: &App, request: &Request) -> Reply {
         return Err(already());
     }
     let now = app.clock.now();
+    // Stale, or older than the position's own checkpoint (a container's cached catalog just
+    // after the open): either would misstate what the close pays.
     let stale = catalog
         .find(position.chain, position.protocol, &position.pool)
-        .is_some_and(|pool| catalog.freshness.is_stale(pool.state.as_ref(), now));
+        .is_some_and(|pool| {
+            let height = pool.state.as_ref().map(|s| s.height);
+            catalog.freshness.is_stale(pool.state.as_ref(), now)
+                || position
+                    .fee_checkpoint
+                    .is_some_and(|c| height.is_none_or(|h| h < c.height))
+        });
     if stale && position.status == Status::Active {
         return Err(ApiError::MarketStale(
             "the pool's market state is stale: closing at an old price would misstate the \
