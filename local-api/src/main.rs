@@ -229,6 +229,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
         let syncer = Arc::new(Syncer::new(
             endpoints,
             app.market.clone(),
+            app.store.clone(),
             app.clock.clone(),
         ));
         app.sync = Some(syncer.clone());

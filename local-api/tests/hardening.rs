@@ -6,7 +6,9 @@ use lambda_http::http::StatusCode;
 use local_api::auth::JwtSettings;
 use local_api::gateway::{Cors, Gateway};
 use serde_json::{json, Value};
-use shared::model::{Closing, Filter, Page, PageRequest, Position, Realized, Status};
+use shared::model::{
+    Chain, Closing, Filter, Page, PageRequest, Position, Protocol, Realized, Status,
+};
 use shared::store::{MemoryMarket, PositionStore, StoreResult};
 use shared::{App, SystemClock};
 use std::sync::Arc;
@@ -331,6 +333,12 @@ impl PositionStore for PanickingStore {
     }
     async fn realized(&self, _: &str) -> StoreResult<Realized> {
         panic!("realized blew up")
+    }
+    async fn pending_on(&self, _: Chain, _: Protocol, _: &str) -> StoreResult<Vec<Position>> {
+        panic!("pending_on blew up")
+    }
+    async fn activate(&self, _: &Position) -> StoreResult<()> {
+        panic!("activate blew up")
     }
 }
 

@@ -7,12 +7,13 @@ use crate::catalog::PoolView;
 use crate::error::ApiError;
 use crate::fee_ticks::{growth_inside, FeeTick};
 use crate::http::{caller, content_encoding, has_scope, is_json, json_response};
+use crate::lifecycle::close_position as close_figures;
 use crate::market::SyncReport;
 use crate::model::{format_time, FeeCheckpoint, ListView, Position, Status};
 use crate::portfolio::portfolio;
 use crate::store::StoreError;
 use crate::validation::{is_position_id, parse_amount, CreateRequest, ListQuery, MAX_BODY_BYTES};
-use crate::valuation::{close_position as close_figures, value_position, TokenPair};
+use crate::valuation::{value_position, TokenPair};
 use lambda_http::http::{header, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
 
@@ -163,53 +164,78 @@ pub async fn create_position(app: &App, request: &Request) -> Reply {
         ));
     }
     let (tick_lower, tick_upper) = pool.snap_range(&input.price_lower, &input.price_upper)?;
-    let deposit = pool.size_deposit(tick_lower, tick_upper, offered)?;
-    let ticks = [deposit.tick_lower, deposit.tick_upper];
-    // Tracked first: a tick tracked for a position that then fails to insert costs one read
-    // per sync; a position whose ticks the sync never reads would lack its fee accounting.
-    let first_use: Vec<FeeTick> = match &pool.state {
-        Some(state) => ticks
-            .iter()
-            .map(|&t| FeeTick::first_use(t, state, state.ticks.iter().find(|s| s.tick == t)))
-            .collect(),
-        None => Vec::new(),
-    };
-    let market = app.market.track_ticks(pool, ticks, &first_use).await?;
-    // The checkpoint at the pool's state as stored now, with the tick records every position
-    // on these ticks shares.
-    let fee_checkpoint = market.state.as_ref().and_then(|state| {
-        let growth = growth_inside(
-            pool.fee_accounting(),
-            state,
-            &market.fee_ticks,
-            deposit.tick_lower,
-            deposit.tick_upper,
-        )?;
-        Some(FeeCheckpoint {
-            height: state.height,
-            growth,
-        })
-    });
     let now = app.clock.now();
     let created_at = chrono::DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now);
-    let position = Position {
-        id: ulid::Ulid::from_datetime(created_at.into()).to_string(),
-        owner,
-        chain: pool.chain,
-        protocol: pool.protocol,
-        pool: pool.id.clone(),
-        status: Status::Active,
-        tick_lower: deposit.tick_lower,
-        tick_upper: deposit.tick_upper,
-        liquidity: deposit.liquidity,
-        cost_basis_usd: deposit.value_usd,
-        deposit: Some(deposit.amounts),
-        fee_checkpoint,
-        closing: None,
-        created_at,
+    let id = ulid::Ulid::from_datetime(created_at.into()).to_string();
+    let position = if catalog.freshness.is_stale(pool.state.as_ref(), now) {
+        // Sizing at an old price would misstate what the deposit takes: the offer waits for
+        // the next sync, which reads these ticks too and activates it.
+        app.market
+            .track_ticks(pool, [tick_lower, tick_upper], &[])
+            .await?;
+        Position {
+            id,
+            owner,
+            chain: pool.chain,
+            protocol: pool.protocol,
+            pool: pool.id.clone(),
+            status: Status::Pending,
+            tick_lower,
+            tick_upper,
+            liquidity: 0,
+            cost_basis_usd: pool.value_of(&offered),
+            deposit: Some(offered),
+            fee_checkpoint: None,
+            closing: None,
+            created_at,
+        }
+    } else {
+        let deposit = pool.size_deposit(tick_lower, tick_upper, offered)?;
+        let ticks = [deposit.tick_lower, deposit.tick_upper];
+        // Tracked first: a tick tracked for a position that then fails to insert costs one
+        // read per sync; a position whose ticks the sync never reads would lack its fees.
+        let first_use: Vec<FeeTick> = match &pool.state {
+            Some(state) => ticks
+                .iter()
+                .map(|&t| FeeTick::first_use(t, state, state.ticks.iter().find(|s| s.tick == t)))
+                .collect(),
+            None => Vec::new(),
+        };
+        let market = app.market.track_ticks(pool, ticks, &first_use).await?;
+        // The checkpoint at the pool's state as stored now, with the tick records every
+        // position on these ticks shares.
+        let fee_checkpoint = market.state.as_ref().and_then(|state| {
+            let growth = growth_inside(
+                pool.fee_accounting(),
+                state,
+                &market.fee_ticks,
+                deposit.tick_lower,
+                deposit.tick_upper,
+            )?;
+            Some(FeeCheckpoint {
+                height: state.height,
+                growth,
+            })
+        });
+        Position {
+            id,
+            owner,
+            chain: pool.chain,
+            protocol: pool.protocol,
+            pool: pool.id.clone(),
+            status: Status::Active,
+            tick_lower: deposit.tick_lower,
+            tick_upper: deposit.tick_upper,
+            liquidity: deposit.liquidity,
+            cost_basis_usd: deposit.value_usd,
+            deposit: Some(deposit.amounts),
+            fee_checkpoint,
+            closing: None,
+            created_at,
+        }
     };
     app.store.insert(&position).await?;
-    tracing::info!(position = %position.id, pool = %position.pool, created_at = %format_time(&created_at), "position opened");
+    tracing::info!(position = %position.id, pool = %position.pool, status = %position.status, created_at = %format_time(&position.created_at), "position opened");
     let view = value_position(&position, &catalog, now)?.view;
     let mut response = json_response(StatusCode::CREATED, &view);
     if let Ok(location) = header::HeaderValue::from_str(&format!("/positions/{}", position.id)) {

@@ -16,6 +16,7 @@ pub mod handlers;
 pub mod http;
 pub mod json;
 pub mod lambda;
+pub mod lifecycle;
 pub mod market;
 pub mod math;
 pub mod model;

@@ -141,6 +141,10 @@ pub struct PoolSync {
     pub updated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Pending positions this sync activated on the pool at the state read.
+    pub activated: u32,
+    /// Pending positions this sync closed: their offers fund no liquidity at the state read.
+    pub unfunded: u32,
 }
 
 /// The answer of `POST /markets/sync` and of a scheduled sync.
@@ -166,6 +170,8 @@ impl PoolSync {
             price: None,
             updated: false,
             reason: None,
+            activated: 0,
+            unfunded: 0,
         }
     }
 }

@@ -126,6 +126,9 @@ pub struct Closing {
     /// The cost basis the close realizes, to 10^-12 USD (0 for a cancelled offer): the
     /// denominator of the portfolio's realized share.
     pub cost_basis_usd: BigDecimal,
+    /// Why a position closed other than by its owner's close of an active position (a
+    /// cancelled offer, an offer the pool's price at activation funded nothing).
+    pub reason: Option<String>,
 }
 
 /// The running totals of a user's closed positions.
@@ -149,10 +152,13 @@ pub struct Position {
     pub status: Status,
     pub tick_lower: i32,
     pub tick_upper: i32,
+    /// 0 while pending: the offer is sized when the sync activates it.
     pub liquidity: u128,
-    /// USD value of the deposit when the position was opened.
+    /// USD value of the deposit when the position was opened (while pending: of the offer at
+    /// the last known prices).
     pub cost_basis_usd: BigDecimal,
-    /// The token amounts deposited (`None` for positions opened before they were recorded).
+    /// The token amounts deposited (`None` for positions opened before they were recorded);
+    /// while pending, the amounts offered, which activation sizes the deposit from.
     pub deposit: Option<TokenPair>,
     /// Fee growth inside the range when the position was opened; `None` where the pool had
     /// no synced state (no fee accounting then: fees are 0).
@@ -216,8 +222,8 @@ pub struct PositionView {
     pub status: Status,
     pub tick_lower: i32,
     pub tick_upper: i32,
-    /// The position's liquidity, an integer string.
-    pub liquidity: String,
+    /// The position's liquidity, an integer string; `null` while pending.
+    pub liquidity: Option<String>,
     /// `tickLower <= tick < tickUpper` at the pool's state; `null` once closed.
     pub in_range: Option<bool>,
     /// The pool's state is older than the market allows (figures are at the last state);
@@ -242,6 +248,8 @@ pub struct PositionView {
     pub created_at: String,
     /// When the position was closed; `null` while open.
     pub closed_at: Option<String>,
+    /// Why it closed when its owner did not close it active: `null` otherwise.
+    pub close_reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

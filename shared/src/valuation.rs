@@ -9,8 +9,8 @@ use crate::math::fees::FeeAccounting;
 use crate::math::price::base_units_to_decimal;
 use crate::math::{uniswap, Amounts, Curve, MathError, U256};
 pub use crate::model::TokenPair;
-use crate::model::{format_time, Closing, Position, PositionView, Status, TokenAmountView};
-use bigdecimal::{BigDecimal, RoundingMode, Zero};
+use crate::model::{format_time, Position, PositionView, Status, TokenAmountView};
+use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, Utc};
 
 /// Why a position could not be sized or valued.
@@ -259,7 +259,7 @@ impl Pool {
     }
 }
 
-fn token_value(token: &Token, amount: U256) -> BigDecimal {
+pub(crate) fn token_value(token: &Token, amount: U256) -> BigDecimal {
     base_units_to_decimal(amount, token.decimals) * &token.price_usd
 }
 
@@ -270,7 +270,10 @@ pub struct Valued {
     pub figures: Figures,
 }
 
-fn pool_of<'a>(position: &Position, catalog: &'a Catalog) -> Result<&'a Pool, ValuationError> {
+pub(crate) fn pool_of<'a>(
+    position: &Position,
+    catalog: &'a Catalog,
+) -> Result<&'a Pool, ValuationError> {
     catalog
         .find(position.chain, position.protocol, &position.pool)
         .ok_or_else(|| ValuationError::PoolMissing {
@@ -279,63 +282,11 @@ fn pool_of<'a>(position: &Position, catalog: &'a Catalog) -> Result<&'a Pool, Va
         })
 }
 
-/// Decimal places a realized PnL is kept to (10^-12 USD): running totals then stay within
-/// DynamoDB's 38 significant digits, exact.
-pub const REALIZED_PLACES: i64 = 12;
-
-fn realized(value: BigDecimal) -> BigDecimal {
-    value.with_scale_round(REALIZED_PLACES, RoundingMode::HalfEven)
-}
-
-/// What closing `position` at the pool's state pays, frozen. An active position withdraws its
-/// whole liquidity (amounts rounded down, as a burn pays) and collects its fees; a pending
-/// offer (no liquidity yet) is cancelled: nothing withdrawn, PnL 0.
-pub fn close_position(
-    position: &Position,
-    catalog: &Catalog,
-    now: DateTime<Utc>,
-) -> Result<Closing, ValuationError> {
-    let pool = pool_of(position, catalog)?;
-    let nothing = TokenPair {
+pub(crate) fn nothing() -> TokenPair {
+    TokenPair {
         a: U256::ZERO,
         b: U256::ZERO,
-    };
-    let (withdrawn, fees) = match position.status {
-        Status::Active => (
-            pool.withdrawal(position.tick_lower, position.tick_upper, position.liquidity)?,
-            pool.fees_owed(position),
-        ),
-        _ => (nothing, nothing),
-    };
-    let value_a = token_value(&pool.token_a, withdrawn.a);
-    let value_b = token_value(&pool.token_b, withdrawn.b);
-    let fees_usd_a = token_value(&pool.token_a, fees.a);
-    let fees_usd_b = token_value(&pool.token_b, fees.b);
-    let pnl_usd = if position.status == Status::Active {
-        realized(&value_a + &value_b + &fees_usd_a + &fees_usd_b - &position.cost_basis_usd)
-    } else {
-        BigDecimal::zero()
-    };
-    let (hodl_usd, cost_basis_usd) = match position.status {
-        Status::Active => (
-            position.deposit.as_ref().map(|d| pool.value_of(d)),
-            realized(position.cost_basis_usd.clone()),
-        ),
-        _ => (None, BigDecimal::zero()),
-    };
-    Ok(Closing {
-        closed_at: DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now),
-        price: pool.current_price.clone(),
-        withdrawn,
-        fees,
-        value_a,
-        value_b,
-        fees_usd_a,
-        fees_usd_b,
-        hodl_usd,
-        pnl_usd,
-        cost_basis_usd,
-    })
+    }
 }
 
 /// Values a stored position: an open one at its pool's current state, a closed one at its
@@ -347,8 +298,29 @@ pub fn value_position(
     now: DateTime<Utc>,
 ) -> Result<Valued, ValuationError> {
     let pool = pool_of(position, catalog)?;
-    let cost_basis = position.cost_basis_usd.clone();
+    let stale = Some(catalog.freshness.is_stale(pool.state.as_ref(), now));
     let (held, fees, figures, pnl, price, live, until) = match &position.closing {
+        // An offer: its amounts at today's prices, nothing invested yet (PnL 0).
+        None if position.status == Status::Pending => {
+            let offered = position.deposit.unwrap_or_else(nothing);
+            let figures = Figures {
+                principal_a: token_value(&pool.token_a, offered.a),
+                principal_b: token_value(&pool.token_b, offered.b),
+                fees_a: BigDecimal::zero(),
+                fees_b: BigDecimal::zero(),
+                hodl: None,
+                cost_basis: pool.value_of(&offered),
+            };
+            (
+                offered,
+                nothing(),
+                figures,
+                BigDecimal::zero(),
+                &pool.current_price,
+                (None, stale),
+                now,
+            )
+        }
         None => {
             let held =
                 pool.holdings(position.tick_lower, position.tick_upper, position.liquidity)?;
@@ -359,11 +331,11 @@ pub fn value_position(
                 fees_a: token_value(&pool.token_a, fees.a),
                 fees_b: token_value(&pool.token_b, fees.b),
                 hodl: position.deposit.as_ref().map(|d| pool.value_of(d)),
-                cost_basis,
+                cost_basis: position.cost_basis_usd.clone(),
             };
             let live = (
                 Some(pool.in_range(position.tick_lower, position.tick_upper)),
-                Some(catalog.freshness.is_stale(pool.state.as_ref(), now)),
+                stale,
             );
             let pnl = figures.pnl();
             (held, fees, figures, pnl, &pool.current_price, live, now)
@@ -375,7 +347,7 @@ pub fn value_position(
                 fees_a: closing.fees_usd_a.clone(),
                 fees_b: closing.fees_usd_b.clone(),
                 hodl: closing.hodl_usd.clone(),
-                cost_basis,
+                cost_basis: position.cost_basis_usd.clone(),
             };
             (
                 closing.withdrawn,
@@ -426,7 +398,7 @@ pub fn value_position(
         status: position.status,
         tick_lower: position.tick_lower,
         tick_upper: position.tick_upper,
-        liquidity: position.liquidity.to_string(),
+        liquidity: (position.status != Status::Pending).then(|| position.liquidity.to_string()),
         in_range: live.0,
         stale: live.1,
         // The lower tick is the higher human price when tokenA is token1.
@@ -443,6 +415,7 @@ pub fn value_position(
         fee_apr_percent: figures.fee_apr(age_millis).map(Percent::new),
         created_at: format_time(&position.created_at),
         closed_at: position.closing.as_ref().map(|c| format_time(&c.closed_at)),
+        close_reason: position.closing.as_ref().and_then(|c| c.reason.clone()),
     };
     Ok(Valued { view, figures })
 }

@@ -33,9 +33,11 @@ pub async fn insert_all(store: &dyn PositionStore, positions: &[Position]) {
 pub async fn assert_every_list(store: &dyn PositionStore, owner: &str, positions: &[Position]) {
     for filter in every_filter() {
         let want = expected(positions, filter);
+        let total = want.len() as u64;
+        let first_page = want.into_iter().take(100).collect();
         assert_eq!(
             ids(store, owner, filter, 0, 100).await,
-            (want.clone(), want.len() as u64),
+            (first_page, total),
             "{filter:?}"
         );
     }
@@ -302,7 +304,100 @@ pub fn closing(pnl: &str, cost_basis: &str) -> Closing {
         hodl_usd: Some(d("3100")),
         pnl_usd: d(pnl),
         cost_basis_usd: d(cost_basis),
+        reason: None,
     }
+}
+
+/// The owner's positions in the pending indexes of the fixture's pool on every chain, oldest
+/// first per chain.
+async fn pending_ids(store: &dyn PositionStore, owner: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for &chain in Chain::ALL {
+        let p = position(owner, Status::Pending, chain, 0);
+        for found in store.pending_on(chain, p.protocol, &p.pool).await.unwrap() {
+            assert_eq!(
+                found.status,
+                Status::Pending,
+                "the index holds pending ones only"
+            );
+            if found.owner == owner {
+                ids.push(found.id);
+            }
+        }
+    }
+    ids
+}
+
+/// `pending` sized at a state: what the sync stores when it activates it.
+pub fn activated(pending: &Position) -> Position {
+    Position {
+        status: Status::Active,
+        liquidity: 123_456_789,
+        cost_basis_usd: BigDecimal::from_str("99.5").unwrap(),
+        deposit: Some(TokenPair {
+            a: U256::from(5u8),
+            b: U256::from(1u8) << 100,
+        }),
+        fee_checkpoint: Some(shared::model::FeeCheckpoint {
+            height: 19_000_000,
+            growth: [U256::MAX, U256::from(3u8)],
+        }),
+        ..pending.clone()
+    }
+}
+
+pub async fn pending_index_follows_every_transition(store: &dyn PositionStore) {
+    let owner = unique_owner("pending");
+    let mut positions = mixed(&owner, 9);
+    insert_all(store, &positions).await;
+    let pending: Vec<usize> = (0..positions.len())
+        .filter(|&i| positions[i].status == Status::Pending)
+        .collect();
+    // In index order: by chain, then oldest first.
+    let ids = |is: &[usize], ps: &[Position]| -> Vec<String> {
+        let mut ids: Vec<&Position> = is.iter().map(|&i| &ps[i]).collect();
+        ids.sort_by_key(|p| (p.chain, p.id.clone()));
+        ids.into_iter().map(|p| p.id.clone()).collect()
+    };
+    assert_eq!(pending_ids(store, &owner).await, ids(&pending, &positions));
+    // Only pending positions activate; what is stored is the sized position.
+    let active = positions
+        .iter()
+        .find(|p| p.status == Status::Active)
+        .unwrap();
+    assert!(matches!(
+        store.activate(&activated(active)).await,
+        Err(StoreError::Conflict)
+    ));
+    let first = activated(&positions[pending[0]]);
+    store.activate(&first).await.unwrap();
+    assert_eq!(
+        store.get(&owner, &first.id).await.unwrap().as_ref(),
+        Some(&first)
+    );
+    positions[pending[0]] = first.clone();
+    assert!(matches!(
+        store.activate(&first).await,
+        Err(StoreError::Conflict)
+    ));
+    // A cancelled offer leaves the index; it cannot be activated after.
+    let second = &mut positions[pending[1]];
+    let cancel = closing("0", "0");
+    store
+        .close(&owner, &second.id, Status::Pending, &cancel)
+        .await
+        .unwrap();
+    second.status = Status::Closed;
+    second.closing = Some(cancel);
+    assert!(matches!(
+        store.activate(&activated(second)).await,
+        Err(StoreError::Conflict)
+    ));
+    assert_eq!(
+        pending_ids(store, &owner).await,
+        ids(&pending[2..], &positions)
+    );
+    assert_every_list(store, &owner, &positions).await;
 }
 
 pub async fn close_freezes_figures_and_adds_realized(store: &dyn PositionStore) {
@@ -361,9 +456,10 @@ pub async fn close_freezes_figures_and_adds_realized(store: &dyn PositionStore) 
     ));
 }
 
-/// Creates and closes at once (at least 100 operations, 20 of them racing closes of one
-/// position): one close wins per position, counters equal entries, the realized totals count
-/// each close once.
+/// Creates, closes and activations at once (at least 100 operations: 20 racing closes of one
+/// position, activations racing cancels of the same offers): one transition wins per position,
+/// counters equal entries, the realized totals count each close once, the pending index holds
+/// exactly the positions still pending.
 pub async fn concurrent_closes_and_inserts_stay_exact(store: Arc<dyn PositionStore>) {
     let owner = unique_owner("race");
     let mut positions: Vec<Position> = (0..40)
@@ -376,6 +472,17 @@ pub async fn concurrent_closes_and_inserts_stay_exact(store: Arc<dyn PositionSto
             )
         })
         .collect();
+    let offers: Vec<Position> = (0..20)
+        .map(|i| {
+            position(
+                &owner,
+                Status::Pending,
+                Chain::Ethereum,
+                1_790_000_100_000 + i as i64,
+            )
+        })
+        .collect();
+    positions.extend(offers.iter().cloned());
     insert_all(store.as_ref(), &positions).await;
     let fresh = mixed(&owner, 60)
         .into_iter()
@@ -410,11 +517,35 @@ pub async fn concurrent_closes_and_inserts_stay_exact(store: Arc<dyn PositionSto
             }
         }));
     }
-    assert!(tasks.len() >= 99);
+    let closes = tasks.len();
+    // Every offer activated; the last ten cancelled at the same time.
+    let mut settles = Vec::new();
+    for (i, offer) in offers.iter().enumerate() {
+        let (shared, sized) = (store.clone(), activated(offer));
+        settles.push(tokio::spawn(async move {
+            match shared.activate(&sized).await {
+                Ok(()) => Ok(Some(Status::Active)),
+                Err(StoreError::Conflict) => Ok(None),
+                Err(e) => Err(e),
+            }
+        }));
+        if i >= 10 {
+            let (shared, owner, id) = (store.clone(), owner.clone(), offer.id.clone());
+            let cancel = closing("0", "0");
+            settles.push(tokio::spawn(async move {
+                match shared.close(&owner, &id, Status::Pending, &cancel).await {
+                    Ok(()) => Ok(Some(Status::Closed)),
+                    Err(StoreError::Conflict) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            }));
+        }
+    }
+    assert!(tasks.len() + settles.len() >= 100);
     let mut closed = 0;
     for (i, task) in tasks.into_iter().enumerate() {
         let won = task.await.unwrap().unwrap();
-        if i >= fresh.len() && won {
+        if i >= fresh.len() && i < closes && won {
             closed += 1;
         }
     }
@@ -422,7 +553,30 @@ pub async fn concurrent_closes_and_inserts_stay_exact(store: Arc<dyn PositionSto
     for p in positions.iter_mut().take(20) {
         p.status = Status::Closed;
     }
+    let mut outcomes = Vec::new();
+    for task in settles {
+        outcomes.extend(task.await.unwrap().unwrap());
+    }
+    assert_eq!(outcomes.len(), 20, "one transition wins per offer");
+    for p in positions.iter_mut().filter(|p| p.status == Status::Pending) {
+        p.status = store.get(&owner, &p.id).await.unwrap().unwrap().status;
+        assert_ne!(p.status, Status::Pending);
+    }
+    assert_eq!(
+        positions
+            .iter()
+            .filter(|p| p.status == Status::Active)
+            .count(),
+        20 + outcomes.iter().filter(|s| **s == Status::Active).count()
+    );
     positions.extend(fresh);
+    let mut still: Vec<&Position> = positions
+        .iter()
+        .filter(|p| p.status == Status::Pending)
+        .collect();
+    still.sort_by_key(|p| (p.chain, p.id.clone()));
+    let still: Vec<String> = still.into_iter().map(|p| p.id.clone()).collect();
+    assert_eq!(pending_ids(store.as_ref(), &owner).await, still);
     assert_every_list(store.as_ref(), &owner, &positions).await;
     assert_eq!(
         store.realized(&owner).await.unwrap(),
@@ -448,6 +602,7 @@ macro_rules! store_contract {
                 closing_moves_lists_and_counts,
                 a_move_to_the_same_status_changes_nothing,
                 close_freezes_figures_and_adds_realized,
+                pending_index_follows_every_transition,
                 owners_are_isolated
             );
 

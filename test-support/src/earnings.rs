@@ -14,7 +14,7 @@ use shared::math::{U256, U512};
 use shared::App;
 use std::str::FromStr;
 
-async fn pool(app: &App) -> Pool {
+pub(crate) async fn pool(app: &App) -> Pool {
     let catalog = app.market.catalog().await.unwrap();
     catalog
         .pools
@@ -25,7 +25,7 @@ async fn pool(app: &App) -> Pool {
 }
 
 /// Stores `state` as a sync would: the pool's fee records advanced to it.
-async fn sync_to(app: &App, state: &PoolState) {
+pub(crate) async fn sync_to(app: &App, state: &PoolState) {
     let pool = pool(app).await;
     let records = advance_all(
         pool.fee_accounting(),
@@ -36,7 +36,7 @@ async fn sync_to(app: &App, state: &PoolState) {
     app.market.save_state(&pool, state, &records).await.unwrap();
 }
 
-fn state(pool: &Pool, price: u32, height: u64, growth: [U256; 2]) -> PoolState {
+pub(crate) fn state(pool: &Pool, price: u32, height: u64, growth: [U256; 2]) -> PoolState {
     let sqrt_price = pool.orientation.sqrt_price_of(&BigDecimal::from(price));
     PoolState {
         sqrt_price,
@@ -50,7 +50,7 @@ fn state(pool: &Pool, price: u32, height: u64, growth: [U256; 2]) -> PoolState {
     }
 }
 
-fn decimal(value: &Value) -> BigDecimal {
+pub(crate) fn decimal(value: &Value) -> BigDecimal {
     BigDecimal::from_str(&value.to_string().replace('"', "")).unwrap()
 }
 

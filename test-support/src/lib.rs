@@ -14,5 +14,6 @@ pub mod dynamodb;
 pub mod earnings;
 pub mod events;
 pub mod fixtures;
+pub mod lifecycle;
 pub mod local_api;
 pub mod rpc_stub;

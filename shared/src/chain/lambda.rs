@@ -38,6 +38,7 @@ pub async fn run() -> Result<(), Error> {
     app.sync = Some(Arc::new(Syncer::new(
         endpoints,
         app.market.clone(),
+        app.store.clone(),
         app.clock.clone(),
     )));
     let app = &app;

@@ -8,9 +8,10 @@ use crate::app::MarketSync;
 use crate::catalog::{Catalog, Pool};
 use crate::clock::Clock;
 use crate::fee_ticks::advance_all;
+use crate::lifecycle::settle_pending;
 use crate::market::{PoolState, PoolSync, SyncReport};
 use crate::model::Chain;
-use crate::store::{Market, StoreError};
+use crate::store::{Market, PositionStore, StoreError};
 use async_trait::async_trait;
 use futures_util::future::join_all;
 use std::collections::BTreeMap;
@@ -23,6 +24,8 @@ pub const RPC_TIMEOUT: Duration = Duration::from_secs(8);
 pub struct Syncer {
     endpoints: BTreeMap<Chain, Arc<RpcClient>>,
     market: Arc<dyn Market>,
+    /// Where the pending positions wait for a pool's fresh state.
+    store: Arc<dyn PositionStore>,
     clock: Arc<dyn Clock>,
 }
 
@@ -33,11 +36,13 @@ impl Syncer {
     pub fn new(
         endpoints: BTreeMap<Chain, Arc<RpcClient>>,
         market: Arc<dyn Market>,
+        store: Arc<dyn PositionStore>,
         clock: Arc<dyn Clock>,
     ) -> Syncer {
         Syncer {
             endpoints,
             market,
+            store,
             clock,
         }
     }
@@ -126,6 +131,30 @@ impl Syncer {
             out
         });
         let mut pools: Vec<PoolSync> = join_all(reads).await.into_iter().flatten().collect();
+        let updated: Vec<&Pool> = catalog
+            .pools
+            .iter()
+            .filter(|p| {
+                pools
+                    .iter()
+                    .any(|r| r.updated && r.chain == p.chain && r.pool == p.id)
+            })
+            .collect();
+        let now = self.clock.now();
+        match settle_pending(self.store.as_ref(), self.market.as_ref(), &updated, now).await {
+            Ok(settled) => {
+                for (pool, counts) in updated.iter().zip(settled) {
+                    if let Some(report) = pools
+                        .iter_mut()
+                        .find(|r| r.chain == pool.chain && r.pool == pool.id)
+                    {
+                        (report.activated, report.unfunded) = counts;
+                    }
+                }
+            }
+            // The positions stay pending: the next sync tries again.
+            Err(e) => tracing::error!(cause = %e, "pending positions not activated"),
+        }
         let order = |p: &PoolSync| {
             catalog
                 .pools

@@ -5,15 +5,56 @@ use super::traits::{Market, PositionStore, StoreError, StoreResult};
 use crate::catalog::{embedded_records, Catalog, CatalogError, Pool, PoolMarket, PoolRecord};
 use crate::fee_ticks::FeeTick;
 use crate::market::{Freshness, PoolKey, PoolState};
-use crate::model::{Closing, Filter, Page, PageRequest, Position, Realized, Status};
+use crate::model::{
+    Chain, Closing, Filter, Page, PageRequest, Position, Protocol, Realized, Status,
+};
 use async_trait::async_trait;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 
-/// Positions per owner, ordered by id (time-ordered), so newest-first is a reverse walk.
+/// Positions per owner, ordered by id (time-ordered), so newest-first is a reverse walk; and
+/// the pending ones per pool.
 #[derive(Default)]
 pub struct MemoryStore {
-    owners: RwLock<HashMap<String, BTreeMap<String, Position>>>,
+    inner: RwLock<Positions>,
+}
+
+/// A pool as the pending index names it: chain, protocol, the catalog's spelling of its id.
+type PoolName = (Chain, Protocol, String);
+
+#[derive(Default)]
+struct Positions {
+    owners: HashMap<String, BTreeMap<String, Position>>,
+    /// (id, owner) per pool: oldest first.
+    pending: BTreeMap<PoolName, BTreeSet<(String, String)>>,
+}
+
+fn pool_name(p: &Position) -> PoolName {
+    (p.chain, p.protocol, p.pool.clone())
+}
+
+impl Positions {
+    fn index_pending(&mut self, position: &Position) {
+        self.pending
+            .entry(pool_name(position))
+            .or_default()
+            .insert((position.id.clone(), position.owner.clone()));
+    }
+
+    fn unindex_pending(&mut self, position: &Position) {
+        if let Some(ids) = self.pending.get_mut(&pool_name(position)) {
+            ids.remove(&(position.id.clone(), position.owner.clone()));
+        }
+    }
+
+    /// The owner's position `id` if it is in `from`.
+    fn in_status(&mut self, owner: &str, id: &str, from: Status) -> StoreResult<&mut Position> {
+        self.owners
+            .get_mut(owner)
+            .and_then(|p| p.get_mut(id))
+            .filter(|p| p.status == from)
+            .ok_or(StoreError::Conflict)
+    }
 }
 
 impl MemoryStore {
@@ -22,21 +63,29 @@ impl MemoryStore {
     }
 
     fn read<T>(&self, owner: &str, f: impl FnOnce(Option<&BTreeMap<String, Position>>) -> T) -> T {
-        let owners = self.owners.read().unwrap_or_else(|e| e.into_inner());
-        f(owners.get(owner))
+        let inner = self.inner.read().unwrap_or_else(|e| e.into_inner());
+        f(inner.owners.get(owner))
+    }
+
+    fn write<T>(&self, f: impl FnOnce(&mut Positions) -> StoreResult<T>) -> StoreResult<T> {
+        f(&mut self.inner.write().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
 #[async_trait]
 impl PositionStore for MemoryStore {
     async fn insert(&self, position: &Position) -> StoreResult<()> {
-        let mut owners = self.owners.write().unwrap_or_else(|e| e.into_inner());
-        let positions = owners.entry(position.owner.clone()).or_default();
-        if positions.contains_key(&position.id) {
-            return Err(StoreError::Conflict);
-        }
-        positions.insert(position.id.clone(), position.clone());
-        Ok(())
+        self.write(|inner| {
+            let positions = inner.owners.entry(position.owner.clone()).or_default();
+            if positions.contains_key(&position.id) {
+                return Err(StoreError::Conflict);
+            }
+            positions.insert(position.id.clone(), position.clone());
+            if position.status == Status::Pending {
+                inner.index_pending(position);
+            }
+            Ok(())
+        })
     }
 
     async fn get(&self, owner: &str, id: &str) -> StoreResult<Option<Position>> {
@@ -74,6 +123,33 @@ impl PositionStore for MemoryStore {
         }))
     }
 
+    async fn pending_on(
+        &self,
+        chain: Chain,
+        protocol: Protocol,
+        pool: &str,
+    ) -> StoreResult<Vec<Position>> {
+        let inner = self.inner.read().unwrap_or_else(|e| e.into_inner());
+        let ids = inner.pending.get(&(chain, protocol, pool.to_string()));
+        Ok(ids
+            .into_iter()
+            .flatten()
+            .filter_map(|(id, owner)| inner.owners.get(owner)?.get(id).cloned())
+            .collect())
+    }
+
+    async fn activate(&self, activated: &Position) -> StoreResult<()> {
+        self.write(|inner| {
+            let position = inner.in_status(&activated.owner, &activated.id, Status::Pending)?;
+            *position = Position {
+                status: Status::Active,
+                ..activated.clone()
+            };
+            inner.unindex_pending(activated);
+            Ok(())
+        })
+    }
+
     async fn close(
         &self,
         owner: &str,
@@ -81,15 +157,17 @@ impl PositionStore for MemoryStore {
         from: Status,
         closing: &Closing,
     ) -> StoreResult<()> {
-        let mut owners = self.owners.write().unwrap_or_else(|e| e.into_inner());
-        match owners.get_mut(owner).and_then(|p| p.get_mut(id)) {
-            Some(position) if position.status == from && from != Status::Closed => {
-                position.status = Status::Closed;
-                position.closing = Some(closing.clone());
-                Ok(())
-            }
-            _ => Err(StoreError::Conflict),
+        if from == Status::Closed {
+            return Err(StoreError::Conflict);
         }
+        self.write(|inner| {
+            let position = inner.in_status(owner, id, from)?;
+            position.status = Status::Closed;
+            position.closing = Some(closing.clone());
+            let position = position.clone();
+            inner.unindex_pending(&position);
+            Ok(())
+        })
     }
 
     async fn realized(&self, owner: &str) -> StoreResult<Realized> {
@@ -108,14 +186,18 @@ impl PositionStore for MemoryStore {
     }
 
     async fn set_status(&self, owner: &str, id: &str, from: Status, to: Status) -> StoreResult<()> {
-        let mut owners = self.owners.write().unwrap_or_else(|e| e.into_inner());
-        match owners.get_mut(owner).and_then(|p| p.get_mut(id)) {
-            Some(position) if position.status == from => {
-                position.status = to;
-                Ok(())
+        self.write(|inner| {
+            let position = inner.in_status(owner, id, from)?;
+            position.status = to;
+            let position = position.clone();
+            if from != to && from == Status::Pending {
+                inner.unindex_pending(&position);
             }
-            _ => Err(StoreError::Conflict),
-        }
+            if from != to && to == Status::Pending {
+                inner.index_pending(&position);
+            }
+            Ok(())
+        })
     }
 }
 

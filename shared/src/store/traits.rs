@@ -4,7 +4,9 @@
 use crate::catalog::{Catalog, Pool, PoolMarket};
 use crate::fee_ticks::FeeTick;
 use crate::market::PoolState;
-use crate::model::{Closing, Filter, Page, PageRequest, Position, Realized, Status};
+use crate::model::{
+    Chain, Closing, Filter, Page, PageRequest, Position, Protocol, Realized, Status,
+};
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -28,7 +30,8 @@ pub enum StoreError {
 
 #[async_trait]
 pub trait PositionStore: Send + Sync {
-    /// Stores a new position; `Conflict` if its id exists. All or nothing.
+    /// Stores a new position (a pending one in its pool's pending index too); `Conflict` if its
+    /// id exists. All or nothing.
     async fn insert(&self, position: &Position) -> StoreResult<()>;
 
     /// The owner's position with this id; another owner's is `None`, as an unknown id.
@@ -41,7 +44,21 @@ pub trait PositionStore: Send + Sync {
     /// Every position of the owner that is not closed (the portfolio's inputs).
     async fn open_positions(&self, owner: &str) -> StoreResult<Vec<Position>>;
 
-    /// Closes a position that is in `from`, storing its frozen figures and adding its realized
+    /// The pending positions on one pool (catalog spelling of its id), oldest first: read
+    /// from the per-pool index, not by scanning.
+    async fn pending_on(
+        &self,
+        chain: Chain,
+        protocol: Protocol,
+        pool: &str,
+    ) -> StoreResult<Vec<Position>>;
+
+    /// Stores `activated` (a pending position sized at a synced state, status `active`) over
+    /// the pending one, leaving the pool's pending index, all at once; `Conflict` if it is no
+    /// longer pending.
+    async fn activate(&self, activated: &Position) -> StoreResult<()>;
+
+    /// Closes a position that is in `from` (leaving its pool's pending index if pending), storing its frozen figures and adding its realized
     /// PnL and cost basis to the owner's running totals, all at once; `Conflict` if it is not
     /// in `from` (closed meanwhile) or does not exist.
     async fn close(

@@ -7,7 +7,7 @@ use shared::chain::sync::Syncer;
 use shared::clock::SystemClock;
 use shared::market::Freshness;
 use shared::model::Chain;
-use shared::store::{Market, MemoryMarket};
+use shared::store::{Market, MemoryMarket, MemoryStore};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,7 +35,12 @@ pub fn syncer(market: Arc<MemoryMarket>, urls: &[(Chain, &str)], timeout: Durati
         .iter()
         .map(|(chain, url)| (*chain, Arc::new(RpcClient::new(url, timeout).unwrap())))
         .collect::<BTreeMap<_, _>>();
-    Syncer::new(endpoints, market, Arc::new(SystemClock))
+    Syncer::new(
+        endpoints,
+        market,
+        Arc::new(MemoryStore::new()),
+        Arc::new(SystemClock),
+    )
 }
 
 /// The catalog's pool named `id`, as the market holds it now.

@@ -180,3 +180,18 @@ async fn fee_checkpoints_and_tick_records_persist_through_a_cold_start() {
     })
     .await;
 }
+
+/// The pending scenario on a fresh table: the pending index, activation and the unfunded close
+/// as DynamoDB transactions.
+#[tokio::test]
+async fn offers_wait_for_a_fresh_state_on_dynamodb() {
+    let store = dynamodb_store().await;
+    let app = App::on_dynamodb(store, Duration::ZERO, STALE_AFTER);
+    test_support::lifecycle::offers_wait_for_a_fresh_state(
+        &app,
+        &unique_owner("offer"),
+        &unique_owner("twin"),
+        STALE_AFTER,
+    )
+    .await;
+}

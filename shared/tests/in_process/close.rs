@@ -5,11 +5,8 @@
 use bigdecimal::BigDecimal;
 use lambda_http::http::StatusCode;
 use serde_json::{json, Value};
-use shared::market::Freshness;
-use shared::store::MemoryMarket;
 use shared::App;
 use std::str::FromStr;
-use std::sync::Arc;
 use test_support::client::TestClient;
 
 fn dec(value: &Value) -> BigDecimal {
@@ -135,33 +132,4 @@ async fn of_twenty_concurrent_closes_exactly_one_succeeds() {
         .all(|s| *s == StatusCode::OK || *s == StatusCode::CONFLICT));
     assert_eq!(alice.list("status=closed").await.json["total"], 1);
     assert_eq!(alice.list("status=active").await.json["total"], 0);
-}
-
-#[tokio::test]
-async fn a_stale_pool_refuses_a_close_with_retry_after() {
-    let market = MemoryMarket::new(
-        shared::catalog::embedded_records(),
-        Freshness::Live {
-            stale_after: std::time::Duration::from_secs(300),
-        },
-    )
-    .unwrap();
-    let app = App {
-        market: Arc::new(market),
-        ..App::in_memory()
-    };
-    let alice = TestClient::in_process(&app, Some("alice"));
-    let created = alice.open(json!({})).await;
-    assert_eq!(created["stale"], true, "never synced");
-    let id = created["id"].as_str().unwrap();
-    let reply = alice.close(id).await;
-    assert_eq!(
-        reply.status,
-        StatusCode::SERVICE_UNAVAILABLE,
-        "{}",
-        reply.text()
-    );
-    assert_eq!(reply.headers["retry-after"], "60");
-    assert_eq!(reply.json["statusCode"], 503);
-    assert_eq!(alice.get(id).await.json, created, "nothing changed");
 }

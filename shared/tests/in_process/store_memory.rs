@@ -22,3 +22,24 @@ async fn fees_follow_the_pools_fee_growth_in_memory() {
     };
     test_support::earnings::fees_follow_the_pools_fee_growth(&app, "alice", || app.clone()).await;
 }
+
+/// The pending scenario on a live in-memory market never synced (states saved by hand, then
+/// the pending positions settled as the sync settles them).
+#[tokio::test]
+async fn offers_wait_for_a_fresh_state_in_memory() {
+    use shared::market::Freshness;
+    use shared::store::{MemoryMarket, MemoryStore};
+    use std::sync::Arc;
+    let stale_after = std::time::Duration::from_secs(300);
+    let market = MemoryMarket::new(
+        shared::catalog::embedded_records(),
+        Freshness::Live { stale_after },
+    )
+    .unwrap();
+    let app = shared::App {
+        store: Arc::new(MemoryStore::new()),
+        market: Arc::new(market),
+        ..shared::App::in_memory()
+    };
+    test_support::lifecycle::offers_wait_for_a_fresh_state(&app, "alice", "bob", stale_after).await;
+}

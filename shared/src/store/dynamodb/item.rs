@@ -76,6 +76,9 @@ pub(super) fn closing_attributes(c: &Closing) -> Vec<(String, AttributeValue)> {
     if let Some(hodl) = &c.hodl_usd {
         attributes.push(("closeHodlUsd".to_string(), text(hodl)));
     }
+    if let Some(reason) = &c.reason {
+        attributes.push(("closeReason".to_string(), s(reason)));
+    }
     attributes
 }
 
@@ -107,6 +110,10 @@ fn closing_from(item: &Item) -> Result<Option<Closing>, StoreError> {
         },
         pnl_usd: decimal("realizedPnlUsd")?,
         cost_basis_usd: decimal("realizedCostBasisUsd")?,
+        reason: match item.get("closeReason") {
+            None => None,
+            Some(_) => Some(text(item, "closeReason")?.to_string()),
+        },
     }))
 }
 
@@ -224,6 +231,7 @@ mod tests {
                 hodl_usd: None,
                 pnl_usd: BigDecimal::from_str("-3.000000000001").unwrap(),
                 cost_basis_usd: BigDecimal::from_str("1234.567890123457").unwrap(),
+                reason: Some("the offered amounts fund no liquidity".into()),
             }),
             ..position.clone()
         };

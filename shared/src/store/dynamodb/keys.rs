@@ -73,6 +73,25 @@ pub(super) fn list_key(variant: &str, owner: &str, id: &str) -> Item {
     ])
 }
 
+/// The entry of a pending position in its pool's pending index: the pool's partition, ids
+/// oldest first; the owner after the id keeps two owners' equal ids apart.
+pub(super) fn pending_key(
+    chain: Chain,
+    protocol: crate::model::Protocol,
+    pool: &str,
+    id: &str,
+    owner: &str,
+) -> Item {
+    HashMap::from([
+        ("PK".into(), s(pending_pk(chain, protocol, pool))),
+        ("SK".into(), s(format!("{id}#{owner}"))),
+    ])
+}
+
+pub(super) fn pending_pk(chain: Chain, protocol: crate::model::Protocol, pool: &str) -> String {
+    format!("PENDING#{}", catalog_sort_key(chain, protocol, pool))
+}
+
 /// The catalog entry of one pool.
 pub(super) fn catalog_sort_key(
     chain: Chain,

@@ -6,10 +6,13 @@
 use super::errors::{back_off, build_error, classify, classify_transaction};
 use super::item::{closing_attributes, malformed, position_from, position_item, text};
 use super::keys::{
-    counter_attribute, counter_key, list_key, list_pk, position_key, s, variant, variants, Item,
+    counter_attribute, counter_key, list_key, list_pk, pending_key, pending_pk, position_key, s,
+    variant, variants, Item,
 };
 use super::metrics::{Meter, ReadKind, ReadMetrics};
-use crate::model::{Closing, Filter, Page, PageRequest, Position, Realized, Status};
+use crate::model::{
+    Chain, Closing, Filter, Page, PageRequest, Position, Protocol, Realized, Status,
+};
 use crate::store::traits::{PositionStore, StoreError, StoreResult};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{
@@ -176,6 +179,14 @@ impl DynamoDbStore {
         Ok(TransactWriteItem::builder().put(put).build())
     }
 
+    /// The position's entry in its pool's pending index, naming it for the sync.
+    fn pending_entry(&self, p: &Position) -> Result<TransactWriteItem, StoreError> {
+        let mut item = pending_key(p.chain, p.protocol, &p.pool, &p.id, &p.owner);
+        item.insert("owner".into(), s(&p.owner));
+        item.insert("id".into(), s(&p.id));
+        self.put(item, "attribute_not_exists(PK)")
+    }
+
     fn delete(&self, key: Item) -> Result<TransactWriteItem, StoreError> {
         let delete = Delete::builder()
             .table_name(&self.table)
@@ -270,6 +281,13 @@ impl DynamoDbStore {
         for v in &new_moved {
             items.push(self.put(list_key(v, owner, id), "attribute_not_exists(PK)")?);
         }
+        if from == Status::Pending {
+            let p = &position;
+            items.push(self.delete(pending_key(p.chain, p.protocol, &p.pool, id, owner))?);
+        }
+        if to == Status::Pending {
+            items.push(self.pending_entry(&position)?);
+        }
         items.push(self.count_update(owner, &new_moved, &old_moved, sums)?);
         self.transact(items, None).await
     }
@@ -302,6 +320,9 @@ impl PositionStore for DynamoDbStore {
                 list_key(v, &position.owner, &position.id),
                 "attribute_not_exists(PK)",
             )?);
+        }
+        if position.status == Status::Pending {
+            items.push(self.pending_entry(position)?);
         }
         items.push(self.count_update(&position.owner, &variants, &[], &[])?);
         self.transact(items, Some(position.id.clone())).await
@@ -375,6 +396,68 @@ impl PositionStore for DynamoDbStore {
         )?;
         let ids: Vec<String> = active.into_iter().chain(pending).collect();
         self.fetch_positions(owner, &ids).await
+    }
+
+    /// One consistent Query of the pool's pending partition, then each position's item.
+    async fn pending_on(
+        &self,
+        chain: Chain,
+        protocol: Protocol,
+        pool: &str,
+    ) -> StoreResult<Vec<Position>> {
+        let mut entries = Vec::new();
+        let mut start = None;
+        loop {
+            self.meter.request();
+            let page = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk")
+                .expression_attribute_values(":pk", s(pending_pk(chain, protocol, pool)))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            for item in page.items() {
+                entries.push((
+                    text(item, "owner")?.to_string(),
+                    text(item, "id")?.to_string(),
+                ));
+            }
+            start = page.last_evaluated_key().cloned();
+            if start.is_none() {
+                break;
+            }
+        }
+        // Few at a time (offers made while the pool was stale): one read each.
+        let mut found = Vec::with_capacity(entries.len());
+        for (owner, id) in &entries {
+            // One that moved on between the two reads (closed, activated) is skipped.
+            if let Some(p) = self.get(owner, id).await? {
+                if p.status == Status::Pending {
+                    found.push(p);
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// [`Self::set_status`] to active, with the sized attributes in the same transaction.
+    async fn activate(&self, activated: &Position) -> StoreResult<()> {
+        let set = position_item(activated)
+            .into_iter()
+            .filter(|(name, _)| !matches!(name.as_str(), "PK" | "SK" | "status"))
+            .collect();
+        self.transition(
+            &activated.owner,
+            &activated.id,
+            (Status::Pending, Status::Active),
+            set,
+            &[],
+        )
+        .await
     }
 
     /// One transaction: the status (conditioned on `from`), the status list entries moved,

@@ -1,0 +1,179 @@
+//! The life cycle's figures: what a close pays and freezes, and how the sync sizes a pending
+//! offer when it activates it (see the README's state diagram).
+
+use crate::catalog::{Catalog, Pool};
+use crate::model::{Closing, FeeCheckpoint, Position, Status};
+use crate::store::{Market, PositionStore, StoreError};
+use crate::valuation::{nothing, pool_of, token_value, ValuationError};
+use bigdecimal::{BigDecimal, RoundingMode, Zero};
+use chrono::{DateTime, Utc};
+
+/// Decimal places a realized PnL is kept to (10^-12 USD): running totals then stay within
+/// DynamoDB's 38 significant digits, exact.
+pub const REALIZED_PLACES: i64 = 12;
+
+fn realized(value: BigDecimal) -> BigDecimal {
+    value.with_scale_round(REALIZED_PLACES, RoundingMode::HalfEven)
+}
+
+/// Why a pending position closed without ever holding liquidity.
+pub const CANCELLED: &str = "cancelled by its owner before it was activated";
+
+/// The close of an offer that never held liquidity: nothing withdrawn, PnL 0, `reason` kept.
+fn unfunded_close(pool: &Pool, reason: String, now: DateTime<Utc>) -> Closing {
+    Closing {
+        closed_at: DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now),
+        price: pool.current_price.clone(),
+        withdrawn: nothing(),
+        fees: nothing(),
+        value_a: BigDecimal::zero(),
+        value_b: BigDecimal::zero(),
+        fees_usd_a: BigDecimal::zero(),
+        fees_usd_b: BigDecimal::zero(),
+        hodl_usd: None,
+        pnl_usd: BigDecimal::zero(),
+        cost_basis_usd: BigDecimal::zero(),
+        reason: Some(reason),
+    }
+}
+
+/// What closing `position` at the pool's state pays, frozen. An active position withdraws its
+/// whole liquidity (amounts rounded down, as a burn pays) and collects its fees; a pending
+/// offer (no liquidity yet) is cancelled: nothing withdrawn, PnL 0.
+pub fn close_position(
+    position: &Position,
+    catalog: &Catalog,
+    now: DateTime<Utc>,
+) -> Result<Closing, ValuationError> {
+    let pool = pool_of(position, catalog)?;
+    if position.status != Status::Active {
+        return Ok(unfunded_close(pool, CANCELLED.to_string(), now));
+    }
+    let withdrawn =
+        pool.withdrawal(position.tick_lower, position.tick_upper, position.liquidity)?;
+    let fees = pool.fees_owed(position);
+    let value_a = token_value(&pool.token_a, withdrawn.a);
+    let value_b = token_value(&pool.token_b, withdrawn.b);
+    let fees_usd_a = token_value(&pool.token_a, fees.a);
+    let fees_usd_b = token_value(&pool.token_b, fees.b);
+    let pnl_usd =
+        realized(&value_a + &value_b + &fees_usd_a + &fees_usd_b - &position.cost_basis_usd);
+    Ok(Closing {
+        closed_at: DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now),
+        price: pool.current_price.clone(),
+        withdrawn,
+        fees,
+        value_a,
+        value_b,
+        fees_usd_a,
+        fees_usd_b,
+        hodl_usd: position.deposit.as_ref().map(|d| pool.value_of(d)),
+        pnl_usd,
+        cost_basis_usd: realized(position.cost_basis_usd.clone()),
+        reason: None,
+    })
+}
+
+/// What a sync makes of a pending position at its pool's new state.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Activation {
+    /// Sized as a create at this state would be: the position to store, `active`.
+    Active(Position),
+    /// The offer funds no liquidity at this state: closed with PnL 0 and the reason.
+    Unfunded(Closing),
+    /// The pool's records lack the position's ticks at this state (tracked after the sync
+    /// read them): left pending for the next sync.
+    NotYet,
+}
+
+/// Sizes a pending position at its pool's state in `catalog`: the largest liquidity its offer
+/// funds (amounts rounded up, never more than offered), the cost basis at the catalog's USD
+/// prices and the fee checkpoint from the pool's tick records.
+pub fn activate(
+    position: &Position,
+    catalog: &Catalog,
+    now: DateTime<Utc>,
+) -> Result<Activation, ValuationError> {
+    let pool = pool_of(position, catalog)?;
+    let (Some(state), Some(offered)) = (&pool.state, position.deposit) else {
+        return Ok(Activation::NotYet);
+    };
+    let Some(growth) = pool.fee_growth_inside(position.tick_lower, position.tick_upper) else {
+        return Ok(Activation::NotYet);
+    };
+    match pool.size_deposit(position.tick_lower, position.tick_upper, offered) {
+        Ok(deposit) => Ok(Activation::Active(Position {
+            status: Status::Active,
+            liquidity: deposit.liquidity,
+            cost_basis_usd: deposit.value_usd,
+            deposit: Some(deposit.amounts),
+            fee_checkpoint: Some(FeeCheckpoint {
+                height: state.height,
+                growth,
+            }),
+            ..position.clone()
+        })),
+        Err(ValuationError::Rejected(reason)) => {
+            Ok(Activation::Unfunded(unfunded_close(pool, reason, now)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Settles the pending positions of `pools` (just updated by a sync) at the states the market
+/// now holds: each activated as a create at that state would size it, or closed when its offer
+/// funds nothing there. One store transaction per position; one that moved on meanwhile (a
+/// cancel) is left alone. Answers (activated, unfunded) per pool.
+pub async fn settle_pending(
+    store: &dyn PositionStore,
+    market: &dyn Market,
+    pools: &[&Pool],
+    now: DateTime<Utc>,
+) -> Result<Vec<(u32, u32)>, StoreError> {
+    let mut waiting = Vec::new();
+    for (i, pool) in pools.iter().enumerate() {
+        for position in store
+            .pending_on(pool.chain, pool.protocol, &pool.id)
+            .await?
+        {
+            waiting.push((i, position));
+        }
+    }
+    let mut settled = vec![(0, 0); pools.len()];
+    if waiting.is_empty() {
+        return Ok(settled);
+    }
+    // The states just stored, with the USD prices derived from them.
+    let fresh = market.catalog().await?;
+    for (i, position) in waiting {
+        let outcome = match activate(&position, &fresh, now) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                tracing::error!(position = %position.id, cause = %e, "pending position not sized");
+                continue;
+            }
+        };
+        let stored = match &outcome {
+            Activation::Active(active) => store.activate(active).await,
+            Activation::Unfunded(closing) => {
+                let (owner, id) = (&position.owner, &position.id);
+                store.close(owner, id, Status::Pending, closing).await
+            }
+            Activation::NotYet => continue,
+        };
+        match stored {
+            Ok(()) => {
+                let active = matches!(outcome, Activation::Active(_));
+                tracing::info!(position = %position.id, active, "pending position settled");
+                if active {
+                    settled[i].0 += 1;
+                } else {
+                    settled[i].1 += 1;
+                }
+            }
+            Err(StoreError::Conflict) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(settled)
+}
