@@ -78,9 +78,9 @@ pub fn close_position(
 #[derive(Debug, Clone, PartialEq)]
 pub enum Activation {
     /// Sized as a create at this state would be: the position to store, `active`.
-    Active(Position),
+    Active(Box<Position>),
     /// The offer funds no liquidity at this state: closed with PnL 0 and the reason.
-    Unfunded(Closing),
+    Unfunded(Box<Closing>),
     /// The pool's records lack the position's ticks at this state (tracked after the sync
     /// read them): left pending for the next sync.
     NotYet,
@@ -102,7 +102,7 @@ pub fn activate(
         return Ok(Activation::NotYet);
     };
     match pool.size_deposit(position.tick_lower, position.tick_upper, offered) {
-        Ok(deposit) => Ok(Activation::Active(Position {
+        Ok(deposit) => Ok(Activation::Active(Box::new(Position {
             status: Status::Active,
             liquidity: deposit.liquidity,
             cost_basis_usd: deposit.value_usd,
@@ -112,10 +112,10 @@ pub fn activate(
                 growth,
             }),
             ..position.clone()
-        })),
-        Err(ValuationError::Rejected(reason)) => {
-            Ok(Activation::Unfunded(unfunded_close(pool, reason, now)))
-        }
+        }))),
+        Err(ValuationError::Rejected(reason)) => Ok(Activation::Unfunded(Box::new(
+            unfunded_close(pool, reason, now),
+        ))),
         Err(e) => Err(e),
     }
 }
