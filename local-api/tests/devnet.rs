@@ -352,6 +352,99 @@ async fn a_state_older_than_stale_after_is_stale_until_the_next_sync() {
     assert_eq!(dave.get(&id).await.json["stale"], false);
 }
 
+/// With `--stale-after 2`: a create once the state went stale waits (`pending`, no liquidity);
+/// the next sync activates it at the state it read, sized exactly as the position manager
+/// mints the same offer at that state; its fees then equal `collect`'s.
+#[tokio::test]
+async fn a_create_on_a_stale_state_waits_and_the_next_sync_activates_it() {
+    let devnet = Devnet::up(3000).await;
+    let server = start(&devnet, &["--stale-after", "2"]).await;
+    let s = jwt();
+    let ops = server.client(Some(&s.issue_with_scope("ops", 600, Some("markets:sync"))));
+    let frank = server.client(Some(&s.issue("frank", 600)));
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    assert_eq!(listed_pool(&frank).await["stale"], true);
+    // The price moves after the last sync: sizing now would use the old price.
+    devnet
+        .run("swap", &["--sell", "weth", "--amount", "2"])
+        .await;
+    let (weth, usdc) = ("2", "5000");
+    let offer = frank
+        .open(json!({
+            "chain": "ethereum", "protocol": "uniswap-v3", "pool": devnet.address("pool"),
+            "amountA": weth, "amountB": usdc, "priceLower": 2500, "priceUpper": 3600
+        }))
+        .await;
+    assert_eq!(offer["status"], "pending", "{offer}");
+    assert_eq!(offer["liquidity"], Value::Null);
+    assert_eq!(offer["inRange"], Value::Null);
+    assert_eq!(offer["tokenA"]["amount"], weth);
+    assert_eq!(offer["tokenB"]["amount"], usdc);
+    let id = offer["id"].as_str().unwrap().to_string();
+    assert_eq!(frank.list("status=pending").await.json["total"], 1);
+
+    let synced = sync(&ops).await;
+    assert_eq!(synced["updated"], true, "{synced}");
+    assert_eq!(synced["activated"], 1, "{synced}");
+    let active = frank.get(&id).await.json;
+    assert_eq!(active["status"], "active", "{active}");
+    assert_eq!(active["stale"], false);
+    assert_eq!(frank.list("status=pending").await.json["total"], 0);
+    assert_eq!(frank.list("status=active").await.json["total"], 1);
+
+    // The same offer minted on chain at the same state: the same liquidity, the same amounts.
+    let (amount0, amount1) = if devnet.usdc_is_token0() {
+        (raw(usdc), raw(weth))
+    } else {
+        (raw(weth), raw(usdc))
+    };
+    let (lower, upper) = (
+        active["tickLower"].as_i64().unwrap().to_string(),
+        active["tickUpper"].as_i64().unwrap().to_string(),
+    );
+    let minted = devnet
+        .run(
+            "mint",
+            &[
+                "--lower",
+                &lower,
+                "--upper",
+                &upper,
+                "--amount0",
+                &amount0.to_string(),
+                "--amount1",
+                &amount1.to_string(),
+            ],
+        )
+        .await;
+    assert_eq!(active["liquidity"], minted["liquidity"], "{minted}");
+    let (paid_weth, paid_usdc) = if devnet.usdc_is_token0() {
+        (int(&minted["amount1"]), int(&minted["amount0"]))
+    } else {
+        (int(&minted["amount0"]), int(&minted["amount1"]))
+    };
+    assert_eq!(
+        raw(active["tokenA"]["amount"].as_str().unwrap()),
+        paid_weth
+    );
+    assert_eq!(
+        raw(active["tokenB"]["amount"].as_str().unwrap()),
+        paid_usdc
+    );
+
+    // Fees from the activation's checkpoint: what collect pays the twin.
+    let token_id = minted["tokenId"].as_str().unwrap().to_string();
+    for (sell, amount) in [("usdc", "3000"), ("weth", "1")] {
+        devnet
+            .run("swap", &["--sell", sell, "--amount", amount])
+            .await;
+        assert_eq!(sync(&ops).await["updated"], true);
+        assert_fees_match(&devnet, &frank, &id, &token_id).await;
+    }
+    let (weth_fees, usdc_fees) = fees_of(&frank.get(&id).await.json);
+    assert!(weth_fees > 0 && usdc_fees > 0);
+}
+
 /// A decimal integer string as a 512-bit integer, apart from the service's own math.
 fn big(value: &Value) -> U512 {
     U512::from_str(value.as_str().expect("an integer string")).unwrap()
