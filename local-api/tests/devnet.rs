@@ -423,14 +423,8 @@ async fn a_create_on_a_stale_state_waits_and_the_next_sync_activates_it() {
     } else {
         (int(&minted["amount0"]), int(&minted["amount1"]))
     };
-    assert_eq!(
-        raw(active["tokenA"]["amount"].as_str().unwrap()),
-        paid_weth
-    );
-    assert_eq!(
-        raw(active["tokenB"]["amount"].as_str().unwrap()),
-        paid_usdc
-    );
+    assert_eq!(raw(active["tokenA"]["amount"].as_str().unwrap()), paid_weth);
+    assert_eq!(raw(active["tokenB"]["amount"].as_str().unwrap()), paid_usdc);
 
     // Fees from the activation's checkpoint: what collect pays the twin.
     let token_id = minted["tokenId"].as_str().unwrap().to_string();
