@@ -7,7 +7,8 @@ use local_api::auth::JwtSettings;
 use local_api::gateway::{Cors, Gateway};
 use serde_json::{json, Value};
 use shared::model::{
-    Chain, Closing, Filter, Page, PageRequest, Position, Protocol, Realized, Status,
+    Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
+    Status,
 };
 use shared::store::{MemoryMarket, PositionStore, StoreResult};
 use shared::{App, SystemClock};
@@ -313,7 +314,7 @@ struct PanickingStore;
 
 #[async_trait::async_trait]
 impl PositionStore for PanickingStore {
-    async fn insert(&self, _: &Position) -> StoreResult<()> {
+    async fn insert_answering(&self, _: &Position, _: Option<&KeyAnswer>) -> StoreResult<()> {
         panic!("insert blew up")
     }
     async fn get(&self, _: &str, _: &str) -> StoreResult<Option<Position>> {
@@ -328,8 +329,30 @@ impl PositionStore for PanickingStore {
     async fn set_status(&self, _: &str, _: &str, _: Status, _: Status) -> StoreResult<()> {
         panic!("set_status blew up")
     }
-    async fn close(&self, _: &str, _: &str, _: Status, _: &Closing) -> StoreResult<()> {
+    async fn close_answering(
+        &self,
+        _: &str,
+        _: &str,
+        _: Status,
+        _: &Closing,
+        _: Option<&KeyAnswer>,
+    ) -> StoreResult<()> {
         panic!("close blew up")
+    }
+    async fn claim_key(
+        &self,
+        _: &str,
+        _: &str,
+        _: &str,
+        _: chrono::DateTime<chrono::Utc>,
+    ) -> StoreResult<KeyClaim> {
+        panic!("claim_key blew up")
+    }
+    async fn answer_key(&self, _: &KeyAnswer) -> StoreResult<()> {
+        panic!("answer_key blew up")
+    }
+    async fn release_key(&self, _: &str, _: &str, _: &str) -> StoreResult<()> {
+        panic!("release_key blew up")
     }
     async fn realized(&self, _: &str) -> StoreResult<Realized> {
         panic!("realized blew up")

@@ -41,6 +41,13 @@ pub enum ApiError {
     /// The request conflicts with the resource's state (closing a closed position).
     #[error("{0}")]
     Conflict(String),
+    /// The request is well formed but cannot be applied as sent (an idempotency key reused
+    /// for another request).
+    #[error("{0}")]
+    UnprocessableEntity(String),
+    /// The idempotency key's first request is still being processed.
+    #[error("a request with this Idempotency-Key is still being processed: retry after {retry_after_seconds} s")]
+    KeyInFlight { retry_after_seconds: u64 },
     /// The pool's market state is too old to act on; the next sync refreshes it.
     #[error("{0}")]
     MarketStale(String),
@@ -84,7 +91,8 @@ impl ApiError {
             ApiError::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
             ApiError::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Conflict(_) | ApiError::KeyInFlight { .. } => StatusCode::CONFLICT,
+            ApiError::UnprocessableEntity(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::ServiceUnavailable(_) | ApiError::MarketStale(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
@@ -128,6 +136,14 @@ impl ApiError {
                 headers.insert(
                     header::RETRY_AFTER,
                     header::HeaderValue::from_static(MARKET_RETRY_AFTER_SECONDS),
+                );
+            }
+            ApiError::KeyInFlight {
+                retry_after_seconds,
+            } => {
+                headers.insert(
+                    header::RETRY_AFTER,
+                    header::HeaderValue::from(retry_after_seconds),
                 );
             }
             _ => {}

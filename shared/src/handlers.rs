@@ -7,6 +7,7 @@ use crate::catalog::PoolView;
 use crate::error::ApiError;
 use crate::fee_ticks::{growth_inside, FeeTick};
 use crate::http::{caller, content_encoding, has_scope, is_json, json_response};
+use crate::idempotency::{guarded, Claim};
 use crate::lifecycle::close_position as close_figures;
 use crate::market::SyncReport;
 use crate::model::{format_time, FeeCheckpoint, ListView, Position, Status};
@@ -81,6 +82,11 @@ pub async fn get_position(app: &App, request: &Request) -> Reply {
 /// `POST /positions/{id}/close`: withdraws the caller's open position at its pool's current
 /// state and freezes the figures. Closed already: 409; the pool's state stale: 503.
 pub async fn close_position(app: &App, request: &Request) -> Reply {
+    let caller = owner(request)?;
+    guarded(app, request, &caller, |claim| close(app, request, claim)).await
+}
+
+async fn close(app: &App, request: &Request, claim: Option<Claim>) -> Reply {
     let (position, catalog) = own_position(app, request).await?;
     let already = || ApiError::Conflict("the position is already closed".into());
     if position.status == Status::Closed {
@@ -106,27 +112,44 @@ pub async fn close_position(app: &App, request: &Request) -> Reply {
         ));
     }
     let closing = close_figures(&position, &catalog, now)?;
+    let closed = Position {
+        status: Status::Closed,
+        closing: Some(closing.clone()),
+        ..position.clone()
+    };
+    let response = json_response(
+        StatusCode::OK,
+        &value_position(&closed, &catalog, now)?.view,
+    );
+    let answer = claim.map(|c| c.answer(&response));
     match app
         .store
-        .close(&position.owner, &position.id, position.status, &closing)
+        .close_answering(
+            &position.owner,
+            &position.id,
+            position.status,
+            &closing,
+            answer.as_ref(),
+        )
         .await
     {
         Err(StoreError::Conflict) => return Err(already()),
         result => result?,
     }
     tracing::info!(position = %position.id, pnl = %closing.pnl_usd, "position closed");
-    let closed = Position {
-        status: Status::Closed,
-        closing: Some(closing),
-        ..position
-    };
-    let view = value_position(&closed, &catalog, now)?.view;
-    Ok(json_response(StatusCode::OK, &view))
+    Ok(response)
 }
 
 /// `POST /positions`: opens a position on a catalog pool.
 pub async fn create_position(app: &App, request: &Request) -> Reply {
-    let owner = owner(request)?;
+    let caller = owner(request)?;
+    guarded(app, request, &caller, |claim| {
+        create(app, request, caller.clone(), claim)
+    })
+    .await
+}
+
+async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim>) -> Reply {
     if !is_json(request) {
         return Err(ApiError::UnsupportedMediaType(
             "Content-Type must be application/json".into(),
@@ -234,13 +257,16 @@ pub async fn create_position(app: &App, request: &Request) -> Reply {
             created_at,
         }
     };
-    app.store.insert(&position).await?;
-    tracing::info!(position = %position.id, pool = %position.pool, status = %position.status, created_at = %format_time(&position.created_at), "position opened");
     let view = value_position(&position, &catalog, now)?.view;
     let mut response = json_response(StatusCode::CREATED, &view);
     if let Ok(location) = header::HeaderValue::from_str(&format!("/positions/{}", position.id)) {
         response.headers_mut().insert(header::LOCATION, location);
     }
+    let answer = claim.map(|c| c.answer(&response));
+    app.store
+        .insert_answering(&position, answer.as_ref())
+        .await?;
+    tracing::info!(position = %position.id, pool = %position.pool, status = %position.status, created_at = %format_time(&position.created_at), "position opened");
     Ok(response)
 }
 

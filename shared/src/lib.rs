@@ -14,6 +14,7 @@ pub mod fee_ticks;
 pub mod figures;
 pub mod handlers;
 pub mod http;
+pub mod idempotency;
 pub mod json;
 pub mod lambda;
 pub mod lifecycle;

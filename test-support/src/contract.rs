@@ -5,7 +5,10 @@
 use crate::fixtures::{position, unique_owner};
 use bigdecimal::BigDecimal;
 use shared::math::U256;
-use shared::model::{Chain, Closing, Filter, PageRequest, Position, Realized, Status, TokenPair};
+use shared::model::{
+    Chain, Closing, Filter, KeyAnswer, KeyClaim, PageRequest, Position, Realized, Status,
+    StoredResponse, TokenPair,
+};
 use shared::store::{PositionStore, StoreError};
 use std::collections::HashSet;
 use std::str::FromStr;
@@ -456,6 +459,136 @@ pub async fn close_freezes_figures_and_adds_realized(store: &dyn PositionStore) 
     ));
 }
 
+fn at(seconds: i64) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp(1_900_000_000 + seconds, 0).unwrap()
+}
+
+async fn claimed(
+    store: &dyn PositionStore,
+    owner: &str,
+    key: &str,
+    print: &str,
+    now: i64,
+) -> String {
+    match store.claim_key(owner, key, print, at(now)).await.unwrap() {
+        KeyClaim::Claimed { lease } => lease,
+        other => panic!("{key} not claimed: {other:?}"),
+    }
+}
+
+fn answer(owner: &str, key: &str, lease: &str, status: u16, now: i64) -> KeyAnswer {
+    KeyAnswer {
+        owner: owner.to_string(),
+        key: key.to_string(),
+        lease: lease.to_string(),
+        response: StoredResponse {
+            status,
+            body: format!(r#"{{"status":{status},"exact":"0.000000000000000001"}}"#),
+            location: (status == 201).then(|| "/positions/x".to_string()),
+        },
+        expires_at: at(now + 24 * 3600),
+    }
+}
+
+pub async fn idempotency_keys_claim_answer_and_expire(store: &dyn PositionStore) {
+    let (alice, bob) = (unique_owner("keys"), unique_owner("keys"));
+    let lease = claimed(store, &alice, "k 1", "first", 0).await;
+    // In flight: the same request waits out the lease, another request is refused.
+    assert_eq!(
+        store
+            .claim_key(&alice, "k 1", "first", at(10))
+            .await
+            .unwrap(),
+        KeyClaim::InFlight {
+            retry_after_seconds: 20
+        }
+    );
+    assert_eq!(
+        store
+            .claim_key(&alice, "k 1", "second", at(10))
+            .await
+            .unwrap(),
+        KeyClaim::OtherRequest
+    );
+    // Keys are per user.
+    claimed(store, &bob, "k 1", "first", 10).await;
+    // A write answering under a lease that is not the key's writes nothing at all.
+    let p = position(&alice, Status::Active, Chain::Base, 1_790_000_000_000);
+    let wrong = answer(&alice, "k 1", "not-the-lease", 201, 10);
+    assert!(matches!(
+        store.insert_answering(&p, Some(&wrong)).await,
+        Err(StoreError::Conflict)
+    ));
+    assert_eq!(store.get(&alice, &p.id).await.unwrap(), None);
+    assert_eq!(ids(store, &alice, Filter::default(), 0, 10).await.1, 0);
+    // Under its lease: the position and the answer together; the same request then replays.
+    let right = answer(&alice, "k 1", &lease, 201, 10);
+    store.insert_answering(&p, Some(&right)).await.unwrap();
+    assert_eq!(store.get(&alice, &p.id).await.unwrap().as_ref(), Some(&p));
+    for now in [11, 24 * 3600 + 9] {
+        assert_eq!(
+            store
+                .claim_key(&alice, "k 1", "first", at(now))
+                .await
+                .unwrap(),
+            KeyClaim::Answered(right.response.clone())
+        );
+        assert_eq!(
+            store
+                .claim_key(&alice, "k 1", "second", at(now))
+                .await
+                .unwrap(),
+            KeyClaim::OtherRequest
+        );
+    }
+    // Retention over: the key is new again.
+    claimed(store, &alice, "k 1", "second", 24 * 3600 + 10).await;
+
+    // A crashed attempt: its lease runs out and a retry takes the key; the old lease can no
+    // longer answer.
+    let crashed = claimed(store, &alice, "k 2", "first", 0).await;
+    let retry = claimed(store, &alice, "k 2", "first", 30).await;
+    assert!(matches!(
+        store
+            .answer_key(&answer(&alice, "k 2", &crashed, 400, 30))
+            .await,
+        Err(StoreError::Conflict)
+    ));
+    let bad = answer(&alice, "k 2", &retry, 400, 31);
+    store.answer_key(&bad).await.unwrap();
+    assert_eq!(
+        store
+            .claim_key(&alice, "k 2", "first", at(40))
+            .await
+            .unwrap(),
+        KeyClaim::Answered(bad.response)
+    );
+    // Released (a server error): claimed afresh at once.
+    let failed = claimed(store, &alice, "k 3", "first", 0).await;
+    store.release_key(&alice, "k 3", &failed).await.unwrap();
+    claimed(store, &alice, "k 3", "first", 1).await;
+    // A close answers its key in its transaction too.
+    let lease = claimed(store, &alice, "k 4", "close", 50).await;
+    let closed = answer(&alice, "k 4", &lease, 200, 50);
+    store
+        .close_answering(
+            &alice,
+            &p.id,
+            Status::Active,
+            &closing("1", "100"),
+            Some(&closed),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .claim_key(&alice, "k 4", "close", at(51))
+            .await
+            .unwrap(),
+        KeyClaim::Answered(closed.response)
+    );
+}
+
 /// Creates, closes and activations at once (at least 100 operations: 20 racing closes of one
 /// position, activations racing cancels of the same offers): one transition wins per position,
 /// counters equal entries, the realized totals count each close once, the pending index holds
@@ -603,6 +736,7 @@ macro_rules! store_contract {
                 a_move_to_the_same_status_changes_nothing,
                 close_freezes_figures_and_adds_realized,
                 pending_index_follows_every_transition,
+                idempotency_keys_claim_answer_and_expire,
                 owners_are_isolated
             );
 

@@ -6,9 +6,11 @@ use crate::catalog::{embedded_records, Catalog, CatalogError, Pool, PoolMarket, 
 use crate::fee_ticks::FeeTick;
 use crate::market::{Freshness, PoolKey, PoolState};
 use crate::model::{
-    Chain, Closing, Filter, Page, PageRequest, Position, Protocol, Realized, Status,
+    Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
+    Status, StoredResponse, KEY_LEASE, KEY_RETENTION,
 };
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 
@@ -27,6 +29,24 @@ struct Positions {
     owners: HashMap<String, BTreeMap<String, Position>>,
     /// (id, owner) per pool: oldest first.
     pending: BTreeMap<PoolName, BTreeSet<(String, String)>>,
+    /// Idempotency keys by (owner, key).
+    keys: HashMap<(String, String), KeyRecord>,
+}
+
+/// An idempotency key as kept: the request it belongs to and where it stands.
+struct KeyRecord {
+    fingerprint: String,
+    state: KeyState,
+    expires_at: DateTime<Utc>,
+}
+
+enum KeyState {
+    InFlight { lease: String, until: DateTime<Utc> },
+    Answered(StoredResponse),
+}
+
+fn plus(at: DateTime<Utc>, by: std::time::Duration) -> DateTime<Utc> {
+    at + chrono::Duration::from_std(by).unwrap_or(chrono::Duration::MAX)
 }
 
 fn pool_name(p: &Position) -> PoolName {
@@ -34,6 +54,32 @@ fn pool_name(p: &Position) -> PoolName {
 }
 
 impl Positions {
+    /// Checks that `answer`'s lease still holds its key (nothing is written otherwise).
+    fn check_answer(&self, answer: Option<&KeyAnswer>) -> StoreResult<()> {
+        let Some(answer) = answer else {
+            return Ok(());
+        };
+        match self.keys.get(&(answer.owner.clone(), answer.key.clone())) {
+            Some(KeyRecord {
+                state: KeyState::InFlight { lease, .. },
+                ..
+            }) if *lease == answer.lease => Ok(()),
+            _ => Err(StoreError::Conflict),
+        }
+    }
+
+    fn store_answer(&mut self, answer: Option<&KeyAnswer>) {
+        if let Some(answer) = answer {
+            if let Some(record) = self
+                .keys
+                .get_mut(&(answer.owner.clone(), answer.key.clone()))
+            {
+                record.state = KeyState::Answered(answer.response.clone());
+                record.expires_at = answer.expires_at;
+            }
+        }
+    }
+
     fn index_pending(&mut self, position: &Position) {
         self.pending
             .entry(pool_name(position))
@@ -74,8 +120,13 @@ impl MemoryStore {
 
 #[async_trait]
 impl PositionStore for MemoryStore {
-    async fn insert(&self, position: &Position) -> StoreResult<()> {
+    async fn insert_answering(
+        &self,
+        position: &Position,
+        answer: Option<&KeyAnswer>,
+    ) -> StoreResult<()> {
         self.write(|inner| {
+            inner.check_answer(answer)?;
             let positions = inner.owners.entry(position.owner.clone()).or_default();
             if positions.contains_key(&position.id) {
                 return Err(StoreError::Conflict);
@@ -84,6 +135,7 @@ impl PositionStore for MemoryStore {
             if position.status == Status::Pending {
                 inner.index_pending(position);
             }
+            inner.store_answer(answer);
             Ok(())
         })
     }
@@ -150,22 +202,86 @@ impl PositionStore for MemoryStore {
         })
     }
 
-    async fn close(
+    async fn close_answering(
         &self,
         owner: &str,
         id: &str,
         from: Status,
         closing: &Closing,
+        answer: Option<&KeyAnswer>,
     ) -> StoreResult<()> {
         if from == Status::Closed {
             return Err(StoreError::Conflict);
         }
         self.write(|inner| {
+            inner.check_answer(answer)?;
             let position = inner.in_status(owner, id, from)?;
             position.status = Status::Closed;
             position.closing = Some(closing.clone());
             let position = position.clone();
             inner.unindex_pending(&position);
+            inner.store_answer(answer);
+            Ok(())
+        })
+    }
+
+    async fn claim_key(
+        &self,
+        owner: &str,
+        key: &str,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<KeyClaim> {
+        self.write(|inner| {
+            let id = (owner.to_string(), key.to_string());
+            if let Some(record) = inner.keys.get(&id).filter(|r| r.expires_at > now) {
+                match &record.state {
+                    KeyState::InFlight { until, .. } if *until <= now => {}
+                    _ if record.fingerprint != fingerprint => return Ok(KeyClaim::OtherRequest),
+                    KeyState::Answered(response) => {
+                        return Ok(KeyClaim::Answered(response.clone()))
+                    }
+                    KeyState::InFlight { until, .. } => {
+                        let left = (*until - now).num_milliseconds().max(0) as u64;
+                        return Ok(KeyClaim::InFlight {
+                            retry_after_seconds: left.div_ceil(1000).max(1),
+                        });
+                    }
+                }
+            }
+            let lease = ulid::Ulid::new().to_string();
+            inner.keys.insert(
+                id,
+                KeyRecord {
+                    fingerprint: fingerprint.to_string(),
+                    state: KeyState::InFlight {
+                        lease: lease.clone(),
+                        until: plus(now, KEY_LEASE),
+                    },
+                    expires_at: plus(now, KEY_RETENTION),
+                },
+            );
+            Ok(KeyClaim::Claimed { lease })
+        })
+    }
+
+    async fn answer_key(&self, answer: &KeyAnswer) -> StoreResult<()> {
+        self.write(|inner| {
+            inner.check_answer(Some(answer))?;
+            inner.store_answer(Some(answer));
+            Ok(())
+        })
+    }
+
+    async fn release_key(&self, owner: &str, key: &str, lease: &str) -> StoreResult<()> {
+        self.write(|inner| {
+            let id = (owner.to_string(), key.to_string());
+            if matches!(
+                inner.keys.get(&id),
+                Some(KeyRecord { state: KeyState::InFlight { lease: held, .. }, .. }) if held == lease
+            ) {
+                inner.keys.remove(&id);
+            }
             Ok(())
         })
     }

@@ -5,9 +5,11 @@ use crate::catalog::{Catalog, Pool, PoolMarket};
 use crate::fee_ticks::FeeTick;
 use crate::market::PoolState;
 use crate::model::{
-    Chain, Closing, Filter, Page, PageRequest, Position, Protocol, Realized, Status,
+    Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
+    Status,
 };
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -32,7 +34,17 @@ pub enum StoreError {
 pub trait PositionStore: Send + Sync {
     /// Stores a new position (a pending one in its pool's pending index too); `Conflict` if its
     /// id exists. All or nothing.
-    async fn insert(&self, position: &Position) -> StoreResult<()>;
+    async fn insert(&self, position: &Position) -> StoreResult<()> {
+        self.insert_answering(position, None).await
+    }
+
+    /// [`Self::insert`], completing an idempotency key with `answer` in the same write: both
+    /// or neither (`Conflict` if the key's lease is no longer the answer's).
+    async fn insert_answering(
+        &self,
+        position: &Position,
+        answer: Option<&KeyAnswer>,
+    ) -> StoreResult<()>;
 
     /// The owner's position with this id; another owner's is `None`, as an unknown id.
     async fn get(&self, owner: &str, id: &str) -> StoreResult<Option<Position>>;
@@ -67,7 +79,36 @@ pub trait PositionStore: Send + Sync {
         id: &str,
         from: Status,
         closing: &Closing,
+    ) -> StoreResult<()> {
+        self.close_answering(owner, id, from, closing, None).await
+    }
+
+    /// [`Self::close`], completing an idempotency key with `answer` in the same write.
+    async fn close_answering(
+        &self,
+        owner: &str,
+        id: &str,
+        from: Status,
+        closing: &Closing,
+        answer: Option<&KeyAnswer>,
     ) -> StoreResult<()>;
+
+    /// Claims the owner's idempotency `key` for the request with `fingerprint` at `now`, or
+    /// says why not (answered, another request's, in flight). A key whose retention ended, or
+    /// whose in-flight lease ran out (a crashed attempt), is claimed afresh.
+    async fn claim_key(
+        &self,
+        owner: &str,
+        key: &str,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<KeyClaim>;
+
+    /// Completes a claimed key with an answer that changed nothing (a client error).
+    async fn answer_key(&self, answer: &KeyAnswer) -> StoreResult<()>;
+
+    /// Frees a claimed key (the attempt failed on our side: a retry may run it again).
+    async fn release_key(&self, owner: &str, key: &str, lease: &str) -> StoreResult<()>;
 
     /// The running totals of the owner's closed positions: one read.
     async fn realized(&self, owner: &str) -> StoreResult<Realized>;

@@ -62,6 +62,14 @@ pub(super) fn position_key(owner: &str, id: &str) -> Item {
     ])
 }
 
+/// An idempotency key of the owner's (printable ASCII, at most 255 characters).
+pub(super) fn idempotency_key(owner: &str, key: &str) -> Item {
+    HashMap::from([
+        ("PK".into(), s(user_pk(owner))),
+        ("SK".into(), s(format!("K#{key}"))),
+    ])
+}
+
 pub(super) fn counter_key(owner: &str) -> Item {
     HashMap::from([("PK".into(), s(user_pk(owner))), ("SK".into(), s("COUNTS"))])
 }

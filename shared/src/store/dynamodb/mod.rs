@@ -6,16 +6,19 @@
 //! - list entries  `IX#{variant}#{owner}` / `{id}`: key-only items, one per list variant a
 //!   position appears in, queried newest first so skipping `offset` costs keys, not items.
 //! - catalog       `CATALOG` / `{chain}#{protocol}#{pool}`: the pool catalog and market state.
+//! - pending       `PENDING#{chain}#{protocol}#{pool}` / `{id}#{owner}`: offers waiting for a sync.
+//! - idempotency   `U#{owner}` / `K#{key}`: a key's request fingerprint and answer, with a TTL.
 //!
 //! One concern per file: `client` (TLS, retries, timeouts), `keys`, `item` (conversion),
 //! `errors` (classification, backoff), `metrics` (read counting, off by default), `store` (the
-//! `PositionStore`), `catalog` (the market source) and `admin`
+//! `PositionStore`), `idempotency` (its keys), `catalog` (the market source) and `admin`
 //! (table creation, seeding, bulk import).
 
 mod admin;
 mod catalog;
 pub mod client;
 mod errors;
+mod idempotency;
 mod item;
 mod keys;
 mod metrics;

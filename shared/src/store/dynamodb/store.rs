@@ -11,7 +11,8 @@ use super::keys::{
 };
 use super::metrics::{Meter, ReadKind, ReadMetrics};
 use crate::model::{
-    Chain, Closing, Filter, Page, PageRequest, Position, Protocol, Realized, Status,
+    Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
+    Status,
 };
 use crate::store::traits::{PositionStore, StoreError, StoreResult};
 use async_trait::async_trait;
@@ -20,6 +21,7 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_dynamodb::Client;
 use bigdecimal::{BigDecimal, Zero};
+use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -241,6 +243,7 @@ impl DynamoDbStore {
         (from, to): (Status, Status),
         set: Vec<(String, AttributeValue)>,
         sums: &[(&str, String)],
+        answer: Option<&KeyAnswer>,
     ) -> StoreResult<()> {
         let position = self.get(owner, id).await?.ok_or(StoreError::Conflict)?;
         if position.status != from {
@@ -289,10 +292,13 @@ impl DynamoDbStore {
             items.push(self.pending_entry(&position)?);
         }
         items.push(self.count_update(owner, &new_moved, &old_moved, sums)?);
+        if let Some(answer) = answer {
+            items.push(self.answer_item(answer)?);
+        }
         self.transact(items, None).await
     }
 
-    async fn transact(
+    pub(super) async fn transact(
         &self,
         items: Vec<TransactWriteItem>,
         token: Option<String>,
@@ -312,7 +318,11 @@ impl DynamoDbStore {
 impl PositionStore for DynamoDbStore {
     /// One transaction: the position (`attribute_not_exists`), its four list entries and the
     /// four counters. The id as client request token makes the SDK's retries idempotent.
-    async fn insert(&self, position: &Position) -> StoreResult<()> {
+    async fn insert_answering(
+        &self,
+        position: &Position,
+        answer: Option<&KeyAnswer>,
+    ) -> StoreResult<()> {
         let variants = variants(position.status, position.chain);
         let mut items = vec![self.put(position_item(position), "attribute_not_exists(PK)")?];
         for v in &variants {
@@ -325,6 +335,9 @@ impl PositionStore for DynamoDbStore {
             items.push(self.pending_entry(position)?);
         }
         items.push(self.count_update(&position.owner, &variants, &[], &[])?);
+        if let Some(answer) = answer {
+            items.push(self.answer_item(answer)?);
+        }
         self.transact(items, Some(position.id.clone())).await
     }
 
@@ -456,6 +469,7 @@ impl PositionStore for DynamoDbStore {
             (Status::Pending, Status::Active),
             set,
             &[],
+            None,
         )
         .await
     }
@@ -463,18 +477,19 @@ impl PositionStore for DynamoDbStore {
     /// One transaction: the status (conditioned on `from`), the status list entries moved,
     /// and the status counters adjusted.
     async fn set_status(&self, owner: &str, id: &str, from: Status, to: Status) -> StoreResult<()> {
-        self.transition(owner, id, (from, to), Vec::new(), &[])
+        self.transition(owner, id, (from, to), Vec::new(), &[], None)
             .await
     }
 
     /// [`Self::set_status`] to closed, with the frozen figures and the realized totals added
     /// in the same transaction.
-    async fn close(
+    async fn close_answering(
         &self,
         owner: &str,
         id: &str,
         from: Status,
         closing: &Closing,
+        answer: Option<&KeyAnswer>,
     ) -> StoreResult<()> {
         if from == Status::Closed {
             return Err(StoreError::Conflict);
@@ -499,6 +514,7 @@ impl PositionStore for DynamoDbStore {
                     (from, Status::Closed),
                     closing_attributes(closing),
                     &sums,
+                    answer,
                 )
                 .await;
             match result {
@@ -506,6 +522,24 @@ impl PositionStore for DynamoDbStore {
                 other => return other,
             }
         }
+    }
+
+    async fn claim_key(
+        &self,
+        owner: &str,
+        key: &str,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<KeyClaim> {
+        self.claim(owner, key, fingerprint, now).await
+    }
+
+    async fn answer_key(&self, answer: &KeyAnswer) -> StoreResult<()> {
+        self.answer(answer).await
+    }
+
+    async fn release_key(&self, owner: &str, key: &str, lease: &str) -> StoreResult<()> {
+        self.release(owner, key, lease).await
     }
 
     async fn realized(&self, owner: &str) -> StoreResult<Realized> {
