@@ -14,6 +14,7 @@ pub mod dynamodb;
 pub mod earnings;
 pub mod events;
 pub mod fixtures;
+pub mod idempotency;
 pub mod lifecycle;
 pub mod local_api;
 pub mod rpc_stub;

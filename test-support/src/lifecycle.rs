@@ -48,6 +48,12 @@ async fn settle(app: &App) -> Vec<(u32, u32)> {
     .unwrap()
 }
 
+/// Saves the ETH/USDC pool a state read now (price 3000), as a sync would.
+pub async fn give_fresh_state(app: &App) {
+    let target = pool(app).await;
+    sync_to(app, &state(&target, 3000, 1, [U256::ZERO; 2])).await;
+}
+
 fn total(reply: &Value) -> u64 {
     reply["total"].as_u64().unwrap()
 }

@@ -195,3 +195,17 @@ async fn offers_wait_for_a_fresh_state_on_dynamodb() {
     )
     .await;
 }
+
+/// Idempotency keys through the handlers on a fresh table: answers in the writes' transactions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn retried_writes_apply_once_on_dynamodb() {
+    let app = App::on_dynamodb(dynamodb_store().await, Duration::ZERO, STALE_AFTER);
+    // A never-synced live pool takes offers as pending: give it a fresh state first.
+    test_support::lifecycle::give_fresh_state(&app).await;
+    test_support::idempotency::retried_writes_apply_once(
+        &app,
+        &unique_owner("retry"),
+        &unique_owner("other"),
+    )
+    .await;
+}

@@ -43,3 +43,10 @@ async fn offers_wait_for_a_fresh_state_in_memory() {
     };
     test_support::lifecycle::offers_wait_for_a_fresh_state(&app, "alice", "bob", stale_after).await;
 }
+
+/// Idempotency keys through the handlers on the in-memory store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn retried_writes_apply_once_in_memory() {
+    test_support::idempotency::retried_writes_apply_once(&shared::App::in_memory(), "alice", "bob")
+        .await;
+}
