@@ -142,6 +142,10 @@ impl Gateway {
     ) -> Result<lambda_http::Response<lambda_http::Body>, ApiError> {
         let (parts, body) = request.into_parts();
         check_sizes(&parts)?;
+        // The document is public: served before the authorizer, as a static site would.
+        if parts.uri.path() == crate::openapi::PATH {
+            return crate::openapi::answer(&parts.method);
+        }
         // As in API Gateway, where a request no route takes goes to the `$default` route,
         // behind the same authorizer: the token is checked before any 404 or 405.
         let authorization = parts

@@ -3,4 +3,5 @@
 
 pub mod auth;
 pub mod gateway;
+pub mod openapi;
 pub mod server;
