@@ -7,7 +7,9 @@
 # - installs the devnet's pinned npm packages (anvil and the Uniswap v3 contracts) into
 #   devnet/node_modules, on which the chain tests deploy real pools;
 # - starts moto's DynamoDB-API server on a free loopback port, runs the whole cargo test suite
-#   against it, and stops the server.
+#   against it, and stops the server;
+# - meanwhile validates the OpenAPI document and runs schemathesis against local-api
+#   (scripts/fuzz.sh, installing its pinned tools into .venv-fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/sam-tools.sh
@@ -25,4 +27,20 @@ echo "== devnet packages"
 
 echo "== tests"
 source scripts/dynamodb-server.sh
-cargo test --workspace --all-targets "$@"
+# The contract's generated-case run (scripts/fuzz.sh) beside the suite: it needs only local-api,
+# and the suite spends much of its time waiting on anvil and moto.
+cargo build --quiet -p local-api
+fuzz_log=$(mktemp)
+scripts/fuzz.sh >"$fuzz_log" 2>&1 &
+fuzz_pid=$!
+tests_status=0
+cargo test --workspace --all-targets "$@" || tests_status=$?
+fuzz_status=0
+wait "$fuzz_pid" || fuzz_status=$?
+echo "== generated-case testing (scripts/fuzz.sh)"
+cat "$fuzz_log"
+rm -f "$fuzz_log"
+if [ "$tests_status" -ne 0 ] || [ "$fuzz_status" -ne 0 ]; then
+  echo "tests exited $tests_status, scripts/fuzz.sh exited $fuzz_status" >&2
+  exit 1
+fi

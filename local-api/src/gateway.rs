@@ -144,7 +144,8 @@ impl Gateway {
         check_sizes(&parts)?;
         // The document is public: served before the authorizer, as a static site would.
         if parts.uri.path() == crate::openapi::PATH {
-            return crate::openapi::answer(&parts.method);
+            let catalog = self.app.market.catalog().await?;
+            return crate::openapi::answer(&parts.method, &catalog);
         }
         // As in API Gateway, where a request no route takes goes to the `$default` route,
         // behind the same authorizer: the token is checked before any 404 or 405.

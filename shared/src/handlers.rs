@@ -14,7 +14,7 @@ use crate::model::{format_time, FeeCheckpoint, ListView, Position, Status};
 use crate::portfolio::portfolio;
 use crate::store::StoreError;
 use crate::validation::{is_position_id, parse_amount, CreateRequest, ListQuery, MAX_BODY_BYTES};
-use crate::valuation::{value_position, TokenPair};
+use crate::valuation::{value_position, TokenPair, ValuationError};
 use lambda_http::http::{header, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
 
@@ -176,15 +176,26 @@ async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim
                 input.pool, input.protocol, input.chain
             ))
         })?;
-    let max = pool.curve().max_amount();
+    let amount = |text: &str, decimals: u8, name: &str| {
+        parse_amount(text, decimals, pool.max_amount(decimals), name)
+    };
     let offered = TokenPair {
-        a: parse_amount(&input.amount_a, pool.token_a.decimals, max, "amountA")?,
-        b: parse_amount(&input.amount_b, pool.token_b.decimals, max, "amountB")?,
+        a: amount(&input.amount_a, pool.token_a.decimals, "amountA")?,
+        b: amount(&input.amount_b, pool.token_b.decimals, "amountB")?,
     };
     if offered.a.is_zero() && offered.b.is_zero() {
         return Err(ApiError::bad_request(
             "amountA or amountB must be above zero",
         ));
+    }
+    if ![&input.price_lower, &input.price_upper]
+        .into_iter()
+        .all(|p| pool.price_in_bounds(p))
+    {
+        let (low, high) = pool.price_bounds();
+        return Err(ApiError::bad_request(format!(
+            "priceLower and priceUpper must lie between {low:e} and {high:e} on this pool"
+        )));
     }
     let (tick_lower, tick_upper) = pool.snap_range(&input.price_lower, &input.price_upper)?;
     let now = app.clock.now();
@@ -213,7 +224,14 @@ async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim
             created_at,
         }
     } else {
-        let deposit = pool.size_deposit(tick_lower, tick_upper, offered)?;
+        // What the offer funds depends on the pool's current price: a refusal conflicts with
+        // the pool's state, not with the request's form (which the document fully describes).
+        let deposit = pool
+            .size_deposit(tick_lower, tick_upper, offered)
+            .map_err(|e| match e {
+                ValuationError::Rejected(message) => ApiError::Conflict(message),
+                other => other.into(),
+            })?;
         let ticks = [deposit.tick_lower, deposit.tick_upper];
         // Tracked first: a tick tracked for a position that then fails to insert costs one
         // read per sync; a position whose ticks the sync never reads would lack its fees.

@@ -18,6 +18,7 @@ pub mod idempotency;
 pub mod json;
 pub mod lambda;
 pub mod lifecycle;
+pub mod limits;
 pub mod market;
 pub mod math;
 pub mod model;

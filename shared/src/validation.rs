@@ -142,13 +142,19 @@ impl CreateRequest {
         let protocol = Protocol::from_str(&body.protocol).map_err(|_| {
             ApiError::bad_request(format!("protocol must be one of: {}", Protocol::names()))
         })?;
-        let price_lower = price(&body.price_lower, "priceLower")?;
-        let price_upper = price(&body.price_upper, "priceUpper")?;
-        if price_lower >= price_upper {
-            return Err(ApiError::bad_request(
-                "priceLower must be less than priceUpper",
-            ));
-        }
+        // The range between the two prices: a JSON Schema cannot order two fields, so neither
+        // does the contract (README decision 34).
+        let (price_lower, price_upper) = {
+            let (a, b) = (
+                price(&body.price_lower, "priceLower")?,
+                price(&body.price_upper, "priceUpper")?,
+            );
+            if a <= b {
+                (a, b)
+            } else {
+                (b, a)
+            }
+        };
         Ok(CreateRequest {
             chain,
             protocol,
@@ -369,8 +375,6 @@ mod tests {
             ("protocol", json!("uniswap")),
             ("priceLower", json!(0)),
             ("priceLower", json!(-1)),
-            ("priceLower", json!(4000)),
-            ("priceUpper", json!(2500)),
             ("priceLower", json!([1])),
             ("extra", json!(1)),
         ];
@@ -382,6 +386,16 @@ mod tests {
                 ),
                 "{k}={v}"
             );
+        }
+        // The two bounds in either order, or equal, name the range between them.
+        for (lower, upper) in [(4000, 3500), (3500, 3500)] {
+            let request = CreateRequest::parse(&body(
+                &[("priceLower", json!(lower)), ("priceUpper", json!(upper))],
+                &[],
+            ))
+            .unwrap();
+            assert!(request.price_lower <= request.price_upper);
+            assert_eq!(request.price_lower, BigDecimal::from(lower.min(upper)));
         }
         for raw in [
             "",

@@ -63,7 +63,7 @@ impl Pool {
     }
 
     /// The lowest and highest ticks a position may use: the protocol's bounds on the spacing grid.
-    fn usable_ticks(&self) -> (i32, i32) {
+    pub(crate) fn usable_ticks(&self) -> (i32, i32) {
         let spacing = self.tick_spacing;
         let min = self.curve().min_tick().div_euclid(spacing) * spacing;
         let min = if min < self.curve().min_tick() {
@@ -102,8 +102,17 @@ impl Pool {
             tick_high += 1;
         }
         let (min, max) = self.usable_ticks();
-        let snapped_low = (tick_low.div_euclid(spacing) * spacing).clamp(min, max);
-        let snapped_high = (-((-tick_high).div_euclid(spacing)) * spacing).clamp(min, max);
+        let mut snapped_low = (tick_low.div_euclid(spacing) * spacing).clamp(min, max);
+        let mut snapped_high = (-((-tick_high).div_euclid(spacing)) * spacing).clamp(min, max);
+        // A single price exactly on a grid tick takes the one spacing above it (below it at the
+        // top of the grid).
+        if snapped_low == snapped_high && raw_low == raw_high && min < max {
+            if snapped_high + spacing <= max {
+                snapped_high += spacing;
+            } else {
+                snapped_low -= spacing;
+            }
+        }
         // Outward snapping keeps a range non-empty unless both ends lie past the same bound of
         // the usable ticks (the protocol's bounds on the spacing grid).
         if snapped_low >= snapped_high {

@@ -122,14 +122,26 @@ async fn ranges_off_the_current_price_hold_one_token() {
         .await;
     assert_eq!(below["tokenA"]["amount"], "0");
     assert_eq!(below["tokenB"]["amount"], "3000");
-    // Only the other token offered: no liquidity, a 400, nothing stored.
+    // Only the other token offered: no liquidity at this price, a 409 (the pool's state, not
+    // the request's form, refuses it), nothing stored.
     let reply = alice
         .create(&create_body(
             json!({"amountA": "0", "priceLower": 3500, "priceUpper": 4000}),
         ))
         .await;
-    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(reply.status, StatusCode::CONFLICT);
+    assert_eq!(reply.json["statusCode"], 409);
     assert_eq!(alice.total().await, 2);
+    // The two bounds in either order name the same range; equal ones the spacing around it.
+    let reversed = alice
+        .open(json!({"priceLower": 4000, "priceUpper": 3500}))
+        .await;
+    assert_eq!(reversed["tickLower"], above["tickLower"]);
+    assert_eq!(reversed["tickUpper"], above["tickUpper"]);
+    let point = alice
+        .open(json!({"priceLower": 3500, "priceUpper": 3500}))
+        .await;
+    assert!(point["tickLower"].as_i64() < point["tickUpper"].as_i64());
 }
 
 #[tokio::test]
@@ -162,14 +174,9 @@ async fn bad_create_requests_are_refused_and_store_nothing() {
         (create_body(json!({"priceLower": "2500"})), 400),
         (create_body(json!({"priceLower": 0})), 400),
         (create_body(json!({"priceLower": -5})), 400),
-        (
-            create_body(json!({"priceLower": 3500, "priceUpper": 3500})),
-            400,
-        ),
-        (
-            create_body(json!({"priceLower": 4000, "priceUpper": 3500})),
-            400,
-        ),
+        // Past the pool's price bounds (the served document states them).
+        (create_body(json!({"priceUpper": 1e60})), 400),
+        (create_body(json!({"priceLower": 1e-60})), 400),
         (create_body(json!({"priceLower": null})), 400),
         (create_body(json!({"extra": true})), 400),
         (
@@ -492,7 +499,7 @@ async fn messages_say_what_is_wrong_and_never_name_internal_types() {
             with_number("priceUpper", "1e400"),
             "priceUpper is above the largest price",
         ),
-        (create_body(arbitrum), "outside the pool's usable ticks"),
+        (create_body(arbitrum), "must lie between"),
         (
             create_body(json!({"amountA": 1})),
             "invalid type: integer `1`, expected a string",
