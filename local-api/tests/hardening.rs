@@ -297,7 +297,7 @@ async fn cors_answers_preflights_without_a_token_and_marks_responses() {
     );
     assert_eq!(
         reply.header("access-control-expose-headers"),
-        Some("Location")
+        Some("Location, Retry-After, Idempotent-Replayed")
     );
     // Without --cors-origin there is no CORS: a preflight is an ordinary request, which (no
     // route takes OPTIONS) reaches the fallback behind the authorizer: 401 without a token.

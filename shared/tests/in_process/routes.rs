@@ -112,7 +112,7 @@ fn cors_is_configured_from_its_parameter_as_local_api_answers() {
         "AllowOrigins: !Ref CorsAllowedOrigins",
         "AllowMethods: [GET, POST]",
         "AllowHeaders: [Authorization, Content-Type, Idempotency-Key]",
-        "ExposeHeaders: [Location]",
+        "ExposeHeaders: [Location, Retry-After, Idempotent-Replayed]",
         "MaxAge: 600",
     ] {
         assert!(text.contains(line), "{line}");
