@@ -104,6 +104,49 @@ async fn assert_fees_match(
     (weth, usdc)
 }
 
+/// Mints on chain, through the position manager, the same offer (whole WETH and USDC) in the
+/// API position's ticks; checks the liquidity and the amounts paid equal the API's; answers the
+/// mint (its `tokenId`).
+async fn mint_twin(devnet: &Devnet, position: &Value, weth: &str, usdc: &str) -> Value {
+    let (amount0, amount1) = if devnet.usdc_is_token0() {
+        (raw(usdc), raw(weth))
+    } else {
+        (raw(weth), raw(usdc))
+    };
+    let [lower, upper] =
+        ["tickLower", "tickUpper"].map(|f| position[f].as_i64().unwrap().to_string());
+    let (amount0, amount1) = (amount0.to_string(), amount1.to_string());
+    let args = [
+        "--lower",
+        &lower,
+        "--upper",
+        &upper,
+        "--amount0",
+        &amount0,
+        "--amount1",
+        &amount1,
+    ];
+    let minted = devnet.run("mint", &args).await;
+    assert_eq!(
+        position["liquidity"], minted["liquidity"],
+        "the same liquidity as the pool's: {minted}"
+    );
+    let (paid_weth, paid_usdc) = if devnet.usdc_is_token0() {
+        (int(&minted["amount1"]), int(&minted["amount0"]))
+    } else {
+        (int(&minted["amount0"]), int(&minted["amount1"]))
+    };
+    assert_eq!(
+        raw(position["tokenA"]["amount"].as_str().unwrap()),
+        paid_weth
+    );
+    assert_eq!(
+        raw(position["tokenB"]["amount"].as_str().unwrap()),
+        paid_usdc
+    );
+    minted
+}
+
 async fn positions_follow_the_chain(devnet: &Devnet, server: &LocalApi) {
     let s = jwt();
     let ops = server.client(Some(&s.issue_with_scope(
@@ -135,46 +178,10 @@ async fn positions_follow_the_chain(devnet: &Devnet, server: &LocalApi) {
             "amountA": weth, "amountB": usdc, "priceLower": 2500, "priceUpper": 3600
         }))
         .await;
+    let minted = mint_twin(devnet, &created, weth, usdc).await;
     let (lower, upper) = (
         created["tickLower"].as_i64().unwrap().to_string(),
         created["tickUpper"].as_i64().unwrap().to_string(),
-    );
-    let (amount0, amount1) = if devnet.usdc_is_token0() {
-        (raw(usdc), raw(weth))
-    } else {
-        (raw(weth), raw(usdc))
-    };
-    let minted = devnet
-        .run(
-            "mint",
-            &[
-                "--lower",
-                &lower,
-                "--upper",
-                &upper,
-                "--amount0",
-                &amount0.to_string(),
-                "--amount1",
-                &amount1.to_string(),
-            ],
-        )
-        .await;
-    assert_eq!(
-        created["liquidity"], minted["liquidity"],
-        "the same liquidity as the pool's"
-    );
-    let (paid_weth, paid_usdc) = if devnet.usdc_is_token0() {
-        (int(&minted["amount1"]), int(&minted["amount0"]))
-    } else {
-        (int(&minted["amount0"]), int(&minted["amount1"]))
-    };
-    assert_eq!(
-        raw(created["tokenA"]["amount"].as_str().unwrap()),
-        paid_weth
-    );
-    assert_eq!(
-        raw(created["tokenB"]["amount"].as_str().unwrap()),
-        paid_usdc
     );
     let id = created["id"].as_str().unwrap().to_string();
     let liquidity = created["liquidity"].as_str().unwrap().to_string();
@@ -393,38 +400,7 @@ async fn a_create_on_a_stale_state_waits_and_the_next_sync_activates_it() {
     assert_eq!(frank.list("status=active").await.json["total"], 1);
 
     // The same offer minted on chain at the same state: the same liquidity, the same amounts.
-    let (amount0, amount1) = if devnet.usdc_is_token0() {
-        (raw(usdc), raw(weth))
-    } else {
-        (raw(weth), raw(usdc))
-    };
-    let (lower, upper) = (
-        active["tickLower"].as_i64().unwrap().to_string(),
-        active["tickUpper"].as_i64().unwrap().to_string(),
-    );
-    let minted = devnet
-        .run(
-            "mint",
-            &[
-                "--lower",
-                &lower,
-                "--upper",
-                &upper,
-                "--amount0",
-                &amount0.to_string(),
-                "--amount1",
-                &amount1.to_string(),
-            ],
-        )
-        .await;
-    assert_eq!(active["liquidity"], minted["liquidity"], "{minted}");
-    let (paid_weth, paid_usdc) = if devnet.usdc_is_token0() {
-        (int(&minted["amount1"]), int(&minted["amount0"]))
-    } else {
-        (int(&minted["amount0"]), int(&minted["amount1"]))
-    };
-    assert_eq!(raw(active["tokenA"]["amount"].as_str().unwrap()), paid_weth);
-    assert_eq!(raw(active["tokenB"]["amount"].as_str().unwrap()), paid_usdc);
+    let minted = mint_twin(&devnet, &active, weth, usdc).await;
 
     // Fees from the activation's checkpoint: what collect pays the twin.
     let token_id = minted["tokenId"].as_str().unwrap().to_string();

@@ -3,7 +3,7 @@
 //! ([`crate::routes::Endpoint::handle`]).
 
 use crate::app::App;
-use crate::catalog::PoolView;
+use crate::catalog::{Pool, PoolView};
 use crate::error::ApiError;
 use crate::fee_ticks::{growth_inside, FeeTick};
 use crate::http::{caller, content_encoding, has_scope, is_json, json_response};
@@ -200,80 +200,32 @@ async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim
     let (tick_lower, tick_upper) = pool.snap_range(&input.price_lower, &input.price_upper)?;
     let now = app.clock.now();
     let created_at = chrono::DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now);
-    let id = ulid::Ulid::from_datetime(created_at.into()).to_string();
+    // The offer as it waits while the pool's state is stale; sized at once when it is fresh.
+    let offer = Position {
+        id: ulid::Ulid::from_datetime(created_at.into()).to_string(),
+        owner,
+        chain: pool.chain,
+        protocol: pool.protocol,
+        pool: pool.id.clone(),
+        status: Status::Pending,
+        tick_lower,
+        tick_upper,
+        liquidity: 0,
+        cost_basis_usd: pool.value_of(&offered),
+        deposit: Some(offered),
+        fee_checkpoint: None,
+        closing: None,
+        created_at,
+    };
     let position = if catalog.freshness.is_stale(pool.state.as_ref(), now) {
         // Sizing at an old price would misstate what the deposit takes: the offer waits for
         // the next sync, which reads these ticks too and activates it.
         app.market
             .track_ticks(pool, [tick_lower, tick_upper], &[])
             .await?;
-        Position {
-            id,
-            owner,
-            chain: pool.chain,
-            protocol: pool.protocol,
-            pool: pool.id.clone(),
-            status: Status::Pending,
-            tick_lower,
-            tick_upper,
-            liquidity: 0,
-            cost_basis_usd: pool.value_of(&offered),
-            deposit: Some(offered),
-            fee_checkpoint: None,
-            closing: None,
-            created_at,
-        }
+        offer
     } else {
-        // What the offer funds depends on the pool's current price: a refusal conflicts with
-        // the pool's state, not with the request's form (which the document fully describes).
-        let deposit = pool
-            .size_deposit(tick_lower, tick_upper, offered)
-            .map_err(|e| match e {
-                ValuationError::Rejected(message) => ApiError::Conflict(message),
-                other => other.into(),
-            })?;
-        let ticks = [deposit.tick_lower, deposit.tick_upper];
-        // Tracked first: a tick tracked for a position that then fails to insert costs one
-        // read per sync; a position whose ticks the sync never reads would lack its fees.
-        let first_use: Vec<FeeTick> = match &pool.state {
-            Some(state) => ticks
-                .iter()
-                .map(|&t| FeeTick::first_use(t, state, state.ticks.iter().find(|s| s.tick == t)))
-                .collect(),
-            None => Vec::new(),
-        };
-        let market = app.market.track_ticks(pool, ticks, &first_use).await?;
-        // The checkpoint at the pool's state as stored now, with the tick records every
-        // position on these ticks shares.
-        let fee_checkpoint = market.state.as_ref().and_then(|state| {
-            let growth = growth_inside(
-                pool.fee_accounting(),
-                state,
-                &market.fee_ticks,
-                deposit.tick_lower,
-                deposit.tick_upper,
-            )?;
-            Some(FeeCheckpoint {
-                height: state.height,
-                growth,
-            })
-        });
-        Position {
-            id,
-            owner,
-            chain: pool.chain,
-            protocol: pool.protocol,
-            pool: pool.id.clone(),
-            status: Status::Active,
-            tick_lower: deposit.tick_lower,
-            tick_upper: deposit.tick_upper,
-            liquidity: deposit.liquidity,
-            cost_basis_usd: deposit.value_usd,
-            deposit: Some(deposit.amounts),
-            fee_checkpoint,
-            closing: None,
-            created_at,
-        }
+        open_now(app, pool, offer, offered).await?
     };
     let view = value_position(&position, &catalog, now)?.view;
     let mut response = json_response(StatusCode::CREATED, &view);
@@ -286,6 +238,60 @@ async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim
         .await?;
     tracing::info!(position = %position.id, pool = %position.pool, status = %position.status, created_at = %format_time(&position.created_at), "position opened");
     Ok(response)
+}
+
+/// Sizes `offer` at the pool's fresh state: the largest liquidity it funds, its ticks tracked
+/// and its fee checkpoint taken from the pool's records as stored.
+async fn open_now(
+    app: &App,
+    pool: &Pool,
+    offer: Position,
+    offered: TokenPair,
+) -> Result<Position, ApiError> {
+    // What the offer funds depends on the pool's current price: a refusal conflicts with the
+    // pool's state, not with the request's form (which the document fully describes).
+    let deposit = pool
+        .size_deposit(offer.tick_lower, offer.tick_upper, offered)
+        .map_err(|e| match e {
+            ValuationError::Rejected(message) => ApiError::Conflict(message),
+            other => other.into(),
+        })?;
+    let ticks = [deposit.tick_lower, deposit.tick_upper];
+    // Tracked first: a tick tracked for a position that then fails to insert costs one read per
+    // sync; a position whose ticks the sync never reads would lack its fees.
+    let first_use: Vec<FeeTick> = match &pool.state {
+        Some(state) => ticks
+            .iter()
+            .map(|&t| FeeTick::first_use(t, state, state.ticks.iter().find(|s| s.tick == t)))
+            .collect(),
+        None => Vec::new(),
+    };
+    let market = app.market.track_ticks(pool, ticks, &first_use).await?;
+    // The checkpoint at the pool's state as stored now, with the tick records every position on
+    // these ticks shares.
+    let fee_checkpoint = market.state.as_ref().and_then(|state| {
+        let growth = growth_inside(
+            pool.fee_accounting(),
+            state,
+            &market.fee_ticks,
+            deposit.tick_lower,
+            deposit.tick_upper,
+        )?;
+        Some(FeeCheckpoint {
+            height: state.height,
+            growth,
+        })
+    });
+    Ok(Position {
+        status: Status::Active,
+        tick_lower: deposit.tick_lower,
+        tick_upper: deposit.tick_upper,
+        liquidity: deposit.liquidity,
+        cost_basis_usd: deposit.value_usd,
+        deposit: Some(deposit.amounts),
+        fee_checkpoint,
+        ..offer
+    })
 }
 
 /// `GET /portfolio`: the overview of the caller's open positions and the realized totals of
