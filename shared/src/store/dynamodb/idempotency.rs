@@ -132,17 +132,8 @@ impl DynamoDbStore {
                 Err(e) if e.code() == Some("ConditionalCheckFailedException") => {}
                 Err(e) => return Err(classify(e)),
             }
-            let stored = self
-                .client
-                .get_item()
-                .table_name(&self.table)
-                .set_key(Some(idempotency_key(owner, key)))
-                .consistent_read(true)
-                .send()
-                .await
-                .map_err(classify)?;
-            if let Some(item) = stored.item() {
-                if let Some(claim) = verdict(item, fingerprint, now)? {
+            if let Some(item) = self.item(idempotency_key(owner, key), &[]).await? {
+                if let Some(claim) = verdict(&item, fingerprint, now)? {
                     return Ok(claim);
                 }
             }

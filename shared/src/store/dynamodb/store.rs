@@ -148,23 +148,39 @@ impl DynamoDbStore {
             .collect()
     }
 
-    async fn count(&self, owner: &str, variant: &str) -> Result<u64, StoreError> {
-        let attribute = counter_attribute(variant);
-        self.meter.request();
-        let output = self
+    /// One item by key, strongly consistent, with only `attributes` when some are named.
+    pub(super) async fn item(&self, key: Item, attributes: &[&str]) -> StoreResult<Option<Item>> {
+        let mut request = self
             .client
             .get_item()
             .table_name(&self.table)
-            .set_key(Some(counter_key(owner)))
-            .projection_expression("#n")
-            .expression_attribute_names("#n", &attribute)
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(classify)?;
-        let item = output.item().cloned().unwrap_or_default();
+            .set_key(Some(key))
+            .consistent_read(true);
+        if !attributes.is_empty() {
+            let names: Vec<String> = (0..attributes.len()).map(|i| format!("#p{i}")).collect();
+            request = request.projection_expression(names.join(", "));
+            for (name, attribute) in names.iter().zip(attributes) {
+                request = request.expression_attribute_names(name, *attribute);
+            }
+        }
+        Ok(request.send().await.map_err(classify)?.item().cloned())
+    }
+
+    /// The owner's counters item with only `attributes` (empty when it does not exist yet).
+    async fn counters(&self, owner: &str, attributes: &[&str]) -> StoreResult<Item> {
+        self.meter.request();
+        let item = self
+            .item(counter_key(owner), attributes)
+            .await?
+            .unwrap_or_default();
         self.meter
             .items(ReadKind::CounterItems, std::slice::from_ref(&item), true);
+        Ok(item)
+    }
+
+    async fn count(&self, owner: &str, variant: &str) -> Result<u64, StoreError> {
+        let attribute = counter_attribute(variant);
+        let item = self.counters(owner, &[&attribute]).await?;
         match item.get(&attribute) {
             Some(AttributeValue::N(n)) => n.parse().map_err(|_| malformed("counter")),
             _ => Ok(0),
@@ -343,20 +359,12 @@ impl PositionStore for DynamoDbStore {
 
     async fn get(&self, owner: &str, id: &str) -> StoreResult<Option<Position>> {
         self.meter.request();
-        let output = self
-            .client
-            .get_item()
-            .table_name(&self.table)
-            .set_key(Some(position_key(owner, id)))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(classify)?;
-        if let Some(item) = output.item() {
+        let item = self.item(position_key(owner, id), &[]).await?;
+        if let Some(item) = &item {
             self.meter
                 .items(ReadKind::PositionItems, std::slice::from_ref(item), true);
         }
-        output.item().map(position_from).transpose()
+        item.as_ref().map(position_from).transpose()
     }
 
     /// The counter for `total`, the list entries up to the page's end, then full items for the
@@ -543,22 +551,9 @@ impl PositionStore for DynamoDbStore {
     }
 
     async fn realized(&self, owner: &str) -> StoreResult<Realized> {
-        self.meter.request();
-        let output = self
-            .client
-            .get_item()
-            .table_name(&self.table)
-            .set_key(Some(counter_key(owner)))
-            .projection_expression("#p, #c")
-            .expression_attribute_names("#p", REALIZED_PNL)
-            .expression_attribute_names("#c", REALIZED_COST_BASIS)
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(classify)?;
-        let item = output.item().cloned().unwrap_or_default();
-        self.meter
-            .items(ReadKind::CounterItems, std::slice::from_ref(&item), true);
+        let item = self
+            .counters(owner, &[REALIZED_PNL, REALIZED_COST_BASIS])
+            .await?;
         let sum = |name: &str| match item.get(name) {
             Some(AttributeValue::N(n)) => {
                 BigDecimal::from_str(n).map_err(|_| malformed("realized totals"))
