@@ -220,7 +220,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
                 DEFAULT_CATALOG_TTL
             };
             (
-                App::on_dynamodb(store, ttl, stale_after),
+                App::on_dynamodb(store, ttl, freshness),
                 format!("DynamoDB table {table} at {url}"),
             )
         }

@@ -2,7 +2,7 @@
 //! a clock.
 
 use crate::clock::{Clock, SystemClock};
-use crate::market::SyncReport;
+use crate::market::{Freshness, SyncReport};
 use crate::store::{
     DynamoDbMarket, DynamoDbStore, Market, MemoryMarket, MemoryStore, PositionStore, StoreError,
 };
@@ -38,9 +38,10 @@ impl App {
     }
 
     /// Production: positions and the catalog in DynamoDB, the catalog cached in the container
-    /// for `catalog_ttl`, a pool's state stale after `stale_after`.
-    pub fn on_dynamodb(store: DynamoDbStore, catalog_ttl: Duration, stale_after: Duration) -> App {
-        let market = DynamoDbMarket::new(store.clone(), catalog_ttl, stale_after);
+    /// for `catalog_ttl`; states live (stale after a while) where a sync runs, a snapshot where
+    /// none does (local-api without `--rpc`).
+    pub fn on_dynamodb(store: DynamoDbStore, catalog_ttl: Duration, freshness: Freshness) -> App {
+        let market = DynamoDbMarket::new(store.clone(), catalog_ttl, freshness);
         App {
             store: Arc::new(store),
             market: Arc::new(market),

@@ -2,6 +2,7 @@
 
 use crate::app::App;
 use crate::config::Config;
+use crate::market::Freshness;
 use crate::routes::Endpoint;
 use crate::store::dynamodb::{lambda_client, lambda_sdk_config, DynamoDbStore};
 use lambda_http::{service_fn, Error, Request};
@@ -18,7 +19,7 @@ pub async fn run(endpoint: Endpoint) -> Result<(), Error> {
         App::on_dynamodb(
             DynamoDbStore::new(client, config.table_name),
             config.catalog_ttl,
-            config.stale_after,
+            Freshness::live(config.stale_after),
         )
     } else {
         // Nothing to read: no DynamoDB client to build at cold start.

@@ -210,6 +210,10 @@ pub enum Freshness {
 }
 
 impl Freshness {
+    pub fn live(stale_after: Duration) -> Freshness {
+        Freshness::Live { stale_after }
+    }
+
     pub fn is_stale(self, state: Option<&PoolState>, now: DateTime<Utc>) -> bool {
         match (self, state) {
             (Freshness::Snapshot, _) => false,

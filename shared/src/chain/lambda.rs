@@ -7,6 +7,7 @@ use super::secrets::rpc_urls;
 use super::sync::{Syncer, RPC_TIMEOUT};
 use crate::app::App;
 use crate::config::Config;
+use crate::market::Freshness;
 use crate::routes::Endpoint;
 use crate::store::dynamodb::{lambda_client, lambda_sdk_config, DynamoDbStore};
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
@@ -27,7 +28,7 @@ pub async fn run() -> Result<(), Error> {
         config.table_name.clone(),
     );
     // The sync reads the catalog uncached: tracked ticks and stored heights must be current.
-    let mut app = App::on_dynamodb(store, Duration::ZERO, config.stale_after);
+    let mut app = App::on_dynamodb(store, Duration::ZERO, Freshness::live(config.stale_after));
     let urls = rpc_urls(&aws_sdk_ssm::Client::new(&sdk), &config.rpc_parameters).await?;
     let endpoints = urls
         .iter()

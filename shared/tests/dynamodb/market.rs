@@ -48,7 +48,7 @@ async fn pool(market: &DynamoDbMarket) -> Pool {
 #[tokio::test]
 async fn racing_writes_leave_the_newest_state_and_ticks_accumulate() {
     let store = dynamodb_store().await;
-    let market = DynamoDbMarket::new(store.clone(), Duration::ZERO, STALE_AFTER);
+    let market = DynamoDbMarket::new(store.clone(), Duration::ZERO, Freshness::live(STALE_AFTER));
     let target = pool(&market).await;
 
     // Twenty syncs at different heights, all at once: the highest lands last, whatever the
@@ -84,7 +84,11 @@ async fn racing_writes_leave_the_newest_state_and_ticks_accumulate() {
         .seed_catalog(&shared::catalog::embedded_records())
         .await
         .unwrap();
-    let cold = DynamoDbMarket::new(store.clone(), Duration::from_secs(60), STALE_AFTER);
+    let cold = DynamoDbMarket::new(
+        store.clone(),
+        Duration::from_secs(60),
+        Freshness::live(STALE_AFTER),
+    );
     let reread = pool(&cold).await;
     assert_eq!(reread.tracked_ticks, expected);
     let state = reread.state.clone().unwrap();
@@ -109,7 +113,7 @@ async fn racing_writes_leave_the_newest_state_and_ticks_accumulate() {
 #[tokio::test]
 async fn positions_on_the_lambda_path_are_valued_at_the_stored_state() {
     let store = dynamodb_store().await;
-    let app = App::on_dynamodb(store, Duration::ZERO, STALE_AFTER);
+    let app = App::on_dynamodb(store, Duration::ZERO, Freshness::live(STALE_AFTER));
     let target = {
         let catalog = app.market.catalog().await.unwrap();
         catalog
@@ -173,10 +177,14 @@ async fn positions_on_the_lambda_path_are_valued_at_the_stored_state() {
 #[tokio::test]
 async fn fee_checkpoints_and_tick_records_persist_through_a_cold_start() {
     let store = dynamodb_store().await;
-    let app = App::on_dynamodb(store.clone(), Duration::ZERO, STALE_AFTER);
+    let app = App::on_dynamodb(store.clone(), Duration::ZERO, Freshness::live(STALE_AFTER));
     let owner = unique_owner("earner");
     test_support::earnings::fees_follow_the_pools_fee_growth(&app, &owner, || {
-        App::on_dynamodb(store.clone(), Duration::from_secs(60), STALE_AFTER)
+        App::on_dynamodb(
+            store.clone(),
+            Duration::from_secs(60),
+            Freshness::live(STALE_AFTER),
+        )
     })
     .await;
 }
@@ -186,7 +194,7 @@ async fn fee_checkpoints_and_tick_records_persist_through_a_cold_start() {
 #[tokio::test]
 async fn offers_wait_for_a_fresh_state_on_dynamodb() {
     let store = dynamodb_store().await;
-    let app = App::on_dynamodb(store, Duration::ZERO, STALE_AFTER);
+    let app = App::on_dynamodb(store, Duration::ZERO, Freshness::live(STALE_AFTER));
     test_support::lifecycle::offers_wait_for_a_fresh_state(
         &app,
         &unique_owner("offer"),
@@ -199,7 +207,11 @@ async fn offers_wait_for_a_fresh_state_on_dynamodb() {
 /// Idempotency keys through the handlers on a fresh table: answers in the writes' transactions.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn retried_writes_apply_once_on_dynamodb() {
-    let app = App::on_dynamodb(dynamodb_store().await, Duration::ZERO, STALE_AFTER);
+    let app = App::on_dynamodb(
+        dynamodb_store().await,
+        Duration::ZERO,
+        Freshness::live(STALE_AFTER),
+    );
     // A never-synced live pool takes offers as pending: give it a fresh state first.
     test_support::lifecycle::give_fresh_state(&app).await;
     test_support::idempotency::retried_writes_apply_once(

@@ -1,6 +1,7 @@
 //! `DynamoDbStore` on a real DynamoDB-API server (moto, started by the test command): the store
 //! contract every store passes, the bulk import, and the catalog cache.
 
+use shared::market::Freshness;
 use shared::model::Status;
 use shared::store::PositionStore;
 use test_support::contract::{assert_every_list, mixed};
@@ -43,9 +44,13 @@ async fn dynamodb_catalog_is_cached_for_its_ttl() {
     let cached = DynamoDbMarket::new(
         store.clone(),
         Duration::from_secs(3600),
-        DEFAULT_STALE_AFTER,
+        Freshness::live(DEFAULT_STALE_AFTER),
     );
-    let fresh = DynamoDbMarket::new(store.clone(), Duration::ZERO, DEFAULT_STALE_AFTER);
+    let fresh = DynamoDbMarket::new(
+        store.clone(),
+        Duration::ZERO,
+        Freshness::live(DEFAULT_STALE_AFTER),
+    );
     let before = cached.catalog().await.unwrap();
     assert_eq!(
         before.pools.len(),

@@ -51,7 +51,11 @@ async fn invoke(
 /// Gives the fixture's pool a state read now, at its catalog price: the close event needs a
 /// pool that is not stale.
 async fn fresh_state_for(store: &shared::store::DynamoDbStore, fixture: &shared::model::Position) {
-    let market = DynamoDbMarket::new(store.clone(), Duration::ZERO, Duration::from_secs(300));
+    let market = DynamoDbMarket::new(
+        store.clone(),
+        Duration::ZERO,
+        shared::market::Freshness::live(Duration::from_secs(300)),
+    );
     let catalog = market.catalog().await.unwrap();
     let pool = catalog
         .find(fixture.chain, fixture.protocol, &fixture.pool)

@@ -151,11 +151,11 @@ pub struct DynamoDbMarket {
 }
 
 impl DynamoDbMarket {
-    pub fn new(store: DynamoDbStore, ttl: Duration, stale_after: Duration) -> Self {
+    pub fn new(store: DynamoDbStore, ttl: Duration, freshness: Freshness) -> Self {
         DynamoDbMarket {
             store,
             ttl,
-            freshness: Freshness::Live { stale_after },
+            freshness,
             cached: Mutex::new(None),
         }
     }
