@@ -356,7 +356,8 @@ pub fn value_position(
                 fees_a: closing.fees_usd_a.clone(),
                 fees_b: closing.fees_usd_b.clone(),
                 hodl: closing.hodl_usd.clone(),
-                cost_basis: position.cost_basis_usd.clone(),
+                // The cost basis the close realized: 0 for an offer that never held liquidity.
+                cost_basis: closing.cost_basis_usd.clone(),
             };
             (
                 closing.withdrawn,

@@ -103,6 +103,8 @@ pub async fn offers_wait_for_a_fresh_state(
     assert_eq!(reply.json["status"], "closed");
     assert_eq!(reply.json["closeReason"], CANCELLED);
     assert_eq!(reply.json["pnlUsd"], 0);
+    assert_eq!(reply.json["costBasisUsd"], 0, "nothing was invested");
+    assert_eq!(reply.json["valueUsd"], 0);
     assert_eq!(reply.json["tokenA"]["amount"], "0");
     assert_eq!(
         client.close(&id(&cancelled)).await.status,
