@@ -68,12 +68,13 @@ impl DynamoDbStore {
         &self.table
     }
 
-    /// The list entries of one variant, newest first: up to `wanted` ids.
-    async fn list_ids(&self, pk: String, wanted: u64) -> Result<Vec<String>, StoreError> {
-        let mut ids = Vec::new();
+    /// The key-only entries of partition `pk` (consistent, key order, newest first when
+    /// `newest_first`): up to `wanted`, page after page.
+    async fn entries(&self, pk: String, newest_first: bool, wanted: u64) -> StoreResult<Vec<Item>> {
+        let mut entries = Vec::new();
         let mut start = None;
-        while (ids.len() as u64) < wanted {
-            let remaining = wanted - ids.len() as u64;
+        while (entries.len() as u64) < wanted {
+            let remaining = wanted - entries.len() as u64;
             self.meter.request();
             let page = self
                 .client
@@ -81,7 +82,7 @@ impl DynamoDbStore {
                 .table_name(&self.table)
                 .key_condition_expression("PK = :pk")
                 .expression_attribute_values(":pk", s(pk.clone()))
-                .scan_index_forward(false)
+                .scan_index_forward(!newest_first)
                 .consistent_read(true)
                 .limit(i32::try_from(remaining).unwrap_or(i32::MAX))
                 .set_exclusive_start_key(start)
@@ -89,15 +90,22 @@ impl DynamoDbStore {
                 .await
                 .map_err(classify)?;
             self.meter.items(ReadKind::ListKeys, page.items(), false);
-            for item in page.items() {
-                ids.push(text(item, "SK")?.to_string());
-            }
+            entries.extend(page.items().iter().cloned());
             start = page.last_evaluated_key().cloned();
             if start.is_none() {
                 break;
             }
         }
-        Ok(ids)
+        Ok(entries)
+    }
+
+    /// The list entries of one variant, newest first: up to `wanted` ids.
+    async fn list_ids(&self, pk: String, wanted: u64) -> Result<Vec<String>, StoreError> {
+        self.entries(pk, true, wanted)
+            .await?
+            .iter()
+            .map(|item| text(item, "SK").map(str::to_string))
+            .collect()
     }
 
     /// Full items for `ids`, in the order given; `UnprocessedKeys` are retried with backoff.
@@ -426,35 +434,15 @@ impl PositionStore for DynamoDbStore {
         protocol: Protocol,
         pool: &str,
     ) -> StoreResult<Vec<Position>> {
-        let mut entries = Vec::new();
-        let mut start = None;
-        loop {
-            self.meter.request();
-            let page = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("PK = :pk")
-                .expression_attribute_values(":pk", s(pending_pk(chain, protocol, pool)))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            for item in page.items() {
-                entries.push((
-                    text(item, "owner")?.to_string(),
-                    text(item, "id")?.to_string(),
-                ));
-            }
-            start = page.last_evaluated_key().cloned();
-            if start.is_none() {
-                break;
-            }
-        }
+        let pk = pending_pk(chain, protocol, pool);
+        let entries = self.entries(pk, false, u64::MAX).await?;
+        let entries = entries
+            .iter()
+            .map(|item| Ok((text(item, "owner")?, text(item, "id")?)))
+            .collect::<StoreResult<Vec<_>>>()?;
         // Few at a time (offers made while the pool was stale): one read each.
         let mut found = Vec::with_capacity(entries.len());
-        for (owner, id) in &entries {
+        for (owner, id) in entries {
             // One that moved on between the two reads (closed, activated) is skipped.
             if let Some(p) = self.get(owner, id).await? {
                 if p.status == Status::Pending {
