@@ -24,6 +24,10 @@ impl ManualClock {
         ManualClock(Mutex::new(at))
     }
 
+    pub fn set(&self, at: DateTime<Utc>) {
+        *self.0.lock().unwrap() = at;
+    }
+
     pub fn advance(&self, by: Duration) {
         let mut now = self.0.lock().unwrap();
         *now += chrono::Duration::from_std(by).unwrap();
@@ -188,7 +192,9 @@ pub async fn offers_wait_for_a_fresh_state(
 
     // Stale again: new offers wait, the active position cannot close at the old price, an
     // offer still cancels.
-    clock.advance(stale_after + Duration::from_secs(1));
+    // The states were read at real times (`observed_at`), however long the test ran since the
+    // clock was made: stale past the latest of them.
+    clock.set(Utc::now() + stale_after + Duration::from_secs(1));
     let waiting = client.open(json!({})).await;
     assert_eq!(waiting["status"], "pending");
     let refused = client.close(&id(&both)).await;
