@@ -7,6 +7,14 @@ use std::collections::HashMap;
 /// The longest caller id accepted: ids are part of the table's keys, which DynamoDB bounds.
 pub use shared::http::MAX_SUB_BYTES;
 
+/// What the authorizer passes on of a valid token: its claims, every value as text, and the
+/// scopes it grants (`None` when it grants none, as API Gateway leaves the list out).
+#[derive(Debug, Clone)]
+pub struct Authorized {
+    pub claims: HashMap<String, String>,
+    pub scopes: Option<Vec<String>>,
+}
+
 /// Issuer settings, from `LOCAL_JWT_SECRET`, `LOCAL_JWT_ISSUER` and `LOCAL_JWT_AUDIENCE`.
 #[derive(Clone)]
 pub struct JwtSettings {
@@ -30,8 +38,8 @@ impl JwtSettings {
     /// `exp` required and strictly in the future, `nbf` if present, `iss` (a string) and `aud`,
     /// no unknown `crit` header parameter. No clock leeway. The caller must be a `sub` string of
     /// 1 to [`MAX_SUB_BYTES`] bytes. Returns the claims as API Gateway passes them: every value
-    /// a string.
-    pub fn authorize(&self, authorization: Option<&str>) -> Option<HashMap<String, String>> {
+    /// a string; and the scopes of `scope` and `scp` ([`shared::http::granted_scopes`]).
+    pub fn authorize(&self, authorization: Option<&str>) -> Option<Authorized> {
         let (scheme, token) = authorization?.trim().split_once(' ')?;
         if !scheme.eq_ignore_ascii_case("bearer") {
             return None;
@@ -65,12 +73,14 @@ impl JwtSettings {
         if expired || !issuer_is_text || !caller_ok {
             return None;
         }
-        Some(
-            claims
+        let scopes = Some(shared::http::granted_scopes(&claims)).filter(|s| !s.is_empty());
+        Some(Authorized {
+            claims: claims
                 .into_iter()
                 .map(|(k, v)| (k, claim_text(v)))
                 .collect(),
-        )
+            scopes,
+        })
     }
 
     /// A token for `sub`, valid for `ttl_seconds`.
@@ -149,7 +159,10 @@ mod tests {
     #[test]
     fn accepts_its_own_tokens_with_string_claims() {
         let s = settings();
-        let claims = s.authorize(Some(&bearer(&s.issue("alice", 60)))).unwrap();
+        let claims = s
+            .authorize(Some(&bearer(&s.issue("alice", 60))))
+            .unwrap()
+            .claims;
         assert_eq!(claims["sub"], "alice");
         assert!(claims["exp"].parse::<i64>().is_ok());
     }

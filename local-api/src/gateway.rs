@@ -153,7 +153,7 @@ impl Gateway {
             .headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
-        let claims = self
+        let authorized = self
             .jwt
             .authorize(authorization)
             .ok_or(ApiError::Unauthorized)?;
@@ -177,7 +177,8 @@ impl Gateway {
             headers: &headers,
             route_key: matched.endpoint.route_key(),
             path_parameters: matched.path_parameters,
-            claims,
+            claims: authorized.claims,
+            scopes: authorized.scopes,
             body: &body,
             source_ip: peer.ip().to_string(),
             request_id: request_id.to_string(),

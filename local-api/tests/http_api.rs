@@ -228,7 +228,8 @@ async fn the_token_command_prints_a_working_token() {
     let token = String::from_utf8(output.stdout).unwrap().trim().to_string();
     let claims = jwt()
         .authorize(Some(&format!("Bearer {token}")))
-        .expect("valid with the defaults");
+        .expect("valid with the defaults")
+        .claims;
     assert_eq!(claims["sub"], "carol");
     let server = start().await;
     assert_eq!(server.client(Some(&token)).list("").await.status, 200);

@@ -15,6 +15,8 @@ pub struct EventParts<'a> {
     pub route_key: String,
     pub path_parameters: HashMap<String, String>,
     pub claims: HashMap<String, String>,
+    /// The token's scopes, as the authorizer lists them (`None`: the context has no list).
+    pub scopes: Option<Vec<String>>,
     pub body: &'a [u8],
     pub source_ip: String,
     /// API Gateway's `requestContext.requestId`.
@@ -74,7 +76,7 @@ impl EventParts<'_> {
                 "stage": "$default",
                 "time": now.format("%d/%b/%Y:%H:%M:%S %z").to_string(),
                 "timeEpoch": now.timestamp_millis(),
-                "authorizer": { "jwt": { "claims": self.claims, "scopes": null } },
+                "authorizer": { "jwt": { "claims": self.claims, "scopes": self.scopes } },
             },
             "body": if self.body.is_empty() { Value::Null } else { Value::String(body) },
             "isBase64Encoded": encoded,

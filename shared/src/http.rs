@@ -24,8 +24,39 @@ pub fn caller(request: &Request) -> Option<String> {
         .cloned()
 }
 
-/// Whether the caller's token grants `scope`: in the authorizer's `scopes`, or in the `scope`
-/// claim (space-separated, as OAuth servers issue it).
+/// The token claims that carry scopes, as API Gateway's JWT authorizer reads them.
+pub const SCOPE_CLAIMS: [&str; 2] = ["scope", "scp"];
+
+/// The scopes a token's claims grant, as API Gateway's JWT authorizer reads them: `scope` and
+/// `scp`, each a space-separated string or an array of strings (as Okta issues `scp`); a claim
+/// of any other type grants nothing, and so does an array holding anything but strings.
+pub fn granted_scopes(claims: &serde_json::Map<String, serde_json::Value>) -> Vec<String> {
+    use serde_json::Value;
+    let mut scopes: Vec<String> = Vec::new();
+    for claim in SCOPE_CLAIMS.iter().filter_map(|name| claims.get(*name)) {
+        let found: Vec<&str> = match claim {
+            Value::String(text) => text.split(' ').filter(|s| !s.is_empty()).collect(),
+            Value::Array(items) => items
+                .iter()
+                .map(Value::as_str)
+                .collect::<Option<Vec<_>>>()
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        for scope in found {
+            if !scopes.iter().any(|s| s == scope) {
+                scopes.push(scope.to_string());
+            }
+        }
+    }
+    scopes
+}
+
+/// Whether the caller's token grants `scope`: in the `scopes` list the authorizer put in the
+/// request context (API Gateway fills it from the token's `scope` and `scp`; local-api by
+/// [`granted_scopes`]), or, where the context has no list, in the `scope` and `scp` claims as
+/// API Gateway passes them, flattened to text: a space-separated string, or an array as
+/// `[a b]`. Any other text (an object's) grants nothing.
 pub fn has_scope(request: &Request, scope: &str) -> bool {
     let Some(RequestContext::ApiGatewayV2(context)) = request.request_context_ref() else {
         return false;
@@ -33,15 +64,20 @@ pub fn has_scope(request: &Request, scope: &str) -> bool {
     let Some(jwt) = context.authorizer.as_ref().and_then(|a| a.jwt.as_ref()) else {
         return false;
     };
-    let listed = jwt
-        .scopes
-        .as_ref()
-        .is_some_and(|scopes| scopes.iter().any(|s| s == scope));
-    let claimed = jwt
-        .claims
-        .get("scope")
-        .is_some_and(|claim| claim.split(' ').any(|s| s == scope));
-    listed || claimed
+    if let Some(scopes) = jwt.scopes.as_ref() {
+        return scopes.iter().any(|s| s == scope);
+    }
+    SCOPE_CLAIMS
+        .iter()
+        .filter_map(|name| jwt.claims.get(*name))
+        .any(|text| {
+            let listed = match text.strip_prefix('[') {
+                Some(array) => array.strip_suffix(']'),
+                None if text.starts_with('{') => None,
+                None => Some(text.as_str()),
+            };
+            listed.is_some_and(|list| list.split(' ').any(|s| s == scope))
+        })
 }
 
 /// The id logs are correlated by: the Lambda invocation's, else API Gateway's (local runs).

@@ -221,6 +221,7 @@ async fn in_process(
         route_key: matched.endpoint.route_key(),
         path_parameters: matched.path_parameters,
         claims,
+        scopes: None,
         body,
         source_ip: "127.0.0.1".into(),
         request_id: ulid::Ulid::new().to_string(),

@@ -3,7 +3,9 @@
 //! liquidity since a checkpoint. All differences wrap, as on chain: mod 2^256 for Uniswap v3 and
 //! PancakeSwap v3 (Solidity 0.7, unchecked), mod 2^128 for Orca (`wrapping_sub` on u128). A
 //! checkpoint that looks larger than the current growth is therefore no error: the wrapped
-//! difference is the growth since.
+//! difference is the growth since. A growth only ever moves forward, and by far less than half
+//! the width between two reads; a wrapped difference of half the width or more is a value that
+//! went backwards (a reorg, a lagging node), never read as a gain ([`FeeAccounting::advance`]).
 
 use super::num::{mul_div, U256};
 use super::Curve;
@@ -47,6 +49,14 @@ impl FeeAccounting {
         a.wrapping_sub(b) & self.modulus_mask()
     }
 
+    /// How far a growth moved from `from` to `to`, by the protocol's wrapping rule: `None` when
+    /// the wrapped difference is half the width or more, i.e. the value went backwards.
+    pub fn advance(self, from: U256, to: U256) -> Option<U256> {
+        let delta = self.wrapping_sub(to, from);
+        let half = (self.modulus_mask() >> 1) + U256::from(1u8);
+        (delta < half).then_some(delta)
+    }
+
     /// `a + b` in the protocol's width.
     pub fn wrapping_add(self, a: U256, b: U256) -> U256 {
         a.wrapping_add(b) & self.modulus_mask()
@@ -80,9 +90,12 @@ impl FeeAccounting {
     }
 
     /// The fees owed to `liquidity` for the growth from `checkpoint` to `inside`, in the
-    /// token's base units.
+    /// token's base units; 0 when the growth went backwards since the checkpoint (a state
+    /// older than it, or one a reorg replaced): fees are never negative, nor a wrapped gain.
     pub fn fees_owed(self, liquidity: u128, checkpoint: U256, inside: U256) -> u128 {
-        let delta = self.wrapping_sub(inside, checkpoint);
+        let Some(delta) = self.advance(checkpoint, inside) else {
+            return 0;
+        };
         match self {
             // uint128(FullMath.mulDiv(Δ, L, 2^128)): exact, then truncated to 128 bits.
             FeeAccounting::Evm => {
@@ -184,14 +197,15 @@ mod tests {
     #[test]
     fn fees_owed_truncate_and_overflow_as_on_chain() {
         // EVM: mulDiv exact, result truncated to uint128 (Position.update's cast).
-        // floor((2^256 − 1)(2^128 − 1) / 2^128) mod 2^128 = 2^128 − 1.
+        // floor((2^255 − 1)(2^128 − 1) / 2^128) mod 2^128 = 2^127 − 1.
+        let below_half = (U256::from(1u8) << 255) - U256::from(1u8);
         assert_eq!(
-            FeeAccounting::Evm.fees_owed(u128::MAX, U256::ZERO, U256::MAX),
-            u128::MAX
+            FeeAccounting::Evm.fees_owed(u128::MAX, U256::ZERO, below_half),
+            u128::MAX >> 1
         );
-        // 2^255 · 2^127 / 2^128 = 2^254: its low 128 bits are 0.
+        // 2^254 · 2^127 / 2^128 = 2^253: its low 128 bits are 0.
         assert_eq!(
-            FeeAccounting::Evm.fees_owed(1 << 127, U256::ZERO, U256::from(1u8) << 255),
+            FeeAccounting::Evm.fees_owed(1 << 127, U256::ZERO, U256::from(1u8) << 254),
             0
         );
         assert_eq!(FeeAccounting::Evm.fees_owed(1 << 127, U256::ZERO, u(6)), 3);
@@ -205,5 +219,32 @@ mod tests {
             FeeAccounting::Orca.fees_owed(0, U256::ZERO, u(u128::MAX)),
             0
         );
+    }
+
+    #[test]
+    fn growth_that_went_backwards_owes_nothing() {
+        // Liquidity for which 5 units of growth owe 4 (EVM: 5·(2^128 − 1)/2^128) or 5 (Orca).
+        for (accounting, width, liquidity, owed) in [
+            (FeeAccounting::Evm, 256, u128::MAX, 4),
+            (FeeAccounting::Orca, 128, 1 << 64, 5),
+        ] {
+            let half = U256::from(1u8) << (width - 1);
+            // Forward across the wrap: 5 units past the top of the width.
+            let top = if width == 256 {
+                U256::MAX
+            } else {
+                u(u128::MAX)
+            };
+            assert_eq!(accounting.advance(top, u(4)), Some(u(5)));
+            assert_eq!(accounting.fees_owed(liquidity, top, u(4)), owed);
+            // One unit back is not 2^width − 1 units forward.
+            assert_eq!(accounting.advance(u(10), u(9)), None);
+            assert_eq!(accounting.fees_owed(liquidity, u(10), u(9)), 0);
+            assert_eq!(
+                accounting.advance(U256::ZERO, half - u(1)),
+                Some(half - u(1))
+            );
+            assert_eq!(accounting.advance(U256::ZERO, half), None);
+        }
     }
 }
