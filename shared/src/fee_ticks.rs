@@ -205,6 +205,7 @@ mod tests {
             fee_growth_global0: u(global),
             fee_growth_global1: u(global * 2),
             height: 1,
+            block_hash: None,
             observed_at: Utc::now(),
             ticks,
         }

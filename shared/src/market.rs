@@ -38,9 +38,23 @@ pub struct PoolState {
     pub fee_growth_global1: U256,
     /// The block number (EVM) or slot (Solana) the state was read at.
     pub height: u64,
+    /// The hash of that block (EVM), so a later sync sees when a reorg replaced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_hash: Option<String>,
     pub observed_at: DateTime<Utc>,
     /// The ticks open positions use, in ascending order.
     pub ticks: Vec<TickState>,
+}
+
+/// How a state read from the chain may be stored over the stored one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Succession {
+    /// The first state, or one after the stored state: stored only over a lower height.
+    Next,
+    /// Replaces a stored state the chain no longer has (a reorg replaced its block, or its
+    /// height lies far beyond the chain's head), read at `height`: stored only over that very
+    /// state, whatever the new height.
+    Replaces { height: u64 },
 }
 
 /// Big integers as decimal strings: JSON numbers lose precision past 2^53 in most readers.
@@ -377,6 +391,7 @@ mod tests {
             fee_growth_global0: U256::ZERO,
             fee_growth_global1: U256::ZERO,
             height: 1,
+            block_hash: None,
             observed_at: now - chrono::Duration::seconds(age),
             ticks: vec![],
         };

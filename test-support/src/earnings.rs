@@ -9,7 +9,7 @@ use chrono::Utc;
 use serde_json::{json, Value};
 use shared::catalog::Pool;
 use shared::fee_ticks::advance_all;
-use shared::market::PoolState;
+use shared::market::{PoolState, Succession};
 use shared::math::{U256, U512};
 use shared::App;
 use std::str::FromStr;
@@ -33,7 +33,10 @@ pub(crate) async fn sync_to(app: &App, state: &PoolState) {
         &pool.fee_ticks,
         state,
     );
-    app.market.save_state(&pool, state, &records).await.unwrap();
+    app.market
+        .save_state(&pool, state, &records, Succession::Next)
+        .await
+        .unwrap();
 }
 
 pub(crate) fn state(pool: &Pool, price: u32, height: u64, growth: [U256; 2]) -> PoolState {
@@ -45,6 +48,7 @@ pub(crate) fn state(pool: &Pool, price: u32, height: u64, growth: [U256; 2]) -> 
         fee_growth_global0: growth[0],
         fee_growth_global1: growth[1],
         height,
+        block_hash: None,
         observed_at: Utc::now(),
         ticks: Vec::new(),
     }

@@ -1,6 +1,9 @@
-//! Uniswap v3 and PancakeSwap v3 pools read over JSON-RPC: the block number first, then every
-//! getter of every pool of the chain at that block, in batches. ABI encoding and decoding by
-//! `alloy-sol-types` from the pools' Solidity signatures.
+//! Uniswap v3 and PancakeSwap v3 pools read over JSON-RPC: the head's number first, then the
+//! block a sync reads at (and the blocks of the stored states, to see reorgs) by number, then
+//! every getter of every pool of the chain at that block's hash (EIP-1898: a block a reorg
+//! replaces meanwhile fails the calls instead of mixing two chains), in batches. ABI encoding
+//! and decoding by `alloy-sol-types` from the pools' Solidity signatures, decoded strictly: each
+//! answer exactly its words, and no word with bits its type does not have.
 
 use super::rpc::{RpcClient, RpcError};
 use crate::catalog::Pool;
@@ -64,14 +67,31 @@ fn hex_bytes(value: &Value) -> Result<Vec<u8>, String> {
         .collect()
 }
 
-fn quantity(value: &Value) -> Result<u64, RpcError> {
-    value
-        .as_str()
-        .and_then(|t| t.strip_prefix("0x"))
-        .and_then(|t| u64::from_str_radix(t, 16).ok())
-        .ok_or(RpcError::Malformed(
-            "eth_blockNumber answered no hex quantity",
-        ))
+/// A JSON-RPC quantity: `0x` and at most 16 hex digits, no leading zero (`0x0` for zero).
+fn quantity(value: &Value) -> Option<u64> {
+    let digits = value.as_str()?.strip_prefix("0x")?;
+    let canonical = !digits.is_empty()
+        && digits.len() <= 16
+        && (digits == "0" || !digits.starts_with('0'))
+        && digits.bytes().all(|b| b.is_ascii_hexdigit());
+    canonical
+        .then(|| u64::from_str_radix(digits, 16).ok())
+        .flatten()
+}
+
+/// A block the sync reads at, as the node names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    pub number: u64,
+    /// `0x` and 64 lower-case hex digits.
+    pub hash: String,
+}
+
+fn block_hash(value: &Value) -> Option<String> {
+    let text = value.as_str()?;
+    let digits = text.strip_prefix("0x")?;
+    (digits.len() == 64 && digits.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| text.to_ascii_lowercase())
 }
 
 fn to_u256<const BITS: usize, const LIMBS: usize>(
@@ -82,18 +102,47 @@ fn to_u256<const BITS: usize, const LIMBS: usize>(
 
 /// The latest block number of the chain.
 pub async fn block_number(rpc: &RpcClient) -> Result<u64, RpcError> {
-    quantity(&rpc.call("eth_blockNumber", json!([])).await?)
+    quantity(&rpc.call("eth_blockNumber", json!([])).await?).ok_or(RpcError::Malformed(
+        "eth_blockNumber answered no hex quantity",
+    ))
+}
+
+/// The blocks at `numbers`, in one batch: `None` where the node knows no block of that number.
+/// A block answered with another number, or without a well-formed hash, fails the whole read.
+pub async fn blocks(rpc: &RpcClient, numbers: &[u64]) -> Result<Vec<Option<Block>>, RpcError> {
+    let calls: Vec<_> = numbers
+        .iter()
+        .map(|n| ("eth_getBlockByNumber", json!([format!("0x{n:x}"), false])))
+        .collect();
+    let bad = RpcError::Malformed("eth_getBlockByNumber answered a malformed block");
+    rpc.batch(&calls)
+        .await
+        .into_iter()
+        .zip(numbers)
+        .map(|(answer, &number)| {
+            let answer = answer?;
+            if answer.is_null() {
+                return Ok(None);
+            }
+            let named = answer.get("number").and_then(quantity);
+            let hash = answer.get("hash").and_then(block_hash);
+            match (named, hash) {
+                (Some(n), Some(hash)) if n == number => Ok(Some(Block { number, hash })),
+                _ => Err(bad.clone()),
+            }
+        })
+        .collect()
 }
 
 /// Every pool's state at `block`, in one run of batches: per pool `slot0`, `liquidity`, both
-/// fee growth globals and `ticks(t)` for each tracked tick.
+/// fee growth globals and `ticks(t)` for each tracked tick, each call at the block's hash.
 pub async fn read_pools(
     rpc: &RpcClient,
     pools: &[&Pool],
-    block: u64,
+    block: &Block,
     observed_at: DateTime<Utc>,
 ) -> Vec<PoolRead> {
-    let at = format!("0x{block:x}");
+    let at = json!({"blockHash": block.hash});
     let call = |pool: &Pool, data: Vec<u8>| {
         (
             "eth_call",
@@ -125,10 +174,23 @@ pub async fn read_pools(
         .collect()
 }
 
+/// An answer of exactly `words` ABI words, decoded with every word checked against its type
+/// (no stray high bits in an `int24`, `uint160` or `uint128`, a `bool` 0 or 1).
+fn strict<C: SolCall>(data: &[u8], words: usize) -> Result<C::Return, ()> {
+    if data.len() != words * 32 {
+        return Err(());
+    }
+    C::abi_decode_returns_validate(data).map_err(|_| ())
+}
+
+/// Words in each getter's answer (PancakeSwap's `slot0` has as many as Uniswap's).
+const SLOT0_WORDS: usize = 7;
+const TICK_WORDS: usize = 8;
+
 fn decode_pool(
     pool: &Pool,
     answers: Vec<Result<Value, RpcError>>,
-    block: u64,
+    block: &Block,
     observed_at: DateTime<Utc>,
 ) -> PoolRead {
     let mut answers = answers.into_iter();
@@ -140,16 +202,16 @@ fn decode_pool(
         hex_bytes(&answer).map_err(|e| format!("{what}: {e}"))
     };
     let bad = |what: &str| format!("{what}: undecodable answer");
-    let slot0 = slot0Call::abi_decode_returns(&next("slot0")?).map_err(|_| bad("slot0"))?;
+    let slot0 = strict::<slot0Call>(&next("slot0")?, SLOT0_WORDS).map_err(|_| bad("slot0"))?;
     let liquidity =
-        liquidityCall::abi_decode_returns(&next("liquidity")?).map_err(|_| bad("liquidity"))?;
-    let growth0 = feeGrowthGlobal0X128Call::abi_decode_returns(&next("feeGrowthGlobal0X128")?)
+        strict::<liquidityCall>(&next("liquidity")?, 1).map_err(|_| bad("liquidity"))?;
+    let growth0 = strict::<feeGrowthGlobal0X128Call>(&next("feeGrowthGlobal0X128")?, 1)
         .map_err(|_| bad("feeGrowthGlobal0X128"))?;
-    let growth1 = feeGrowthGlobal1X128Call::abi_decode_returns(&next("feeGrowthGlobal1X128")?)
+    let growth1 = strict::<feeGrowthGlobal1X128Call>(&next("feeGrowthGlobal1X128")?, 1)
         .map_err(|_| bad("feeGrowthGlobal1X128"))?;
     let mut ticks = Vec::with_capacity(pool.tracked_ticks.len());
     for tick in &pool.tracked_ticks {
-        let info = ticksCall::abi_decode_returns(&next("ticks")?).map_err(|_| bad("ticks"))?;
+        let info = strict::<ticksCall>(&next("ticks")?, TICK_WORDS).map_err(|_| bad("ticks"))?;
         ticks.push(TickState {
             tick: *tick,
             initialized: info.initialized,
@@ -163,7 +225,8 @@ fn decode_pool(
         liquidity,
         fee_growth_global0: to_u256(growth0),
         fee_growth_global1: to_u256(growth1),
-        height: block,
+        height: block.number,
+        block_hash: Some(block.hash.clone()),
         observed_at,
         ticks,
     })
@@ -198,11 +261,67 @@ mod tests {
             for extra in [1, 2, 3, fee_protocol, 1] {
                 data.extend(word(extra, false));
             }
-            let decoded = slot0Call::abi_decode_returns(&data).unwrap();
+            let decoded = strict::<slot0Call>(&data, SLOT0_WORDS).unwrap();
             assert_eq!(to_u256(decoded.sqrtPriceX96), U256::from(sqrt));
             assert_eq!(decoded.tick.as_i32(), -12);
         }
-        assert!(slot0Call::abi_decode_returns(&word(sqrt, false)).is_err());
+        assert!(strict::<slot0Call>(&word(sqrt, false), SLOT0_WORDS).is_err());
+    }
+
+    #[test]
+    fn words_with_bits_their_type_lacks_are_refused() {
+        let slot0 = |sqrt: Vec<u8>, tick: Vec<u8>| {
+            let mut data = sqrt;
+            data.extend(tick);
+            for _ in 0..5 {
+                data.extend(word(0, false));
+            }
+            data
+        };
+        let sqrt = word(1 << 96, false);
+        assert!(strict::<slot0Call>(&slot0(sqrt.clone(), word(5, true)), SLOT0_WORDS).is_ok());
+        // int24: a negative tick must be sign-extended over the whole word, a positive one
+        // zero-extended.
+        let mut dirty_tick = word(5, true);
+        dirty_tick[0] = 0x7f;
+        let mut high_tick = word(5, false);
+        high_tick[28] = 0x01;
+        // uint160: a bit above 160.
+        let mut dirty_sqrt = sqrt.clone();
+        dirty_sqrt[11] = 0x01;
+        for data in [
+            slot0(sqrt.clone(), dirty_tick),
+            slot0(sqrt.clone(), high_tick),
+            slot0(dirty_sqrt, word(5, false)),
+        ] {
+            assert!(strict::<slot0Call>(&data, SLOT0_WORDS).is_err());
+        }
+        // uint128: a bit above 128; a word too many.
+        let mut dirty_liquidity = word(7, false);
+        dirty_liquidity[15] = 0x01;
+        assert!(strict::<liquidityCall>(&dirty_liquidity, 1).is_err());
+        let mut long = word(7, false);
+        long.extend(word(0, false));
+        assert!(strict::<liquidityCall>(&long, 1).is_err());
+        assert_eq!(strict::<liquidityCall>(&word(7, false), 1), Ok(7));
+        // bool: only 0 or 1.
+        let mut ticks: Vec<u8> = (0..7).flat_map(|_| word(0, false)).collect();
+        ticks.extend(word(2, false));
+        assert!(strict::<ticksCall>(&ticks, TICK_WORDS).is_err());
+    }
+
+    #[test]
+    fn quantities_and_hashes_are_read_strictly() {
+        assert_eq!(quantity(&json!("0x0")), Some(0));
+        assert_eq!(quantity(&json!("0xff")), Some(255));
+        assert_eq!(quantity(&json!("0xffffffffffffffff")), Some(u64::MAX));
+        for bad in ["0x", "0x01", "ff", "0x1ffffffffffffffff", "0xg", " 0x1"] {
+            assert_eq!(quantity(&json!(bad)), None, "{bad}");
+        }
+        assert_eq!(quantity(&json!(255)), None);
+        let hash = format!("0x{}", "Ab".repeat(32));
+        assert_eq!(block_hash(&json!(hash)), Some(hash.to_ascii_lowercase()));
+        assert_eq!(block_hash(&json!(format!("0x{}", "a".repeat(63)))), None);
     }
 
     #[test]

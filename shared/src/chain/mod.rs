@@ -9,6 +9,7 @@ pub mod rpc;
 pub mod secrets;
 pub mod solana;
 pub mod sync;
+pub mod trust;
 
 pub use rpc::RpcClient;
 pub use sync::{Syncer, RPC_TIMEOUT};

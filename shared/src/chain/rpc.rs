@@ -117,7 +117,8 @@ impl RpcClient {
 
     /// Calls sent as JSON-RPC batches of at most [`MAX_BATCH`]; answers in call order, matched
     /// by id (a batch's answers may come in any order). A batch that fails as a whole fails
-    /// every call in it.
+    /// every call in it, and so does an answer whose ids are not exactly the batch's: one
+    /// missing, repeated or unknown id and no answer of that batch is taken.
     pub async fn batch(&self, calls: &[(&str, Value)]) -> Vec<Result<Value, RpcError>> {
         let mut results = Vec::with_capacity(calls.len());
         for (chunk_index, chunk) in calls.chunks(MAX_BATCH).enumerate() {
@@ -133,23 +134,14 @@ impl RpcClient {
                 })
                 .collect();
             match self.post(Value::Array(body)).await {
-                Ok(Value::Array(answers)) => {
-                    let mut slots: Vec<Option<Value>> = vec![None; chunk.len()];
-                    for answer in answers {
-                        let slot = answer
-                            .get("id")
-                            .and_then(Value::as_u64)
-                            .and_then(|id| (id as usize).checked_sub(first_id))
-                            .filter(|i| *i < chunk.len());
-                        if let Some(i) = slot {
-                            slots[i] = Some(answer);
-                        }
-                    }
-                    results.extend(slots.into_iter().map(|slot| match slot {
-                        Some(answer) => outcome(answer),
-                        None => Err(RpcError::Malformed("a call of the batch got no answer")),
-                    }));
-                }
+                Ok(Value::Array(answers)) => match matched(answers, first_id, chunk.len()) {
+                    Some(slots) => results.extend(slots.into_iter().map(outcome)),
+                    None => results.extend(chunk.iter().map(|_| {
+                        Err(RpcError::Malformed(
+                            "the batch answer's ids are not exactly its calls' ids",
+                        ))
+                    })),
+                },
                 // A single error object (e.g. batches refused) or anything else fails the chunk.
                 Ok(answer) => {
                     let error = outcome(answer)
@@ -162,6 +154,26 @@ impl RpcClient {
         }
         results
     }
+}
+
+/// The answers of a batch whose calls have ids `first_id..first_id + len`, in call order; `None`
+/// unless each id is answered exactly once and no other id is.
+fn matched(answers: Vec<Value>, first_id: usize, len: usize) -> Option<Vec<Value>> {
+    if answers.len() != len {
+        return None;
+    }
+    let mut slots: Vec<Option<Value>> = vec![None; len];
+    for answer in answers {
+        let slot = answer
+            .get("id")
+            .and_then(Value::as_u64)
+            .and_then(|id| usize::try_from(id).ok()?.checked_sub(first_id))
+            .filter(|i| *i < len)?;
+        if slots[slot].replace(answer).is_some() {
+            return None;
+        }
+    }
+    slots.into_iter().collect()
 }
 
 /// A JSON-RPC answer's `result`, or its `error`.
@@ -180,5 +192,33 @@ fn outcome(mut answer: Value) -> Result<Value, RpcError> {
     match answer.get_mut("result") {
         Some(result) => Ok(result.take()),
         None => Err(RpcError::Malformed("neither result nor error")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answers(ids: &[Value]) -> Vec<Value> {
+        ids.iter()
+            .map(|id| json!({"jsonrpc": "2.0", "id": id, "result": id}))
+            .collect()
+    }
+
+    #[test]
+    fn a_batch_answer_is_taken_only_with_exactly_its_ids() {
+        // Any order is fine.
+        let slots = matched(answers(&[json!(101), json!(100)]), 100, 2).unwrap();
+        assert_eq!(slots[0]["result"], 100);
+        for ids in [
+            vec![json!(100), json!(100)],             // repeated
+            vec![json!(100)],                         // missing
+            vec![json!(100), json!(101), json!(102)], // extra
+            vec![json!(100), json!(102)],             // unknown
+            vec![json!(100), json!("101")],           // another type
+            vec![json!(100), json!(99)],              // before the batch
+        ] {
+            assert!(matched(answers(&ids), 100, 2).is_none(), "{ids:?}");
+        }
     }
 }

@@ -1,6 +1,8 @@
 //! Orca Whirlpools read over Solana JSON-RPC: one `getMultipleAccounts` for every Whirlpool of
-//! the catalog and the tick arrays holding tracked ticks, at `confirmed` commitment, decoded at
-//! the fixed offsets of the program's accounts with their discriminators checked. Orca's own
+//! the catalog and the tick arrays holding tracked ticks, at `confirmed` commitment (or
+//! `finalized`), then `getSlot` at the same commitment: a slot answered beyond that head is
+//! refused. Accounts are decoded at the fixed offsets of the program's layouts with their
+//! discriminators, sizes and flags checked exactly. Orca's own
 //! crates are not used (their licence forbids commercial use): the layouts are few and fixed.
 
 use super::rpc::{RpcClient, RpcError};
@@ -28,6 +30,10 @@ const DYNAMIC_TICK_BYTES: usize = 112;
 
 /// The most accounts `getMultipleAccounts` takes in one call.
 const MAX_ACCOUNTS: usize = 100;
+
+/// How far past the head `getSlot` reports a read's slot may lie (nodes behind a load balancer
+/// differ by a few slots; a minute of slots is far beyond that).
+const SLOTS_PAST_HEAD: u64 = 150;
 
 /// The fields of a Whirlpool account the service uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +77,11 @@ fn check(
 ) -> Result<(), DecodeError> {
     if data.len() < len {
         return Err(DecodeError::Short(data.len()));
+    }
+    if data.len() > len {
+        return Err(DecodeError::Malformed(
+            "the account is longer than its layout",
+        ));
     }
     if data[..8] != discriminator {
         return Err(DecodeError::Discriminator(what));
@@ -130,10 +141,21 @@ pub fn decode_tick_array(data: &[u8]) -> Result<TickArray, DecodeError> {
         check(data, FIXED_TICK_ARRAY, "TickArray", 9_988)?;
         for i in 0..TICKS_PER_ARRAY as usize {
             let at = 12 + i * FIXED_TICK_BYTES;
-            ticks.push(tick_at(data, at + 1, data[at] != 0)?);
+            let initialized = match data[at] {
+                0 => false,
+                1 => true,
+                _ => {
+                    return Err(DecodeError::Malformed(
+                        "a tick's initialized flag is not 0 or 1",
+                    ))
+                }
+            };
+            ticks.push(tick_at(data, at + 1, initialized)?);
         }
     } else if discriminator == DYNAMIC_TICK_ARRAY {
-        check(data, DYNAMIC_TICK_ARRAY, "TickArray", 148)?;
+        if data.len() < 148 {
+            return Err(DecodeError::Short(data.len()));
+        }
         let mut at = 60;
         for _ in 0..TICKS_PER_ARRAY {
             match data.get(at) {
@@ -209,6 +231,7 @@ pub fn tick_array_address(whirlpool: &str, start: i32) -> Option<String> {
 async fn accounts(
     rpc: &RpcClient,
     addresses: &[String],
+    commitment: &str,
 ) -> Result<(u64, Vec<Option<Vec<u8>>>), RpcError> {
     let mut slot = 0;
     let mut out = Vec::with_capacity(addresses.len());
@@ -216,7 +239,7 @@ async fn accounts(
         let answer = rpc
             .call(
                 "getMultipleAccounts",
-                json!([chunk, {"encoding": "base64", "commitment": "confirmed"}]),
+                json!([chunk, {"encoding": "base64", "commitment": commitment}]),
             )
             .await?;
         slot = answer
@@ -252,12 +275,15 @@ async fn accounts(
 }
 
 /// Every pool's state at the slot of one `getMultipleAccounts`, with the tick arrays of their
-/// tracked ticks (an array that does not exist holds no initialized tick).
+/// tracked ticks (an array that does not exist holds no initialized tick); with the slot read
+/// and the head `getSlot` reports after it.
 pub async fn read_pools(
     rpc: &RpcClient,
     pools: &[&Pool],
+    finalized: bool,
     observed_at: DateTime<Utc>,
-) -> Result<(u64, Vec<Result<PoolState, String>>), RpcError> {
+) -> Result<(u64, u64, Vec<Result<PoolState, String>>), RpcError> {
+    let commitment = if finalized { "finalized" } else { "confirmed" };
     let mut addresses: Vec<String> = pools.iter().map(|p| p.id.clone()).collect();
     // Per pool, per tracked tick, the index of its array in `addresses`.
     let mut arrays: BTreeMap<String, usize> = BTreeMap::new();
@@ -280,7 +306,17 @@ pub async fn read_pools(
             .collect();
         wanted.push(own);
     }
-    let (slot, data) = accounts(rpc, &addresses).await?;
+    let (slot, data) = accounts(rpc, &addresses, commitment).await?;
+    let head = rpc
+        .call("getSlot", json!([{"commitment": commitment}]))
+        .await?
+        .as_u64()
+        .ok_or(RpcError::Malformed("getSlot answered no slot"))?;
+    if slot > head.saturating_add(SLOTS_PAST_HEAD) {
+        return Err(RpcError::Malformed(
+            "the slot answered lies beyond the head the node reports",
+        ));
+    }
     let states = pools
         .iter()
         .zip(wanted)
@@ -334,10 +370,11 @@ pub async fn read_pools(
                 fee_growth_global0: U256::from(whirlpool.fee_growth_global_a),
                 fee_growth_global1: U256::from(whirlpool.fee_growth_global_b),
                 height: slot,
+                block_hash: None,
                 observed_at,
                 ticks,
             })
         })
         .collect();
-    Ok((slot, states))
+    Ok((slot, head, states))
 }

@@ -1,15 +1,16 @@
 //! One sync: every catalog pool read from its chain (chains in parallel, each chain's pools at
-//! one block or slot) and stored; a pool updates whole or keeps its last state, and the report
-//! says which and why.
+//! one block or slot, `confirmations` behind the head) and stored when [`super::trust`] takes
+//! it; a pool updates whole or keeps its last state, and the report says which and why.
 
 use super::rpc::{RpcClient, RpcError};
+use super::trust::{agreeing_tick, fee_growth_advances, succession, StoredBlock};
 use super::{evm, solana};
 use crate::app::MarketSync;
 use crate::catalog::{Catalog, Pool};
 use crate::clock::Clock;
 use crate::fee_ticks::advance_all;
 use crate::lifecycle::settle_pending;
-use crate::market::{PoolState, PoolSync, SyncReport};
+use crate::market::{PoolState, PoolSync, Succession, SyncReport};
 use crate::model::Chain;
 use crate::store::{Market, PositionStore, StoreError};
 use async_trait::async_trait;
@@ -27,10 +28,30 @@ pub struct Syncer {
     /// Where the pending positions wait for a pool's fresh state.
     store: Arc<dyn PositionStore>,
     clock: Arc<dyn Clock>,
+    /// Blocks between the head and the block read (EVM); above 0, Solana reads `finalized`.
+    confirmations: u64,
 }
 
-/// One chain's pools: the height read and each pool's state or the reason it has none.
-type ChainRead = (Option<u64>, Vec<Result<PoolState, String>>);
+/// One chain's read: the height read, the head as the node reports it, and per pool its state
+/// (or why it has none) with what the chain says of its stored state's block.
+struct ChainRead {
+    height: Option<u64>,
+    head: u64,
+    states: Vec<(Result<PoolState, String>, StoredBlock)>,
+}
+
+impl ChainRead {
+    fn failed(pools: &[&Pool], reason: String) -> ChainRead {
+        ChainRead {
+            height: None,
+            head: 0,
+            states: pools
+                .iter()
+                .map(|_| (Err(reason.clone()), StoredBlock::Unchecked))
+                .collect(),
+        }
+    }
+}
 
 impl Syncer {
     pub fn new(
@@ -44,7 +65,14 @@ impl Syncer {
             market,
             store,
             clock,
+            confirmations: 0,
         }
+    }
+
+    /// Reads `confirmations` blocks behind the head (0: the head itself, as on a devnet).
+    pub fn with_confirmations(mut self, confirmations: u64) -> Syncer {
+        self.confirmations = confirmations;
+        self
     }
 
     /// The RPC client of each chain (tests read their request counts).
@@ -55,53 +83,122 @@ impl Syncer {
     async fn read_chain(&self, chain: Chain, pools: &[&Pool]) -> ChainRead {
         let Some(rpc) = self.endpoints.get(&chain) else {
             let reason = format!("no RPC endpoint is configured for {chain}");
-            return (None, pools.iter().map(|_| Err(reason.clone())).collect());
+            return ChainRead::failed(pools, reason);
         };
-        let failed = |e: RpcError| {
+        let read = if chain == Chain::Solana {
+            self.read_solana(rpc, pools).await
+        } else {
+            self.read_evm(rpc, pools).await
+        };
+        read.unwrap_or_else(|e| {
             tracing::warn!(%chain, cause = %e, "chain read failed");
-            let reason = e.to_string();
-            (None, pools.iter().map(|_| Err(reason.clone())).collect())
-        };
-        if chain == Chain::Solana {
-            return match solana::read_pools(rpc, pools, self.clock.now()).await {
-                Ok((slot, states)) => (Some(slot), states),
-                Err(e) => failed(e),
-            };
-        }
-        match evm::block_number(rpc).await {
-            Ok(block) => {
-                let states = evm::read_pools(rpc, pools, block, self.clock.now()).await;
-                (Some(block), states)
+            ChainRead::failed(pools, e.to_string())
+        })
+    }
+
+    async fn read_solana(&self, rpc: &RpcClient, pools: &[&Pool]) -> Result<ChainRead, RpcError> {
+        let finalized = self.confirmations > 0;
+        let (slot, head, states) =
+            solana::read_pools(rpc, pools, finalized, self.clock.now()).await?;
+        Ok(ChainRead {
+            height: Some(slot),
+            head,
+            states: states
+                .into_iter()
+                .map(|s| (s, StoredBlock::Unchecked))
+                .collect(),
+        })
+    }
+
+    /// The head, then in one batch the block `confirmations` behind it and the blocks of the
+    /// stored states (to see a reorg), then the pools at that block's hash.
+    async fn read_evm(&self, rpc: &RpcClient, pools: &[&Pool]) -> Result<ChainRead, RpcError> {
+        let head = evm::block_number(rpc).await?;
+        let target = head.saturating_sub(self.confirmations);
+        let mut numbers = vec![target];
+        for pool in pools {
+            if let Some(stored) = pool.state.as_ref() {
+                if !numbers.contains(&stored.height) {
+                    numbers.push(stored.height);
+                }
             }
-            Err(e) => failed(e),
         }
+        let blocks = evm::blocks(rpc, &numbers).await?;
+        let Some(block) = blocks[0].clone() else {
+            return Err(RpcError::Malformed(
+                "the node knows no block at the head it reported",
+            ));
+        };
+        let states = evm::read_pools(rpc, pools, &block, self.clock.now()).await;
+        let stored_block = |pool: &Pool| {
+            let Some(stored) = pool.state.as_ref() else {
+                return StoredBlock::Unchecked;
+            };
+            let at = numbers.iter().position(|n| *n == stored.height);
+            match at.map(|i| &blocks[i]) {
+                Some(Some(block)) if stored.block_hash.is_some() => {
+                    StoredBlock::Hash(block.hash.clone())
+                }
+                Some(None) => StoredBlock::Unknown,
+                _ => StoredBlock::Unchecked,
+            }
+        };
+        Ok(ChainRead {
+            height: Some(block.number),
+            head,
+            states: pools
+                .iter()
+                .zip(states)
+                .map(|(pool, state)| (state, stored_block(pool)))
+                .collect(),
+        })
     }
 
     async fn store(
         &self,
         pool: &Pool,
         read: Result<PoolState, String>,
-        height: Option<u64>,
+        stored_block: StoredBlock,
+        chain: (Option<u64>, u64),
     ) -> PoolSync {
+        let (height, head) = chain;
         let mut report = PoolSync::unread(pool.chain, pool.id.clone(), height);
-        let state = match read.and_then(|state| check(pool, state)) {
-            Ok(state) => state,
+        let accounting = pool.fee_accounting();
+        let judged = read.and_then(|state| {
+            agreeing_tick(pool, &state)?;
+            let succession = succession(
+                pool.state.as_ref(),
+                &state,
+                head,
+                &stored_block,
+                self.clock.now(),
+            )?;
+            let fee_ticks = advance_all(accounting, &pool.tracked_ticks, &pool.fee_ticks, &state);
+            if let (Succession::Next, Some(stored)) = (succession, pool.state.as_ref()) {
+                fee_growth_advances(accounting, stored, &state, &pool.fee_ticks, &fee_ticks)?;
+            }
+            Ok((state, succession, fee_ticks))
+        });
+        let (state, succession, fee_ticks) = match judged {
+            Ok(judged) => judged,
             Err(reason) => {
                 tracing::warn!(chain = %pool.chain, pool = %pool.id, %reason, "pool not updated");
                 report.reason = Some(reason);
                 return report;
             }
         };
+        if let Succession::Replaces { height } = succession {
+            tracing::warn!(chain = %pool.chain, pool = %pool.id, replaced = height, by = state.height,
+                "the stored state is no longer the chain's: replaced by the canonical one");
+        }
         report.sqrt_price = Some(state.sqrt_price.to_string());
         report.tick = Some(state.tick);
         report.price = Some(pool.orientation.human_price_of(state.sqrt_price));
-        let fee_ticks = advance_all(
-            pool.fee_accounting(),
-            &pool.tracked_ticks,
-            &pool.fee_ticks,
-            &state,
-        );
-        match self.market.save_state(pool, &state, &fee_ticks).await {
+        match self
+            .market
+            .save_state(pool, &state, &fee_ticks, succession)
+            .await
+        {
             Ok(()) => report.updated = true,
             Err(StoreError::Conflict) => {
                 report.reason = Some(
@@ -123,10 +220,11 @@ impl Syncer {
             by_chain.entry(pool.chain).or_default().push(pool);
         }
         let reads = by_chain.iter().map(|(chain, pools)| async move {
-            let (height, states) = self.read_chain(*chain, pools).await;
+            let read = self.read_chain(*chain, pools).await;
             let mut out = Vec::with_capacity(pools.len());
-            for (pool, state) in pools.iter().zip(states) {
-                out.push(self.store(pool, state, height).await);
+            for (pool, (state, stored_block)) in pools.iter().zip(read.states) {
+                let chain = (read.height, read.head);
+                out.push(self.store(pool, state, stored_block, chain).await);
             }
             out
         });
@@ -164,30 +262,6 @@ impl Syncer {
         pools.sort_by_key(order);
         SyncReport::new(pools)
     }
-}
-
-/// A state the API can value at: a sqrt price inside the protocol's range and a tick that
-/// agrees with it (the pool's tick is the sqrt price's, or one below right on a tick after a
-/// swap down).
-fn check(pool: &Pool, state: PoolState) -> Result<PoolState, String> {
-    let curve = pool.curve();
-    let lowest = curve
-        .sqrt_price_at_tick(curve.min_tick())
-        .map_err(|e| e.0.to_string())?;
-    let highest = curve
-        .sqrt_price_at_tick(curve.max_tick())
-        .map_err(|e| e.0.to_string())?;
-    if state.sqrt_price.is_zero() {
-        return Err("the pool is not initialized".into());
-    }
-    if state.sqrt_price < lowest || state.sqrt_price >= highest {
-        return Err("the sqrt price read lies outside the protocol's range".into());
-    }
-    let tick = curve.tick_at_or_below(state.sqrt_price);
-    if state.tick != tick && state.tick != tick - 1 {
-        return Err("the tick read does not match the sqrt price read".into());
-    }
-    Ok(state)
 }
 
 #[async_trait]

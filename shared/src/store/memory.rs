@@ -4,7 +4,7 @@
 use super::traits::{Market, PositionStore, StoreError, StoreResult};
 use crate::catalog::{embedded_records, Catalog, CatalogError, Pool, PoolMarket, PoolRecord};
 use crate::fee_ticks::FeeTick;
-use crate::market::{Freshness, PoolKey, PoolState};
+use crate::market::{Freshness, PoolKey, PoolState, Succession};
 use crate::model::{
     Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
     Status, StoredResponse, KEY_LEASE, KEY_RETENTION,
@@ -397,9 +397,14 @@ impl Market for MemoryMarket {
         pool: &Pool,
         state: &PoolState,
         fee_ticks: &[FeeTick],
+        succession: Succession,
     ) -> StoreResult<()> {
-        self.write(pool, |market| match &market.state {
-            Some(stored) if stored.height >= state.height => Err(StoreError::Conflict),
+        let stored_height = |market: &PoolMarket| market.state.as_ref().map(|s| s.height);
+        self.write(pool, |market| match (succession, stored_height(market)) {
+            (Succession::Next, Some(stored)) if stored >= state.height => Err(StoreError::Conflict),
+            (Succession::Replaces { height }, stored) if stored != Some(height) => {
+                Err(StoreError::Conflict)
+            }
             _ => {
                 market.state = Some(state.clone());
                 market

@@ -3,7 +3,7 @@
 
 use crate::catalog::{Catalog, Pool, PoolMarket};
 use crate::fee_ticks::FeeTick;
-use crate::market::PoolState;
+use crate::market::{PoolState, Succession};
 use crate::model::{
     Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
     Status,
@@ -136,13 +136,15 @@ pub trait Market: Send + Sync {
         first_use: &[FeeTick],
     ) -> StoreResult<PoolMarket>;
 
-    /// Stores a state read from the chain with the fee records advanced to it, only if it was
-    /// read at a later block or slot than the stored one: `Conflict` otherwise, so a slower
-    /// sync never moves a pool back in time.
+    /// Stores a state read from the chain with the fee records advanced to it: as the
+    /// `Next` state only if it was read at a later block or slot than the stored one (so a
+    /// slower sync never moves a pool back in time), as `Replaces` only over the very state it
+    /// replaces; `Conflict` otherwise.
     async fn save_state(
         &self,
         pool: &Pool,
         state: &PoolState,
         fee_ticks: &[FeeTick],
+        succession: Succession,
     ) -> StoreResult<()>;
 }

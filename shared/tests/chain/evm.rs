@@ -88,8 +88,8 @@ async fn the_state_read_is_the_pools_own_at_the_block_read() {
             .load(Ordering::SeqCst);
         assert_eq!(
             requests - requests_before,
-            2,
-            "the block number, then one batch"
+            3,
+            "the head, the blocks read and stored, then one batch of calls"
         );
 
         let chain = devnet

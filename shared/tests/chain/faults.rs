@@ -32,11 +32,22 @@ fn getter(data: &str, slot0: &str) -> Result<Value, Value> {
     Ok(json!(format!("0x{words}")))
 }
 
-fn healthy_slot0() -> String {
-    format!("0x{}{}", word(Q96), word(0))
+/// `slot0`'s seven words: the sqrt price, the tick (non-negative here), five zero words.
+fn slot0(sqrt_price: u128, tick: u128) -> String {
+    format!("0x{}{}{}", word(sqrt_price), word(tick), word(0).repeat(5))
 }
 
-/// An EVM endpoint at `block` whose `eth_call`s `call` answers.
+fn healthy_slot0() -> String {
+    slot0(Q96, 0)
+}
+
+/// The hash the stubs give block `number`.
+pub fn hash_of(number: u64) -> String {
+    format!("0x{number:064x}")
+}
+
+/// An EVM endpoint at `block` whose `eth_call`s `call` answers; every block up to the head is
+/// known, with the hash [`hash_of`] its number.
 async fn evm_stub(
     block: Arc<AtomicU64>,
     call: impl Fn(&str) -> Result<Value, Value> + Send + Sync + 'static,
@@ -44,11 +55,19 @@ async fn evm_stub(
     RpcStub::start(move |body| {
         each_call(body, |c| match c["method"].as_str() {
             Some("eth_blockNumber") => Ok(json!(format!("0x{:x}", block.load(Ordering::SeqCst)))),
+            Some("eth_getBlockByNumber") => {
+                let number = c["params"][0].as_str().unwrap();
+                let number = u64::from_str_radix(&number[2..], 16).unwrap();
+                if number > block.load(Ordering::SeqCst) {
+                    return Ok(Value::Null);
+                }
+                Ok(json!({"number": format!("0x{number:x}"), "hash": hash_of(number)}))
+            }
             Some("eth_call") => {
-                let at = c["params"][1].as_str().unwrap();
+                let at = c["params"][1]["blockHash"].as_str().unwrap();
                 assert_eq!(
                     at,
-                    format!("0x{:x}", block.load(Ordering::SeqCst)),
+                    hash_of(block.load(Ordering::SeqCst)),
                     "at the block read"
                 );
                 call(c["params"][0]["data"].as_str().unwrap())
@@ -89,12 +108,12 @@ async fn a_healthy_endpoint_is_read_in_two_requests_at_one_block() {
     assert_eq!(report["updated"], 2, "{report}");
     assert_eq!(
         stub.requests(),
-        2,
-        "eth_blockNumber, then one batch of every eth_call"
+        3,
+        "eth_blockNumber, the block read, then one batch of every eth_call"
     );
     let stats = &syncer.endpoints()[&Chain::Ethereum].stats;
-    assert_eq!(stats.requests.load(Ordering::SeqCst), 2);
-    assert_eq!(stats.calls.load(Ordering::SeqCst), 1 + 2 * 4);
+    assert_eq!(stats.requests.load(Ordering::SeqCst), 3);
+    assert_eq!(stats.calls.load(Ordering::SeqCst), 1 + 1 + 2 * 4);
     let e = entry(&report, POOL);
     assert_eq!(
         (e["block"].as_u64(), e["tick"].as_i64()),
@@ -193,8 +212,8 @@ async fn errors_and_malformed_answers_leave_the_pool_as_it_was() {
     let calls: Vec<(String, &str)> = vec![
         (String::new(), "execution reverted"),
         ("0x1234".to_string(), "slot0"),
-        (format!("0x{}{}", word(Q96), word(5)), "does not match"),
-        (format!("0x{}{}", word(0), word(0)), "not initialized"),
+        (slot0(Q96, 5), "does not match"),
+        (slot0(0, 0), "not initialized"),
     ];
     for (slot0, expected) in calls {
         let market = market(&[stable_pool("ethereum", POOL)]);

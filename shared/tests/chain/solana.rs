@@ -61,14 +61,17 @@ fn accounts() -> HashMap<String, Value> {
     .collect()
 }
 
-/// A stub answering `getMultipleAccounts` from `accounts` at `SLOT`, recording the addresses
-/// and options of every call.
+/// A stub answering `getMultipleAccounts` from `accounts` at `SLOT` (and `getSlot` a little
+/// past it), recording the addresses and options of every call.
 async fn stub(accounts: HashMap<String, Value>) -> (RpcStub, Arc<Mutex<Vec<Value>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
     let stub = RpcStub::start(move |body| {
         log.lock().unwrap().push(body.clone());
         each_call(body, |call| {
+            if call["method"] == "getSlot" {
+                return Ok(json!(SLOT + 2));
+            }
             if call["method"] != "getMultipleAccounts" {
                 return Err(json!({"code": -32601, "message": "Method not found"}));
             }
@@ -259,8 +262,8 @@ async fn one_request_reads_every_whirlpool_and_the_arrays_of_tracked_ticks() {
     assert_eq!(report["updated"], 2, "{report}");
     assert_eq!(
         stub.requests(),
-        1,
-        "one getMultipleAccounts for the whole chain"
+        2,
+        "one getMultipleAccounts for the whole chain, then getSlot"
     );
     let call = seen.lock().unwrap()[0].clone();
     assert_eq!(call["method"], "getMultipleAccounts");

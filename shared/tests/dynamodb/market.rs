@@ -7,7 +7,7 @@ use chrono::Utc;
 use futures_util::future::join_all;
 use serde_json::json;
 use shared::catalog::Pool;
-use shared::market::{Freshness, PoolState};
+use shared::market::{Freshness, PoolState, Succession};
 use shared::store::{DynamoDbMarket, Market, StoreError};
 use shared::App;
 use std::time::Duration;
@@ -28,6 +28,7 @@ fn state_at(pool: &Pool, price: u32, height: u64) -> PoolState {
         fee_growth_global0: Default::default(),
         fee_growth_global1: Default::default(),
         height,
+        block_hash: None,
         observed_at: Utc::now(),
         ticks: Vec::new(),
     }
@@ -56,7 +57,11 @@ async fn racing_writes_leave_the_newest_state_and_ticks_accumulate() {
     let writes = (1..=20u64).rev().map(|h| {
         let (market, state) = (&market, state_at(&target, 2000 + h as u32, h));
         let target = &target;
-        async move { market.save_state(target, &state, &[]).await }
+        async move {
+            market
+                .save_state(target, &state, &[], Succession::Next)
+                .await
+        }
     });
     let results = join_all(writes).await;
     assert!(results.iter().any(Result::is_ok));
@@ -66,7 +71,7 @@ async fn racing_writes_leave_the_newest_state_and_ticks_accumulate() {
     assert_eq!(pool(&market).await.state.unwrap().height, 20);
     assert!(matches!(
         market
-            .save_state(&target, &state_at(&target, 1, 20), &[])
+            .save_state(&target, &state_at(&target, 1, 20), &[], Succession::Next)
             .await,
         Err(StoreError::Conflict)
     ));
@@ -137,7 +142,12 @@ async fn positions_on_the_lambda_path_are_valued_at_the_stored_state() {
     );
 
     app.market
-        .save_state(&target, &state_at(&target, 2000, 21_000_000), &[])
+        .save_state(
+            &target,
+            &state_at(&target, 2000, 21_000_000),
+            &[],
+            Succession::Next,
+        )
         .await
         .unwrap();
     let created = client.open(json!({})).await;

@@ -11,7 +11,7 @@ use hyper::body::Bytes;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
-use shared::market::PoolState;
+use shared::market::{PoolState, Succession};
 use shared::store::{DynamoDbMarket, Market, PositionStore};
 use shared::Endpoint;
 use std::process::Stdio;
@@ -67,10 +67,14 @@ async fn fresh_state_for(store: &shared::store::DynamoDbStore, fixture: &shared:
         fee_growth_global0: Default::default(),
         fee_growth_global1: Default::default(),
         height: 1,
+        block_hash: None,
         observed_at: chrono::Utc::now(),
         ticks: Vec::new(),
     };
-    market.save_state(pool, &state, &[]).await.unwrap();
+    market
+        .save_state(pool, &state, &[], Succession::Next)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]

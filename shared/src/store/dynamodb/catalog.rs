@@ -13,7 +13,7 @@ use super::keys::{catalog_sort_key, s, Item, CATALOG_PK};
 use super::store::DynamoDbStore;
 use crate::catalog::{Catalog, Pool, PoolMarket, PoolRecord};
 use crate::fee_ticks::FeeTick;
-use crate::market::{Freshness, PoolKey, PoolState};
+use crate::market::{Freshness, PoolKey, PoolState, Succession};
 use crate::store::traits::{Market, StoreError, StoreResult};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
@@ -222,6 +222,7 @@ impl Market for DynamoDbMarket {
         pool: &Pool,
         state: &PoolState,
         fee_ticks: &[FeeTick],
+        succession: Succession,
     ) -> StoreResult<()> {
         let body = serde_json::to_string(state).map_err(json_failure)?;
         let mut update = self
@@ -237,11 +238,16 @@ impl Market for DynamoDbMarket {
                 .expression_attribute_names(format!("#f{i}"), fee_tick_attribute(record.tick))
                 .expression_attribute_values(format!(":f{i}"), fee_tick_value(record)?);
         }
+        let update = match succession {
+            Succession::Next => update.condition_expression(
+                "attribute_exists(PK) AND (attribute_not_exists(height) OR height < :height)",
+            ),
+            Succession::Replaces { height } => update
+                .condition_expression("attribute_exists(PK) AND height = :replaced")
+                .expression_attribute_values(":replaced", AttributeValue::N(height.to_string())),
+        };
         let result = update
             .update_expression(expression)
-            .condition_expression(
-                "attribute_exists(PK) AND (attribute_not_exists(height) OR height < :height)",
-            )
             .expression_attribute_names("#state", "state")
             .expression_attribute_values(":state", s(body))
             .expression_attribute_values(":height", AttributeValue::N(state.height.to_string()))

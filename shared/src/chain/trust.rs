@@ -1,0 +1,150 @@
+//! What the sync takes from a chain's answer, and what it refuses. A state is stored only when
+//! it is a state the protocol could be in (a sqrt price in range and the tick that goes with
+//! it), read at a plausible height (not beyond the head another read sees, a bounded jump past
+//! the stored one), and moving forward from the stored state: the values the protocol only
+//! ever increases (fee growth globals, each tracked tick's growth below and above it) advance
+//! by the protocol's wrapping rule, never backwards. The exception is a stored state the chain
+//! no longer has (a reorg replaced its block, or its height lies far beyond the chain's head):
+//! the canonical state replaces it whole.
+
+use crate::catalog::Pool;
+use crate::fee_ticks::FeeTick;
+use crate::market::{PoolState, Succession};
+use crate::math::fees::FeeAccounting;
+use chrono::{DateTime, Utc};
+use std::collections::BTreeMap;
+
+/// The fastest block or slot rate of a supported chain (Arbitrum's 4 blocks a second), with room.
+pub const MAX_HEIGHTS_PER_SECOND: u64 = 10;
+
+/// A jump past the stored height always allowed (a devnet mines a block per transaction).
+pub const JUMP_ALLOWANCE: u64 = 100_000;
+
+/// How far a stored height may lie beyond the head a node reports before the stored state is
+/// taken for a wrong one (a node behind a load balancer lags by a few blocks, not this many).
+pub const BEYOND_HEAD: u64 = 10_000;
+
+/// What the chain says of the block a stored state was read at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoredBlock {
+    /// Not asked (a Solana slot, a state stored without its block hash).
+    Unchecked,
+    /// The node knows no block at that height.
+    Unknown,
+    /// The hash of the block the node has at that height.
+    Hash(String),
+}
+
+/// A sqrt price inside the protocol's range and the tick that goes with it: the sqrt price's
+/// own tick, or the one below only when the price lies exactly on a tick (where a swap down
+/// leaves it, in both protocols).
+pub fn agreeing_tick(pool: &Pool, state: &PoolState) -> Result<(), String> {
+    let curve = pool.curve();
+    let bound = |tick| curve.sqrt_price_at_tick(tick).map_err(|e| e.0.to_string());
+    if state.sqrt_price.is_zero() {
+        return Err("the pool is not initialized".into());
+    }
+    if state.sqrt_price < bound(curve.min_tick())? || state.sqrt_price >= bound(curve.max_tick())? {
+        return Err("the sqrt price read lies outside the protocol's range".into());
+    }
+    let tick = curve.tick_at_or_below(state.sqrt_price);
+    let on_boundary = bound(tick)? == state.sqrt_price;
+    if state.tick == tick || (on_boundary && state.tick == tick - 1) {
+        Ok(())
+    } else {
+        Err("the tick read does not match the sqrt price read".into())
+    }
+}
+
+/// How `read` may follow `stored`, given the head the node reports and what it says of the
+/// stored state's block; refused when it is not plausible.
+pub fn succession(
+    stored: Option<&PoolState>,
+    read: &PoolState,
+    head: u64,
+    stored_block: &StoredBlock,
+    now: DateTime<Utc>,
+) -> Result<Succession, String> {
+    let Some(stored) = stored else {
+        return Ok(Succession::Next);
+    };
+    let replaced = match (stored_block, &stored.block_hash) {
+        (StoredBlock::Hash(hash), Some(ours)) => hash != ours,
+        _ => false,
+    };
+    let beyond_head = stored.height > head.saturating_add(BEYOND_HEAD)
+        && matches!(stored_block, StoredBlock::Unknown | StoredBlock::Unchecked);
+    if replaced || beyond_head {
+        return Ok(Succession::Replaces {
+            height: stored.height,
+        });
+    }
+    if read.height <= stored.height {
+        return Err("a state read at the same or a later block or slot is already stored".into());
+    }
+    let elapsed = now
+        .signed_duration_since(stored.observed_at)
+        .num_seconds()
+        .max(0) as u64;
+    let allowed = JUMP_ALLOWANCE.saturating_add(elapsed.saturating_mul(MAX_HEIGHTS_PER_SECOND));
+    if read.height - stored.height > allowed {
+        return Err(format!(
+            "the block or slot read is {} past the stored one, more than the chain can make in {elapsed} s",
+            read.height - stored.height
+        ));
+    }
+    Ok(Succession::Next)
+}
+
+/// Growth below `record`'s tick with the pool at `state` (its `outside` read at that state).
+fn below(accounting: FeeAccounting, record: &FeeTick, state: &PoolState, i: usize) -> [U; 2] {
+    let outside = record.outside_at(accounting, state)[i];
+    let global = [state.fee_growth_global0, state.fee_growth_global1][i];
+    let below = if state.tick >= record.tick {
+        outside
+    } else {
+        accounting.wrapping_sub(global, outside)
+    };
+    [below, accounting.wrapping_sub(global, below)]
+}
+
+type U = crate::math::U256;
+
+/// Refuses a state whose fee growth went backwards from the stored one: either global, or the
+/// growth below or above a tracked tick (as the service's records hold it before and after the
+/// sync advances them).
+pub fn fee_growth_advances(
+    accounting: FeeAccounting,
+    stored: &PoolState,
+    read: &PoolState,
+    before: &BTreeMap<i32, FeeTick>,
+    after: &[FeeTick],
+) -> Result<(), String> {
+    let backwards = |what: &str| {
+        Err(format!(
+            "{what} read is below the stored one (a reorg or a lagging node): the state is not taken"
+        ))
+    };
+    let globals = |s: &PoolState| [s.fee_growth_global0, s.fee_growth_global1];
+    for i in 0..2 {
+        if accounting
+            .advance(globals(stored)[i], globals(read)[i])
+            .is_none()
+        {
+            return backwards(&format!("the fee growth global of token{i}"));
+        }
+    }
+    for record in after {
+        let Some(old) = before.get(&record.tick) else {
+            continue;
+        };
+        for i in 0..2 {
+            let was = below(accounting, old, stored, i);
+            let is = below(accounting, record, read, i);
+            if (0..2).any(|side| accounting.advance(was[side], is[side]).is_none()) {
+                return backwards(&format!("the fee growth around tick {}", record.tick));
+            }
+        }
+    }
+    Ok(())
+}
