@@ -6,7 +6,9 @@ use local_api::gateway::{Cors, Gateway};
 use shared::app::MarketSync;
 use shared::catalog::{embedded_records, Catalog, CatalogFile, PoolRecord};
 use shared::chain::{RpcClient, Syncer, RPC_TIMEOUT};
-use shared::config::{DEFAULT_CATALOG_TTL, DEFAULT_LOG_LEVEL, DEFAULT_STALE_AFTER};
+use shared::config::{
+    DEFAULT_CATALOG_TTL, DEFAULT_CONFIRMATION_BLOCKS, DEFAULT_LOG_LEVEL, DEFAULT_STALE_AFTER,
+};
 use shared::market::Freshness;
 use shared::model::Chain;
 use shared::store::dynamodb::{local_client, user_client};
@@ -23,6 +25,7 @@ const DEFAULT_SYNC_INTERVAL: Duration = Duration::from_secs(60);
 const USAGE: &str = "usage:
   local-api [--addr HOST:PORT] [--dynamodb-endpoint URL [--table NAME]] [--cors-origin ORIGIN]...
             [--catalog FILE] [--rpc CHAIN=URL]... [--sync-interval SECONDS] [--stale-after SECONDS]
+            [--confirmations BLOCKS]
       serve the API (default 127.0.0.1:3000) on the in-memory store, or on a DynamoDB-API
       server (the table, default 'positions', is created and its catalog seeded if missing);
       --cors-origin (repeatable, or '*') answers browser preflights and adds CORS headers for
@@ -30,8 +33,10 @@ const USAGE: &str = "usage:
       --catalog serves a catalog file (the format of shared/data/pools.json) instead of the
       embedded one; --rpc (repeatable) reads that chain's pools from a JSON-RPC endpoint: once
       at start, then every --sync-interval (default 60) and on POST /markets/sync; a pool's
-      state older than --stale-after (default 300) is stale. Without --rpc, nothing is read
-      from any network: the catalog's prices are a snapshot
+      state older than --stale-after (default 300) is stale; the EVM chains are read
+      --confirmations blocks behind the head (default 3; 0 on a devnet, which mines a block
+      per transaction). Without --rpc, nothing is read from any network: the catalog's
+      prices are a snapshot
   local-api token --sub NAME [--ttl SECONDS] [--scope SCOPES]
       print a bearer token for NAME (default ttl 86400); --scope sets the space-separated
       scope claim, e.g. \"markets:sync\"
@@ -169,6 +174,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
     let mut records = None;
     let mut endpoints = BTreeMap::new();
     let (mut interval, mut stale_after) = (DEFAULT_SYNC_INTERVAL, DEFAULT_STALE_AFTER);
+    let mut confirmations = DEFAULT_CONFIRMATION_BLOCKS;
     for (name, value) in options(args)? {
         match name {
             "--addr" => addr = value.to_string(),
@@ -176,6 +182,11 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
             "--rpc" => rpc_endpoint(value, &mut endpoints)?,
             "--sync-interval" => interval = seconds(name, value)?,
             "--stale-after" => stale_after = seconds(name, value)?,
+            "--confirmations" => {
+                confirmations = value
+                    .parse()
+                    .map_err(|_| "--confirmations takes a whole number of blocks".to_string())?;
+            }
             "--dynamodb-endpoint" => endpoint = Some(value.to_string()),
             "--table" => table = value.to_string(),
             "--cors-origin" => cors.allowed_origins.push(value.to_string()),
@@ -226,12 +237,15 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
         }
     };
     if live {
-        let syncer = Arc::new(Syncer::new(
-            endpoints,
-            app.market.clone(),
-            app.store.clone(),
-            app.clock.clone(),
-        ));
+        let syncer = Arc::new(
+            Syncer::new(
+                endpoints,
+                app.market.clone(),
+                app.store.clone(),
+                app.clock.clone(),
+            )
+            .with_confirmations(confirmations),
+        );
         app.sync = Some(syncer.clone());
         // Before listening: the first request already sees the chains' state.
         sync_once(&syncer).await;

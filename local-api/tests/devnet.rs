@@ -41,6 +41,9 @@ async fn start(devnet: &Devnet, extra: &[&str]) -> LocalApi {
         &rpc,
         "--sync-interval",
         "3600",
+        // The devnet mines a block per transaction: read the head.
+        "--confirmations",
+        "0",
     ];
     args.extend_from_slice(extra);
     LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await

@@ -14,6 +14,11 @@ pub const DEFAULT_STALE_AFTER: Duration = Duration::from_secs(300);
 /// The log filter unless `RUST_LOG` says otherwise.
 pub const DEFAULT_LOG_LEVEL: &str = "info";
 
+/// Blocks the sync reads behind the head unless `CONFIRMATION_BLOCKS` says otherwise: a reorg
+/// deeper than this on the supported chains is rare enough, a state this far behind still
+/// current (at most ~36 s on Ethereum).
+pub const DEFAULT_CONFIRMATION_BLOCKS: u64 = 3;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// The DynamoDB table (`TABLE_NAME`, required).
@@ -30,6 +35,9 @@ pub struct Config {
     pub rpc_parameters: BTreeMap<Chain, String>,
     /// The log filter (`RUST_LOG`, default `info`).
     pub log_level: String,
+    /// Blocks between the head and the block the sync reads (`CONFIRMATION_BLOCKS`, default
+    /// 3; 0 reads the head, as on a devnet). Above 0, Solana is read `finalized`.
+    pub confirmation_blocks: u64,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -68,6 +76,14 @@ impl Config {
             stale_after: seconds("MARKET_STALE_AFTER_SECONDS", DEFAULT_STALE_AFTER)?,
             rpc_parameters,
             log_level: non_empty("RUST_LOG").unwrap_or_else(|| DEFAULT_LOG_LEVEL.to_string()),
+            confirmation_blocks: match non_empty("CONFIRMATION_BLOCKS") {
+                None => DEFAULT_CONFIRMATION_BLOCKS,
+                Some(text) => text.trim().parse().map_err(|_| {
+                    ConfigError(format!(
+                        "CONFIRMATION_BLOCKS must be a whole number of blocks, not {text:?}"
+                    ))
+                })?,
+            },
         })
     }
 }
@@ -96,6 +112,7 @@ mod tests {
                 stale_after: DEFAULT_STALE_AFTER,
                 rpc_parameters: BTreeMap::new(),
                 log_level: "info".into(),
+                confirmation_blocks: DEFAULT_CONFIRMATION_BLOCKS,
             })
         );
         assert!(config(&[]).is_err());

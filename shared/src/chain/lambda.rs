@@ -36,12 +36,15 @@ pub async fn run() -> Result<(), Error> {
         .collect::<Result<BTreeMap<_, _>, String>>()
         .map_err(|e| format!("RPC endpoint: {e}"))?;
     tracing::debug!(chains = ?endpoints.keys().collect::<Vec<_>>(), "sync endpoints configured");
-    app.sync = Some(Arc::new(Syncer::new(
-        endpoints,
-        app.market.clone(),
-        app.store.clone(),
-        app.clock.clone(),
-    )));
+    app.sync = Some(Arc::new(
+        Syncer::new(
+            endpoints,
+            app.market.clone(),
+            app.store.clone(),
+            app.clock.clone(),
+        )
+        .with_confirmations(config.confirmation_blocks),
+    ));
     let app = &app;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
         invoke(app, event).await
