@@ -41,6 +41,11 @@ pub enum ApiError {
     /// The request conflicts with the resource's state (closing a closed position).
     #[error("{0}")]
     Conflict(String),
+    /// The resource kept changing under the request (a close racing other transitions): the
+    /// same request may well succeed on retry, so it is never stored as an idempotency key's
+    /// answer.
+    #[error("{0}")]
+    Contended(String),
     /// The request is well formed but cannot be applied as sent (an idempotency key reused
     /// for another request).
     #[error("{0}")]
@@ -91,13 +96,22 @@ impl ApiError {
             ApiError::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
             ApiError::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::Conflict(_) | ApiError::KeyInFlight { .. } => StatusCode::CONFLICT,
+            ApiError::Conflict(_) | ApiError::Contended(_) | ApiError::KeyInFlight { .. } => {
+                StatusCode::CONFLICT
+            }
             ApiError::UnprocessableEntity(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::ServiceUnavailable(_) | ApiError::MarketStale(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
+    }
+
+    /// Whether the same request would fail the same way: a client error that is no race's
+    /// outcome, which an idempotency key may keep as its answer.
+    pub fn is_final(&self) -> bool {
+        self.status().is_client_error()
+            && !matches!(self, ApiError::Contended(_) | ApiError::KeyInFlight { .. })
     }
 
     /// The response: `{"message": ..., "statusCode": ...}` with the matching status. A server
@@ -126,7 +140,7 @@ impl ApiError {
                     headers.insert(header::ALLOW, value);
                 }
             }
-            ApiError::ServiceUnavailable(_) => {
+            ApiError::ServiceUnavailable(_) | ApiError::Contended(_) => {
                 headers.insert(
                     header::RETRY_AFTER,
                     header::HeaderValue::from_static(RETRY_AFTER_SECONDS),

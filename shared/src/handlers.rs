@@ -14,7 +14,7 @@ use crate::model::{format_time, FeeCheckpoint, ListView, Position, Status};
 use crate::portfolio::portfolio;
 use crate::store::StoreError;
 use crate::validation::{is_position_id, parse_amount, CreateRequest, ListQuery, MAX_BODY_BYTES};
-use crate::valuation::{value_position, TokenPair, ValuationError};
+use crate::valuation::{position_entry, value_position, TokenPair, ValuationError};
 use lambda_http::http::{header, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
 
@@ -40,8 +40,8 @@ pub async fn list_positions(app: &App, request: &Request) -> Reply {
     let data = page
         .items
         .iter()
-        .map(|p| value_position(p, &catalog, now).map(|v| v.view))
-        .collect::<Result<_, _>>()?;
+        .map(|p| position_entry(p, &catalog, now))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(json_response(
         StatusCode::OK,
         &ListView {
@@ -75,8 +75,8 @@ async fn own_position(
 /// `GET /positions/{id}`: one of the caller's positions; anything else is 404.
 pub async fn get_position(app: &App, request: &Request) -> Reply {
     let (position, catalog) = own_position(app, request).await?;
-    let view = value_position(&position, &catalog, app.clock.now())?.view;
-    Ok(json_response(StatusCode::OK, &view))
+    let entry = position_entry(&position, &catalog, app.clock.now())?;
+    Ok(json_response(StatusCode::OK, &entry))
 }
 
 /// `POST /positions/{id}/close`: withdraws the caller's open position at its pool's current
@@ -86,7 +86,27 @@ pub async fn close_position(app: &App, request: &Request) -> Reply {
     guarded(app, request, &caller, |claim| close(app, request, claim)).await
 }
 
+/// Attempts at a close that lost a race (another close, a cancel, the sync activating the
+/// offer): each re-reads the position and closes it as it is now.
+const CLOSE_ATTEMPTS: usize = 3;
+
 async fn close(app: &App, request: &Request, claim: Option<Claim>) -> Reply {
+    for _ in 0..CLOSE_ATTEMPTS {
+        if let Some(response) = close_once(app, request, claim.as_ref()).await? {
+            return Ok(response);
+        }
+    }
+    Err(ApiError::Contended(
+        "the position changed while it was being closed: retry".into(),
+    ))
+}
+
+/// One close of the position as it reads now; `None` when its status changed meanwhile.
+async fn close_once(
+    app: &App,
+    request: &Request,
+    claim: Option<&Claim>,
+) -> Result<Option<Response<Body>>, ApiError> {
     let (position, catalog) = own_position(app, request).await?;
     let already = || ApiError::Conflict("the position is already closed".into());
     if position.status == Status::Closed {
@@ -111,7 +131,14 @@ async fn close(app: &App, request: &Request, claim: Option<Claim>) -> Reply {
                 .into(),
         ));
     }
-    let closing = close_figures(&position, &catalog, now)?;
+    let closing = close_figures(&position, &catalog, now).map_err(|e| match e {
+        // As on chain: the protocol cannot pay out amounts past its type at this price.
+        ValuationError::Math(e) => ApiError::MarketStale(format!(
+            "the position cannot be closed at the pool's current price ({e}): retry when the \
+             price moves back into what the protocol can pay out"
+        )),
+        other => other.into(),
+    })?;
     let closed = Position {
         status: Status::Closed,
         closing: Some(closing.clone()),
@@ -133,11 +160,12 @@ async fn close(app: &App, request: &Request, claim: Option<Claim>) -> Reply {
         )
         .await
     {
-        Err(StoreError::Conflict) => return Err(already()),
+        // Re-read: a 409 only for a position really closed, never for one the sync activated.
+        Err(StoreError::Conflict) => return Ok(None),
         result => result?,
     }
     tracing::info!(position = %position.id, pnl = %closing.pnl_usd, "position closed");
-    Ok(response)
+    Ok(Some(response))
 }
 
 /// `POST /positions`: opens a position on a catalog pool.

@@ -107,8 +107,8 @@ fn replay(stored: StoredResponse) -> Response<Body> {
 
 /// Runs the write `run` under the request's idempotency key, if it has one: a replay, a 422 or
 /// a 409 instead when the key says so. `run` gets the claim and must store its success answer
-/// in its own write; a client error is stored here (the same bad request stays bad); a server
-/// error frees the key for a retry.
+/// in its own write; a final client error is stored here (the same bad request stays bad); a
+/// server error, or a conflict a retry may resolve ([`ApiError::is_final`]), frees the key.
 pub async fn guarded<F, Fut>(
     app: &App,
     request: &Request,
@@ -152,7 +152,7 @@ where
     };
     match run(Some(claim.clone())).await {
         Ok(response) => Ok(response),
-        Err(error) if error.status().is_client_error() => {
+        Err(error) if error.is_final() => {
             let response = error.render(&request_id(request));
             if let Err(e) = app.store.answer_key(&claim.answer(&response)).await {
                 tracing::warn!(cause = %e, "idempotency key left in flight until its lease ends");

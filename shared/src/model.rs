@@ -294,6 +294,32 @@ pub struct PositionView {
     pub close_reason: Option<String>,
 }
 
+/// A position that cannot be valued at its pool's current state (its amounts there exceed the
+/// protocol's amount type): its stored state and why, so that its neighbours are still answered.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnvaluedView {
+    pub id: String,
+    pub chain: Chain,
+    pub protocol: Protocol,
+    pub pool: String,
+    pub status: Status,
+    pub tick_lower: i32,
+    pub tick_upper: i32,
+    /// The position's liquidity, an integer string; `null` while pending.
+    pub liquidity: Option<String>,
+    pub created_at: String,
+    pub valuation_error: String,
+}
+
+/// A position as the API shows it: valued, or its stored state with a `valuationError`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum PositionEntry {
+    Valued(Box<PositionView>),
+    Unvalued(UnvaluedView),
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ListView<T> {
     pub data: Vec<T>,

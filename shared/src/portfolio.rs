@@ -31,6 +31,9 @@ pub struct PortfolioView {
     pub total_fees_earned_usd: Usd,
     pub total_impermanent_loss_usd: Usd,
     pub positions: u64,
+    /// Open positions left out of the totals: the protocol's math cannot value them at their
+    /// pools' current prices (each shows a `valuationError`).
+    pub unvalued_positions: u64,
     pub assets: Vec<AssetView>,
 }
 
@@ -47,8 +50,17 @@ pub fn portfolio(
     let mut fees = BigDecimal::zero();
     let mut impermanent_loss = BigDecimal::zero();
     let mut by_symbol: BTreeMap<String, BigDecimal> = BTreeMap::new();
+    let mut unvalued = 0;
     for position in positions {
-        let Valued { view, figures } = value_position(position, catalog, now)?;
+        let Valued { view, figures } = match value_position(position, catalog, now) {
+            Ok(valued) => valued,
+            Err(ValuationError::Math(e)) => {
+                tracing::warn!(position = %position.id, cause = %e, "position left out of the portfolio");
+                unvalued += 1;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         total_value += figures.value();
         cost_basis += &figures.cost_basis;
         fees += figures.fees();
@@ -74,6 +86,7 @@ pub fn portfolio(
         total_fees_earned_usd: Usd::new(fees),
         total_impermanent_loss_usd: Usd::new(impermanent_loss),
         positions: positions.len() as u64,
+        unvalued_positions: unvalued,
         assets: breakdown(by_symbol),
     })
 }

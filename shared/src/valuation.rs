@@ -9,7 +9,9 @@ use crate::math::fees::FeeAccounting;
 use crate::math::price::base_units_to_decimal;
 use crate::math::{uniswap, Amounts, Curve, MathError, U256};
 pub use crate::model::TokenPair;
-use crate::model::{format_time, Position, PositionView, Status, TokenAmountView};
+use crate::model::{
+    format_time, Position, PositionEntry, PositionView, Status, TokenAmountView, UnvaluedView,
+};
 use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, Utc};
 
@@ -166,6 +168,20 @@ impl Pool {
             let needed =
                 curve.amounts_for_liquidity(self.sqrt_price, sqrt_a, sqrt_b, liquidity, true)?;
             if needed.amount0 <= offered_raw.amount0 && needed.amount1 <= offered_raw.amount1 {
+                // At either end of the range the position holds one token only, the most of it
+                // it can ever hold: that amount must fit the protocol's amount type, or the
+                // position could not be valued nor withdrawn once the price gets there.
+                for end in [sqrt_a, sqrt_b] {
+                    curve
+                        .amounts_for_liquidity(end, sqrt_a, sqrt_b, liquidity, true)
+                        .map_err(|_| {
+                            rejected(
+                                "amounts are too large for this price range: at one end of the \
+                                 range the position would hold more of one token than the \
+                                 protocol's amount type can",
+                            )
+                        })?;
+                }
                 let amounts = self.to_api_order(needed);
                 let value_usd = self.value_of(&amounts);
                 return Ok(Deposit {
@@ -295,6 +311,38 @@ pub(crate) fn nothing() -> TokenPair {
     TokenPair {
         a: U256::ZERO,
         b: U256::ZERO,
+    }
+}
+
+/// [`value_position`]'s view, or, where the protocol's math cannot value the position at the
+/// pool's current state, its stored state with the reason: one position never breaks a list.
+pub fn position_entry(
+    position: &Position,
+    catalog: &Catalog,
+    now: DateTime<Utc>,
+) -> Result<PositionEntry, ValuationError> {
+    match value_position(position, catalog, now) {
+        Ok(valued) => Ok(PositionEntry::Valued(Box::new(valued.view))),
+        Err(ValuationError::Math(e)) => {
+            tracing::warn!(position = %position.id, cause = %e, "position not valued");
+            Ok(PositionEntry::Unvalued(UnvaluedView {
+                id: position.id.clone(),
+                chain: position.chain,
+                protocol: position.protocol,
+                pool: position.pool.clone(),
+                status: position.status,
+                tick_lower: position.tick_lower,
+                tick_upper: position.tick_upper,
+                liquidity: (position.status != Status::Pending)
+                    .then(|| position.liquidity.to_string()),
+                created_at: format_time(&position.created_at),
+                valuation_error: format!(
+                    "the position cannot be valued at the pool's current price ({e}): its \
+                     other figures return when the price does"
+                ),
+            }))
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -539,5 +587,38 @@ mod tests {
         assert!(deposit.amounts.a <= offered.a && deposit.amounts.b <= offered.b);
         let held = pool.holdings(low, high, deposit.liquidity).unwrap();
         assert_eq!(held, deposit.amounts);
+    }
+
+    #[test]
+    fn an_orca_offer_that_would_overflow_u64_at_a_range_end_is_refused() {
+        let pool = pool(
+            Chain::Solana,
+            Protocol::OrcaWhirlpools,
+            "Czfq3xZZDmsdGdUyrNLtRhGc47cXcZtLG4crryfu44zE",
+        );
+        let (low, high) = pool.snap_range(&d("100"), &d("200")).unwrap();
+        // Within the form's digit limits, but below the range it would all be SOL: ~7e19
+        // lamports, past u64.
+        let offered = TokenPair {
+            a: units(9_999_999_999, 9),
+            b: units(9_999_999_999_999, 6),
+        };
+        match pool.size_deposit(low, high, offered) {
+            Err(ValuationError::Rejected(message)) => assert!(message.contains("amount type")),
+            other => panic!("{other:?}"),
+        }
+        // A tenth of the SOL and a thousandth of the USDC fit: every price is valued.
+        let fits = TokenPair {
+            a: units(999_999_999, 9),
+            b: units(9_999_999_999, 6),
+        };
+        let deposit = pool.size_deposit(low, high, fits).unwrap();
+        let (sqrt_a, sqrt_b) = pool.sqrt_bounds(low, high).unwrap();
+        for end in [sqrt_a, sqrt_b] {
+            assert!(pool
+                .curve()
+                .amounts_for_liquidity(end, sqrt_a, sqrt_b, deposit.liquidity, true)
+                .is_ok());
+        }
     }
 }
