@@ -8,7 +8,7 @@ use std::collections::HashMap;
 pub use shared::http::MAX_SUB_BYTES;
 
 /// What the authorizer passes on of a valid token: its claims, every value as text, and the
-/// scopes it grants (`None` when it grants none, as API Gateway leaves the list out).
+/// scopes it grants (always a list, so the handlers never re-read the flattened claims).
 #[derive(Debug, Clone)]
 pub struct Authorized {
     pub claims: HashMap<String, String>,
@@ -73,7 +73,7 @@ impl JwtSettings {
         if expired || !issuer_is_text || !caller_ok {
             return None;
         }
-        let scopes = Some(shared::http::granted_scopes(&claims)).filter(|s| !s.is_empty());
+        let scopes = Some(shared::http::granted_scopes(&claims));
         Some(Authorized {
             claims: claims
                 .into_iter()

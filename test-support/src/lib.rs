@@ -4,7 +4,8 @@
 //! [`fixtures`] builds stored positions; [`dynamodb`] gives a fresh table on the test server;
 //! [`contract`] is the suite every store must pass; [`earnings`] the fee scenario each runs; [`events`] reads `events/`; [`local_api`]
 //! runs the local server and speaks raw HTTP to it; [`devnet`] runs anvil with the real
-//! Uniswap v3 contracts; [`rpc_stub`] is a loopback JSON-RPC endpoint answering what a test says.
+//! Uniswap v3 contracts; [`rpc_stub`] is a loopback JSON-RPC endpoint answering what a test says;
+//! [`fake_chain`] a loopback EVM chain on it whose blocks, pool and faults a test sets.
 
 pub mod bodies;
 pub mod client;
@@ -13,6 +14,7 @@ pub mod devnet;
 pub mod dynamodb;
 pub mod earnings;
 pub mod events;
+pub mod fake_chain;
 pub mod fixtures;
 pub mod idempotency;
 pub mod lifecycle;
