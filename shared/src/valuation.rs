@@ -588,37 +588,4 @@ mod tests {
         let held = pool.holdings(low, high, deposit.liquidity).unwrap();
         assert_eq!(held, deposit.amounts);
     }
-
-    #[test]
-    fn an_orca_offer_that_would_overflow_u64_at_a_range_end_is_refused() {
-        let pool = pool(
-            Chain::Solana,
-            Protocol::OrcaWhirlpools,
-            "Czfq3xZZDmsdGdUyrNLtRhGc47cXcZtLG4crryfu44zE",
-        );
-        let (low, high) = pool.snap_range(&d("100"), &d("200")).unwrap();
-        // Within the form's digit limits, but below the range it would all be SOL: ~7e19
-        // lamports, past u64.
-        let offered = TokenPair {
-            a: units(9_999_999_999, 9),
-            b: units(9_999_999_999_999, 6),
-        };
-        match pool.size_deposit(low, high, offered) {
-            Err(ValuationError::Rejected(message)) => assert!(message.contains("amount type")),
-            other => panic!("{other:?}"),
-        }
-        // A tenth of the SOL and a thousandth of the USDC fit: every price is valued.
-        let fits = TokenPair {
-            a: units(999_999_999, 9),
-            b: units(9_999_999_999, 6),
-        };
-        let deposit = pool.size_deposit(low, high, fits).unwrap();
-        let (sqrt_a, sqrt_b) = pool.sqrt_bounds(low, high).unwrap();
-        for end in [sqrt_a, sqrt_b] {
-            assert!(pool
-                .curve()
-                .amounts_for_liquidity(end, sqrt_a, sqrt_b, deposit.liquidity, true)
-                .is_ok());
-        }
-    }
 }

@@ -1,13 +1,24 @@
 //! `POST /positions/{id}/close` through the handlers on the in-memory store: the withdrawal
 //! rounded down and frozen, every error status, one winner among concurrent closes, and the
-//! portfolio's realized and unrealized totals.
+//! portfolio's realized and unrealized totals; a close racing the sync's activation or another
+//! close answers what really happened.
 
+use async_trait::async_trait;
 use bigdecimal::BigDecimal;
-use lambda_http::http::StatusCode;
+use chrono::{DateTime, Utc};
+use lambda_http::http::{Method, StatusCode};
 use serde_json::{json, Value};
+use shared::math::U256;
+use shared::model::{
+    Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
+    Status, TokenPair,
+};
+use shared::store::{MemoryStore, PositionStore, StoreResult};
 use shared::App;
 use std::str::FromStr;
+use std::sync::{Arc, Mutex};
 use test_support::client::TestClient;
+use test_support::fixtures::position;
 
 fn dec(value: &Value) -> BigDecimal {
     BigDecimal::from_str(&value.to_string().replace('"', "")).unwrap()
@@ -132,4 +143,139 @@ async fn of_twenty_concurrent_closes_exactly_one_succeeds() {
         .all(|s| *s == StatusCode::OK || *s == StatusCode::CONFLICT));
     assert_eq!(alice.list("status=closed").await.json["total"], 1);
     assert_eq!(alice.list("status=active").await.json["total"], 0);
+}
+
+/// What happens to the position between a close's read and its write.
+#[derive(Clone)]
+enum Race {
+    /// The sync activates the pending offer (stored as this active position).
+    Activated(Box<Position>),
+    /// Another request closes it.
+    Closed,
+}
+
+/// The in-memory store, where the first close's write finds the position changed by `race`.
+struct RacingStore {
+    inner: MemoryStore,
+    race: Mutex<Option<Race>>,
+}
+
+#[async_trait]
+impl PositionStore for RacingStore {
+    async fn insert_answering(&self, p: &Position, a: Option<&KeyAnswer>) -> StoreResult<()> {
+        self.inner.insert_answering(p, a).await
+    }
+    async fn get(&self, owner: &str, id: &str) -> StoreResult<Option<Position>> {
+        self.inner.get(owner, id).await
+    }
+    async fn list(&self, owner: &str, filter: Filter, page: PageRequest) -> StoreResult<Page> {
+        self.inner.list(owner, filter, page).await
+    }
+    async fn open_positions(&self, owner: &str) -> StoreResult<Vec<Position>> {
+        self.inner.open_positions(owner).await
+    }
+    async fn pending_on(&self, c: Chain, p: Protocol, pool: &str) -> StoreResult<Vec<Position>> {
+        self.inner.pending_on(c, p, pool).await
+    }
+    async fn activate(&self, activated: &Position) -> StoreResult<()> {
+        self.inner.activate(activated).await
+    }
+    async fn close_answering(
+        &self,
+        owner: &str,
+        id: &str,
+        from: Status,
+        closing: &Closing,
+        answer: Option<&KeyAnswer>,
+    ) -> StoreResult<()> {
+        let race = self.race.lock().unwrap().take();
+        match race {
+            Some(Race::Activated(active)) => self.inner.activate(&active).await?,
+            Some(Race::Closed) => {
+                self.inner
+                    .set_status(owner, id, from, Status::Closed)
+                    .await?;
+            }
+            None => {}
+        }
+        self.inner
+            .close_answering(owner, id, from, closing, answer)
+            .await
+    }
+    async fn claim_key(
+        &self,
+        owner: &str,
+        key: &str,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<KeyClaim> {
+        self.inner.claim_key(owner, key, fingerprint, now).await
+    }
+    async fn answer_key(&self, answer: &KeyAnswer) -> StoreResult<()> {
+        self.inner.answer_key(answer).await
+    }
+    async fn release_key(&self, owner: &str, key: &str, lease: &str) -> StoreResult<()> {
+        self.inner.release_key(owner, key, lease).await
+    }
+    async fn realized(&self, owner: &str) -> StoreResult<Realized> {
+        self.inner.realized(owner).await
+    }
+    async fn set_status(&self, owner: &str, id: &str, from: Status, to: Status) -> StoreResult<()> {
+        self.inner.set_status(owner, id, from, to).await
+    }
+}
+
+/// A pending offer of alice's on the ETH/USDC pool, in a racing store.
+async fn racing(race: impl FnOnce(&Position) -> Race) -> (App, Position) {
+    let mut pending = position("alice", Status::Pending, Chain::Ethereum, 1_790_000_000_000);
+    pending.liquidity = 0;
+    pending.deposit = Some(TokenPair {
+        a: U256::from(10u64.pow(18)),
+        b: U256::from(3_000_000_000u64),
+    });
+    let store = RacingStore {
+        inner: MemoryStore::new(),
+        race: Mutex::new(Some(race(&pending))),
+    };
+    store.insert(&pending).await.unwrap();
+    let app = App {
+        store: Arc::new(store),
+        ..App::in_memory()
+    };
+    (app, pending)
+}
+
+#[tokio::test]
+async fn a_cancel_that_races_the_activation_closes_the_active_position() {
+    let (app, pending) = racing(|p| {
+        Race::Activated(Box::new(Position {
+            status: Status::Active,
+            liquidity: 1_000_000_000_000,
+            ..p.clone()
+        }))
+    })
+    .await;
+    let alice = TestClient::in_process(&app, Some("alice"));
+    let path = format!("/positions/{}/close", pending.id);
+    let key = [("idempotency-key", "cancel-1")];
+    let reply = alice.send(Method::POST, &path, &key, b"").await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_eq!(reply.json["status"], "closed");
+    assert_eq!(
+        reply.json["liquidity"], "1000000000000",
+        "closed as the active position it was"
+    );
+    assert_eq!(reply.json["closeReason"], Value::Null, "{}", reply.text());
+    assert_eq!(alice.get(&pending.id).await.json, reply.json);
+    let retry = alice.send(Method::POST, &path, &key, b"").await;
+    assert_eq!((retry.status, retry.body), (reply.status, reply.body));
+}
+
+#[tokio::test]
+async fn a_close_that_loses_to_another_close_answers_409() {
+    let (app, pending) = racing(|_| Race::Closed).await;
+    let alice = TestClient::in_process(&app, Some("alice"));
+    let reply = alice.close(&pending.id).await;
+    assert_eq!(reply.status, StatusCode::CONFLICT, "{}", reply.text());
+    assert_eq!(reply.json["message"], "the position is already closed");
 }

@@ -7,3 +7,4 @@ mod events;
 mod handlers;
 mod routes;
 mod store_memory;
+mod valuation;
