@@ -141,6 +141,13 @@ async fn fees_of(alice: &TestClient, id: &str) -> [u128; 2] {
     })
 }
 
+/// A fault in one answer of the chain.
+enum Fault {
+    Slot0(String),
+    Liquidity(String),
+    RepeatIds,
+}
+
 async fn chain_faults_never_become_figures(on_dynamodb: bool) {
     let chain = FakeChain::start(ChainState::at_price_one(G0)).await;
     let catalog = catalog_file();
@@ -195,33 +202,33 @@ async fn chain_faults_never_become_figures(on_dynamodb: bool) {
     assert_eq!(taken(&ops).await["tick"], -1);
 
     // 4. Dirty words and repeated ids: refused whole.
+    // int24 with a stray bit, uint160 with a bit above 160, uint128 with a bit above 128.
     let dirty_tick = format!("7{}", &tick_word(-1)[1..]);
-    let cases: Vec<(Box<dyn Fn(&mut ChainState)>, &str)> = vec![
+    let dirty_sqrt = format!("01{}", &word(Q96)[2..]);
+    let rest = word(0).repeat(5);
+    let faults: [(Fault, &str); 4] = [
         (
-            Box::new(move |c| c.slot0 = format!("{}{dirty_tick}{}", word(Q96), word(0).repeat(5))),
+            Fault::Slot0(format!("{}{dirty_tick}{rest}", word(Q96))),
             "slot0: undecodable",
         ),
         (
-            Box::new(|c| {
-                c.slot0 = format!(
-                    "{}{}{}",
-                    format!("01{}", &word(Q96)[2..]),
-                    word(0),
-                    word(0).repeat(5)
-                )
-            }),
+            Fault::Slot0(format!("{dirty_sqrt}{}{rest}", word(0))),
             "slot0: undecodable",
         ),
         (
-            Box::new(|c| c.liquidity = format!("{:032x}{:032x}", 1, 1_000_000_000_000u128)),
+            Fault::Liquidity(format!("{:032x}{:032x}", 1, 1_000_000_000_000u128)),
             "liquidity: undecodable",
         ),
-        (Box::new(|c| c.repeat_ids = true), "ids"),
+        (Fault::RepeatIds, "ids"),
     ];
-    for (fault, because) in cases {
+    for (fault, because) in faults {
         chain.set(|c| {
             c.mine();
-            fault(c);
+            match fault {
+                Fault::Slot0(words) => c.slot0 = words,
+                Fault::Liquidity(words) => c.liquidity = words,
+                Fault::RepeatIds => c.repeat_ids = true,
+            }
         });
         refused(&ops, because).await;
         chain.set(|c| {
@@ -229,7 +236,7 @@ async fn chain_faults_never_become_figures(on_dynamodb: bool) {
                 head: c.head,
                 known_up_to: c.known_up_to,
                 ..ChainState::at_price_one(G0 + STEP)
-            }
+            };
         });
     }
     chain.set(|c| {

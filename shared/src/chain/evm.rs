@@ -291,7 +291,7 @@ mod tests {
         dirty_sqrt[11] = 0x01;
         for data in [
             slot0(sqrt.clone(), dirty_tick),
-            slot0(sqrt.clone(), high_tick),
+            slot0(sqrt, high_tick),
             slot0(dirty_sqrt, word(5, false)),
         ] {
             assert!(strict::<slot0Call>(&data, SLOT0_WORDS).is_err());
