@@ -494,3 +494,66 @@ async fn on_ticks_no_chain_position_uses_fees_are_the_global_growth() {
     }
     assert!(last.0 > 0 && last.1 > 0, "{last:?}");
 }
+
+/// A reorg on anvil (`evm_snapshot` / `evm_revert`, then other blocks at the same heights):
+/// the stored state's block is no longer the chain's, the next sync replaces it whole, and the
+/// API's fees are again exactly what `collect` pays on the canonical chain.
+#[tokio::test]
+async fn a_reorg_replaces_the_stored_state_and_fees_follow_the_canonical_chain() {
+    use shared::chain::RpcClient;
+    let devnet = Devnet::up(3000).await;
+    let server = start(&devnet, &[]).await;
+    let s = jwt();
+    let ops = server.client(Some(&s.issue_with_scope("ops", 600, Some("markets:sync"))));
+    let grace = server.client(Some(&s.issue("grace", 600)));
+    let (weth, usdc) = ("2", "5000");
+    let created = grace
+        .open(json!({
+            "chain": "ethereum", "protocol": "uniswap-v3", "pool": devnet.address("pool"),
+            "amountA": weth, "amountB": usdc, "priceLower": 2500, "priceUpper": 3600
+        }))
+        .await;
+    let minted = mint_twin(&devnet, &created, weth, usdc).await;
+    let id = created["id"].as_str().unwrap().to_string();
+    let token_id = minted["tokenId"].as_str().unwrap().to_string();
+    assert_eq!(sync(&ops).await["updated"], true);
+
+    let rpc = RpcClient::new(&devnet.rpc, Duration::from_secs(10)).unwrap();
+    let snapshot = rpc.call("evm_snapshot", json!([])).await.unwrap();
+    devnet
+        .run("swap", &["--sell", "weth", "--amount", "10"])
+        .await;
+    let orphan = sync(&ops).await;
+    assert_eq!(orphan["updated"], true, "{orphan}");
+    let orphaned = assert_fees_match(&devnet, &grace, &id, &token_id).await;
+
+    // The chain forgets that block and makes others at its height and past it.
+    assert_eq!(
+        rpc.call("evm_revert", json!([snapshot])).await.unwrap(),
+        true
+    );
+    for (sell, amount) in [("usdc", "20000"), ("usdc", "1000")] {
+        devnet
+            .run("swap", &["--sell", sell, "--amount", amount])
+            .await;
+    }
+    let canonical = sync(&ops).await;
+    assert_eq!(canonical["updated"], true, "{canonical}");
+    assert_eq!(
+        canonical["block"].as_u64(),
+        orphan["block"].as_u64().map(|b| b + 1),
+        "{canonical}"
+    );
+    let fees = assert_fees_match(&devnet, &grace, &id, &token_id).await;
+    assert_ne!(
+        fees, orphaned,
+        "the canonical chain's swaps earned other fees"
+    );
+    assert!(
+        fees.1 > 0,
+        "USDC sold on the canonical chain pays USDC fees"
+    );
+    let closed = grace.close(&id).await;
+    assert_eq!(closed.status, StatusCode::OK, "{}", closed.text());
+    assert_eq!(fees_of(&closed.json), fees);
+}
