@@ -8,7 +8,7 @@ use crate::error::ApiError;
 use crate::fee_ticks::{growth_inside, FeeTick};
 use crate::http::{caller, content_encoding, has_scope, is_json, json_response};
 use crate::idempotency::{guarded, Claim};
-use crate::lifecycle::close_position as close_figures;
+use crate::lifecycle::{close_position as close_figures, release_ticks};
 use crate::market::SyncReport;
 use crate::model::{format_time, FeeCheckpoint, ListView, Position, Status};
 use crate::portfolio::portfolio;
@@ -164,6 +164,9 @@ async fn close_once(
         Err(StoreError::Conflict) => return Ok(None),
         result => result?,
     }
+    if let Some(pool) = catalog.find(position.chain, position.protocol, &position.pool) {
+        release_ticks(app.market.as_ref(), pool, &position).await;
+    }
     tracing::info!(position = %position.id, pnl = %closing.pnl_usd, "position closed");
     Ok(Some(response))
 }
@@ -226,6 +229,7 @@ async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim
         )));
     }
     let (tick_lower, tick_upper) = pool.snap_range(&input.price_lower, &input.price_upper)?;
+    within_range_cap(app, &owner, pool, (tick_lower, tick_upper)).await?;
     let now = app.clock.now();
     let created_at = chrono::DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now);
     // The offer as it waits while the pool's state is stale; sized at once when it is fresh.
@@ -261,11 +265,41 @@ async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim
         response.headers_mut().insert(header::LOCATION, location);
     }
     let answer = claim.map(|c| c.answer(&response));
-    app.store
-        .insert_answering(&position, answer.as_ref())
-        .await?;
+    if let Err(e) = app.store.insert_answering(&position, answer.as_ref()).await {
+        release_ticks(app.market.as_ref(), pool, &position).await;
+        return Err(e.into());
+    }
     tracing::info!(position = %position.id, pool = %position.pool, status = %position.status, created_at = %format_time(&position.created_at), "position opened");
     Ok(response)
+}
+
+/// The most distinct ranges one user may hold open on one pool: each range is two ticks the sync
+/// reads at every run, so one user can never add more than twice this to a pool's reads.
+pub const MAX_OPEN_RANGES_PER_POOL: usize = 20;
+
+/// Refuses (409) a new range beyond [`MAX_OPEN_RANGES_PER_POOL`] of the owner's on the pool; a
+/// range the owner already holds open costs nothing more and is always allowed.
+async fn within_range_cap(
+    app: &App,
+    owner: &str,
+    pool: &Pool,
+    range: (i32, i32),
+) -> Result<(), ApiError> {
+    let open = app.store.open_positions(owner).await?;
+    let mut ranges: Vec<(i32, i32)> = open
+        .iter()
+        .filter(|p| p.chain == pool.chain && p.protocol == pool.protocol && pool.is_named(&p.pool))
+        .map(|p| (p.tick_lower, p.tick_upper))
+        .collect();
+    ranges.sort_unstable();
+    ranges.dedup();
+    if ranges.len() >= MAX_OPEN_RANGES_PER_POOL && !ranges.contains(&range) {
+        return Err(ApiError::Conflict(format!(
+            "you hold open positions in {MAX_OPEN_RANGES_PER_POOL} distinct ranges on this pool, \
+             the most one user may: add to one of those ranges, or close one first"
+        )));
+    }
+    Ok(())
 }
 
 /// Sizes `offer` at the pool's fresh state: the largest liquidity it funds, its ticks tracked

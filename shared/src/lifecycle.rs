@@ -120,6 +120,15 @@ pub fn activate(
     }
 }
 
+/// The ticks of a position that just closed are one use fewer; a failure only leaves a count
+/// that costs the sync one read per tick (logged), never a figure.
+pub async fn release_ticks(market: &dyn Market, pool: &Pool, position: &Position) {
+    let ticks = [position.tick_lower, position.tick_upper];
+    if let Err(e) = market.release_ticks(pool, ticks).await {
+        tracing::warn!(position = %position.id, cause = %e, "ticks of a closed position left tracked");
+    }
+}
+
 /// Settles the pending positions of `pools` (just updated by a sync) at the states the market
 /// now holds: each activated as a create at that state would size it, or closed when its offer
 /// funds nothing there. One store transaction per position; one that moved on meanwhile (a
@@ -169,6 +178,7 @@ pub async fn settle_pending(
                     settled[i].0 += 1;
                 } else {
                     settled[i].1 += 1;
+                    release_ticks(market, pools[i], &position).await;
                 }
             }
             Err(StoreError::Conflict) => {}

@@ -5,7 +5,8 @@
 //! [`contract`] is the suite every store must pass; [`earnings`] the fee scenario each runs; [`events`] reads `events/`; [`local_api`]
 //! runs the local server and speaks raw HTTP to it; [`devnet`] runs anvil with the real
 //! Uniswap v3 contracts; [`rpc_stub`] is a loopback JSON-RPC endpoint answering what a test says;
-//! [`fake_chain`] a loopback EVM chain on it whose blocks, pool and faults a test sets.
+//! [`fake_chain`] a loopback EVM chain on it whose blocks, pool and faults a test sets;
+//! [`tracked_ticks`] the scenario of the ticks a pool tracks, run on each store.
 
 pub mod bodies;
 pub mod client;
@@ -20,3 +21,4 @@ pub mod idempotency;
 pub mod lifecycle;
 pub mod local_api;
 pub mod rpc_stub;
+pub mod tracked_ticks;

@@ -328,6 +328,8 @@ pub struct MemoryMarket {
 #[derive(Default)]
 struct MarketInner {
     markets: HashMap<PoolKey, PoolMarket>,
+    /// Per pool, how many positions use each tracked tick.
+    uses: HashMap<PoolKey, BTreeMap<i32, u32>>,
     /// The catalog as last built; `None` after a write, rebuilt by the next read.
     built: Option<Arc<Catalog>>,
 }
@@ -340,8 +342,8 @@ impl MemoryMarket {
             records,
             freshness,
             inner: RwLock::new(MarketInner {
-                markets: HashMap::new(),
                 built: Some(Arc::new(catalog)),
+                ..MarketInner::default()
             }),
         })
     }
@@ -354,10 +356,12 @@ impl MemoryMarket {
     fn write<T>(
         &self,
         pool: &Pool,
-        f: impl FnOnce(&mut PoolMarket) -> StoreResult<T>,
+        f: impl FnOnce(&mut PoolMarket, &mut BTreeMap<i32, u32>) -> StoreResult<T>,
     ) -> StoreResult<T> {
         let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-        let out = f(inner.markets.entry(pool.key()).or_default())?;
+        let inner = &mut *inner;
+        let uses = inner.uses.entry(pool.key()).or_default();
+        let out = f(inner.markets.entry(pool.key()).or_default(), uses)?;
         inner.built = None;
         Ok(out)
     }
@@ -383,12 +387,32 @@ impl Market for MemoryMarket {
         ticks: [i32; 2],
         first_use: &[FeeTick],
     ) -> StoreResult<PoolMarket> {
-        self.write(pool, |market| {
-            market.tracked_ticks.extend(ticks);
+        self.write(pool, |market, uses| {
+            for tick in ticks {
+                *uses.entry(tick).or_default() += 1;
+                market.tracked_ticks.insert(tick);
+            }
             for record in first_use {
                 market.fee_ticks.entry(record.tick).or_insert(*record);
             }
             Ok(market.clone())
+        })
+    }
+
+    async fn release_ticks(&self, pool: &Pool, ticks: [i32; 2]) -> StoreResult<()> {
+        self.write(pool, |market, uses| {
+            for tick in ticks {
+                let Some(count) = uses.get_mut(&tick) else {
+                    continue;
+                };
+                *count = count.saturating_sub(1);
+                if *count == 0 {
+                    uses.remove(&tick);
+                    market.tracked_ticks.remove(&tick);
+                    market.fee_ticks.remove(&tick);
+                }
+            }
+            Ok(())
         })
     }
 
@@ -400,17 +424,24 @@ impl Market for MemoryMarket {
         succession: Succession,
     ) -> StoreResult<()> {
         let stored_height = |market: &PoolMarket| market.state.as_ref().map(|s| s.height);
-        self.write(pool, |market| match (succession, stored_height(market)) {
-            (Succession::Next, Some(stored)) if stored >= state.height => Err(StoreError::Conflict),
-            (Succession::Replaces { height }, stored) if stored != Some(height) => {
-                Err(StoreError::Conflict)
-            }
-            _ => {
-                market.state = Some(state.clone());
-                market
-                    .fee_ticks
-                    .extend(fee_ticks.iter().map(|record| (record.tick, *record)));
-                Ok(())
+        self.write(pool, |market, _| {
+            match (succession, stored_height(market)) {
+                (Succession::Next, Some(stored)) if stored >= state.height => {
+                    Err(StoreError::Conflict)
+                }
+                (Succession::Replaces { height }, stored) if stored != Some(height) => {
+                    Err(StoreError::Conflict)
+                }
+                _ => {
+                    market.state = Some(state.clone());
+                    // Only ticks still in use: one released meanwhile stays dropped.
+                    let tracked = &market.tracked_ticks;
+                    let records = fee_ticks.iter().filter(|r| tracked.contains(&r.tick));
+                    market
+                        .fee_ticks
+                        .extend(records.map(|record| (record.tick, *record)));
+                    Ok(())
+                }
             }
         })
     }

@@ -124,17 +124,22 @@ pub trait Market: Send + Sync {
     /// The catalog at the latest stored states (possibly cached: see each implementation).
     async fn catalog(&self) -> StoreResult<Arc<Catalog>>;
 
-    /// Records the ticks a new position uses, so the sync reads them, and starts the fee
-    /// records of those that have none with `first_use` (a record that exists is kept: other
-    /// positions' checkpoints rest on it). Answers the pool's market as stored after the write,
-    /// which the new position's checkpoint is taken from. Only ever adds: a tick tracked for a
-    /// position that was then not stored costs one read per sync, nothing else.
+    /// Counts one more position on each of `ticks` (so the sync reads them while any uses
+    /// them) and starts the fee records of those that have none with `first_use` (a record
+    /// that exists is kept: other positions' checkpoints rest on it). Answers the pool's state
+    /// as stored and these ticks' records, of one moment, which the new position's checkpoint
+    /// is taken from. Counted before the position is stored: a position that then fails to
+    /// store leaves a count that costs one read per sync, never a tick dropped under a position.
     async fn track_ticks(
         &self,
         pool: &Pool,
         ticks: [i32; 2],
         first_use: &[FeeTick],
     ) -> StoreResult<PoolMarket>;
+
+    /// Counts one position fewer on each of `ticks` (it closed); a tick no position uses any
+    /// more is no longer read by the sync, and its record goes.
+    async fn release_ticks(&self, pool: &Pool, ticks: [i32; 2]) -> StoreResult<()>;
 
     /// Stores a state read from the chain with the fee records advanced to it: as the
     /// `Next` state only if it was read at a later block or slot than the stored one (so a

@@ -231,3 +231,9 @@ async fn retried_writes_apply_once_on_dynamodb() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn tracked_ticks_follow_open_positions_on_dynamodb() {
+    let app = App::on_dynamodb(dynamodb_store().await, Duration::ZERO, Freshness::Snapshot);
+    test_support::tracked_ticks::tracked_ticks_follow_open_positions(&app).await;
+}

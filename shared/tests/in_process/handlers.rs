@@ -554,3 +554,8 @@ async fn a_caller_id_longer_than_256_bytes_is_unauthorized() {
     let reply = TestClient::in_process(&app, Some(&longest)).list("").await;
     assert_eq!(reply.status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn tracked_ticks_follow_open_positions_in_memory() {
+    test_support::tracked_ticks::tracked_ticks_follow_open_positions(&App::in_memory()).await;
+}

@@ -3,13 +3,16 @@
 //!
 //! One item per pool (`PK = CATALOG`, `SK = chain#protocol#address`): `record` (the catalog
 //! entry, JSON), `state` (the last state read from the chain, JSON) with its `height` (block or
-//! slot, a number the conditional write compares), `ticks` (a number set of the ticks
-//! positions use) and one `fee#<tick>` attribute per tracked tick (the service's fee record of
-//! it, JSON). One query reads the whole market.
+//! slot, a number the conditional write compares). One item per tick a position uses
+//! (`SK = chain#protocol#address#tick#<tick>`): `uses` (how many open positions use it; the
+//! item goes when none does) and `fee` (the service's fee record of it, JSON). No pool has a
+//! size or expression limit in reach, however many ticks it tracks. One query reads the whole
+//! market. (Tables written before tick items held a `ticks` number set and `fee#<tick>`
+//! attributes on the pool item: they are still read, as ticks in use.)
 
-use super::errors::classify;
+use super::errors::{build_error, classify, classify_transaction};
 use super::item::{malformed, text};
-use super::keys::{catalog_sort_key, s, Item, CATALOG_PK};
+use super::keys::{catalog_sort_key, s, tick_sort_key, Item, CATALOG_PK, TICK_INFIX};
 use super::store::DynamoDbStore;
 use crate::catalog::{Catalog, Pool, PoolMarket, PoolRecord};
 use crate::fee_ticks::FeeTick;
@@ -17,7 +20,10 @@ use crate::market::{Freshness, PoolKey, PoolState, Succession};
 use crate::store::traits::{Market, StoreError, StoreResult};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, ReturnValue, TransactWriteItem, Update,
+};
+use futures_util::future::try_join_all;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -37,18 +43,27 @@ fn pool_key(pool: &Pool) -> HashMap<String, AttributeValue> {
     ])
 }
 
-/// The attribute holding the fee record of `tick` (top-level, so a write needs no parent map).
-fn fee_tick_attribute(tick: i32) -> String {
-    format!("{FEE_TICK_PREFIX}{tick}")
+fn tick_key(pool: &Pool, tick: i32) -> HashMap<String, AttributeValue> {
+    HashMap::from([
+        ("PK".into(), s(CATALOG_PK)),
+        (
+            "SK".into(),
+            s(tick_sort_key(pool.chain, pool.protocol, &pool.id, tick)),
+        ),
+    ])
 }
 
+/// The pool item's legacy attributes holding fee records (before tick items).
 const FEE_TICK_PREFIX: &str = "fee#";
+
+/// Writes in one transaction at most (DynamoDB's limit is 100).
+const TRANSACTION_ITEMS: usize = 100;
 
 fn fee_tick_value(record: &FeeTick) -> Result<AttributeValue, StoreError> {
     Ok(s(serde_json::to_string(record).map_err(json_failure)?))
 }
 
-/// A catalog item: the record and what the market keeps of the pool.
+/// A catalog pool item: the record and what the market keeps of the pool on the item itself.
 fn pool_market(item: &Item) -> Result<(PoolRecord, PoolMarket), StoreError> {
     let record: PoolRecord = serde_json::from_str(text(item, "record")?).map_err(json_failure)?;
     let state = match item.get("state") {
@@ -83,6 +98,35 @@ fn pool_market(item: &Item) -> Result<(PoolRecord, PoolMarket), StoreError> {
     ))
 }
 
+/// A tick item: its tick, how many positions use it, its fee record if it has one.
+fn tick_item(item: &Item) -> Result<(i32, i64, Option<FeeTick>), StoreError> {
+    let sort_key = text(item, "SK")?;
+    let tick = sort_key
+        .rsplit_once(TICK_INFIX)
+        .and_then(|(_, t)| t.parse::<i32>().ok())
+        .ok_or_else(|| malformed("SK"))?;
+    let uses = match item.get("uses") {
+        None => 0,
+        Some(AttributeValue::N(n)) => n.parse().map_err(|_| malformed("uses"))?,
+        Some(_) => return Err(malformed("uses")),
+    };
+    let record = match item.get("fee") {
+        None => None,
+        Some(_) => Some(serde_json::from_str(text(item, "fee")?).map_err(json_failure)?),
+    };
+    Ok((tick, uses, record))
+}
+
+/// Adds a tick item to its pool's market: tracked while a position uses it.
+fn add_tick(market: &mut PoolMarket, (tick, uses, record): (i32, i64, Option<FeeTick>)) {
+    if uses > 0 {
+        market.tracked_ticks.insert(tick);
+        if let Some(record) = record {
+            market.fee_ticks.insert(tick, record);
+        }
+    }
+}
+
 impl DynamoDbStore {
     /// Loads catalog records into the table (the documented seeding step); existing entries
     /// are updated in place, their synced state and tracked ticks kept.
@@ -109,6 +153,7 @@ impl DynamoDbStore {
     pub async fn load_catalog(&self, freshness: Freshness) -> Result<Catalog, StoreError> {
         let mut records = Vec::new();
         let mut markets = HashMap::new();
+        let mut by_sort_key: HashMap<String, PoolKey> = HashMap::new();
         let mut start = None;
         loop {
             let page = self
@@ -122,8 +167,18 @@ impl DynamoDbStore {
                 .await
                 .map_err(classify)?;
             for item in page.items() {
+                let sort_key = text(item, "SK")?;
+                if let Some((pool, _)) = sort_key.rsplit_once(TICK_INFIX) {
+                    // After its pool's item: the sort keys share the pool's as a prefix. A pool
+                    // gone from the catalog leaves its ticks unread.
+                    if let Some(market) = by_sort_key.get(pool).and_then(|k| markets.get_mut(k)) {
+                        add_tick(market, tick_item(item)?);
+                    }
+                    continue;
+                }
                 let (record, market) = pool_market(item)?;
                 let key = PoolKey::new(record.chain, record.protocol, &record.pool);
+                by_sort_key.insert(sort_key.to_string(), key.clone());
                 markets.insert(key, market);
                 records.push(record);
             }
@@ -181,40 +236,75 @@ impl Market for DynamoDbMarket {
         ticks: [i32; 2],
         first_use: &[FeeTick],
     ) -> StoreResult<PoolMarket> {
-        let mut update = self
-            .store
-            .client
-            .update_item()
-            .table_name(&self.store.table)
-            .set_key(Some(pool_key(pool)))
-            .condition_expression("attribute_exists(PK)")
-            .expression_attribute_values(
-                ":ticks",
-                AttributeValue::Ns(ticks.iter().map(i32::to_string).collect()),
-            )
-            .return_values(ReturnValue::AllNew);
-        // A record that exists stays: positions' checkpoints rest on it.
-        let mut sets = Vec::new();
-        for (i, record) in first_use.iter().enumerate() {
-            sets.push(format!("#f{i} = if_not_exists(#f{i}, :f{i})"));
-            update = update
-                .expression_attribute_names(format!("#f{i}"), fee_tick_attribute(record.tick))
-                .expression_attribute_values(format!(":f{i}"), fee_tick_value(record)?);
+        // The records and the state must be of one moment: a sync storing a state between the
+        // two reads would pair records of one state with another; then read again.
+        for _ in 0..3 {
+            let before = self.stored_state(pool).await?;
+            let uses = ticks.map(|tick| self.use_tick(pool, tick, first_use));
+            let used = try_join_all(uses).await?;
+            let state = self.stored_state(pool).await?;
+            if before.as_ref().map(|s| s.height) != state.as_ref().map(|s| s.height) {
+                continue;
+            }
+            let mut market = PoolMarket {
+                state,
+                ..PoolMarket::default()
+            };
+            for tick in used {
+                add_tick(&mut market, tick);
+            }
+            return Ok(market);
         }
-        let expression = if sets.is_empty() {
-            "ADD ticks :ticks".to_string()
-        } else {
-            format!("ADD ticks :ticks SET {}", sets.join(", "))
-        };
-        let output = update
-            .update_expression(expression)
-            .send()
-            .await
-            .map_err(classify)?;
-        let item = output
-            .attributes()
-            .ok_or_else(|| malformed("pool item after the update"))?;
-        Ok(pool_market(item)?.1)
+        Err(StoreError::Unavailable(
+            "the pool's state kept changing while its ticks were tracked".into(),
+        ))
+    }
+
+    async fn release_ticks(&self, pool: &Pool, ticks: [i32; 2]) -> StoreResult<()> {
+        for tick in ticks {
+            let released = self
+                .store
+                .client
+                .update_item()
+                .table_name(&self.store.table)
+                .set_key(Some(tick_key(pool, tick)))
+                .update_expression("ADD uses :minus_one")
+                .condition_expression("uses > :zero")
+                .expression_attribute_values(":minus_one", AttributeValue::N("-1".into()))
+                .expression_attribute_values(":zero", AttributeValue::N("0".into()))
+                .return_values(ReturnValue::UpdatedNew)
+                .send()
+                .await;
+            let left = match released {
+                Ok(output) => output
+                    .attributes()
+                    .and_then(|a| a.get("uses"))
+                    .and_then(|n| n.as_n().ok())
+                    .and_then(|n| n.parse::<i64>().ok()),
+                // Not tracked as an item (a table from before tick items): nothing to release.
+                Err(e) if e.code() == Some("ConditionalCheckFailedException") => None,
+                Err(e) => return Err(classify(e)),
+            };
+            if left == Some(0) {
+                // Unless a new position took it up meanwhile.
+                let deleted = self
+                    .store
+                    .client
+                    .delete_item()
+                    .table_name(&self.store.table)
+                    .set_key(Some(tick_key(pool, tick)))
+                    .condition_expression("uses <= :zero")
+                    .expression_attribute_values(":zero", AttributeValue::N("0".into()))
+                    .send()
+                    .await;
+                match deleted {
+                    Ok(_) => {}
+                    Err(e) if e.code() == Some("ConditionalCheckFailedException") => {}
+                    Err(e) => return Err(classify(e)),
+                }
+            }
+        }
+        Ok(())
     }
 
     async fn save_state(
@@ -225,19 +315,14 @@ impl Market for DynamoDbMarket {
         succession: Succession,
     ) -> StoreResult<()> {
         let body = serde_json::to_string(state).map_err(json_failure)?;
-        let mut update = self
-            .store
-            .client
-            .update_item()
+        let height = AttributeValue::N(state.height.to_string());
+        let update = Update::builder()
             .table_name(&self.store.table)
-            .set_key(Some(pool_key(pool)));
-        let mut expression = "SET #state = :state, height = :height".to_string();
-        for (i, record) in fee_ticks.iter().enumerate() {
-            expression.push_str(&format!(", #f{i} = :f{i}"));
-            update = update
-                .expression_attribute_names(format!("#f{i}"), fee_tick_attribute(record.tick))
-                .expression_attribute_values(format!(":f{i}"), fee_tick_value(record)?);
-        }
+            .set_key(Some(pool_key(pool)))
+            .update_expression("SET #state = :state, height = :height")
+            .expression_attribute_names("#state", "state")
+            .expression_attribute_values(":state", s(body))
+            .expression_attribute_values(":height", height.clone());
         let update = match succession {
             Succession::Next => update.condition_expression(
                 "attribute_exists(PK) AND (attribute_not_exists(height) OR height < :height)",
@@ -246,19 +331,119 @@ impl Market for DynamoDbMarket {
                 .condition_expression("attribute_exists(PK) AND height = :replaced")
                 .expression_attribute_values(":replaced", AttributeValue::N(height.to_string())),
         };
-        let result = update
-            .update_expression(expression)
-            .expression_attribute_names("#state", "state")
-            .expression_attribute_values(":state", s(body))
-            .expression_attribute_values(":height", AttributeValue::N(state.height.to_string()))
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) if e.code() == Some("ConditionalCheckFailedException") => {
-                Err(StoreError::Conflict)
+        let first = TransactWriteItem::builder()
+            .update(update.build().map_err(build_error)?)
+            .build();
+        // Only the records that changed (a crossing, the pool's own values moving): most syncs
+        // write none. Each transaction holds the pool's state or its condition.
+        let changed: Vec<&FeeTick> = fee_ticks
+            .iter()
+            .filter(|r| {
+                pool.fee_ticks
+                    .get(&r.tick)
+                    .is_none_or(|old| !same_record(old, r))
+            })
+            .collect();
+        let mut chunks = changed.chunks(TRANSACTION_ITEMS - 1).peekable();
+        let mut items = vec![first];
+        loop {
+            for record in chunks.next().unwrap_or_default() {
+                let write = Update::builder()
+                    .table_name(&self.store.table)
+                    .set_key(Some(tick_key(pool, record.tick)))
+                    .update_expression("SET fee = :fee")
+                    .expression_attribute_values(":fee", fee_tick_value(record)?)
+                    .build()
+                    .map_err(build_error)?;
+                items.push(TransactWriteItem::builder().update(write).build());
             }
-            Err(e) => Err(classify(e)),
+            self.store
+                .client
+                .transact_write_items()
+                .set_transact_items(Some(items))
+                .send()
+                .await
+                .map_err(classify_transaction)?;
+            if chunks.peek().is_none() {
+                return Ok(());
+            }
+            // The rest only while this state is still the stored one.
+            let check = ConditionCheck::builder()
+                .table_name(&self.store.table)
+                .set_key(Some(pool_key(pool)))
+                .condition_expression("height = :height")
+                .expression_attribute_values(":height", height.clone())
+                .build()
+                .map_err(build_error)?;
+            items = vec![TransactWriteItem::builder().condition_check(check).build()];
         }
+    }
+}
+
+/// Whether two records of a tick say the same: the side of the tick they are on, their
+/// outside values, and where they follow the pool's own values with which offsets.
+fn same_record(a: &FeeTick, b: &FeeTick) -> bool {
+    let side = |r: &FeeTick| r.at_tick >= r.tick;
+    side(a) == side(b)
+        && (a.outside0, a.outside1, a.on_chain, a.offset0, a.offset1)
+            == (b.outside0, b.outside1, b.on_chain, b.offset0, b.offset1)
+}
+
+impl DynamoDbMarket {
+    /// The pool's stored state, read consistently.
+    async fn stored_state(&self, pool: &Pool) -> StoreResult<Option<PoolState>> {
+        let output = self
+            .store
+            .client
+            .get_item()
+            .table_name(&self.store.table)
+            .set_key(Some(pool_key(pool)))
+            .projection_expression("#state")
+            .expression_attribute_names("#state", "state")
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?;
+        match output.item().and_then(|i| i.get("state")) {
+            None => Ok(None),
+            Some(value) => {
+                let json = value.as_s().map_err(|_| malformed("state"))?;
+                Ok(Some(serde_json::from_str(json).map_err(json_failure)?))
+            }
+        }
+    }
+
+    /// One more position uses `tick`; its record starts as `first_use` has it if it has none.
+    async fn use_tick(
+        &self,
+        pool: &Pool,
+        tick: i32,
+        first_use: &[FeeTick],
+    ) -> StoreResult<(i32, i64, Option<FeeTick>)> {
+        let mut update = self
+            .store
+            .client
+            .update_item()
+            .table_name(&self.store.table)
+            .set_key(Some(tick_key(pool, tick)))
+            .expression_attribute_values(":one", AttributeValue::N("1".into()))
+            .return_values(ReturnValue::AllNew);
+        // A record that exists stays: positions' checkpoints rest on it.
+        let expression = match first_use.iter().find(|r| r.tick == tick) {
+            Some(record) => {
+                update = update.expression_attribute_values(":fee", fee_tick_value(record)?);
+                "ADD uses :one SET fee = if_not_exists(fee, :fee)"
+            }
+            None => "ADD uses :one",
+        };
+        let output = update
+            .update_expression(expression)
+            .send()
+            .await
+            .map_err(classify)?;
+        let item = output
+            .attributes()
+            .ok_or_else(|| malformed("tick item after the update"))?;
+        tick_item(item)
     }
 }

@@ -109,6 +109,23 @@ pub(super) fn catalog_sort_key(
     format!("{chain}#{protocol}#{pool}")
 }
 
+/// What separates a pool's sort key from its tick's: `{pool SK}#tick#{tick}`, so that one query
+/// of the catalog partition reads every pool and each pool's tracked ticks after it.
+pub(super) const TICK_INFIX: &str = "#tick#";
+
+/// The catalog item of one tick of one pool (its fee record and how many positions use it).
+pub(super) fn tick_sort_key(
+    chain: Chain,
+    protocol: crate::model::Protocol,
+    pool: &str,
+    tick: i32,
+) -> String {
+    format!(
+        "{}{TICK_INFIX}{tick}",
+        catalog_sort_key(chain, protocol, pool)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
