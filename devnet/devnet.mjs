@@ -83,14 +83,29 @@ function startAnvil() {
 
 async function deploy(signer, { abi, bytecode }, ...args) {
   const contract = await new ethers.ContractFactory(abi, bytecode, signer).deploy(...args);
-  await contract.waitForDeployment();
+  await mined(contract.deploymentTransaction());
   return contract;
 }
 
-/** Sends a transaction and waits until its block is mined (anvil answers before that). */
+// How long a transaction may take to be mined before the command fails (anvil automines at
+// once: anything near this is a stuck chain).
+const RECEIPT_DEADLINE_MS = 30_000;
+
+// Sends a transaction and waits until its block is mined (anvil answers before that), polling
+// eth_getTransactionReceipt with a deadline: ethers' tx.wait() can miss the one block that
+// anvil's automine makes for it and then wait forever. A reverted transaction fails here.
 async function mined(txPromise) {
   const tx = await txPromise;
-  return tx.wait();
+  const deadline = Date.now() + RECEIPT_DEADLINE_MS;
+  for (;;) {
+    const receipt = await tx.provider.getTransactionReceipt(tx.hash);
+    if (receipt) {
+      if (receipt.status !== 1) throw new Error(`transaction ${tx.hash} reverted (block ${receipt.blockNumber})`);
+      return receipt;
+    }
+    if (Date.now() > deadline) throw new Error(`no receipt for ${tx.hash} within ${RECEIPT_DEADLINE_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }
 
 async function up(opts) {

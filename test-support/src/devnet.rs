@@ -8,6 +8,9 @@ use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+/// How long one devnet command may take (each waits for its receipts for at most 30 s).
+pub const COMMAND_DEADLINE: std::time::Duration = std::time::Duration::from_secs(90);
+
 fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../devnet/devnet.mjs")
 }
@@ -55,7 +58,13 @@ impl Devnet {
             .spawn()
             .expect("node runs devnet/devnet.mjs");
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let line = lines.next_line().await.ok().flatten()?;
+        // A deployment that stalls counts as failed (stopped, started again), never waited on
+        // forever.
+        let Ok(line) = tokio::time::timeout(COMMAND_DEADLINE, lines.next_line()).await else {
+            terminate(&child);
+            return None;
+        };
+        let line = line.ok().flatten()?;
         let state: Value = serde_json::from_str(&line).ok()?;
         Some(Devnet {
             rpc: state["rpc"].as_str()?.to_string(),
@@ -67,15 +76,22 @@ impl Devnet {
     }
 
     /// Runs a devnet command (`swap`, `pool`, `mint`, `burn-quote`) with `args`; its JSON line.
+    /// A command that has not ended within [`COMMAND_DEADLINE`] fails the test (killed), never
+    /// hangs it.
     pub async fn run(&self, command: &str, args: &[&str]) -> Value {
-        let output = Command::new("node")
+        let running = Command::new("node")
             .arg(script())
             .arg(command)
             .arg("--state")
             .arg(&self.state_file)
             .args(args)
-            .output()
+            .kill_on_drop(true)
+            .output();
+        let output = tokio::time::timeout(COMMAND_DEADLINE, running)
             .await
+            .unwrap_or_else(|_| {
+                panic!("devnet {command} {args:?}: no answer within {COMMAND_DEADLINE:?}")
+            })
             .unwrap();
         assert!(
             output.status.success(),
@@ -96,14 +112,18 @@ impl Devnet {
     }
 }
 
+/// SIGTERM: the script stops anvil before it exits (SIGKILL would orphan anvil).
+fn terminate(child: &Child) {
+    if let Some(pid) = child.id() {
+        let _ = std::process::Command::new("kill")
+            .arg("-TERM")
+            .arg(pid.to_string())
+            .status();
+    }
+}
+
 impl Drop for Devnet {
     fn drop(&mut self) {
-        // SIGTERM: the script stops anvil before it exits (SIGKILL would orphan anvil).
-        if let Some(pid) = self.child.id() {
-            let _ = std::process::Command::new("kill")
-                .arg("-TERM")
-                .arg(pid.to_string())
-                .status();
-        }
+        terminate(&self.child);
     }
 }

@@ -6,3 +6,4 @@ mod evm;
 mod faults;
 mod solana;
 mod support;
+mod ticks_bench;
