@@ -112,6 +112,13 @@ impl RpcClient {
         let answer = self
             .post(json!({"jsonrpc": "2.0", "id": 0, "method": method, "params": params}))
             .await?;
+        // An error about the request itself may carry a null id; anything else must be ours.
+        let id = answer.get("id");
+        let ours = id.and_then(Value::as_u64) == Some(0)
+            || (id.is_some_and(Value::is_null) && answer.get("error").is_some());
+        if !ours {
+            return Err(RpcError::Malformed("the answer's id is not the call's"));
+        }
         outcome(answer)
     }
 
