@@ -20,10 +20,9 @@ use crate::market::{Freshness, PoolKey, PoolState, Succession};
 use crate::store::traits::{Market, StoreError, StoreResult};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
-use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, ReturnValue, TransactWriteItem, Update,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, TransactWriteItem, Update};
 use futures_util::future::try_join_all;
+use futures_util::StreamExt;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -56,7 +55,7 @@ fn tick_key(pool: &Pool, tick: i32) -> HashMap<String, AttributeValue> {
 /// The pool item's legacy attributes holding fee records (before tick items).
 const FEE_TICK_PREFIX: &str = "fee#";
 
-/// Writes in one transaction at most (DynamoDB's limit is 100).
+/// Writes in one transaction at most (DynamoDB's limit).
 const TRANSACTION_ITEMS: usize = 100;
 
 fn fee_tick_value(record: &FeeTick) -> Result<AttributeValue, StoreError> {
@@ -314,7 +313,13 @@ impl Market for DynamoDbMarket {
         fee_ticks: &[FeeTick],
         succession: Succession,
     ) -> StoreResult<()> {
-        let body = serde_json::to_string(state).map_err(json_failure)?;
+        // The tick values read serve the sync's records, which the tick items hold: the pool's
+        // item keeps the state without them, its size independent of the ticks tracked.
+        let stored = PoolState {
+            ticks: Vec::new(),
+            ..state.clone()
+        };
+        let body = serde_json::to_string(&stored).map_err(json_failure)?;
         let height = AttributeValue::N(state.height.to_string());
         let update = Update::builder()
             .table_name(&self.store.table)
@@ -331,11 +336,14 @@ impl Market for DynamoDbMarket {
                 .condition_expression("attribute_exists(PK) AND height = :replaced")
                 .expression_attribute_values(":replaced", AttributeValue::N(height.to_string())),
         };
-        let first = TransactWriteItem::builder()
+        let mut items = vec![TransactWriteItem::builder()
             .update(update.build().map_err(build_error)?)
-            .build();
+            .build()];
         // Only the records that changed (a crossing, the pool's own values moving): most syncs
-        // write none. Each transaction holds the pool's state or its condition.
+        // write none, and those few go in the state's own transaction. Past 99 (many ticks
+        // crossed at once) the rest follow it one by one: a reader between sees the new state
+        // with some records of the last, which it reads across the crossing as the service
+        // does any record (fee_ticks::FeeTick::outside_at).
         let changed: Vec<&FeeTick> = fee_ticks
             .iter()
             .filter(|r| {
@@ -344,39 +352,43 @@ impl Market for DynamoDbMarket {
                     .is_none_or(|old| !same_record(old, r))
             })
             .collect();
-        let mut chunks = changed.chunks(TRANSACTION_ITEMS - 1).peekable();
-        let mut items = vec![first];
-        loop {
-            for record in chunks.next().unwrap_or_default() {
-                let write = Update::builder()
-                    .table_name(&self.store.table)
-                    .set_key(Some(tick_key(pool, record.tick)))
-                    .update_expression("SET fee = :fee")
-                    .expression_attribute_values(":fee", fee_tick_value(record)?)
-                    .build()
-                    .map_err(build_error)?;
-                items.push(TransactWriteItem::builder().update(write).build());
-            }
-            self.store
-                .client
-                .transact_write_items()
-                .set_transact_items(Some(items))
-                .send()
-                .await
-                .map_err(classify_transaction)?;
-            if chunks.peek().is_none() {
-                return Ok(());
-            }
-            // The rest only while this state is still the stored one.
-            let check = ConditionCheck::builder()
+        let (together, after) = changed.split_at(changed.len().min(TRANSACTION_ITEMS - 1));
+        for record in together {
+            let write = Update::builder()
                 .table_name(&self.store.table)
-                .set_key(Some(pool_key(pool)))
-                .condition_expression("height = :height")
-                .expression_attribute_values(":height", height.clone())
+                .set_key(Some(tick_key(pool, record.tick)))
+                .update_expression("SET fee = :fee")
+                .expression_attribute_values(":fee", fee_tick_value(record)?)
                 .build()
                 .map_err(build_error)?;
-            items = vec![TransactWriteItem::builder().condition_check(check).build()];
+            items.push(TransactWriteItem::builder().update(write).build());
         }
+        self.store
+            .client
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .send()
+            .await
+            .map_err(classify_transaction)?;
+        let mut writes = Vec::with_capacity(after.len());
+        for record in after {
+            let write = self
+                .store
+                .client
+                .update_item()
+                .table_name(&self.store.table)
+                .set_key(Some(tick_key(pool, record.tick)))
+                .update_expression("SET fee = :fee")
+                .expression_attribute_values(":fee", fee_tick_value(record)?);
+            writes.push(write.send());
+        }
+        let results: Vec<_> = futures_util::stream::iter(writes)
+            .buffer_unordered(16)
+            .collect()
+            .await;
+        results
+            .into_iter()
+            .try_for_each(|r| r.map(|_| ()).map_err(classify))
     }
 }
 
