@@ -11,6 +11,7 @@ use crate::catalog::Pool;
 use crate::fee_ticks::FeeTick;
 use crate::market::{PoolState, Succession};
 use crate::math::fees::FeeAccounting;
+use crate::math::U256;
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
 
@@ -96,8 +97,14 @@ pub fn succession(
     Ok(Succession::Next)
 }
 
-/// Growth below `record`'s tick with the pool at `state` (its `outside` read at that state).
-fn below(accounting: FeeAccounting, record: &FeeTick, state: &PoolState, i: usize) -> [U; 2] {
+/// Growth below and above `record`'s tick for token `i` with the pool at `state` (its
+/// `outside` read at that state).
+fn below_and_above(
+    accounting: FeeAccounting,
+    record: &FeeTick,
+    state: &PoolState,
+    i: usize,
+) -> [U256; 2] {
     let outside = record.outside_at(accounting, state)[i];
     let global = [state.fee_growth_global0, state.fee_growth_global1][i];
     let below = if state.tick >= record.tick {
@@ -107,8 +114,6 @@ fn below(accounting: FeeAccounting, record: &FeeTick, state: &PoolState, i: usiz
     };
     [below, accounting.wrapping_sub(global, below)]
 }
-
-type U = crate::math::U256;
 
 /// Refuses a state whose fee growth went backwards from the stored one: either global, or the
 /// growth below or above a tracked tick (as the service's records hold it before and after the
@@ -139,12 +144,90 @@ pub fn fee_growth_advances(
             continue;
         };
         for i in 0..2 {
-            let was = below(accounting, old, stored, i);
-            let is = below(accounting, record, read, i);
+            let was = below_and_above(accounting, old, stored, i);
+            let is = below_and_above(accounting, record, read, i);
             if (0..2).any(|side| accounting.advance(was[side], is[side]).is_none()) {
                 return backwards(&format!("the fee growth around tick {}", record.tick));
             }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::U256;
+
+    fn now() -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000, 0).unwrap()
+    }
+
+    fn state(height: u64, hash: Option<&str>, age_seconds: i64) -> PoolState {
+        PoolState {
+            sqrt_price: U256::from(1u8) << 96,
+            tick: 0,
+            liquidity: 0,
+            fee_growth_global0: U256::ZERO,
+            fee_growth_global1: U256::ZERO,
+            height,
+            block_hash: hash.map(str::to_string),
+            observed_at: now() - chrono::Duration::seconds(age_seconds),
+            ticks: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_state_follows_the_stored_one_only_forward_and_by_a_plausible_jump() {
+        let now = now();
+        let stored = state(1_000, Some("0xa"), 60);
+        let same = StoredBlock::Hash("0xa".into());
+        let next = |height| {
+            succession(
+                Some(&stored),
+                &state(height, None, 0),
+                2_000_000,
+                &same,
+                now,
+            )
+        };
+        assert_eq!(next(1_001), Ok(Succession::Next));
+        assert!(next(1_000).is_err() && next(999).is_err());
+        // 100,000 + 10 a second for the 60 s since the stored read.
+        assert_eq!(next(1_000 + 100_600), Ok(Succession::Next));
+        assert!(next(1_000 + 100_601)
+            .unwrap_err()
+            .contains("past the stored one"));
+        let first = succession(
+            None,
+            &state(u64::MAX, None, 0),
+            0,
+            &StoredBlock::Unchecked,
+            now,
+        );
+        assert_eq!(first, Ok(Succession::Next));
+    }
+
+    #[test]
+    fn a_stored_state_the_chain_no_longer_has_is_replaced() {
+        let now = now();
+        let read = state(1_000, None, 0);
+        let stored = state(1_000, Some("0xa"), 10);
+        let replaced = StoredBlock::Hash("0xb".into());
+        assert_eq!(
+            succession(Some(&stored), &read, 1_000, &replaced, now),
+            Ok(Succession::Replaces { height: 1_000 })
+        );
+        // Far beyond the head and unknown there: a wrong height once stored.
+        let bogus = state(u64::MAX, None, 10);
+        for block in [StoredBlock::Unknown, StoredBlock::Unchecked] {
+            assert_eq!(
+                succession(Some(&bogus), &read, 1_000, &block, now),
+                Ok(Succession::Replaces { height: u64::MAX })
+            );
+        }
+        // A few blocks ahead of a lagging node: the node is behind, the state stays.
+        let ahead = state(1_005, Some("0xa"), 10);
+        assert!(succession(Some(&ahead), &read, 1_000, &StoredBlock::Unknown, now).is_err());
+    }
 }
