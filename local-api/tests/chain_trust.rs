@@ -60,6 +60,13 @@ mod tempfile_path {
     }
 }
 
+/// A create body on the pool: `amount` of each token between 0.99 and 1.01.
+fn stable_body(amount: &str) -> String {
+    json!({"chain": "ethereum", "protocol": "uniswap-v3", "pool": POOL,
+        "amountA": amount, "amountB": amount, "priceLower": 0.99, "priceUpper": 1.01})
+    .to_string()
+}
+
 /// Where the store runs: memory (no arguments) or a fresh table on moto.
 fn store_args(on_dynamodb: bool) -> Vec<String> {
     if !on_dynamodb {
@@ -158,9 +165,7 @@ async fn chain_faults_never_become_figures(on_dynamodb: bool) {
         Some("markets:sync"),
     )));
     let alice = server.client(Some(&jwt().issue("alice", 600)));
-    let body = json!({"chain": "ethereum", "protocol": "uniswap-v3", "pool": POOL,
-        "amountA": "1000", "amountB": "1000", "priceLower": 0.99, "priceUpper": 1.01});
-    let created = alice.create(&body.to_string()).await;
+    let created = alice.create(&stable_body("1000")).await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
     assert_eq!(created.json["status"], "active");
     let id = created.json["id"].as_str().unwrap().to_string();
@@ -315,9 +320,7 @@ async fn a_stored_height_beyond_the_chain_is_replaced(on_dynamodb: bool) {
     assert_eq!(taken(&ops).await["block"], 201);
     // The pool is fresh: a create is active and closes.
     let alice = server.client(Some(&jwt().issue("alice", 600)));
-    let body = json!({"chain": "ethereum", "protocol": "uniswap-v3", "pool": POOL,
-        "amountA": "10", "amountB": "10", "priceLower": 0.99, "priceUpper": 1.01});
-    let created = alice.create(&body.to_string()).await;
+    let created = alice.create(&stable_body("10")).await;
     assert_eq!(created.json["status"], "active", "{}", created.text());
     let id = created.json["id"].as_str().unwrap();
     assert_eq!(alice.close(id).await.status, StatusCode::OK);
