@@ -155,10 +155,16 @@ async function up(opts) {
       base: usdcIsToken0 ? "token1" : "token0",
       currentPrice: String(price),
     }],
+    deployments: [{
+      chain: "ethereum", protocol: "uniswap-v3",
+      chainId: Number(await provider.send("eth_chainId", [])),
+      factory: await factory.getAddress(), positionManager: await manager.getAddress(),
+    }],
   };
   const state = {
     rpc, pool, token0, token1, usdc: usdcAddress, weth: wethAddress,
-    manager: await manager.getAddress(), router: await router.getAddress(), owner, wideLower, wideUpper,
+    manager: await manager.getAddress(), router: await router.getAddress(), factory: await factory.getAddress(),
+    owner, wideLower, wideUpper,
   };
   if (opts["catalog-out"]) writeFileSync(opts["catalog-out"], JSON.stringify(catalog, null, 2));
   if (opts["state-out"]) writeFileSync(opts["state-out"], JSON.stringify(state, null, 2));

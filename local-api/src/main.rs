@@ -4,7 +4,7 @@
 use local_api::auth::JwtSettings;
 use local_api::gateway::{Cors, Gateway};
 use shared::app::MarketSync;
-use shared::catalog::{embedded_records, Catalog, CatalogFile, PoolRecord};
+use shared::catalog::{embedded_deployments, embedded_records, Catalog, CatalogFile, Deployment};
 use shared::chain::{RpcClient, Syncer, RPC_TIMEOUT};
 use shared::config::{
     DEFAULT_CATALOG_TTL, DEFAULT_CONFIRMATION_BLOCKS, DEFAULT_LOG_LEVEL, DEFAULT_STALE_AFTER,
@@ -135,13 +135,18 @@ fn seconds(name: &str, value: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("{name} takes whole seconds above zero"))
 }
 
-/// The catalog records of `--catalog FILE`, checked as the service checks its own.
-fn catalog_file(path: &str) -> Result<Vec<PoolRecord>, String> {
+/// The catalog of `--catalog FILE`, checked as the service checks its own; without
+/// `deployments`, the embedded (mainnet) ones.
+fn catalog_file(path: &str) -> Result<CatalogFile, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-    let file: CatalogFile =
+    let mut file: CatalogFile =
         serde_json::from_str(&text).map_err(|e| format!("{path} is not a catalog: {e}"))?;
     Catalog::from_records(&file.pools).map_err(|e| format!("{path}: {e}"))?;
-    Ok(file.pools)
+    if file.deployments.is_empty() {
+        file.deployments = embedded_deployments();
+    }
+    Deployment::check_all(&file.deployments).map_err(|e| format!("{path}: {e}"))?;
+    Ok(file)
 }
 
 async fn seed_catalog(args: &[String]) -> Result<(), String> {
@@ -161,6 +166,10 @@ async fn seed_catalog(args: &[String]) -> Result<(), String> {
     let records = embedded_records();
     store
         .seed_catalog(&records)
+        .await
+        .map_err(|e| format!("seeding failed: {e}"))?;
+    store
+        .seed_deployments(&embedded_deployments())
         .await
         .map_err(|e| format!("seeding failed: {e}"))?;
     println!("seeded {} pools into {}", records.len(), store.table());
@@ -207,8 +216,13 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
         None => {
             let mut app = App::in_memory();
             if records.is_some() || live {
-                let records = records.unwrap_or_else(embedded_records);
-                let market = MemoryMarket::new(records, freshness).map_err(|e| e.to_string())?;
+                let (records, deployments) = match records.clone() {
+                    Some(file) => (file.pools, file.deployments),
+                    None => (embedded_records(), embedded_deployments()),
+                };
+                let market = MemoryMarket::new(records, freshness)
+                    .map_err(|e| e.to_string())?
+                    .with_deployments(deployments);
                 app.market = Arc::new(market);
             }
             (app, "in-memory".to_string())
@@ -217,8 +231,11 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
             let store = DynamoDbStore::new(local_client(&url), table.clone());
             let prepared = match &records {
                 // The file's pools, not the embedded ones beside them.
-                Some(records) => match store.ensure_table().await {
-                    Ok(()) => store.seed_catalog(records).await,
+                Some(file) => match store.ensure_table().await {
+                    Ok(()) => match store.seed_catalog(&file.pools).await {
+                        Ok(()) => store.seed_deployments(&file.deployments).await,
+                        Err(e) => Err(e),
+                    },
                     Err(e) => Err(e),
                 },
                 None => store.prepare_local().await,

@@ -61,11 +61,63 @@ pub struct PoolRecord {
     pub current_price: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CatalogFile {
     pub as_of: String,
     pub pools: Vec<PoolRecord>,
+    /// Where each protocol lives on each chain (what wallet positions are read from).
+    #[serde(default)]
+    pub deployments: Vec<Deployment>,
+}
+
+/// One protocol's contracts on one chain: EVM `chainId`, `factory` and `positionManager`;
+/// Orca its Whirlpool `program`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Deployment {
+    pub chain: Chain,
+    pub protocol: Protocol,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain_id: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub factory: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position_manager: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+}
+
+impl Deployment {
+    /// Refuses an entry missing what its chain needs, Orca off Solana or an EVM protocol on
+    /// it, or a chain given twice for a protocol.
+    pub fn check_all(deployments: &[Deployment]) -> Result<(), CatalogError> {
+        let mut seen = BTreeSet::new();
+        for d in deployments {
+            let fail = |reason| CatalogError {
+                pool: format!("deployment {} {}", d.chain, d.protocol),
+                reason,
+            };
+            if !seen.insert((d.chain, d.protocol)) {
+                return Err(fail("given twice"));
+            }
+            let solana = d.chain == Chain::Solana;
+            if solana != (d.protocol == Protocol::OrcaWhirlpools) {
+                return Err(fail("the protocol does not run on that chain"));
+            }
+            let complete = if solana {
+                d.program.is_some()
+            } else {
+                d.chain_id.is_some() && d.factory.is_some() && d.position_manager.is_some()
+            };
+            if !complete {
+                return Err(fail(
+                    "needs chainId, factory and positionManager (EVM) or program (Solana)",
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -297,6 +349,7 @@ pub struct PoolView {
 pub struct Catalog {
     pub pools: Vec<Pool>,
     pub freshness: Freshness,
+    pub deployments: Vec<Deployment>,
 }
 
 impl Catalog {
@@ -348,12 +401,43 @@ impl Catalog {
                 }
             }
         }
-        Ok(Catalog { pools, freshness })
+        Ok(Catalog {
+            pools,
+            freshness,
+            deployments: Vec::new(),
+        })
     }
 
     /// The catalog shipped in the repository.
     pub fn embedded() -> Catalog {
-        Catalog::from_records(&embedded_records()).expect("the embedded catalog is valid")
+        Catalog::from_records(&embedded_records())
+            .expect("the embedded catalog is valid")
+            .with_deployments(embedded_deployments())
+    }
+
+    pub fn with_deployments(self, deployments: Vec<Deployment>) -> Catalog {
+        Catalog {
+            deployments,
+            ..self
+        }
+    }
+
+    /// The protocol's contracts on the chain, if the catalog has them.
+    pub fn deployment(&self, chain: Chain, protocol: Protocol) -> Option<&Deployment> {
+        self.deployments
+            .iter()
+            .find(|d| d.chain == chain && d.protocol == protocol)
+    }
+
+    /// Every deployment on the chain.
+    pub fn deployments_on(&self, chain: Chain) -> impl Iterator<Item = &Deployment> {
+        self.deployments.iter().filter(move |d| d.chain == chain)
+    }
+
+    /// The EVM chain id of `chain` (the deployments agree on it); `None` for Solana or a chain
+    /// the catalog has no deployment on.
+    pub fn chain_id(&self, chain: Chain) -> Option<u64> {
+        self.deployments_on(chain).find_map(|d| d.chain_id)
     }
 
     pub fn find(&self, chain: Chain, protocol: Protocol, id: &str) -> Option<&Pool> {
@@ -364,14 +448,36 @@ impl Catalog {
 }
 
 pub fn embedded_records() -> Vec<PoolRecord> {
-    serde_json::from_str::<CatalogFile>(EMBEDDED_CATALOG)
-        .expect("data/pools.json parses")
-        .pools
+    embedded_file().pools
+}
+
+/// The protocols' mainnet deployments shipped with the code.
+pub fn embedded_deployments() -> Vec<Deployment> {
+    embedded_file().deployments
+}
+
+fn embedded_file() -> CatalogFile {
+    serde_json::from_str::<CatalogFile>(EMBEDDED_CATALOG).expect("data/pools.json parses")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn embedded_deployments_cover_every_chain_with_its_chain_id() {
+        let catalog = Catalog::embedded();
+        Deployment::check_all(&catalog.deployments).unwrap();
+        let ids: Vec<Option<u64>> = Chain::ALL.iter().map(|c| catalog.chain_id(*c)).collect();
+        // ethereum, solana, bsc, arbitrum, base in Chain::ALL's order.
+        for chain in Chain::ALL {
+            assert!(catalog.deployments_on(*chain).count() == 1, "{chain}");
+        }
+        assert!(ids.contains(&Some(1)) && ids.contains(&Some(56)) && ids.contains(&None));
+        assert!(ids.contains(&Some(42161)) && ids.contains(&Some(8453)));
+        let twice = [catalog.deployments[0].clone(), catalog.deployments[0].clone()];
+        assert!(Deployment::check_all(&twice).is_err());
+    }
 
     #[test]
     fn embedded_catalog_has_every_required_pool() {

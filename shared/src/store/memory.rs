@@ -2,7 +2,10 @@
 //! double.
 
 use super::traits::{Market, PositionStore, StoreError, StoreResult};
-use crate::catalog::{embedded_records, Catalog, CatalogError, Pool, PoolMarket, PoolRecord};
+use crate::catalog::{
+    embedded_deployments, embedded_records, Catalog, CatalogError, Deployment, Pool, PoolMarket,
+    PoolRecord,
+};
 use crate::fee_ticks::FeeTick;
 use crate::market::{Freshness, PoolKey, PoolState, Succession};
 use crate::model::{
@@ -321,6 +324,7 @@ impl PositionStore for MemoryStore {
 /// snapshot nobody syncs) and local-api's live market (synced from `--rpc`).
 pub struct MemoryMarket {
     records: Vec<PoolRecord>,
+    deployments: Vec<Deployment>,
     freshness: Freshness,
     inner: RwLock<MarketInner>,
 }
@@ -337,15 +341,25 @@ struct MarketInner {
 impl MemoryMarket {
     /// Fails when a record is invalid.
     pub fn new(records: Vec<PoolRecord>, freshness: Freshness) -> Result<Self, CatalogError> {
-        let catalog = Catalog::build(&records, HashMap::new(), freshness)?;
+        let deployments = embedded_deployments();
+        let catalog =
+            Catalog::build(&records, HashMap::new(), freshness)?.with_deployments(deployments.clone());
         Ok(MemoryMarket {
             records,
+            deployments,
             freshness,
             inner: RwLock::new(MarketInner {
                 built: Some(Arc::new(catalog)),
                 ..MarketInner::default()
             }),
         })
+    }
+
+    /// These deployments instead of the embedded ones (a devnet's).
+    pub fn with_deployments(mut self, deployments: Vec<Deployment>) -> Self {
+        self.deployments = deployments;
+        self.inner.get_mut().unwrap_or_else(|e| e.into_inner()).built = None;
+        self
     }
 
     /// The catalog shipped in the repository, never stale.
@@ -375,7 +389,8 @@ impl Market for MemoryMarket {
         }
         let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
         let catalog = Catalog::build(&self.records, inner.markets.clone(), self.freshness)
-            .map_err(|e| StoreError::Failure(Box::new(e)))?;
+            .map_err(|e| StoreError::Failure(Box::new(e)))?
+            .with_deployments(self.deployments.clone());
         let catalog = Arc::new(catalog);
         inner.built = Some(catalog.clone());
         Ok(catalog)

@@ -60,6 +60,8 @@ impl DynamoDbStore {
         if self.load_catalog(Freshness::Snapshot).await.is_err() {
             self.seed_catalog(&crate::catalog::embedded_records())
                 .await?;
+            self.seed_deployments(&crate::catalog::embedded_deployments())
+                .await?;
         }
         Ok(())
     }

@@ -12,9 +12,11 @@
 
 use super::errors::{build_error, classify, classify_transaction};
 use super::item::{malformed, text};
-use super::keys::{catalog_sort_key, s, tick_sort_key, Item, CATALOG_PK, TICK_INFIX};
+use super::keys::{
+    catalog_sort_key, s, tick_sort_key, Item, CATALOG_PK, DEPLOYMENTS_SK, TICK_INFIX,
+};
 use super::store::DynamoDbStore;
-use crate::catalog::{Catalog, Pool, PoolMarket, PoolRecord};
+use crate::catalog::{Catalog, Deployment, Pool, PoolMarket, PoolRecord};
 use crate::fee_ticks::FeeTick;
 use crate::market::{Freshness, PoolKey, PoolState, Succession};
 use crate::store::traits::{Market, StoreError, StoreResult};
@@ -148,11 +150,27 @@ impl DynamoDbStore {
         Ok(())
     }
 
+    /// Stores the protocols' deployments (one item beside the pools, replaced whole).
+    pub async fn seed_deployments(&self, deployments: &[Deployment]) -> Result<(), StoreError> {
+        let body = serde_json::to_string(deployments).map_err(json_failure)?;
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .item("PK", s(CATALOG_PK))
+            .item("SK", s(DEPLOYMENTS_SK))
+            .item("deployments", s(body))
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
     /// Reads the catalog with its states from the table.
     pub async fn load_catalog(&self, freshness: Freshness) -> Result<Catalog, StoreError> {
         let mut records = Vec::new();
         let mut markets = HashMap::new();
         let mut by_sort_key: HashMap<String, PoolKey> = HashMap::new();
+        let mut deployments = Vec::new();
         let mut start = None;
         loop {
             let page = self
@@ -167,6 +185,11 @@ impl DynamoDbStore {
                 .map_err(classify)?;
             for item in page.items() {
                 let sort_key = text(item, "SK")?;
+                if sort_key == DEPLOYMENTS_SK {
+                    deployments = serde_json::from_str(text(item, "deployments")?)
+                        .map_err(json_failure)?;
+                    continue;
+                }
                 if let Some((pool, _)) = sort_key.rsplit_once(TICK_INFIX) {
                     // After its pool's item: the sort keys share the pool's as a prefix. A pool
                     // gone from the catalog leaves its ticks unread.
@@ -191,7 +214,9 @@ impl DynamoDbStore {
                 "the catalog is empty: run the seed step".into(),
             ));
         }
-        Catalog::build(&records, markets, freshness).map_err(|e| StoreError::Failure(Box::new(e)))
+        Ok(Catalog::build(&records, markets, freshness)
+            .map_err(|e| StoreError::Failure(Box::new(e)))?
+            .with_deployments(deployments))
     }
 }
 

@@ -8,6 +8,10 @@ pub(super) type Item = HashMap<String, AttributeValue>;
 
 pub(super) const CATALOG_PK: &str = "CATALOG";
 
+/// The catalog partition's item holding the protocols' deployments; upper case sorts it before
+/// every pool (`{chain}#…`, lower case).
+pub(super) const DEPLOYMENTS_SK: &str = "DEPLOYMENTS";
+
 /// A list variant: which filter a list entry or counter serves.
 pub(super) fn variant(filter: Filter) -> String {
     match (filter.status, filter.chain) {
