@@ -371,7 +371,7 @@ async fn a_panicking_handler_answers_500_and_keeps_the_connection() {
         store: Arc::new(PanickingStore),
         market: Arc::new(MemoryMarket::embedded()),
         clock: Arc::new(SystemClock),
-        sync: None,
+        ..App::in_memory()
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -4,8 +4,11 @@
 use crate::clock::{Clock, SystemClock};
 use crate::market::{Freshness, SyncReport};
 use crate::store::{
-    DynamoDbMarket, DynamoDbStore, Market, MemoryMarket, MemoryStore, PositionStore, StoreError,
+    DynamoDbMarket, DynamoDbStore, Market, MemoryMarket, MemoryStore, MemoryWallets, PositionStore,
+    StoreError, WalletStore,
 };
+use crate::wallets::challenge::SigningDomain;
+use crate::wallets::LinkedWallet;
 use async_trait::async_trait;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +20,20 @@ pub struct App {
     pub clock: Arc<dyn Clock>,
     /// What `POST /markets/sync` runs; `None` where no chain is read (the snapshot).
     pub sync: Option<Arc<dyn MarketSync>>,
+    /// Linked wallets and their challenges.
+    pub wallets: Arc<dyn WalletStore>,
+    /// The domain and URI a wallet signs in to (the challenge's first lines).
+    pub signing: SigningDomain,
+    /// Reads a wallet's positions from its chain; `None` where no chain is read.
+    pub wallet_refresh: Option<Arc<dyn WalletRefresh>>,
+}
+
+/// Reads one wallet's positions from its chain and stores them (`chain::wallets`).
+#[async_trait]
+pub trait WalletRefresh: Send + Sync {
+    /// How many positions the wallet holds now, or why they could not be read (the wallet's
+    /// last good read then stays).
+    async fn refresh(&self, wallet: &LinkedWallet) -> Result<u64, String>;
 }
 
 /// Reads the catalog pools' states from their chains and stores them (`chain::sync`).
@@ -34,7 +51,38 @@ impl App {
             market: Arc::new(MemoryMarket::embedded()),
             clock: Arc::new(SystemClock),
             sync: None,
+            wallets: Arc::new(MemoryWallets::default()),
+            signing: SigningDomain::default(),
+            wallet_refresh: None,
         }
+    }
+
+    /// Reads the wallet's positions now and records the outcome: the count, or why the chain
+    /// could not be read (the link stands either way; the scheduled refresh tries again).
+    pub async fn refresh_wallet(&self, wallet: LinkedWallet) -> LinkedWallet {
+        let outcome = match &self.wallet_refresh {
+            Some(refresh) => refresh.refresh(&wallet).await,
+            None => Err(format!(
+                "no RPC endpoint is configured for {}: its positions are read once one is",
+                wallet.chain
+            )),
+        };
+        let wallet = match outcome {
+            Ok(count) => LinkedWallet {
+                refreshed_at: Some(self.clock.now()),
+                positions: Some(count),
+                refresh_error: None,
+                ..wallet
+            },
+            Err(reason) => LinkedWallet {
+                refresh_error: Some(reason),
+                ..wallet
+            },
+        };
+        if let Err(e) = self.wallets.record_refresh(&wallet).await {
+            tracing::warn!(cause = %e, chain = %wallet.chain, address = %wallet.address, "wallet refresh not recorded");
+        }
+        wallet
     }
 
     /// Production: positions and the catalog in DynamoDB, the catalog cached in the container
@@ -42,11 +90,15 @@ impl App {
     /// none does (local-api without `--rpc`).
     pub fn on_dynamodb(store: DynamoDbStore, catalog_ttl: Duration, freshness: Freshness) -> App {
         let market = DynamoDbMarket::new(store.clone(), catalog_ttl, freshness);
+        let store = Arc::new(store);
         App {
-            store: Arc::new(store),
+            store: store.clone(),
             market: Arc::new(market),
             clock: Arc::new(SystemClock),
             sync: None,
+            wallets: store,
+            signing: SigningDomain::default(),
+            wallet_refresh: None,
         }
     }
 }

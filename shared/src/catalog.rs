@@ -475,7 +475,10 @@ mod tests {
         }
         assert!(ids.contains(&Some(1)) && ids.contains(&Some(56)) && ids.contains(&None));
         assert!(ids.contains(&Some(42161)) && ids.contains(&Some(8453)));
-        let twice = [catalog.deployments[0].clone(), catalog.deployments[0].clone()];
+        let twice = [
+            catalog.deployments[0].clone(),
+            catalog.deployments[0].clone(),
+        ];
         assert!(Deployment::check_all(&twice).is_err());
     }
 

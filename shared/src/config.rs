@@ -2,6 +2,7 @@
 //! there: nothing deeper reads the environment.
 
 use crate::model::Chain;
+use crate::wallets::challenge::SigningDomain;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -38,6 +39,9 @@ pub struct Config {
     /// Blocks between the head and the block the sync reads (`CONFIRMATION_BLOCKS`, default
     /// 3; 0 reads the head, as on a devnet). Above 0, Solana is read `finalized`.
     pub confirmation_blocks: u64,
+    /// The domain and URI a wallet signs in to (`SIGNING_DOMAIN`, `SIGNING_URI`; defaults
+    /// local-api's own).
+    pub signing: SigningDomain,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -84,6 +88,13 @@ impl Config {
                     ))
                 })?,
             },
+            signing: {
+                let default = SigningDomain::default();
+                SigningDomain {
+                    domain: non_empty("SIGNING_DOMAIN").unwrap_or(default.domain),
+                    uri: non_empty("SIGNING_URI").unwrap_or(default.uri),
+                }
+            },
         })
     }
 }
@@ -113,6 +124,7 @@ mod tests {
                 rpc_parameters: BTreeMap::new(),
                 log_level: "info".into(),
                 confirmation_blocks: DEFAULT_CONFIRMATION_BLOCKS,
+                signing: SigningDomain::default(),
             })
         );
         assert!(config(&[]).is_err());

@@ -180,7 +180,8 @@ pub async fn create_position(app: &App, request: &Request) -> Reply {
     .await
 }
 
-async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim>) -> Reply {
+/// The request's body, if it is uncompressed JSON within [`MAX_BODY_BYTES`].
+pub fn json_body(request: &Request) -> Result<&[u8], ApiError> {
     if !is_json(request) {
         return Err(ApiError::UnsupportedMediaType(
             "Content-Type must be application/json".into(),
@@ -197,7 +198,11 @@ async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim
             limit: MAX_BODY_BYTES,
         });
     }
-    let input = CreateRequest::parse(body)?;
+    Ok(body)
+}
+
+async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim>) -> Reply {
+    let input = CreateRequest::parse(json_body(request)?)?;
     let catalog = app.market.catalog().await?;
     let pool = catalog
         .find(input.chain, input.protocol, &input.pool)

@@ -16,11 +16,14 @@ pub async fn run(endpoint: Endpoint) -> Result<(), Error> {
     let app = if endpoint.uses_table() {
         let sdk = lambda_sdk_config().await;
         let client = lambda_client(&sdk, config.dynamodb_endpoint.as_deref());
-        App::on_dynamodb(
-            DynamoDbStore::new(client, config.table_name),
-            config.catalog_ttl,
-            Freshness::live(config.stale_after),
-        )
+        App {
+            signing: config.signing,
+            ..App::on_dynamodb(
+                DynamoDbStore::new(client, config.table_name),
+                config.catalog_ttl,
+                Freshness::live(config.stale_after),
+            )
+        }
     } else {
         // Nothing to read: no DynamoDB client to build at cold start.
         App::in_memory()

@@ -28,6 +28,8 @@ pub mod store;
 pub mod telemetry;
 pub mod validation;
 pub mod valuation;
+pub mod wallet_handlers;
+pub mod wallets;
 
 pub use app::App;
 pub use clock::{Clock, SystemClock};

@@ -6,6 +6,7 @@ use crate::app::App;
 use crate::error::ApiError;
 use crate::handlers;
 use crate::http::request_id;
+use crate::wallet_handlers as wallets;
 use lambda_http::http::Method;
 use lambda_http::{Body, Request, RequestExt, Response};
 use std::collections::HashMap;
@@ -22,13 +23,20 @@ pub enum Endpoint {
     ListPools,
     /// `POST /markets/sync`: reads every pool from its chain now (the scheduled sync's work).
     SyncMarkets,
+    /// `POST /wallets/challenge`: the message a wallet signs to be linked.
+    CreateWalletChallenge,
+    /// `POST /wallets`: links a wallet by its signature of a challenge.
+    LinkWallet,
+    ListWallets,
+    /// `DELETE /wallets/{chain}/{address}`.
+    UnlinkWallet,
     /// API Gateway's `$default` route: every request no other route takes, answered 404 or
     /// 405 exactly as the local router answers it.
     RouteFallback,
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 8] = [
+    pub const ALL: [Endpoint; 12] = [
         Endpoint::ListPositions,
         Endpoint::GetPosition,
         Endpoint::CreatePosition,
@@ -36,6 +44,10 @@ impl Endpoint {
         Endpoint::GetPortfolio,
         Endpoint::ListPools,
         Endpoint::SyncMarkets,
+        Endpoint::CreateWalletChallenge,
+        Endpoint::LinkWallet,
+        Endpoint::ListWallets,
+        Endpoint::UnlinkWallet,
         Endpoint::RouteFallback,
     ];
 
@@ -49,6 +61,10 @@ impl Endpoint {
             Endpoint::GetPortfolio => "get-portfolio",
             Endpoint::ListPools => "list-pools",
             Endpoint::SyncMarkets => "sync-markets",
+            Endpoint::CreateWalletChallenge => "create-wallet-challenge",
+            Endpoint::LinkWallet => "link-wallet",
+            Endpoint::ListWallets => "list-wallets",
+            Endpoint::UnlinkWallet => "unlink-wallet",
             Endpoint::RouteFallback => "route-fallback",
         }
     }
@@ -56,9 +72,12 @@ impl Endpoint {
     /// The method; `ANY` for the fallback, as API Gateway writes it.
     pub fn method(self) -> Method {
         match self {
-            Endpoint::CreatePosition | Endpoint::ClosePosition | Endpoint::SyncMarkets => {
-                Method::POST
-            }
+            Endpoint::CreatePosition
+            | Endpoint::ClosePosition
+            | Endpoint::SyncMarkets
+            | Endpoint::CreateWalletChallenge
+            | Endpoint::LinkWallet => Method::POST,
+            Endpoint::UnlinkWallet => Method::DELETE,
             Endpoint::RouteFallback => Method::from_bytes(b"ANY").unwrap_or_default(),
             _ => Method::GET,
         }
@@ -73,6 +92,9 @@ impl Endpoint {
             Endpoint::GetPortfolio => "/portfolio",
             Endpoint::ListPools => "/pools",
             Endpoint::SyncMarkets => "/markets/sync",
+            Endpoint::CreateWalletChallenge => "/wallets/challenge",
+            Endpoint::LinkWallet | Endpoint::ListWallets => "/wallets",
+            Endpoint::UnlinkWallet => "/wallets/{chain}/{address}",
             Endpoint::RouteFallback => "$default",
         }
     }
@@ -110,6 +132,10 @@ impl Endpoint {
             Endpoint::GetPortfolio => handlers::get_portfolio(app, &request).await,
             Endpoint::ListPools => handlers::list_pools(app, &request).await,
             Endpoint::SyncMarkets => handlers::sync_markets(app, &request).await,
+            Endpoint::CreateWalletChallenge => wallets::create_challenge(app, &request).await,
+            Endpoint::LinkWallet => wallets::link_wallet(app, &request).await,
+            Endpoint::ListWallets => wallets::list_wallets(app, &request).await,
+            Endpoint::UnlinkWallet => wallets::unlink_wallet(app, &request).await,
             Endpoint::RouteFallback => fallback(&request),
         };
         result.unwrap_or_else(|error| error.render(&request_id(&request)))
@@ -223,7 +249,9 @@ mod tests {
             }
             let path = endpoint
                 .path()
-                .replace("{id}", "01JD8Z6C6XK4W5S7R9T2V3M1QA");
+                .replace("{id}", "01JD8Z6C6XK4W5S7R9T2V3M1QA")
+                .replace("{chain}", "base")
+                .replace("{address}", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed");
             let got = route(&endpoint.method(), &path).unwrap();
             assert_eq!(got.endpoint, endpoint);
         }

@@ -109,33 +109,38 @@ pub struct CreateRequest {
     pub price_upper: BigDecimal,
 }
 
+/// A JSON object body read into `T` (unknown fields refused by `T`'s own rules); the messages
+/// never name our types: a body that is not an object is said to be one, and serde's field
+/// errors name the field and the problem.
+pub fn json_object<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request("request body must be a JSON object"));
+    }
+    let not_json = |e: &serde_json::Error| {
+        ApiError::bad_request(format!(
+            "request body is not valid JSON: {}",
+            without_position(e)
+        ))
+    };
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(
+            match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+                Ok(_) => ApiError::bad_request("request body must be a JSON object"),
+                Err(e) => not_json(&e),
+            },
+        );
+    }
+    serde_json::from_slice(body).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => {
+            ApiError::bad_request(format!("invalid request body: {}", without_position(&e)))
+        }
+        _ => not_json(&e),
+    })
+}
+
 impl CreateRequest {
     pub fn parse(body: &[u8]) -> Result<CreateRequest, ApiError> {
-        if body.iter().all(u8::is_ascii_whitespace) {
-            return Err(ApiError::bad_request("request body must be a JSON object"));
-        }
-        // Messages never name our types: a body that is not an object is said to be one, and
-        // serde's field errors name the field and the problem.
-        let not_json = |e: &serde_json::Error| {
-            ApiError::bad_request(format!(
-                "request body is not valid JSON: {}",
-                without_position(e)
-            ))
-        };
-        if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-            return Err(
-                match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
-                    Ok(_) => ApiError::bad_request("request body must be a JSON object"),
-                    Err(e) => not_json(&e),
-                },
-            );
-        }
-        let body: CreateBody = serde_json::from_slice(body).map_err(|e| match e.classify() {
-            serde_json::error::Category::Data => {
-                ApiError::bad_request(format!("invalid request body: {}", without_position(&e)))
-            }
-            _ => not_json(&e),
-        })?;
+        let body: CreateBody = json_object(body)?;
         let chain = Chain::from_str(&body.chain).map_err(|_| {
             ApiError::bad_request(format!("chain must be one of: {}", Chain::names()))
         })?;

@@ -3,6 +3,7 @@
 use crate::fixtures::position;
 use serde_json::Value;
 use shared::model::{Chain, Position, Status};
+use shared::wallets::challenge::Challenge;
 use shared::Endpoint;
 
 /// The manifest of `events/`: expected status per file and the fixture position some read.
@@ -12,6 +13,8 @@ pub struct EventManifest {
     /// Events that are not HTTP requests (the schedule's), answered with a sync report.
     pub scheduled: Vec<String>,
     pub fixture: Position,
+    /// The challenge `link-wallet-success` answers (stored before the events run).
+    pub wallet_challenge: Challenge,
 }
 
 pub fn event_manifest() -> EventManifest {
@@ -37,11 +40,25 @@ pub fn event_manifest() -> EventManifest {
         1_790_000_000_000,
     );
     position.id = fixture["id"].as_str().unwrap().to_string();
+    let challenge = &manifest["walletChallenge"];
+    let text = |name: &str| challenge[name].as_str().unwrap().to_string();
+    let wallet_challenge = Challenge {
+        owner: text("owner"),
+        chain: text("chain").parse().unwrap(),
+        address: text("address"),
+        nonce: text("nonce"),
+        message: text("message"),
+        expires_at: chrono::DateTime::parse_from_rfc3339(&text("expiresAt"))
+            .unwrap()
+            .with_timezone(&chrono::Utc),
+        used: false,
+    };
     EventManifest {
         dir,
         expected,
         scheduled,
         fixture: position,
+        wallet_challenge,
     }
 }
 

@@ -342,8 +342,8 @@ impl MemoryMarket {
     /// Fails when a record is invalid.
     pub fn new(records: Vec<PoolRecord>, freshness: Freshness) -> Result<Self, CatalogError> {
         let deployments = embedded_deployments();
-        let catalog =
-            Catalog::build(&records, HashMap::new(), freshness)?.with_deployments(deployments.clone());
+        let catalog = Catalog::build(&records, HashMap::new(), freshness)?
+            .with_deployments(deployments.clone());
         Ok(MemoryMarket {
             records,
             deployments,
@@ -358,7 +358,10 @@ impl MemoryMarket {
     /// These deployments instead of the embedded ones (a devnet's).
     pub fn with_deployments(mut self, deployments: Vec<Deployment>) -> Self {
         self.deployments = deployments;
-        self.inner.get_mut().unwrap_or_else(|e| e.into_inner()).built = None;
+        self.inner
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .built = None;
         self
     }
 

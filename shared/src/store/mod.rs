@@ -5,7 +5,9 @@
 pub mod dynamodb;
 pub mod memory;
 pub mod traits;
+pub mod wallets_memory;
 
 pub use dynamodb::{DynamoDbMarket, DynamoDbStore};
 pub use memory::{MemoryMarket, MemoryStore};
-pub use traits::{BoxError, Market, PositionStore, StoreError, StoreResult};
+pub use traits::{BoxError, Market, PositionStore, StoreError, StoreResult, WalletStore};
+pub use wallets_memory::MemoryWallets;

@@ -8,6 +8,8 @@ use crate::model::{
     Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
     Status,
 };
+use crate::wallets::challenge::Challenge;
+use crate::wallets::{LinkOutcome, LinkedWallet};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
@@ -152,4 +154,28 @@ pub trait Market: Send + Sync {
         fee_ticks: &[FeeTick],
         succession: Succession,
     ) -> StoreResult<()>;
+}
+
+/// Linked wallets and the challenges that link them.
+#[async_trait]
+pub trait WalletStore: Send + Sync {
+    /// Stores a challenge issued to its owner for its wallet.
+    async fn put_challenge(&self, challenge: &Challenge) -> StoreResult<()>;
+
+    /// The owner's challenge with this nonce (another user's is `None`, as an unknown one).
+    async fn challenge(&self, owner: &str, nonce: &str) -> StoreResult<Option<Challenge>>;
+
+    /// Links `wallet` answering `challenge`, all at once: the challenge marked used, the wallet
+    /// stored, the owner's wallet count raised; nothing at all when the outcome is not `Linked`.
+    async fn link(&self, challenge: &Challenge, wallet: &LinkedWallet) -> StoreResult<LinkOutcome>;
+
+    /// The owner's wallets, by chain then address.
+    async fn wallets(&self, owner: &str) -> StoreResult<Vec<LinkedWallet>>;
+
+    /// Stores what a refresh of the wallet found (`refreshed_at`, `positions`, `refresh_error`)
+    /// if it is still linked; a failed refresh keeps the last good `refreshed_at` and count.
+    async fn record_refresh(&self, wallet: &LinkedWallet) -> StoreResult<()>;
+
+    /// Unlinks the owner's wallet; `false` when it was not linked.
+    async fn unlink(&self, owner: &str, chain: Chain, address: &str) -> StoreResult<bool>;
 }

@@ -9,6 +9,7 @@ use shared::model::{Chain, Filter, PageRequest, Status};
 use shared::store::dynamodb::local_client_with_timeout;
 use shared::store::MemoryMarket;
 use shared::store::{DynamoDbStore, PositionStore, StoreError};
+use shared::wallets::challenge::SigningDomain;
 use shared::{App, SystemClock};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -27,10 +28,13 @@ fn app_on(endpoint: &str, attempt_timeout: Duration) -> App {
         "positions",
     );
     App {
-        store: Arc::new(store),
+        store: Arc::new(store.clone()),
         market: Arc::new(MemoryMarket::embedded()),
         clock: Arc::new(SystemClock),
         sync: None,
+        wallets: Arc::new(store),
+        signing: SigningDomain::default(),
+        wallet_refresh: None,
     }
 }
 
@@ -177,10 +181,13 @@ async fn a_corrupt_item_is_a_generic_500() {
         .await
         .unwrap();
     let app = App {
-        store: Arc::new(store),
+        store: Arc::new(store.clone()),
         market: Arc::new(MemoryMarket::embedded()),
         clock: Arc::new(SystemClock),
         sync: None,
+        wallets: Arc::new(store),
+        signing: SigningDomain::default(),
+        wallet_refresh: None,
     };
     let reply = TestClient::in_process(&app, Some(&owner)).get(&p.id).await;
     assert_eq!(reply.status, StatusCode::INTERNAL_SERVER_ERROR);

@@ -186,8 +186,8 @@ impl DynamoDbStore {
             for item in page.items() {
                 let sort_key = text(item, "SK")?;
                 if sort_key == DEPLOYMENTS_SK {
-                    deployments = serde_json::from_str(text(item, "deployments")?)
-                        .map_err(json_failure)?;
+                    deployments =
+                        serde_json::from_str(text(item, "deployments")?).map_err(json_failure)?;
                     continue;
                 }
                 if let Some((pool, _)) = sort_key.rsplit_once(TICK_INFIX) {

@@ -8,6 +8,8 @@
 //! - catalog       `CATALOG` / `{chain}#{protocol}#{pool}`: the pool catalog and market state.
 //! - pending       `PENDING#{chain}#{protocol}#{pool}` / `{id}#{owner}`: offers waiting for a sync.
 //! - idempotency   `U#{owner}` / `K#{key}`: a key's request fingerprint and answer, with a TTL.
+//! - wallets       `U#{owner}` / `W#{chain}#{address}`, `WALLETS` / `{chain}#{address}#{owner}`,
+//!   challenges    `U#{owner}` / `CH#{nonce}` (see `wallets`).
 //!
 //! One concern per file: `client` (TLS, retries, timeouts), `keys`, `item` (conversion),
 //! `errors` (classification, backoff), `metrics` (read counting, off by default), `store` (the
@@ -23,6 +25,7 @@ mod item;
 mod keys;
 mod metrics;
 mod store;
+mod wallets;
 
 pub use catalog::DynamoDbMarket;
 pub use client::{

@@ -195,7 +195,7 @@ impl DynamoDbStore {
         }
     }
 
-    fn put(&self, item: Item, condition: &str) -> Result<TransactWriteItem, StoreError> {
+    pub(super) fn put(&self, item: Item, condition: &str) -> Result<TransactWriteItem, StoreError> {
         let put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(item))
@@ -213,7 +213,7 @@ impl DynamoDbStore {
         self.put(item, "attribute_not_exists(PK)")
     }
 
-    fn delete(&self, key: Item) -> Result<TransactWriteItem, StoreError> {
+    pub(super) fn delete(&self, key: Item) -> Result<TransactWriteItem, StoreError> {
         let delete = Delete::builder()
             .table_name(&self.table)
             .set_key(Some(key))

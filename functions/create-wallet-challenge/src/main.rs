@@ -1,0 +1,7 @@
+//! `create-wallet-challenge`: the message a wallet signs to be linked, behind API Gateway's JWT
+//! authorizer, on DynamoDB.
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    shared::lambda::run(shared::Endpoint::CreateWalletChallenge).await
+}

@@ -1,0 +1,316 @@
+//! Linked wallets on the table. A wallet is `U#{owner}` / `W#{chain}#{address}`, listed by one
+//! Query of the owner's partition; the owner's wallet count sits on the `COUNTS` item; every
+//! linked wallet has an entry `WALLETS` / `{chain}#{address}#{owner}` that the scheduled
+//! refresh pages through (never a scan). A challenge is `U#{owner}` / `CH#{nonce}`, kept a day
+//! past its expiry (the table's TTL) so that a late answer is told it expired.
+
+use super::errors::{build_error, classify};
+use super::item::{malformed, parsed, text};
+use super::keys::{counter_key, s, user_pk, Item};
+use super::store::DynamoDbStore;
+use crate::model::{format_time, Chain};
+use crate::store::traits::{StoreError, StoreResult, WalletStore};
+use crate::wallets::challenge::Challenge;
+use crate::wallets::{LinkOutcome, LinkedWallet, MAX_WALLETS_PER_USER};
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
+use chrono::{DateTime, Utc};
+use std::collections::HashMap;
+
+/// The partition of every linked wallet's registry entry.
+pub(super) const WALLETS_PK: &str = "WALLETS";
+const WALLET_PREFIX: &str = "W#";
+
+fn key(pk: String, sk: String) -> Item {
+    HashMap::from([("PK".into(), s(pk)), ("SK".into(), s(sk))])
+}
+
+fn challenge_key(owner: &str, nonce: &str) -> Item {
+    key(user_pk(owner), format!("CH#{nonce}"))
+}
+
+fn wallet_key(owner: &str, chain: Chain, address: &str) -> Item {
+    key(user_pk(owner), format!("{WALLET_PREFIX}{chain}#{address}"))
+}
+
+fn registry_key(owner: &str, chain: Chain, address: &str) -> Item {
+    key(WALLETS_PK.into(), format!("{chain}#{address}#{owner}"))
+}
+
+fn time(item: &Item, name: &str) -> StoreResult<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text(item, name)?)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| malformed(name))
+}
+
+fn optional<T>(
+    item: &Item,
+    name: &str,
+    read: impl Fn(&Item, &str) -> StoreResult<T>,
+) -> StoreResult<Option<T>> {
+    match item.get(name) {
+        None | Some(AttributeValue::Null(_)) => Ok(None),
+        Some(_) => read(item, name).map(Some),
+    }
+}
+
+fn wallet_item(w: &LinkedWallet) -> Item {
+    let mut item = wallet_key(&w.owner, w.chain, &w.address);
+    item.extend([
+        ("owner".into(), s(&w.owner)),
+        ("chain".into(), s(w.chain.as_str())),
+        ("address".into(), s(&w.address)),
+        ("linkedAt".into(), s(format_time(&w.linked_at))),
+    ]);
+    if let Some(at) = &w.refreshed_at {
+        item.insert("refreshedAt".into(), s(format_time(at)));
+    }
+    if let Some(n) = w.positions {
+        item.insert("positions".into(), AttributeValue::N(n.to_string()));
+    }
+    if let Some(e) = &w.refresh_error {
+        item.insert("refreshError".into(), s(e));
+    }
+    item
+}
+
+fn wallet_from(item: &Item) -> StoreResult<LinkedWallet> {
+    Ok(LinkedWallet {
+        owner: text(item, "owner")?.to_string(),
+        chain: parsed(item, "chain")?,
+        address: text(item, "address")?.to_string(),
+        linked_at: time(item, "linkedAt")?,
+        refreshed_at: optional(item, "refreshedAt", time)?,
+        positions: optional(item, "positions", parsed)?,
+        refresh_error: optional(item, "refreshError", |i, n| text(i, n).map(str::to_string))?,
+    })
+}
+
+fn challenge_from(item: &Item) -> StoreResult<Challenge> {
+    Ok(Challenge {
+        owner: text(item, "owner")?.to_string(),
+        chain: parsed(item, "chain")?,
+        address: text(item, "address")?.to_string(),
+        nonce: text(item, "nonce")?.to_string(),
+        message: text(item, "message")?.to_string(),
+        expires_at: time(item, "validUntil")?,
+        used: item.contains_key("usedAt"),
+    })
+}
+
+impl DynamoDbStore {
+    async fn get_item(&self, key: Item) -> StoreResult<Option<Item>> {
+        let output = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(output.item)
+    }
+
+    fn update(
+        &self,
+        key: Item,
+        build: impl FnOnce(
+            aws_sdk_dynamodb::types::builders::UpdateBuilder,
+        ) -> aws_sdk_dynamodb::types::builders::UpdateBuilder,
+    ) -> StoreResult<TransactWriteItem> {
+        let update = build(Update::builder().table_name(&self.table).set_key(Some(key)))
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+}
+
+#[async_trait]
+impl WalletStore for DynamoDbStore {
+    async fn put_challenge(&self, c: &Challenge) -> StoreResult<()> {
+        let mut item = challenge_key(&c.owner, &c.nonce);
+        let kept_until = c.expires_at + chrono::Duration::days(1);
+        item.extend([
+            ("owner".into(), s(&c.owner)),
+            ("chain".into(), s(c.chain.as_str())),
+            ("address".into(), s(&c.address)),
+            ("nonce".into(), s(&c.nonce)),
+            ("message".into(), s(&c.message)),
+            ("validUntil".into(), s(format_time(&c.expires_at))),
+            (
+                "expiresAt".into(),
+                AttributeValue::N(kept_until.timestamp().to_string()),
+            ),
+        ]);
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(PK)")
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    async fn challenge(&self, owner: &str, nonce: &str) -> StoreResult<Option<Challenge>> {
+        self.get_item(challenge_key(owner, nonce))
+            .await?
+            .as_ref()
+            .map(challenge_from)
+            .transpose()
+    }
+
+    /// One transaction: the challenge marked used (if unused), the wallet (if new), its
+    /// registry entry, and the count (if below the cap). When it is cancelled, consistent
+    /// reads say which condition failed.
+    async fn link(&self, c: &Challenge, w: &LinkedWallet) -> StoreResult<LinkOutcome> {
+        let items = vec![
+            self.update(challenge_key(&c.owner, &c.nonce), |u| {
+                u.update_expression("SET usedAt = :now")
+                    .condition_expression("attribute_exists(PK) AND attribute_not_exists(usedAt)")
+                    .expression_attribute_values(":now", s(format_time(&w.linked_at)))
+            })?,
+            self.put(wallet_item(w), "attribute_not_exists(PK)")?,
+            self.put(
+                {
+                    let mut entry = registry_key(&w.owner, w.chain, &w.address);
+                    entry.extend([
+                        ("owner".into(), s(&w.owner)),
+                        ("chain".into(), s(w.chain.as_str())),
+                        ("address".into(), s(&w.address)),
+                    ]);
+                    entry
+                },
+                "attribute_not_exists(PK)",
+            )?,
+            self.update(counter_key(&w.owner), |u| {
+                u.update_expression("ADD wallets :one")
+                    .condition_expression("attribute_not_exists(wallets) OR wallets < :max")
+                    .expression_attribute_values(":one", AttributeValue::N("1".into()))
+                    .expression_attribute_values(
+                        ":max",
+                        AttributeValue::N(MAX_WALLETS_PER_USER.to_string()),
+                    )
+            })?,
+        ];
+        match self.transact(items, None).await {
+            Ok(()) => return Ok(LinkOutcome::Linked),
+            Err(StoreError::Conflict) => {}
+            Err(e) => return Err(e),
+        }
+        if self
+            .challenge(&c.owner, &c.nonce)
+            .await?
+            .is_none_or(|c| c.used)
+        {
+            return Ok(LinkOutcome::ChallengeUsed);
+        }
+        if self
+            .get_item(wallet_key(&w.owner, w.chain, &w.address))
+            .await?
+            .is_some()
+        {
+            return Ok(LinkOutcome::AlreadyLinked);
+        }
+        Ok(LinkOutcome::TooMany)
+    }
+
+    async fn wallets(&self, owner: &str) -> StoreResult<Vec<LinkedWallet>> {
+        let mut wallets = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk AND begins_with(SK, :w)")
+                .expression_attribute_values(":pk", s(user_pk(owner)))
+                .expression_attribute_values(":w", s(WALLET_PREFIX))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            for item in page.items() {
+                wallets.push(wallet_from(item)?);
+            }
+            start = page.last_evaluated_key().cloned();
+            if start.is_none() {
+                return Ok(wallets);
+            }
+        }
+    }
+
+    async fn record_refresh(&self, w: &LinkedWallet) -> StoreResult<()> {
+        let mut set = Vec::new();
+        let mut remove = Vec::new();
+        let mut values = HashMap::new();
+        let fields = [
+            (
+                "refreshedAt",
+                w.refreshed_at.as_ref().map(|t| s(format_time(t))),
+            ),
+            (
+                "positions",
+                w.positions.map(|n| AttributeValue::N(n.to_string())),
+            ),
+            ("refreshError", w.refresh_error.as_ref().map(s)),
+        ];
+        for (name, value) in fields {
+            match value {
+                Some(value) => {
+                    set.push(format!("{name} = :{name}"));
+                    values.insert(format!(":{name}"), value);
+                }
+                None => remove.push(name),
+            }
+        }
+        let mut expression = String::new();
+        if !set.is_empty() {
+            expression.push_str(&format!("SET {}", set.join(", ")));
+        }
+        if !remove.is_empty() {
+            expression.push_str(&format!(" REMOVE {}", remove.join(", ")));
+        }
+        let result = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(wallet_key(&w.owner, w.chain, &w.address)))
+            .update_expression(expression.trim())
+            .condition_expression("attribute_exists(PK)")
+            .set_expression_attribute_values((!values.is_empty()).then_some(values))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            // Unlinked meanwhile: nothing to record.
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(classify(e)),
+        }
+    }
+
+    /// One transaction: the wallet and its registry entry deleted, the count lowered.
+    async fn unlink(&self, owner: &str, chain: Chain, address: &str) -> StoreResult<bool> {
+        let items = vec![
+            self.delete(wallet_key(owner, chain, address))?,
+            self.delete(registry_key(owner, chain, address))?,
+            self.update(counter_key(owner), |u| {
+                u.update_expression("ADD wallets :minus")
+                    .expression_attribute_values(":minus", AttributeValue::N("-1".into()))
+            })?,
+        ];
+        match self.transact(items, None).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}

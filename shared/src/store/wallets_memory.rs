@@ -1,0 +1,95 @@
+//! Linked wallets and their challenges in memory, beside the memory store's positions.
+
+use super::traits::{StoreResult, WalletStore};
+use crate::model::Chain;
+use crate::wallets::challenge::Challenge;
+use crate::wallets::{LinkOutcome, LinkedWallet, MAX_WALLETS_PER_USER};
+use async_trait::async_trait;
+use std::collections::{BTreeMap, HashMap};
+
+/// The in-memory [`WalletStore`]: the embedded default's and the handlers' test double.
+#[derive(Default)]
+pub struct MemoryWallets {
+    book: std::sync::RwLock<WalletBook>,
+}
+
+#[derive(Default)]
+struct WalletBook {
+    /// Challenges by (owner, nonce).
+    challenges: HashMap<(String, String), Challenge>,
+    /// Wallets per owner by (chain, address).
+    wallets: HashMap<String, BTreeMap<(Chain, String), LinkedWallet>>,
+}
+
+#[async_trait]
+impl WalletStore for MemoryWallets {
+    async fn put_challenge(&self, challenge: &Challenge) -> StoreResult<()> {
+        let mut book = self.book.write().unwrap_or_else(|e| e.into_inner());
+        book.challenges.insert(
+            (challenge.owner.clone(), challenge.nonce.clone()),
+            challenge.clone(),
+        );
+        Ok(())
+    }
+
+    async fn challenge(&self, owner: &str, nonce: &str) -> StoreResult<Option<Challenge>> {
+        let book = self.book.read().unwrap_or_else(|e| e.into_inner());
+        Ok(book
+            .challenges
+            .get(&(owner.to_string(), nonce.to_string()))
+            .cloned())
+    }
+
+    async fn link(&self, challenge: &Challenge, wallet: &LinkedWallet) -> StoreResult<LinkOutcome> {
+        let mut book = self.book.write().unwrap_or_else(|e| e.into_inner());
+        let key = (challenge.owner.clone(), challenge.nonce.clone());
+        if book.challenges.get(&key).is_none_or(|c| c.used) {
+            return Ok(LinkOutcome::ChallengeUsed);
+        }
+        let held = book.wallets.entry(wallet.owner.clone()).or_default();
+        let id = (wallet.chain, wallet.address.clone());
+        if held.contains_key(&id) {
+            return Ok(LinkOutcome::AlreadyLinked);
+        }
+        if held.len() >= MAX_WALLETS_PER_USER {
+            return Ok(LinkOutcome::TooMany);
+        }
+        held.insert(id, wallet.clone());
+        if let Some(c) = book.challenges.get_mut(&key) {
+            c.used = true;
+        }
+        Ok(LinkOutcome::Linked)
+    }
+
+    async fn wallets(&self, owner: &str) -> StoreResult<Vec<LinkedWallet>> {
+        let book = self.book.read().unwrap_or_else(|e| e.into_inner());
+        Ok(book
+            .wallets
+            .get(owner)
+            .map(|held| held.values().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    async fn record_refresh(&self, wallet: &LinkedWallet) -> StoreResult<()> {
+        let mut book = self.book.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(held) = book
+            .wallets
+            .get_mut(&wallet.owner)
+            .and_then(|held| held.get_mut(&(wallet.chain, wallet.address.clone())))
+        {
+            held.refreshed_at = wallet.refreshed_at;
+            held.positions = wallet.positions;
+            held.refresh_error.clone_from(&wallet.refresh_error);
+        }
+        Ok(())
+    }
+
+    async fn unlink(&self, owner: &str, chain: Chain, address: &str) -> StoreResult<bool> {
+        let mut book = self.book.write().unwrap_or_else(|e| e.into_inner());
+        Ok(book
+            .wallets
+            .get_mut(owner)
+            .and_then(|held| held.remove(&(chain, address.to_string())))
+            .is_some())
+    }
+}

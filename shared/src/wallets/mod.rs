@@ -1,0 +1,67 @@
+//! Wallets linked by signature: the challenge a wallet signs ([`challenge`]), the proof that it
+//! did ([`proof`]), addresses in one spelling ([`address`]), a linked wallet. The routes are in
+//! `wallet_handlers`.
+
+pub mod address;
+pub mod challenge;
+pub mod proof;
+
+use crate::model::{format_time, Chain};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+/// The most wallets one user may link.
+pub const MAX_WALLETS_PER_USER: usize = 20;
+
+/// A wallet linked to a user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkedWallet {
+    pub owner: String,
+    pub chain: Chain,
+    /// Canonical spelling ([`address::canonical`]).
+    pub address: String,
+    pub linked_at: DateTime<Utc>,
+    /// When its positions were last read from the chain; `None` until the first good read.
+    pub refreshed_at: Option<DateTime<Utc>>,
+    /// How many positions the last good read found; `None` until the first.
+    pub positions: Option<u64>,
+    /// Why the last read failed, if it did (the last good read stays).
+    pub refresh_error: Option<String>,
+}
+
+/// What the link of a wallet came to in the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkOutcome {
+    Linked,
+    /// The challenge was answered meanwhile (single use).
+    ChallengeUsed,
+    AlreadyLinked,
+    /// The user holds [`MAX_WALLETS_PER_USER`] wallets already.
+    TooMany,
+}
+
+/// A wallet as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletView {
+    pub chain: Chain,
+    pub address: String,
+    pub linked_at: String,
+    pub refreshed_at: Option<String>,
+    pub positions: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_error: Option<String>,
+}
+
+impl From<&LinkedWallet> for WalletView {
+    fn from(w: &LinkedWallet) -> Self {
+        WalletView {
+            chain: w.chain,
+            address: w.address.clone(),
+            linked_at: format_time(&w.linked_at),
+            refreshed_at: w.refreshed_at.as_ref().map(format_time),
+            positions: w.positions,
+            refresh_error: w.refresh_error.clone(),
+        }
+    }
+}
