@@ -22,3 +22,4 @@ pub mod lifecycle;
 pub mod local_api;
 pub mod rpc_stub;
 pub mod tracked_ticks;
+pub mod wallets;

@@ -237,3 +237,11 @@ async fn tracked_ticks_follow_open_positions_on_dynamodb() {
     let app = App::on_dynamodb(dynamodb_store().await, Duration::ZERO, Freshness::Snapshot);
     test_support::tracked_ticks::tracked_ticks_follow_open_positions(&app).await;
 }
+
+/// Wallets linked by signature through the handlers on a fresh table: the link's transaction
+/// (challenge used, wallet, registry entry, capped count) and the unlink's.
+#[tokio::test]
+async fn wallets_link_by_signature_on_dynamodb() {
+    let app = App::on_dynamodb(dynamodb_store().await, Duration::ZERO, Freshness::Snapshot);
+    test_support::wallets::wallets_link_by_signature(&app).await;
+}

@@ -2,7 +2,6 @@
 //! its manifest states, with a body of the documented shape.
 
 use serde_json::Value;
-use shared::store::WalletStore;
 use shared::App;
 use std::collections::BTreeSet;
 use test_support::events::{endpoint_of, event_manifest};

@@ -50,3 +50,9 @@ async fn retried_writes_apply_once_in_memory() {
     test_support::idempotency::retried_writes_apply_once(&shared::App::in_memory(), "alice", "bob")
         .await;
 }
+
+/// Wallets linked by signature through the handlers, in memory.
+#[tokio::test]
+async fn wallets_link_by_signature_in_memory() {
+    test_support::wallets::wallets_link_by_signature(&shared::App::in_memory()).await;
+}
