@@ -9,6 +9,18 @@
 //   node devnet/devnet.mjs pool  --state FILE [--block N] [--ticks T,T...]
 //       the pool's getters at a block (the latest by default), with ticks(t) of the ticks given
 //   node devnet/devnet.mjs mint  --state FILE --lower T --upper T --amount0 RAW --amount1 RAW
+//       [--recipient ADDRESS] [--token0 A --token1 B --fee F]   (the deployer pays; the recipient holds)
+//   node devnet/devnet.mjs new-pool --state FILE --symbol S [--fee F]
+//       a token of its own (18 decimals) and its pool with WETH at 1:1, outside any catalog
+//   node devnet/devnet.mjs account --state FILE --index N     anvil's unlocked account N
+//   node devnet/devnet.mjs sign --state FILE --account ADDRESS --message TEXT
+//       personal_sign (EIP-191) by the unlocked account: what a wallet answers a challenge with
+//   node devnet/devnet.mjs withdraw --state FILE --account ADDRESS --token-id N
+//       decreaseLiquidity of all the position's liquidity, its fees left uncollected
+//   node devnet/devnet.mjs transfer --state FILE --account ADDRESS --token-id N --to ADDRESS
+//   node devnet/devnet.mjs position-quote --state FILE --token-id N [--block B]
+//       at one block: positions(N), the owner, what decreasing all its liquidity and what
+//       collect would pay the owner (eth_call, nothing sent)
 //   node devnet/devnet.mjs burn-quote --state FILE --lower T --upper T --liquidity L
 //       what burning L of the position manager's position would pay (eth_call, nothing sent)
 //   node devnet/devnet.mjs collect-quote --state FILE --token-id N
@@ -212,10 +224,10 @@ async function mint(opts) {
   const { state, signer } = await connect(opts);
   const manager = new ethers.Contract(state.manager, MANAGER.abi, signer);
   const params = {
-    token0: state.token0, token1: state.token1, fee: FEE,
+    token0: opts.token0 ?? state.token0, token1: opts.token1 ?? state.token1, fee: Number(opts.fee ?? FEE),
     tickLower: Number(opts.lower), tickUpper: Number(opts.upper),
     amount0Desired: BigInt(opts.amount0), amount1Desired: BigInt(opts.amount1),
-    amount0Min: 0, amount1Min: 0, recipient: state.owner, deadline: 2n ** 40n,
+    amount0Min: 0, amount1Min: 0, recipient: opts.recipient ?? state.owner, deadline: 2n ** 40n,
   };
   const quoted = await manager.mint.staticCall(params);
   const receipt = await mined(manager.mint(params));
@@ -246,6 +258,72 @@ async function burnQuote(opts) {
   print({ amount0, amount1 });
 }
 
+async function newPool(opts) {
+  const { state, signer } = await connect(opts);
+  const owner = await signer.getAddress();
+  const token = await deploy(signer, ERC20, `${opts.symbol} token`, opts.symbol, SUPPLY, owner);
+  const address = await token.getAddress();
+  const fee = Number(opts.fee ?? 500);
+  const [token0, token1] = BigInt(address) < BigInt(state.weth) ? [address, state.weth] : [state.weth, address];
+  const manager = new ethers.Contract(state.manager, MANAGER.abi, signer);
+  await mined(manager.createAndInitializePoolIfNecessary(token0, token1, fee, 1n << 96n));
+  await mined(token.approve(state.manager, MAX_UINT));
+  await mined(token.approve(state.router, MAX_UINT));
+  const factory = new ethers.Contract(state.factory, FACTORY.abi, signer);
+  print({ token: address, token0, token1, fee, pool: await factory.getPool(token0, token1, fee) });
+}
+
+async function account(opts) {
+  const { provider } = await connect(opts);
+  const accounts = await provider.send("eth_accounts", []);
+  print({ address: ethers.getAddress(accounts[Number(opts.index)]) });
+}
+
+async function sign(opts) {
+  const { provider } = await connect(opts);
+  const signature = await provider.send("personal_sign", [ethers.hexlify(ethers.toUtf8Bytes(opts.message)), opts.account]);
+  print({ signature });
+}
+
+async function withdraw(opts) {
+  const { state, provider } = await connect(opts);
+  const manager = new ethers.Contract(state.manager, MANAGER.abi, await provider.getSigner(opts.account));
+  const { liquidity } = await manager.positions(BigInt(opts["token-id"]));
+  const receipt = await mined(manager.decreaseLiquidity({
+    tokenId: BigInt(opts["token-id"]), liquidity, amount0Min: 0, amount1Min: 0, deadline: 2n ** 40n,
+  }));
+  print({ block: receipt.blockNumber, liquidity });
+}
+
+async function transfer(opts) {
+  const { state, provider } = await connect(opts);
+  const manager = new ethers.Contract(state.manager, MANAGER.abi, await provider.getSigner(opts.account));
+  const receipt = await mined(manager.transferFrom(opts.account, opts.to, BigInt(opts["token-id"])));
+  print({ block: receipt.blockNumber });
+}
+
+async function positionQuote(opts) {
+  const { state, provider } = await connect(opts);
+  const manager = new ethers.Contract(state.manager, MANAGER.abi, provider);
+  const blockTag = opts.block === undefined ? await provider.getBlockNumber() : Number(opts.block);
+  const tokenId = BigInt(opts["token-id"]);
+  const position = await manager.positions(tokenId, { blockTag });
+  const owner = await manager.ownerOf(tokenId, { blockTag });
+  const max = 2n ** 128n - 1n;
+  const [decrease0, decrease1] = position.liquidity === 0n ? [0n, 0n] : await manager.decreaseLiquidity.staticCall(
+    { tokenId, liquidity: position.liquidity, amount0Min: 0, amount1Min: 0, deadline: 2n ** 40n },
+    { from: owner, blockTag },
+  );
+  const [collect0, collect1] = await manager.collect.staticCall(
+    { tokenId, recipient: owner, amount0Max: max, amount1Max: max }, { from: owner, blockTag },
+  );
+  print({
+    block: blockTag, owner, token0: position.token0, token1: position.token1, fee: position.fee,
+    tickLower: position.tickLower, tickUpper: position.tickUpper, liquidity: position.liquidity,
+    amount0: decrease0, amount1: decrease1, fees0: collect0, fees1: collect1,
+  });
+}
+
 async function poolCommand(opts) {
   const { state, provider } = await connect(opts);
   const block = opts.block === undefined ? await provider.getBlockNumber() : Number(opts.block);
@@ -256,6 +334,7 @@ async function poolCommand(opts) {
 const [command, ...rest] = process.argv.slice(2);
 const commands = {
   up, swap, mint, pool: poolCommand, "burn-quote": burnQuote, "collect-quote": collectQuote,
+  "new-pool": newPool, account, sign, withdraw, transfer, "position-quote": positionQuote,
 };
 if (!commands[command]) {
   console.error(`usage: devnet.mjs ${Object.keys(commands).join("|")} [--option value]...`);

@@ -5,6 +5,7 @@ use local_api::auth::JwtSettings;
 use local_api::gateway::{Cors, Gateway};
 use shared::app::MarketSync;
 use shared::catalog::{embedded_deployments, embedded_records, Catalog, CatalogFile, Deployment};
+use shared::chain::refresh::WalletReader;
 use shared::chain::{RpcClient, Syncer, RPC_TIMEOUT};
 use shared::config::{
     DEFAULT_CATALOG_TTL, DEFAULT_CONFIRMATION_BLOCKS, DEFAULT_LOG_LEVEL, DEFAULT_STALE_AFTER,
@@ -13,6 +14,7 @@ use shared::market::Freshness;
 use shared::model::Chain;
 use shared::store::dynamodb::{local_client, user_client};
 use shared::store::{DynamoDbStore, MemoryMarket};
+use shared::wallets::challenge::SigningDomain;
 use shared::App;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -25,7 +27,7 @@ const DEFAULT_SYNC_INTERVAL: Duration = Duration::from_secs(60);
 const USAGE: &str = "usage:
   local-api [--addr HOST:PORT] [--dynamodb-endpoint URL [--table NAME]] [--cors-origin ORIGIN]...
             [--catalog FILE] [--rpc CHAIN=URL]... [--sync-interval SECONDS] [--stale-after SECONDS]
-            [--confirmations BLOCKS]
+            [--confirmations BLOCKS] [--signing-domain HOST[:PORT]] [--signing-uri URI]
       serve the API (default 127.0.0.1:3000) on the in-memory store, or on a DynamoDB-API
       server (the table, default 'positions', is created and its catalog seeded if missing);
       --cors-origin (repeatable, or '*') answers browser preflights and adds CORS headers for
@@ -36,12 +38,13 @@ const USAGE: &str = "usage:
       state older than --stale-after (default 300) is stale; the EVM chains are read
       --confirmations blocks behind the head (default 3; 0 on a devnet, which mines a block
       per transaction). Without --rpc, nothing is read from any network: the catalog's
-      prices are a snapshot
+      prices are a snapshot; --signing-domain and --signing-uri name the site a wallet signs
+      in to when it is linked (default this server's address)
   local-api token --sub NAME [--ttl SECONDS] [--scope SCOPES]
       print a bearer token for NAME (default ttl 86400); --scope sets the space-separated
       scope claim, e.g. \"markets:sync\"
   local-api seed-catalog --table NAME [--dynamodb-endpoint URL]
-      load data/pools.json into a table (AWS credentials and region from the environment
+      load data/pools.json (its pools and deployments) into a table (AWS credentials and region from the environment
       unless an endpoint is given)";
 
 /// `--name value` pairs after the subcommand.
@@ -184,6 +187,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
     let mut endpoints = BTreeMap::new();
     let (mut interval, mut stale_after) = (DEFAULT_SYNC_INTERVAL, DEFAULT_STALE_AFTER);
     let mut confirmations = DEFAULT_CONFIRMATION_BLOCKS;
+    let (mut signing_domain, mut signing_uri) = (None, None);
     for (name, value) in options(args)? {
         match name {
             "--addr" => addr = value.to_string(),
@@ -199,6 +203,8 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
             "--dynamodb-endpoint" => endpoint = Some(value.to_string()),
             "--table" => table = value.to_string(),
             "--cors-origin" => cors.allowed_origins.push(value.to_string()),
+            "--signing-domain" => signing_domain = Some(value.to_string()),
+            "--signing-uri" => signing_uri = Some(value.to_string()),
             _ => return Err(format!("unknown option {name}")),
         }
     }
@@ -254,6 +260,11 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
         }
     };
     if live {
+        app.wallet_refresh = Some(Arc::new(WalletReader::new(
+            endpoints.clone(),
+            app.market.clone(),
+            confirmations,
+        )));
         let syncer = Arc::new(
             Syncer::new(
                 endpoints,
@@ -272,6 +283,11 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    // Wallets sign in to this server unless told the page they link from.
+    app.signing = SigningDomain {
+        domain: signing_domain.unwrap_or_else(|| bound.to_string()),
+        uri: signing_uri.unwrap_or_else(|| format!("http://{bound}")),
+    };
     println!("local-api listening on http://{bound} (store: {store_name})");
     println!(
         "try: curl -s http://{bound}/positions -H 'Authorization: Bearer {}'",

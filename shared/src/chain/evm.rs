@@ -41,7 +41,7 @@ use IConcentratedPool::{
 /// A pool's state or why it could not be read whole.
 pub type PoolRead = Result<PoolState, String>;
 
-fn hex_data(bytes: &[u8]) -> String {
+pub(super) fn hex_data(bytes: &[u8]) -> String {
     let mut text = String::with_capacity(2 + bytes.len() * 2);
     text.push_str("0x");
     for b in bytes {
@@ -50,7 +50,7 @@ fn hex_data(bytes: &[u8]) -> String {
     text
 }
 
-fn hex_bytes(value: &Value) -> Result<Vec<u8>, String> {
+pub(super) fn hex_bytes(value: &Value) -> Result<Vec<u8>, String> {
     let text = value
         .as_str()
         .and_then(|t| t.strip_prefix("0x"))
@@ -142,24 +142,9 @@ pub async fn read_pools(
     block: &Block,
     observed_at: DateTime<Utc>,
 ) -> Vec<PoolRead> {
-    let at = json!({"blockHash": block.hash});
-    let call = |pool: &Pool, data: Vec<u8>| {
-        (
-            "eth_call",
-            json!([{"to": pool.id, "data": hex_data(&data)}, at]),
-        )
-    };
     let mut calls = Vec::new();
     for pool in pools {
-        calls.push(call(pool, slot0Call {}.abi_encode()));
-        calls.push(call(pool, liquidityCall {}.abi_encode()));
-        calls.push(call(pool, feeGrowthGlobal0X128Call {}.abi_encode()));
-        calls.push(call(pool, feeGrowthGlobal1X128Call {}.abi_encode()));
-        for tick in &pool.tracked_ticks {
-            let tick = alloy_sol_types::private::primitives::aliases::I24::try_from(*tick)
-                .unwrap_or_default();
-            calls.push(call(pool, ticksCall { tick }.abi_encode()));
-        }
+        calls.extend(pool_calls(&pool.id, &pool.tracked_ticks, block));
     }
     let mut answers = rpc.batch(&calls).await.into_iter();
     pools
@@ -169,14 +154,38 @@ pub async fn read_pools(
                 .by_ref()
                 .take(4 + pool.tracked_ticks.len())
                 .collect();
-            decode_pool(pool, own, block, observed_at)
+            decode_state(own, &pool.tracked_ticks, block, observed_at)
         })
         .collect()
 }
 
+/// The calls that read one pool at `block`: `slot0`, `liquidity`, both fee growth globals, then
+/// `ticks(t)` for each of `ticks`.
+pub(super) fn pool_calls(
+    pool: impl std::fmt::Display,
+    ticks: &[i32],
+    block: &Block,
+) -> Vec<(&'static str, Value)> {
+    let at = json!({"blockHash": block.hash});
+    let to = pool.to_string();
+    let call = |data: Vec<u8>| ("eth_call", json!([{"to": to, "data": hex_data(&data)}, at]));
+    let mut calls = vec![
+        call(slot0Call {}.abi_encode()),
+        call(liquidityCall {}.abi_encode()),
+        call(feeGrowthGlobal0X128Call {}.abi_encode()),
+        call(feeGrowthGlobal1X128Call {}.abi_encode()),
+    ];
+    for tick in ticks {
+        let tick =
+            alloy_sol_types::private::primitives::aliases::I24::try_from(*tick).unwrap_or_default();
+        calls.push(call(ticksCall { tick }.abi_encode()));
+    }
+    calls
+}
+
 /// An answer of exactly `words` ABI words, decoded with every word checked against its type
 /// (no stray high bits in an `int24`, `uint160` or `uint128`, a `bool` 0 or 1).
-fn strict<C: SolCall>(data: &[u8], words: usize) -> Result<C::Return, ()> {
+pub(super) fn strict<C: SolCall>(data: &[u8], words: usize) -> Result<C::Return, ()> {
     if data.len() != words * 32 {
         return Err(());
     }
@@ -187,9 +196,10 @@ fn strict<C: SolCall>(data: &[u8], words: usize) -> Result<C::Return, ()> {
 const SLOT0_WORDS: usize = 7;
 const TICK_WORDS: usize = 8;
 
-fn decode_pool(
-    pool: &Pool,
+/// The answers of [`pool_calls`] as the pool's state at `block`.
+pub(super) fn decode_state(
     answers: Vec<Result<Value, RpcError>>,
+    tick_list: &[i32],
     block: &Block,
     observed_at: DateTime<Utc>,
 ) -> PoolRead {
@@ -209,8 +219,8 @@ fn decode_pool(
         .map_err(|_| bad("feeGrowthGlobal0X128"))?;
     let growth1 = strict::<feeGrowthGlobal1X128Call>(&next("feeGrowthGlobal1X128")?, 1)
         .map_err(|_| bad("feeGrowthGlobal1X128"))?;
-    let mut ticks = Vec::with_capacity(pool.tracked_ticks.len());
-    for tick in &pool.tracked_ticks {
+    let mut ticks = Vec::with_capacity(tick_list.len());
+    for tick in tick_list {
         let info = strict::<ticksCall>(&next("ticks")?, TICK_WORDS).map_err(|_| bad("ticks"))?;
         ticks.push(TickState {
             tick: *tick,

@@ -1,15 +1,18 @@
 //! Reading pool state from the chains (feature `chain`: only the sync function and local-api
 //! link it). `rpc` speaks JSON-RPC over HTTP(S); `evm` reads Uniswap v3 and PancakeSwap v3
 //! pools, `solana` Orca Whirlpools; `sync` runs one sync over every catalog pool and stores the
-//! states; `secrets` reads the RPC URLs from SSM; `lambda` is the sync function's entry point.
+//! states; `secrets` reads the RPC URLs from SSM; `lambda` is the sync function's entry point;
+//! `wallets` reads a wallet's positions at one block, `refresh` serves those reads to the API.
 
 pub mod evm;
 pub mod lambda;
+pub mod refresh;
 pub mod rpc;
 pub mod secrets;
 pub mod solana;
 pub mod sync;
 pub mod trust;
+pub mod wallets;
 
 pub use rpc::RpcClient;
 pub use sync::{Syncer, RPC_TIMEOUT};

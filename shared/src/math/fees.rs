@@ -89,6 +89,16 @@ impl FeeAccounting {
         sub(sub(global, below), above)
     }
 
+    /// What a Uniswap v3 position manager adds to a position's tokens owed when `collect` pokes
+    /// it: `uint128(mulDiv(inside - last, L, 2^128))`, the difference wrapping and the result
+    /// truncated as the contract's are (EVM only; Orca's owed fees are its own formula).
+    pub fn collect_owed(self, liquidity: u128, last: U256, inside: U256) -> u128 {
+        let delta = self.wrapping_sub(inside, last);
+        let owed = mul_div(delta, U256::from(liquidity), U256::from(1u8) << 128, false)
+            .unwrap_or(U256::ZERO);
+        (owed & U256::from(u128::MAX)).to::<u128>()
+    }
+
     /// The fees owed to `liquidity` for the growth from `checkpoint` to `inside`, in the
     /// token's base units; 0 when the growth went backwards since the checkpoint (a state
     /// older than it, or one a reorg replaced): fees are never negative, nor a wrapped gain.

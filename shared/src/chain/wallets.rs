@@ -1,0 +1,395 @@
+//! A wallet's Uniswap v3 / PancakeSwap v3 positions read from the chain, all at one block
+//! (`confirmations` behind the head, every call at the block's hash): per position manager
+//! `balanceOf`, then `tokenOfOwnerByIndex` for every index, `positions(tokenId)` for every token,
+//! the factory's `getPool` and the tokens' `decimals()`/`symbol()`, then each pool's `slot0`,
+//! fee growth globals and the ticks of the positions' bounds. Five JSON-RPC batches whatever the
+//! count (more only past the batch size). Amounts are what the liquidity holds at that state
+//! rounded down, as a withdrawal pays; fees exactly what `collect` would pay there.
+
+use super::evm::{self, Block};
+use super::rpc::{RpcClient, RpcError};
+use crate::catalog::Deployment;
+use crate::market::PoolState;
+use crate::math::fees::{BoundTick, FeeAccounting};
+use crate::math::{Curve, U256};
+use alloy_primitives::Address;
+use alloy_sol_types::{sol, SolCall};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+sol! {
+    interface IPositionManager {
+        function balanceOf(address owner) external view returns (uint256);
+        function tokenOfOwnerByIndex(address owner, uint256 index) external view returns (uint256);
+        function positions(uint256 tokenId) external view returns (
+            uint96 nonce,
+            address operator,
+            address token0,
+            address token1,
+            uint24 fee,
+            int24 tickLower,
+            int24 tickUpper,
+            uint128 liquidity,
+            uint256 feeGrowthInside0LastX128,
+            uint256 feeGrowthInside1LastX128,
+            uint128 tokensOwed0,
+            uint128 tokensOwed1
+        );
+    }
+    interface IFactory {
+        function getPool(address tokenA, address tokenB, uint24 fee) external view returns (address);
+    }
+    interface IErc20Metadata {
+        function decimals() external view returns (uint8);
+        function symbol() external view returns (string);
+    }
+}
+
+use IErc20Metadata::{decimalsCall, symbolCall};
+use IFactory::getPoolCall;
+use IPositionManager::{balanceOfCall, positionsCall, tokenOfOwnerByIndexCall};
+
+/// The most positions one wallet's read takes from one position manager (a wallet holding more
+/// is read up to here, and says so).
+pub const MAX_POSITIONS_PER_MANAGER: u64 = 1_000;
+
+/// An ERC-20 as its contract describes itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenMeta {
+    /// EIP-55 checksum form.
+    pub address: String,
+    pub symbol: String,
+    pub decimals: u8,
+}
+
+/// One position of the wallet as the chain holds it at the read's block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainPosition {
+    /// The position manager (EIP-55).
+    pub manager: String,
+    pub token_id: U256,
+    /// The pool (EIP-55), from the factory.
+    pub pool: String,
+    pub fee: u32,
+    pub token0: TokenMeta,
+    pub token1: TokenMeta,
+    pub tick_lower: i32,
+    pub tick_upper: i32,
+    pub liquidity: u128,
+    /// Base units of token0 and token1 the liquidity holds at the pool's state, rounded down.
+    pub amounts: [U256; 2],
+    /// Base units `collect` would pay at that state (tokens owed and fees since the last poke).
+    pub fees: [u128; 2],
+    /// The pool's state at the block (its bound ticks in `ticks`).
+    pub state: PoolState,
+}
+
+/// Everything one wallet holds on one chain, at one block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalletHoldings {
+    pub block: Block,
+    pub positions: Vec<ChainPosition>,
+}
+
+fn checksum(address: Address) -> String {
+    address.to_checksum(None)
+}
+
+fn parse_address(text: &str) -> Result<Address, String> {
+    crate::wallets::address::evm_address(text).map_err(|e| format!("{text}: {e}"))
+}
+
+/// One `eth_call` at the block's hash.
+fn call(to: Address, data: Vec<u8>, block: &Block) -> (&'static str, Value) {
+    (
+        "eth_call",
+        json!([{"to": checksum(to), "data": evm::hex_data(&data)}, {"blockHash": block.hash}]),
+    )
+}
+
+/// An answer decoded strictly (exactly `words` words, each valid for its type).
+fn decoded<C: SolCall>(
+    answer: Result<Value, RpcError>,
+    words: usize,
+    what: &str,
+) -> Result<C::Return, String> {
+    let answer = answer.map_err(|e| format!("{what}: {e}"))?;
+    let data = evm::hex_bytes(&answer).map_err(|e| format!("{what}: {e}"))?;
+    evm::strict::<C>(&data, words).map_err(|_| format!("{what}: undecodable answer"))
+}
+
+/// A `symbol()` answer: an ABI string, or the `bytes32` some early tokens answer (trailing
+/// zeros trimmed); printable text only, at most 32 characters.
+fn symbol_of(answer: Result<Value, RpcError>) -> Result<String, String> {
+    let answer = answer.map_err(|e| format!("symbol: {e}"))?;
+    let data = evm::hex_bytes(&answer).map_err(|e| format!("symbol: {e}"))?;
+    let text = if data.len() == 32 {
+        let end = data.iter().position(|b| *b == 0).unwrap_or(32);
+        String::from_utf8(data[..end].to_vec()).map_err(|_| "symbol: not text".to_string())?
+    } else {
+        symbolCall::abi_decode_returns_validate(&data)
+            .map_err(|_| "symbol: undecodable answer".to_string())?
+    };
+    let text = text.trim().to_string();
+    if text.is_empty() || text.chars().count() > 32 || text.chars().any(char::is_control) {
+        return Err("symbol: not a printable name of 1 to 32 characters".into());
+    }
+    Ok(text)
+}
+
+/// The position's token ids of `wallet` at each manager, read at `block`.
+async fn token_ids(
+    rpc: &RpcClient,
+    managers: &[Address],
+    wallet: Address,
+    block: &Block,
+) -> Result<Vec<(Address, U256)>, String> {
+    let calls: Vec<_> = managers
+        .iter()
+        .map(|m| call(*m, balanceOfCall { owner: wallet }.abi_encode(), block))
+        .collect();
+    let mut indexes = Vec::new();
+    for (manager, answer) in managers.iter().zip(rpc.batch(&calls).await) {
+        let count = decoded::<balanceOfCall>(answer, 1, "balanceOf")?;
+        let count = u64::try_from(count)
+            .unwrap_or(u64::MAX)
+            .min(MAX_POSITIONS_PER_MANAGER);
+        indexes.extend((0..count).map(|i| (*manager, i)));
+    }
+    let calls: Vec<_> = indexes
+        .iter()
+        .map(|(m, i)| {
+            let data = tokenOfOwnerByIndexCall {
+                owner: wallet,
+                index: alloy_primitives::U256::from(*i),
+            };
+            call(*m, data.abi_encode(), block)
+        })
+        .collect();
+    indexes
+        .iter()
+        .zip(rpc.batch(&calls).await)
+        .map(|((m, _), answer)| {
+            let id = decoded::<tokenOfOwnerByIndexCall>(answer, 1, "tokenOfOwnerByIndex")?;
+            Ok((*m, U256::from_limbs(*id.as_limbs())))
+        })
+        .collect()
+}
+
+/// Reads every position `wallet` holds at the chain's EVM deployments, at `block`. Any answer
+/// missing, failed or malformed fails the read whole: the wallet's last good read then stays.
+pub async fn read_wallet(
+    rpc: &RpcClient,
+    deployments: &[&Deployment],
+    wallet: &str,
+    block: &Block,
+) -> Result<WalletHoldings, String> {
+    let wallet = parse_address(wallet)?;
+    let mut factories = BTreeMap::new();
+    for d in deployments {
+        let (Some(manager), Some(factory)) = (&d.position_manager, &d.factory) else {
+            continue;
+        };
+        factories.insert(parse_address(manager)?, parse_address(factory)?);
+    }
+    let managers: Vec<Address> = factories.keys().copied().collect();
+    let ids = token_ids(rpc, &managers, wallet, block).await?;
+
+    // Each token's position, then its pool and its tokens' metadata.
+    let calls: Vec<_> = ids
+        .iter()
+        .map(|(m, id)| {
+            let token_id = alloy_primitives::U256::from_limbs(*id.as_limbs());
+            call(*m, positionsCall { tokenId: token_id }.abi_encode(), block)
+        })
+        .collect();
+    let mut held = Vec::with_capacity(ids.len());
+    for ((manager, id), answer) in ids.iter().zip(rpc.batch(&calls).await) {
+        held.push((
+            *manager,
+            *id,
+            decoded::<positionsCall>(answer, 12, "positions")?,
+        ));
+    }
+    let mut pool_keys: Vec<(Address, Address, Address, u32)> = held
+        .iter()
+        .map(|(m, _, p)| (factories[m], p.token0, p.token1, p.fee.to::<u32>()))
+        .collect();
+    pool_keys.sort_unstable();
+    pool_keys.dedup();
+    let mut tokens: Vec<Address> = held
+        .iter()
+        .flat_map(|(_, _, p)| [p.token0, p.token1])
+        .collect();
+    tokens.sort_unstable();
+    tokens.dedup();
+    let mut calls: Vec<_> = pool_keys
+        .iter()
+        .map(|(factory, a, b, fee)| {
+            let data = getPoolCall {
+                tokenA: *a,
+                tokenB: *b,
+                fee: alloy_sol_types::private::primitives::aliases::U24::from(*fee),
+            };
+            call(*factory, data.abi_encode(), block)
+        })
+        .collect();
+    for token in &tokens {
+        calls.push(call(*token, decimalsCall {}.abi_encode(), block));
+        calls.push(call(*token, symbolCall {}.abi_encode(), block));
+    }
+    let mut answers = rpc.batch(&calls).await.into_iter();
+    let mut pools = BTreeMap::new();
+    for key in &pool_keys {
+        let answer = answers.next().ok_or("getPool: no answer")?;
+        let pool = decoded::<getPoolCall>(answer, 1, "getPool")?;
+        if pool == Address::ZERO {
+            return Err(format!(
+                "no pool for {} / {} at fee {}",
+                key.1, key.2, key.3
+            ));
+        }
+        pools.insert(*key, pool);
+    }
+    let mut metadata = BTreeMap::new();
+    for token in &tokens {
+        let (decimals, symbol) = (answers.next(), answers.next());
+        let why = |e: String| format!("token {}: {e}", checksum(*token));
+        let decimals =
+            decoded::<decimalsCall>(decimals.ok_or("decimals: no answer")?, 1, "decimals")
+                .map_err(why)?;
+        let symbol = symbol_of(symbol.ok_or("symbol: no answer".to_string())?).map_err(why)?;
+        metadata.insert(
+            *token,
+            TokenMeta {
+                address: checksum(*token),
+                symbol,
+                decimals,
+            },
+        );
+    }
+
+    // Each position's pool state with the ticks of its own bounds, one batch for all.
+    let mut calls = Vec::new();
+    for (manager, _, p) in &held {
+        let pool = pools[&(factories[manager], p.token0, p.token1, p.fee.to::<u32>())];
+        calls.extend(evm::pool_calls(
+            pool,
+            &[p.tickLower.as_i32(), p.tickUpper.as_i32()],
+            block,
+        ));
+    }
+    let mut answers = rpc.batch(&calls).await.into_iter();
+    let mut positions = Vec::with_capacity(held.len());
+    for (manager, token_id, p) in held {
+        let bounds = [p.tickLower.as_i32(), p.tickUpper.as_i32()];
+        let own: Vec<_> = answers.by_ref().take(4 + bounds.len()).collect();
+        let pool = pools[&(factories[&manager], p.token0, p.token1, p.fee.to::<u32>())];
+        let state = evm::decode_state(own, &bounds, block, chrono::Utc::now())
+            .map_err(|e| format!("pool {}: {e}", checksum(pool)))?;
+        positions.push(position_at(manager, token_id, pool, &p, &metadata, state)?);
+    }
+    Ok(WalletHoldings {
+        block: block.clone(),
+        positions,
+    })
+}
+
+/// The position's amounts and fees at the pool's state, as the protocol computes them.
+fn position_at(
+    manager: Address,
+    token_id: U256,
+    pool: Address,
+    p: &IPositionManager::positionsReturn,
+    metadata: &BTreeMap<Address, TokenMeta>,
+    state: PoolState,
+) -> Result<ChainPosition, String> {
+    let (lower, upper) = (p.tickLower.as_i32(), p.tickUpper.as_i32());
+    let curve = Curve::UniswapV3;
+    let bad = |e: crate::math::MathError| format!("position {token_id}: {e}");
+    let amounts = curve
+        .amounts_for_liquidity(
+            state.sqrt_price,
+            curve.sqrt_price_at_tick(lower).map_err(bad)?,
+            curve.sqrt_price_at_tick(upper).map_err(bad)?,
+            p.liquidity,
+            false,
+        )
+        .map_err(bad)?;
+    let bound = |tick: i32, token: usize| {
+        let read = state.ticks.iter().find(|t| t.tick == tick);
+        BoundTick {
+            tick,
+            initialized: read.is_some_and(|t| t.initialized),
+            outside: read.map_or(U256::ZERO, |t| {
+                [t.fee_growth_outside0, t.fee_growth_outside1][token]
+            }),
+        }
+    };
+    let globals = [state.fee_growth_global0, state.fee_growth_global1];
+    let last = [
+        U256::from_limbs(*p.feeGrowthInside0LastX128.as_limbs()),
+        U256::from_limbs(*p.feeGrowthInside1LastX128.as_limbs()),
+    ];
+    let owed = [p.tokensOwed0, p.tokensOwed1];
+    let fees = [0, 1].map(|token| {
+        let inside = FeeAccounting::Evm.growth_inside(
+            state.tick,
+            globals[token],
+            bound(lower, token),
+            bound(upper, token),
+        );
+        // The position manager's `collect` pokes the pool only while liquidity remains.
+        let earned = if p.liquidity > 0 {
+            FeeAccounting::Evm.collect_owed(p.liquidity, last[token], inside)
+        } else {
+            0
+        };
+        owed[token].wrapping_add(earned)
+    });
+    let token = |address: &Address| {
+        metadata
+            .get(address)
+            .cloned()
+            .ok_or_else(|| format!("token {}: not read", checksum(*address)))
+    };
+    Ok(ChainPosition {
+        manager: checksum(manager),
+        token_id,
+        pool: checksum(pool),
+        fee: p.fee.to::<u32>(),
+        token0: token(&p.token0)?,
+        token1: token(&p.token1)?,
+        tick_lower: lower,
+        tick_upper: upper,
+        liquidity: p.liquidity,
+        amounts: [amounts.amount0, amounts.amount1],
+        fees,
+        state,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn word_text(text: &str) -> Value {
+        let mut data = vec![0u8; 32];
+        data[..text.len()].copy_from_slice(text.as_bytes());
+        json!(evm::hex_data(&data))
+    }
+
+    #[test]
+    fn symbols_decode_as_strings_or_bytes32_and_refuse_junk() {
+        let string = symbolCall::abi_encode_returns(&"WETH".to_string());
+        assert_eq!(
+            symbol_of(Ok(json!(evm::hex_data(&string)))),
+            Ok("WETH".into())
+        );
+        assert_eq!(symbol_of(Ok(word_text("MKR"))), Ok("MKR".into()));
+        assert!(symbol_of(Ok(word_text(""))).is_err());
+        assert!(symbol_of(Ok(json!("0x1234"))).is_err());
+        assert!(symbol_of(Ok(json!(evm::hex_data(&[0xff; 32])))).is_err());
+        assert!(symbol_of(Err(RpcError::Malformed("x"))).is_err());
+    }
+}
