@@ -262,7 +262,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
     if live {
         app.wallet_refresh = Some(Arc::new(WalletReader::new(
             endpoints.clone(),
-            app.market.clone(),
+            &app,
             confirmations,
         )));
         let syncer = Arc::new(
@@ -277,7 +277,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
         app.sync = Some(syncer.clone());
         // Before listening: the first request already sees the chains' state.
         sync_once(&syncer).await;
-        tokio::spawn(sync_every(syncer, interval));
+        tokio::spawn(sync_every(syncer, app.clone(), interval));
     }
     let listener = tokio::net::TcpListener::bind(&addr)
         .await
@@ -307,7 +307,9 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
 }
 
 /// Syncs now, then every `interval`, logging each report's counts.
-async fn sync_every(syncer: Arc<Syncer>, interval: Duration) {
+/// Syncs the pools and then refreshes the linked wallets every `interval` (the first sync ran
+/// at start).
+async fn sync_every(syncer: Arc<Syncer>, app: App, interval: Duration) {
     let mut ticker = tokio::time::interval(interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // The first tick is immediate: the sync at start has just run.
@@ -315,6 +317,14 @@ async fn sync_every(syncer: Arc<Syncer>, interval: Duration) {
     loop {
         ticker.tick().await;
         sync_once(&syncer).await;
+        match app.refresh_all_wallets().await {
+            Ok(report) => tracing::info!(
+                refreshed = report.refreshed,
+                failed = report.failed.len(),
+                "wallet refresh"
+            ),
+            Err(e) => tracing::error!(cause = %e, "wallet refresh failed"),
+        }
     }
 }
 

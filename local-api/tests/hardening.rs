@@ -329,6 +329,15 @@ impl PositionStore for PanickingStore {
     async fn set_status(&self, _: &str, _: &str, _: Status, _: Status) -> StoreResult<()> {
         panic!("set_status blew up")
     }
+    async fn holdings(&self, _: &str, _: Chain, _: &str) -> StoreResult<Vec<Position>> {
+        panic!("holdings blew up")
+    }
+    async fn update_holding(&self, _: &Position, _: &Position) -> StoreResult<()> {
+        panic!("update_holding blew up")
+    }
+    async fn remove_holdings(&self, _: &str, _: Chain, _: &str) -> StoreResult<u64> {
+        panic!("remove_holdings blew up")
+    }
     async fn close_answering(
         &self,
         _: &str,

@@ -2,16 +2,13 @@
 //! not the deployer, links through local-api by `personal_sign` of its challenge (anvil signs
 //! for it); the positions it holds (in range, out of range on each side, in a pool outside the
 //! catalog with a token of the test's own, one withdrawn with its fees left, one transferred
-//! away) are read at one block and compared with the position manager's own answers there:
-//! `positions`, `decreaseLiquidity` and `collect` as `eth_call`s from the holder.
+//! away) are listed by the API as the caller's positions, each compared with the position
+//! manager's own answers at the block of its read: `positions`, `decreaseLiquidity` and
+//! `collect` as `eth_call`s from the holder. On memory and on DynamoDB (moto).
 
 use lambda_http::http::{Method, StatusCode};
 use local_api::auth::JwtSettings;
 use serde_json::{json, Value};
-use shared::catalog::{CatalogFile, Deployment};
-use shared::chain::refresh::confirmed_block;
-use shared::chain::wallets::{read_wallet, ChainPosition};
-use shared::chain::{RpcClient, RPC_TIMEOUT};
 use test_support::devnet::Devnet;
 use test_support::local_api::LocalApi;
 use test_support::wallets::post;
@@ -59,59 +56,88 @@ async fn mint(devnet: &Devnet, recipient: &str, range: (i32, i32), pool: Option<
     text(&devnet.run("mint", &args).await["tokenId"])
 }
 
-/// Every figure of `ours` against the position manager's answers at the same block.
-fn assert_is_the_chains(ours: &ChainPosition, chain: &Value) {
-    let id = ours.token_id.to_string();
+/// Whole tokens written as a decimal string, in base units of `decimals`.
+fn units(whole: &str, decimals: usize) -> String {
+    let (int, frac) = whole.split_once('.').unwrap_or((whole, ""));
+    assert!(frac.len() <= decimals, "{whole}");
+    let digits = format!("{int}{frac:0<decimals$}");
+    let trimmed = digits.trim_start_matches('0');
+    if trimmed.is_empty() {
+        "0".into()
+    } else {
+        trimmed.into()
+    }
+}
+
+/// The wallet positions the API lists for `client`, by token id.
+async fn listed(
+    client: &test_support::client::TestClient,
+) -> std::collections::BTreeMap<String, Value> {
+    let reply = client.list("source=wallet&limit=100").await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let data = reply.json["data"].as_array().unwrap().clone();
+    assert_eq!(reply.json["total"], data.len(), "{}", reply.json);
+    data.into_iter().map(|p| (text(&p["tokenId"]), p)).collect()
+}
+
+/// The API's view of a wallet position against the position manager's answers at its read.
+async fn assert_view_is_the_chains(devnet: &Devnet, view: &Value) {
+    let id = text(&view["tokenId"]);
+    let block = text(&view["readHeight"]);
+    let chain = devnet
+        .run("position-quote", &["--token-id", &id, "--block", &block])
+        .await;
+    assert_eq!(view["source"], "wallet");
     assert_eq!(
-        ours.liquidity.to_string(),
+        text(&view["liquidity"]),
         text(&chain["liquidity"]),
-        "liquidity of {id}"
+        "{view}"
     );
     assert_eq!(
-        ours.tick_lower.to_string(),
+        text(&view["tickLower"]),
         text(&chain["tickLower"]),
-        "tickLower of {id}"
+        "{view}"
     );
     assert_eq!(
-        ours.tick_upper.to_string(),
+        text(&view["tickUpper"]),
         text(&chain["tickUpper"]),
-        "tickUpper of {id}"
+        "{view}"
     );
-    assert_eq!(ours.fee.to_string(), text(&chain["fee"]), "fee of {id}");
     assert_eq!(
-        ours.token0.address,
+        text(&view["tokenA"]["address"]),
         text(&chain["token0"]),
-        "token0 of {id}"
+        "{view}"
     );
     assert_eq!(
-        ours.token1.address,
+        text(&view["tokenB"]["address"]),
         text(&chain["token1"]),
-        "token1 of {id}"
+        "{view}"
     );
+    let whole = |v: &Value| units(&text(v), 18);
     assert_eq!(
-        ours.amounts[0].to_string(),
+        whole(&view["tokenA"]["amount"]),
         text(&chain["amount0"]),
-        "amount0 of {id}"
+        "{view}"
     );
     assert_eq!(
-        ours.amounts[1].to_string(),
+        whole(&view["tokenB"]["amount"]),
         text(&chain["amount1"]),
-        "amount1 of {id}"
+        "{view}"
     );
     assert_eq!(
-        ours.fees[0].to_string(),
+        whole(&view["tokenA"]["feesEarned"]),
         text(&chain["fees0"]),
-        "fees0 of {id}"
+        "{view}"
     );
     assert_eq!(
-        ours.fees[1].to_string(),
+        whole(&view["tokenB"]["feesEarned"]),
         text(&chain["fees1"]),
-        "fees1 of {id}"
+        "{view}"
     );
 }
 
-#[tokio::test]
-async fn a_linked_wallets_positions_are_the_chains_to_the_unit() {
+/// The whole story on one devnet, with local-api on `store_args` (memory or DynamoDB).
+async fn wallet_positions_follow_the_chain(store_args: &[&str]) {
     let devnet = Devnet::up(3000).await;
     let wallet = text(&devnet.run("account", &["--index", "1"]).await["address"]);
     let stranger = text(&devnet.run("account", &["--index", "2"]).await["address"]);
@@ -130,7 +156,7 @@ async fn a_linked_wallets_positions_are_the_chains_to_the_unit() {
 
     // Linking through local-api: the challenge names the devnet's chain id, anvil signs it.
     let rpc = format!("ethereum={}", devnet.rpc);
-    let args = [
+    let mut args = vec![
         "--catalog",
         devnet.catalog.to_str().unwrap(),
         "--rpc",
@@ -140,8 +166,14 @@ async fn a_linked_wallets_positions_are_the_chains_to_the_unit() {
         "--confirmations",
         "0",
     ];
+    args.extend_from_slice(store_args);
     let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
     let alice = server.client(Some(&jwt().issue("alice", 3600)));
+    let ops = server.client(Some(&jwt().issue_with_scope(
+        "ops",
+        600,
+        Some("markets:sync"),
+    )));
     let reply = post(
         &alice,
         "/wallets/challenge",
@@ -163,8 +195,28 @@ async fn a_linked_wallets_positions_are_the_chains_to_the_unit() {
     // The same signature again: the challenge is used.
     let reply = post(&alice, "/wallets", &link).await;
     assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.text());
-    let listed = alice.send(Method::GET, "/wallets", &[], b"").await;
-    assert_eq!(listed.json["data"][0]["positions"], 6, "{}", listed.json);
+    let wallets = alice.send(Method::GET, "/wallets", &[], b"").await;
+    assert_eq!(wallets.json["data"][0]["positions"], 6, "{}", wallets.json);
+
+    // Read at the link: six active positions, each the chain's at its read.
+    let first = listed(&alice).await;
+    assert_eq!(first.len(), 6, "{first:?}");
+    for view in first.values() {
+        assert_eq!(view["status"], "active", "{view}");
+        assert_view_is_the_chains(&devnet, view).await;
+    }
+    assert_eq!(alice.list("source=simulated").await.json["total"], 0);
+    let outside_view = &first[&outside];
+    assert_eq!(text(&outside_view["pool"]), text(&own["pool"]));
+    assert!(
+        outside_view["valueUsd"].is_null(),
+        "OWN has no USD price: {outside_view}"
+    );
+    assert!(
+        first[&in_range]["valueUsd"].is_number(),
+        "{}",
+        first[&in_range]
+    );
 
     // Fees in both tokens, one position withdrawn with its fees left, one sent away.
     devnet
@@ -192,87 +244,82 @@ async fn a_linked_wallets_positions_are_the_chains_to_the_unit() {
             ],
         )
         .await;
-
-    // One read at one block, compared with the chain at that block.
-    let file: CatalogFile =
-        serde_json::from_str(&std::fs::read_to_string(&devnet.catalog).unwrap()).unwrap();
-    let deployments: Vec<&Deployment> = file.deployments.iter().collect();
-    let client = RpcClient::new(&devnet.rpc, RPC_TIMEOUT).unwrap();
-    let block = confirmed_block(&client, 0).await.unwrap();
-    let holdings = read_wallet(&client, &deployments, &wallet, &block)
-        .await
-        .unwrap();
-    let ids: Vec<String> = holdings
-        .positions
-        .iter()
-        .map(|p| p.token_id.to_string())
-        .collect();
-    let mut expected = vec![
-        in_range.clone(),
-        below.clone(),
-        above.clone(),
-        withdrawn.clone(),
-        outside.clone(),
-    ];
-    expected.sort();
-    let mut got = ids.clone();
-    got.sort();
-    assert_eq!(
-        got, expected,
-        "the transferred position is no longer the wallet's"
-    );
-    let block_number = block.number.to_string();
-    for position in &holdings.positions {
-        let id = position.token_id.to_string();
-        let chain = devnet
-            .run(
-                "position-quote",
-                &["--token-id", &id, "--block", &block_number],
-            )
-            .await;
-        assert_eq!(text(&chain["owner"]), wallet);
-        assert_is_the_chains(position, &chain);
-        if id == in_range {
-            assert!(
-                position.fees.iter().all(|f| *f > 0),
-                "fees in both tokens: {position:?}"
-            );
-            assert!(position.amounts.iter().all(|a| !a.is_zero()));
-        }
-        if id == below || id == above {
-            assert_eq!(
-                position.amounts.iter().filter(|a| a.is_zero()).count(),
-                1,
-                "one side only"
-            );
-        }
-        if id == withdrawn {
-            assert_eq!(position.liquidity, 0);
-            assert!(
-                position.fees.iter().all(|f| *f > 0),
-                "uncollected fees stay: {position:?}"
-            );
-        }
-        if id == outside {
-            assert_eq!(position.pool, text(&own["pool"]));
-            let symbols = [&position.token0.symbol, &position.token1.symbol];
-            assert!(symbols.contains(&&"OWN".to_string()), "{symbols:?}");
+    for _ in 0..2 {
+        let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
+        assert_eq!(report.status, StatusCode::OK, "{}", report.text());
+        assert_eq!(report.json["wallets"]["refreshed"], 1, "{}", report.json);
+        // Twice refreshed: nothing duplicates, every id stays.
+        let now = listed(&alice).await;
+        assert_eq!(now.len(), 6, "{now:?}");
+        for (token, view) in &now {
+            assert_eq!(view["id"], first[token]["id"], "{view}");
         }
     }
-    // Twice read, nothing duplicates.
-    let figures = |h: &shared::chain::wallets::WalletHoldings| -> Vec<String> {
-        h.positions
-            .iter()
-            .map(|p| {
-                format!(
-                    "{} {} {:?} {:?}",
-                    p.token_id, p.liquidity, p.amounts, p.fees
-                )
-            })
-            .collect()
-    };
-    let again = read_wallet(&client, &deployments, &wallet, &block)
-        .await
-        .unwrap();
-    assert_eq!(figures(&again), figures(&holdings));
+    let now = listed(&alice).await;
+    for (token, view) in &now {
+        if *token == transferred {
+            assert_eq!(view["status"], "closed", "{view}");
+            assert_eq!(view["closeReason"], "transferred", "{view}");
+            continue;
+        }
+        assert_view_is_the_chains(&devnet, view).await;
+        if *token == withdrawn {
+            assert_eq!(view["status"], "closed", "{view}");
+            assert_eq!(view["closeReason"], "withdrawn", "{view}");
+            assert_ne!(
+                view["tokenA"]["feesEarned"], "0",
+                "fees still shown: {view}"
+            );
+        } else {
+            assert_eq!(view["status"], "active", "{view}");
+        }
+    }
+    for side in [&below, &above] {
+        let view = &now[side];
+        let zero = |t: &str| view[t]["amount"] == "0";
+        assert!(zero("tokenA") != zero("tokenB"), "one side only: {view}");
+    }
+    let in_range_view = &now[&in_range];
+    assert_ne!(
+        in_range_view["tokenA"]["feesEarned"], "0",
+        "{in_range_view}"
+    );
+    assert_ne!(
+        in_range_view["tokenB"]["feesEarned"], "0",
+        "{in_range_view}"
+    );
+    let got = alice.get(in_range_view["id"].as_str().unwrap()).await;
+    assert_eq!(got.json, *in_range_view);
+    let closed = alice.list("source=wallet&status=closed").await;
+    assert_eq!(closed.json["total"], 2, "{}", closed.json);
+
+    // The portfolio: wallet positions count like the others; OWN's has no USD value.
+    let portfolio = alice.portfolio().await.json;
+    assert_eq!(portfolio["positions"], 4, "{portfolio}");
+    assert_eq!(portfolio["unpricedPositions"], 1, "{portfolio}");
+    assert_eq!(portfolio["chains"][0]["chain"], "ethereum", "{portfolio}");
+    assert_eq!(portfolio["chains"][0]["percentage"], 100, "{portfolio}");
+    assert_eq!(
+        portfolio["chains"][0]["valueUsd"], portfolio["totalValueUsd"],
+        "{portfolio}"
+    );
+
+    // Unlinked: its positions leave the lists and the portfolio.
+    let path = format!("/wallets/ethereum/{wallet}");
+    let reply = alice.send(Method::DELETE, &path, &[], b"").await;
+    assert_eq!(reply.status, StatusCode::NO_CONTENT, "{}", reply.text());
+    assert_eq!(alice.list("").await.json["total"], 0);
+    assert_eq!(alice.portfolio().await.json["positions"], 0);
+}
+
+#[tokio::test]
+async fn wallet_positions_follow_the_chain_in_memory() {
+    wallet_positions_follow_the_chain(&[]).await;
+}
+
+#[tokio::test]
+async fn wallet_positions_follow_the_chain_on_dynamodb() {
+    let endpoint = test_support::dynamodb::dynamodb_endpoint();
+    let table = format!("wallets-{}", ulid::Ulid::new());
+    wallet_positions_follow_the_chain(&["--dynamodb-endpoint", &endpoint, "--table", &table]).await;
 }

@@ -28,6 +28,7 @@ fn position(owner: &str, i: usize) -> Position {
         fee_checkpoint: None,
         closing: None,
         created_at,
+        holding: None,
     }
 }
 
@@ -61,14 +62,14 @@ async fn main() {
             "list, status=active",
             Filter {
                 status: Some(Status::Active),
-                chain: None,
+                ..Filter::default()
             },
         ),
         (
             "list, chain=ethereum",
             Filter {
-                status: None,
                 chain: Some(Chain::Ethereum),
+                ..Filter::default()
             },
         ),
         (
@@ -76,6 +77,7 @@ async fn main() {
             Filter {
                 status: Some(Status::Active),
                 chain: Some(Chain::Ethereum),
+                source: None,
             },
         ),
     ];

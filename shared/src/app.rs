@@ -2,7 +2,7 @@
 //! a clock.
 
 use crate::clock::{Clock, SystemClock};
-use crate::market::{Freshness, SyncReport};
+use crate::market::{Freshness, SyncReport, WalletFailure, WalletsRefreshed};
 use crate::store::{
     DynamoDbMarket, DynamoDbStore, Market, MemoryMarket, MemoryStore, MemoryWallets, PositionStore,
     StoreError, WalletStore,
@@ -54,6 +54,33 @@ impl App {
             wallets: Arc::new(MemoryWallets::default()),
             signing: SigningDomain::default(),
             wallet_refresh: None,
+        }
+    }
+
+    /// Refreshes every linked wallet, a few at a time (the in-process path: local-api; the
+    /// stack fans out through its queue instead).
+    pub async fn refresh_all_wallets(&self) -> Result<WalletsRefreshed, StoreError> {
+        let wallets = self.wallets.linked().await?;
+        let mut report = WalletsRefreshed::default();
+        let mut pending = wallets.into_iter();
+        loop {
+            let batch: Vec<LinkedWallet> = pending.by_ref().take(8).collect();
+            if batch.is_empty() {
+                return Ok(report);
+            }
+            let done =
+                futures_util::future::join_all(batch.into_iter().map(|w| self.refresh_wallet(w)))
+                    .await;
+            for wallet in done {
+                match wallet.refresh_error {
+                    None => report.refreshed += 1,
+                    Some(reason) => report.failed.push(WalletFailure {
+                        chain: wallet.chain,
+                        address: wallet.address,
+                        reason,
+                    }),
+                }
+            }
         }
     }
 

@@ -6,6 +6,7 @@ use crate::app::App;
 use crate::catalog::{Pool, PoolView};
 use crate::error::ApiError;
 use crate::fee_ticks::{growth_inside, FeeTick};
+use crate::holdings::entry;
 use crate::http::{caller, content_encoding, has_scope, is_json, json_response};
 use crate::idempotency::{guarded, Claim};
 use crate::lifecycle::{close_position as close_figures, release_ticks};
@@ -14,7 +15,7 @@ use crate::model::{format_time, FeeCheckpoint, ListView, Position, Status};
 use crate::portfolio::portfolio;
 use crate::store::StoreError;
 use crate::validation::{is_position_id, parse_amount, CreateRequest, ListQuery, MAX_BODY_BYTES};
-use crate::valuation::{position_entry, value_position, TokenPair, ValuationError};
+use crate::valuation::{value_position, TokenPair, ValuationError};
 use lambda_http::http::{header, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
 
@@ -40,7 +41,7 @@ pub async fn list_positions(app: &App, request: &Request) -> Reply {
     let data = page
         .items
         .iter()
-        .map(|p| position_entry(p, &catalog, now))
+        .map(|p| entry(p, &catalog, now))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(json_response(
         StatusCode::OK,
@@ -75,8 +76,8 @@ async fn own_position(
 /// `GET /positions/{id}`: one of the caller's positions; anything else is 404.
 pub async fn get_position(app: &App, request: &Request) -> Reply {
     let (position, catalog) = own_position(app, request).await?;
-    let entry = position_entry(&position, &catalog, app.clock.now())?;
-    Ok(json_response(StatusCode::OK, &entry))
+    let shown = entry(&position, &catalog, app.clock.now())?;
+    Ok(json_response(StatusCode::OK, &shown))
 }
 
 /// `POST /positions/{id}/close`: withdraws the caller's open position at its pool's current
@@ -111,6 +112,13 @@ async fn close_once(
     let already = || ApiError::Conflict("the position is already closed".into());
     if position.status == Status::Closed {
         return Err(already());
+    }
+    if position.holding.is_some() {
+        return Err(ApiError::Conflict(
+            "this position is held in a linked wallet: withdraw it from the wallet, and the \
+             next refresh reads it closed"
+                .into(),
+        ));
     }
     let now = app.clock.now();
     // Stale, or older than the position's own checkpoint (a container's cached catalog just
@@ -253,6 +261,7 @@ async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim
         fee_checkpoint: None,
         closing: None,
         created_at,
+        holding: None,
     };
     let position = if catalog.freshness.is_stale(pool.state.as_ref(), now) {
         // Sizing at an old price would misstate what the deposit takes: the offer waits for
@@ -399,7 +408,7 @@ pub async fn sync_markets(app: &App, request: &Request) -> Reply {
             "the token lacks the {SYNC_SCOPE} scope"
         )));
     }
-    let report = match &app.sync {
+    let mut report = match &app.sync {
         Some(sync) => sync.sync().await?,
         None => {
             let catalog = app.market.catalog().await?;
@@ -407,5 +416,9 @@ pub async fn sync_markets(app: &App, request: &Request) -> Reply {
             SyncReport::unsynced(pools, "no RPC endpoint is configured for this chain")
         }
     };
+    // Where wallets are read in process (local-api), the linked wallets follow the pools.
+    if app.wallet_refresh.is_some() {
+        report.wallets = Some(app.refresh_all_wallets().await?);
+    }
     Ok(json_response(StatusCode::OK, &report))
 }

@@ -13,6 +13,7 @@ pub mod event;
 pub mod fee_ticks;
 pub mod figures;
 pub mod handlers;
+pub mod holdings;
 pub mod http;
 pub mod idempotency;
 pub mod json;

@@ -168,6 +168,25 @@ pub struct SyncReport {
     pub pools: Vec<PoolSync>,
     pub updated: usize,
     pub not_updated: usize,
+    /// The linked wallets' refresh that followed (where wallets are refreshed in process).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wallets: Option<WalletsRefreshed>,
+}
+
+/// What a refresh of every linked wallet did.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletsRefreshed {
+    pub refreshed: usize,
+    pub failed: Vec<WalletFailure>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletFailure {
+    pub chain: Chain,
+    pub address: String,
+    pub reason: String,
 }
 
 impl PoolSync {
@@ -210,6 +229,7 @@ impl SyncReport {
             not_updated: pools.len() - updated,
             updated,
             pools,
+            wallets: None,
         }
     }
 }

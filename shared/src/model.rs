@@ -79,6 +79,15 @@ named_enum!(
     }
 );
 
+named_enum!(
+    /// Where a position comes from: opened through the API (recorded, moving no token), or
+    /// read from a linked wallet on its chain.
+    Source {
+        Simulated => "simulated",
+        Wallet => "wallet",
+    }
+);
+
 impl Chain {
     /// EVM addresses are hex and compare case-insensitively; Solana's base58 ones do not.
     pub fn addresses_ignore_case(self) -> bool {
@@ -167,6 +176,65 @@ pub struct Position {
     pub closing: Option<Closing>,
     /// Millisecond precision, as the id's timestamp.
     pub created_at: DateTime<Utc>,
+    /// For a position read from a linked wallet: which one, and what its last read found;
+    /// `None` for a simulated one.
+    pub holding: Option<Box<WalletHolding>>,
+}
+
+impl Position {
+    pub fn source(&self) -> Source {
+        if self.holding.is_some() {
+            Source::Wallet
+        } else {
+            Source::Simulated
+        }
+    }
+}
+
+/// A token of a wallet position, as its contract or mint describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HeldToken {
+    pub symbol: String,
+    pub address: String,
+    pub decimals: u8,
+}
+
+/// A wallet position's identity on its chain and the figures of its last read, which reads
+/// show (never figures of a state the chain was not read at). Integers are decimal strings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WalletHolding {
+    /// The wallet's address (canonical spelling).
+    pub wallet: String,
+    /// The position manager (EVM) or the Whirlpool program (Solana) it belongs to.
+    pub manager: String,
+    /// EVM: the position NFT's id. Solana: the position mint.
+    pub token: String,
+    /// The block or slot of the last read: an older read never overwrites a newer one.
+    pub height: u64,
+    pub read_at: DateTime<Utc>,
+    /// Protocol order: token0, token1 (Orca: A, B).
+    pub tokens: [HeldToken; 2],
+    /// Base units the liquidity holds at the read, rounded down as a withdrawal pays.
+    pub amounts: [String; 2],
+    /// Base units the protocol's collect would pay at the read.
+    pub fees: [String; 2],
+    pub sqrt_price: String,
+    pub tick: i32,
+    /// Its value in USD when first seen (exact), if both tokens had a price then: the cost
+    /// basis its PnL counts from.
+    pub first_value_usd: Option<String>,
+    /// Why it is closed: `withdrawn` (no liquidity left), `transferred` (the wallet no longer
+    /// holds it).
+    pub close_reason: Option<String>,
+}
+
+impl WalletHolding {
+    /// Identifies the position on its chain, whoever holds it: manager or program and token.
+    pub fn key(&self, chain: Chain) -> String {
+        format!("{chain}#{}#{}", self.manager, self.token)
+    }
 }
 
 /// How long a claimed idempotency key stays in flight before another attempt may take it
@@ -216,12 +284,14 @@ pub struct KeyAnswer {
 pub struct Filter {
     pub status: Option<Status>,
     pub chain: Option<Chain>,
+    pub source: Option<Source>,
 }
 
 impl Filter {
     pub fn matches(&self, position: &Position) -> bool {
         self.status.is_none_or(|s| s == position.status)
             && self.chain.is_none_or(|c| c == position.chain)
+            && self.source.is_none_or(|s| s == position.source())
     }
 }
 
@@ -256,6 +326,8 @@ pub struct TokenAmountView {
 #[serde(rename_all = "camelCase")]
 pub struct PositionView {
     pub id: String,
+    /// Always `simulated`: a position opened through the API.
+    pub source: Source,
     pub chain: Chain,
     pub protocol: Protocol,
     pub pool: String,
@@ -300,6 +372,7 @@ pub struct PositionView {
 #[serde(rename_all = "camelCase")]
 pub struct UnvaluedView {
     pub id: String,
+    pub source: Source,
     pub chain: Chain,
     pub protocol: Protocol,
     pub pool: String,
@@ -312,12 +385,72 @@ pub struct UnvaluedView {
     pub valuation_error: String,
 }
 
-/// A position as the API shows it: valued, or its stored state with a `valuationError`.
+/// A token of a wallet position as the API shows it: USD figures `null` where the token has
+/// no route to a USD price.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldAmountView {
+    pub symbol: String,
+    pub address: String,
+    /// Whole tokens, exact: what the liquidity holds at the last read, rounded down.
+    pub amount: String,
+    pub value_usd: Option<Usd>,
+    /// Whole tokens, exact: what the protocol's collect would pay at the last read.
+    pub fees_earned: String,
+    pub fees_earned_usd: Option<Usd>,
+}
+
+/// A position read from a linked wallet, at its last read: amounts and fees are the chain's
+/// there, to the unit; every USD figure that needs a token without a USD price is `null`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletPositionView {
+    pub id: String,
+    pub source: Source,
+    pub wallet: String,
+    /// EVM: the position NFT's id, a decimal string.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_id: Option<String>,
+    /// Solana: the position's mint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position_mint: Option<String>,
+    pub chain: Chain,
+    pub protocol: Protocol,
+    pub pool: String,
+    /// Protocol order: token0 (Orca: A), token1 (B).
+    pub token_a: HeldAmountView,
+    pub token_b: HeldAmountView,
+    pub status: Status,
+    pub tick_lower: i32,
+    pub tick_upper: i32,
+    pub liquidity: String,
+    /// `tickLower <= tick < tickUpper` at the last read; `null` once closed.
+    pub in_range: Option<bool>,
+    /// tokenB per tokenA at the bounds and at the last read, in whole tokens.
+    pub price_lower: f64,
+    pub price_upper: f64,
+    pub current_price: f64,
+    pub fees_earned_usd: Option<Usd>,
+    /// Its value when first seen: the PnL counts from then.
+    pub cost_basis_usd: Option<Usd>,
+    pub value_usd: Option<Usd>,
+    pub pnl_usd: Option<Usd>,
+    /// The block (EVM) or slot (Solana) of the last read, and when it was made.
+    pub read_height: u64,
+    pub refreshed_at: String,
+    pub created_at: String,
+    /// `withdrawn` or `transferred` once closed; `null` while active.
+    pub close_reason: Option<String>,
+}
+
+/// A position as the API shows it: valued, or its stored state with a `valuationError`, or
+/// read from a wallet.
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum PositionEntry {
     Valued(Box<PositionView>),
     Unvalued(UnvaluedView),
+    Wallet(Box<WalletPositionView>),
 }
 
 #[derive(Debug, Clone, Serialize)]

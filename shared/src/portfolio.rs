@@ -2,8 +2,9 @@
 //! exact decimals and rounded only when written.
 
 use crate::catalog::Catalog;
+use crate::holdings::holding_view;
 use crate::json::{Percent, Usd};
-use crate::model::{Position, Realized};
+use crate::model::{Chain, Position, Realized};
 use crate::valuation::{percent_of, value_position, ValuationError, Valued};
 use bigdecimal::{BigDecimal, RoundingMode, Zero};
 use chrono::{DateTime, Utc};
@@ -34,7 +35,20 @@ pub struct PortfolioView {
     /// Open positions left out of the totals: the protocol's math cannot value them at their
     /// pools' current prices (each shows a `valuationError`).
     pub unvalued_positions: u64,
+    /// Open wallet positions left out of the USD totals: a token of theirs has no route to a
+    /// USD price.
+    pub unpriced_positions: u64,
     pub assets: Vec<AssetView>,
+    /// The total value by chain, with the assets' rounding rule.
+    pub chains: Vec<ChainView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChainView {
+    pub chain: Chain,
+    pub value_usd: Usd,
+    pub percentage: Percent,
 }
 
 /// The overview of `positions` (the caller's positions that are not closed) and the
@@ -50,8 +64,25 @@ pub fn portfolio(
     let mut fees = BigDecimal::zero();
     let mut impermanent_loss = BigDecimal::zero();
     let mut by_symbol: BTreeMap<String, BigDecimal> = BTreeMap::new();
-    let mut unvalued = 0;
+    let mut by_chain: BTreeMap<String, BigDecimal> = BTreeMap::new();
+    let (mut unvalued, mut unpriced) = (0, 0);
     for position in positions {
+        if let Some(holding) = &position.holding {
+            let (view, held) = holding_view(position, holding, catalog);
+            let (Some(value), Some(basis), [Some(a), Some(b)]) =
+                (held.value, held.cost_basis, held.token_values)
+            else {
+                unpriced += 1;
+                continue;
+            };
+            *by_chain.entry(position.chain.to_string()).or_default() += &value;
+            total_value += value;
+            cost_basis += basis;
+            fees += held.fees.unwrap_or_default();
+            *by_symbol.entry(view.token_a.symbol).or_default() += a;
+            *by_symbol.entry(view.token_b.symbol).or_default() += b;
+            continue;
+        }
         let Valued { view, figures } = match value_position(position, catalog, now) {
             Ok(valued) => valued,
             Err(ValuationError::Math(e)) => {
@@ -61,6 +92,7 @@ pub fn portfolio(
             }
             Err(e) => return Err(e),
         };
+        *by_chain.entry(position.chain.to_string()).or_default() += figures.value();
         total_value += figures.value();
         cost_basis += &figures.cost_basis;
         fees += figures.fees();
@@ -87,24 +119,39 @@ pub fn portfolio(
         total_impermanent_loss_usd: Usd::new(impermanent_loss),
         positions: positions.len() as u64,
         unvalued_positions: unvalued,
-        assets: breakdown(by_symbol),
+        unpriced_positions: unpriced,
+        assets: breakdown(by_symbol)
+            .into_iter()
+            .map(|(symbol, value_usd, percentage)| AssetView {
+                symbol,
+                value_usd,
+                percentage,
+            })
+            .collect(),
+        chains: breakdown(by_chain)
+            .into_iter()
+            .filter_map(|(chain, value_usd, percentage)| {
+                Some(ChainView {
+                    chain: chain.parse().ok()?,
+                    value_usd,
+                    percentage,
+                })
+            })
+            .collect(),
     })
 }
 
-/// Assets by value, descending (ties by symbol), with percentages in hundredths that sum to
-/// exactly 100: each share is floored, and the hundredths left over go to the largest remainders.
-fn breakdown(by_symbol: BTreeMap<String, BigDecimal>) -> Vec<AssetView> {
-    let mut assets: Vec<(String, BigDecimal)> = by_symbol.into_iter().collect();
+/// Values by name (an asset's symbol, a chain), descending (ties by name), with percentages in
+/// hundredths that sum to exactly 100: each share is floored, and the hundredths left over go
+/// to the largest remainders.
+fn breakdown(by_name: BTreeMap<String, BigDecimal>) -> Vec<(String, Usd, Percent)> {
+    let mut assets: Vec<(String, BigDecimal)> = by_name.into_iter().collect();
     assets.sort_by(|(sa, va), (sb, vb)| vb.cmp(va).then_with(|| sa.cmp(sb)));
     let total: BigDecimal = assets.iter().map(|(_, v)| v).sum();
     if total.is_zero() {
         return assets
             .into_iter()
-            .map(|(symbol, value)| AssetView {
-                symbol,
-                value_usd: Usd::new(value),
-                percentage: Percent::new(BigDecimal::zero()),
-            })
+            .map(|(name, value)| (name, Usd::new(value), Percent::new(BigDecimal::zero())))
             .collect();
     }
     // Shares in hundredths of a percent: 10_000 in all.
@@ -131,10 +178,12 @@ fn breakdown(by_symbol: BTreeMap<String, BigDecimal>) -> Vec<AssetView> {
     assets
         .into_iter()
         .zip(floors)
-        .map(|((symbol, value), hundredths)| AssetView {
-            symbol,
-            value_usd: Usd::new(value),
-            percentage: Percent::new(hundredths / BigDecimal::from(100)),
+        .map(|((name, value), hundredths)| {
+            (
+                name,
+                Usd::new(value),
+                Percent::new(hundredths / BigDecimal::from(100)),
+            )
         })
         .collect()
 }
@@ -149,14 +198,14 @@ mod tests {
     }
 
     /// The breakdown of `(symbol, value)` pairs.
-    fn breakdown_of(values: &[(&str, &str)]) -> Vec<AssetView> {
+    fn breakdown_of(values: &[(&str, &str)]) -> Vec<(String, Usd, Percent)> {
         breakdown(values.iter().map(|(s, v)| (s.to_string(), d(v))).collect())
     }
 
-    fn pct(assets: &[AssetView]) -> Vec<String> {
+    fn pct(assets: &[(String, Usd, Percent)]) -> Vec<String> {
         assets
             .iter()
-            .map(|a| serde_json::to_string(&a.percentage).unwrap())
+            .map(|a| serde_json::to_string(&a.2).unwrap())
             .collect()
     }
 
@@ -169,9 +218,9 @@ mod tests {
     #[test]
     fn sorted_by_value_descending() {
         let assets = breakdown_of(&[("USDC", "2500.5"), ("WETH", "7500.25"), ("ZERO", "0")]);
-        let symbols: Vec<&str> = assets.iter().map(|a| a.symbol.as_str()).collect();
+        let symbols: Vec<&str> = assets.iter().map(|a| a.0.as_str()).collect();
         assert_eq!(symbols, ["WETH", "USDC", "ZERO"]);
-        let sum: BigDecimal = assets.iter().map(|a| a.percentage.0.clone()).sum();
+        let sum: BigDecimal = assets.iter().map(|a| a.2 .0.clone()).sum();
         assert_eq!(sum, d("100"));
         assert_eq!(pct(&assets), ["75", "25", "0"]);
     }
@@ -182,7 +231,7 @@ mod tests {
         let json = serde_json::to_value(&view).unwrap();
         assert_eq!(
             json,
-            serde_json::json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "unrealizedPnlUsd": 0, "realizedPnlUsd": 0, "totalFeesEarnedUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "unvaluedPositions": 0, "assets": []})
+            serde_json::json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "unrealizedPnlUsd": 0, "realizedPnlUsd": 0, "totalFeesEarnedUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "unvaluedPositions": 0, "unpricedPositions": 0, "assets": [], "chains": []})
         );
     }
 }

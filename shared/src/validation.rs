@@ -2,7 +2,7 @@
 
 use crate::error::ApiError;
 use crate::math::U256;
-use crate::model::{Chain, Filter, PageRequest, Protocol, Status};
+use crate::model::{Chain, Filter, PageRequest, Protocol, Source, Status};
 use bigdecimal::{BigDecimal, Zero};
 use lambda_http::aws_lambda_events::query_map::QueryMap;
 use serde::Deserialize;
@@ -63,6 +63,7 @@ impl ListQuery {
     pub fn parse(query: &QueryMap) -> Result<ListQuery, ApiError> {
         let status = enum_param(query, "status", Status::names())?;
         let chain = enum_param(query, "chain", Chain::names())?;
+        let source = enum_param(query, "source", Source::names())?;
         let limit_rule = format!("an integer from 1 to {MAX_LIMIT}");
         let limit = match digits_param(query, "limit", &limit_rule)? {
             None => DEFAULT_LIMIT,
@@ -72,7 +73,11 @@ impl ListQuery {
         let offset_rule = format!("an integer from 0 to {}", u64::MAX);
         let offset = digits_param(query, "offset", &offset_rule)?.unwrap_or(0);
         Ok(ListQuery {
-            filter: Filter { status, chain },
+            filter: Filter {
+                status,
+                chain,
+                source,
+            },
             page: PageRequest { offset, limit },
         })
     }
@@ -290,7 +295,8 @@ mod tests {
             q.filter,
             Filter {
                 status: Some(Status::Closed),
-                chain: Some(Chain::Base)
+                chain: Some(Chain::Base),
+                source: None,
             }
         );
         assert_eq!(

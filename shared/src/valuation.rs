@@ -10,7 +10,8 @@ use crate::math::price::base_units_to_decimal;
 use crate::math::{uniswap, Amounts, Curve, MathError, U256};
 pub use crate::model::TokenPair;
 use crate::model::{
-    format_time, Position, PositionEntry, PositionView, Status, TokenAmountView, UnvaluedView,
+    format_time, Position, PositionEntry, PositionView, Source, Status, TokenAmountView,
+    UnvaluedView,
 };
 use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, Utc};
@@ -327,6 +328,7 @@ pub fn position_entry(
             tracing::warn!(position = %position.id, cause = %e, "position not valued");
             Ok(PositionEntry::Unvalued(UnvaluedView {
                 id: position.id.clone(),
+                source: Source::Simulated,
                 chain: position.chain,
                 protocol: position.protocol,
                 pool: position.pool.clone(),
@@ -436,6 +438,7 @@ pub fn value_position(
     let age_millis = until.timestamp_millis() - position.created_at.timestamp_millis();
     let view = PositionView {
         id: position.id.clone(),
+        source: Source::Simulated,
         chain: position.chain,
         protocol: position.protocol,
         pool: pool.id.clone(),

@@ -6,7 +6,7 @@ use crate::fixtures::{position, unique_owner};
 use bigdecimal::BigDecimal;
 use shared::math::U256;
 use shared::model::{
-    Chain, Closing, Filter, KeyAnswer, KeyClaim, PageRequest, Position, Realized, Status,
+    Chain, Closing, Filter, KeyAnswer, KeyClaim, PageRequest, Position, Realized, Source, Status,
     StoredResponse, TokenPair,
 };
 use shared::store::{PositionStore, StoreError};
@@ -57,24 +57,18 @@ pub fn expected(positions: &[Position], filter: Filter) -> Vec<String> {
     ids
 }
 
+/// Every combination of the list's filters (status, chain, source), none to all.
 pub fn every_filter() -> Vec<Filter> {
-    let mut filters = vec![Filter::default()];
-    for &status in Status::ALL {
-        filters.push(Filter {
-            status: Some(status),
-            chain: None,
-        });
-    }
-    for &chain in Chain::ALL {
-        filters.push(Filter {
-            status: None,
-            chain: Some(chain),
-        });
-        for &status in Status::ALL {
-            filters.push(Filter {
-                status: Some(status),
-                chain: Some(chain),
-            });
+    let mut filters = Vec::new();
+    for source in std::iter::once(None).chain(Source::ALL.iter().copied().map(Some)) {
+        for status in std::iter::once(None).chain(Status::ALL.iter().copied().map(Some)) {
+            for chain in std::iter::once(None).chain(Chain::ALL.iter().copied().map(Some)) {
+                filters.push(Filter {
+                    status,
+                    chain,
+                    source,
+                });
+            }
         }
     }
     filters

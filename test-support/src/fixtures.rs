@@ -26,5 +26,6 @@ pub fn position(owner: &str, status: Status, chain: Chain, millis: i64) -> Posit
         fee_checkpoint: None,
         closing: None,
         created_at,
+        holding: None,
     }
 }

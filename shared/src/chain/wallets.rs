@@ -12,6 +12,7 @@ use crate::catalog::Deployment;
 use crate::market::PoolState;
 use crate::math::fees::{BoundTick, FeeAccounting};
 use crate::math::{Curve, U256};
+use crate::model::Protocol;
 use alloy_primitives::Address;
 use alloy_sol_types::{sol, SolCall};
 use serde_json::{json, Value};
@@ -65,6 +66,7 @@ pub struct TokenMeta {
 /// One position of the wallet as the chain holds it at the read's block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChainPosition {
+    pub protocol: Protocol,
     /// The position manager (EIP-55).
     pub manager: String,
     pub token_id: U256,
@@ -186,11 +188,13 @@ pub async fn read_wallet(
 ) -> Result<WalletHoldings, String> {
     let wallet = parse_address(wallet)?;
     let mut factories = BTreeMap::new();
+    let mut protocols = BTreeMap::new();
     for d in deployments {
         let (Some(manager), Some(factory)) = (&d.position_manager, &d.factory) else {
             continue;
         };
         factories.insert(parse_address(manager)?, parse_address(factory)?);
+        protocols.insert(parse_address(manager)?, d.protocol);
     }
     let managers: Vec<Address> = factories.keys().copied().collect();
     let ids = token_ids(rpc, &managers, wallet, block).await?;
@@ -287,7 +291,9 @@ pub async fn read_wallet(
         let pool = pools[&(factories[&manager], p.token0, p.token1, p.fee.to::<u32>())];
         let state = evm::decode_state(own, &bounds, block, chrono::Utc::now())
             .map_err(|e| format!("pool {}: {e}", checksum(pool)))?;
-        positions.push(position_at(manager, token_id, pool, &p, &metadata, state)?);
+        let mut position = position_at(manager, token_id, pool, &p, &metadata, state)?;
+        position.protocol = protocols[&manager];
+        positions.push(position);
     }
     Ok(WalletHoldings {
         block: block.clone(),
@@ -354,6 +360,7 @@ fn position_at(
             .ok_or_else(|| format!("token {}: not read", checksum(*address)))
     };
     Ok(ChainPosition {
+        protocol: Protocol::UniswapV3,
         manager: checksum(manager),
         token_id,
         pool: checksum(pool),

@@ -131,7 +131,17 @@ impl PositionStore for MemoryStore {
         self.write(|inner| {
             inner.check_answer(answer)?;
             let positions = inner.owners.entry(position.owner.clone()).or_default();
-            if positions.contains_key(&position.id) {
+            let taken = |key: &str| {
+                positions
+                    .values()
+                    .any(|p| p.holding.as_ref().is_some_and(|h| h.key(p.chain) == key))
+            };
+            if positions.contains_key(&position.id)
+                || position
+                    .holding
+                    .as_ref()
+                    .is_some_and(|h| taken(&h.key(position.chain)))
+            {
                 return Err(StoreError::Conflict);
             }
             positions.insert(position.id.clone(), position.clone());
@@ -191,6 +201,48 @@ impl PositionStore for MemoryStore {
             .flatten()
             .filter_map(|(id, owner)| inner.owners.get(owner)?.get(id).cloned())
             .collect())
+    }
+
+    async fn holdings(
+        &self,
+        owner: &str,
+        chain: Chain,
+        wallet: &str,
+    ) -> StoreResult<Vec<Position>> {
+        Ok(self.read(owner, |positions| {
+            positions
+                .into_iter()
+                .flat_map(|p| p.values())
+                .filter(|p| {
+                    p.chain == chain && p.holding.as_ref().is_some_and(|h| h.wallet == wallet)
+                })
+                .cloned()
+                .collect()
+        }))
+    }
+
+    async fn update_holding(&self, read: &Position, previous: &Position) -> StoreResult<()> {
+        self.write(|inner| {
+            let stored = inner.in_status(&previous.owner, &previous.id, previous.status)?;
+            if stored.holding != previous.holding {
+                return Err(StoreError::Conflict);
+            }
+            *stored = read.clone();
+            Ok(())
+        })
+    }
+
+    async fn remove_holdings(&self, owner: &str, chain: Chain, wallet: &str) -> StoreResult<u64> {
+        self.write(|inner| {
+            let Some(positions) = inner.owners.get_mut(owner) else {
+                return Ok(0);
+            };
+            let before = positions.len();
+            positions.retain(|_, p| {
+                !(p.chain == chain && p.holding.as_ref().is_some_and(|h| h.wallet == wallet))
+            });
+            Ok((before - positions.len()) as u64)
+        })
     }
 
     async fn activate(&self, activated: &Position) -> StoreResult<()> {

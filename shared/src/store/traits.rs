@@ -115,6 +115,22 @@ pub trait PositionStore: Send + Sync {
     /// The running totals of the owner's closed positions: one read.
     async fn realized(&self, owner: &str) -> StoreResult<Realized>;
 
+    /// The owner's positions read from `wallet` on `chain`, any status. A new one is stored by
+    /// [`Self::insert`], which refuses (`Conflict`) a second position with the same
+    /// [`crate::model::WalletHolding::key`] for the owner: a position read twice, even by two
+    /// racing refreshes, keeps one id.
+    async fn holdings(&self, owner: &str, chain: Chain, wallet: &str)
+        -> StoreResult<Vec<Position>>;
+
+    /// Stores `read` (a later read of a wallet position) over `previous` as stored, all at
+    /// once: its figures, and its status with the list entries and counts; `Conflict` when the
+    /// stored position is no longer `previous` (a newer read was stored meanwhile).
+    async fn update_holding(&self, read: &Position, previous: &Position) -> StoreResult<()>;
+
+    /// Removes the owner's positions read from `wallet` on `chain` (the wallet was unlinked),
+    /// with their list entries and counts; how many went.
+    async fn remove_holdings(&self, owner: &str, chain: Chain, wallet: &str) -> StoreResult<u64>;
+
     /// Moves a position from `from` to `to` keeping every count right; `Conflict` if it is not
     /// in `from` (or does not exist). With `from == to` nothing moves: `Ok` if it is in `from`.
     async fn set_status(&self, owner: &str, id: &str, from: Status, to: Status) -> StoreResult<()>;
@@ -171,6 +187,10 @@ pub trait WalletStore: Send + Sync {
 
     /// The owner's wallets, by chain then address.
     async fn wallets(&self, owner: &str) -> StoreResult<Vec<LinkedWallet>>;
+
+    /// Every linked wallet of every user (the refresh's work list): paged through, never a
+    /// scan. Each as linked; its refresh figures are read from its own record.
+    async fn linked(&self) -> StoreResult<Vec<LinkedWallet>>;
 
     /// Stores what a refresh of the wallet found (`refreshed_at`, `positions`, `refresh_error`)
     /// if it is still linked; a failed refresh keeps the last good `refreshed_at` and count.

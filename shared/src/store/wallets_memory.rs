@@ -70,6 +70,15 @@ impl WalletStore for MemoryWallets {
             .unwrap_or_default())
     }
 
+    async fn linked(&self) -> StoreResult<Vec<LinkedWallet>> {
+        let book = self.book.read().unwrap_or_else(|e| e.into_inner());
+        Ok(book
+            .wallets
+            .values()
+            .flat_map(|held| held.values().cloned())
+            .collect())
+    }
+
     async fn record_refresh(&self, wallet: &LinkedWallet) -> StoreResult<()> {
         let mut book = self.book.write().unwrap_or_else(|e| e.into_inner());
         if let Some(held) = book

@@ -236,7 +236,7 @@ async fn a_cancelled_transaction_writes_nothing() {
     );
     let pending = Filter {
         status: Some(Status::Pending),
-        chain: None,
+        ..Filter::default()
     };
     assert_eq!(
         store

@@ -223,6 +223,20 @@ impl PositionStore for RacingStore {
     async fn set_status(&self, owner: &str, id: &str, from: Status, to: Status) -> StoreResult<()> {
         self.inner.set_status(owner, id, from, to).await
     }
+    async fn holdings(
+        &self,
+        owner: &str,
+        chain: Chain,
+        wallet: &str,
+    ) -> StoreResult<Vec<Position>> {
+        self.inner.holdings(owner, chain, wallet).await
+    }
+    async fn update_holding(&self, read: &Position, previous: &Position) -> StoreResult<()> {
+        self.inner.update_holding(read, previous).await
+    }
+    async fn remove_holdings(&self, owner: &str, chain: Chain, wallet: &str) -> StoreResult<u64> {
+        self.inner.remove_holdings(owner, chain, wallet).await
+    }
 }
 
 /// A pending offer of alice's on the ETH/USDC pool, in a racing store.

@@ -74,7 +74,7 @@ impl DynamoDbStore {
         let mut counts: HashMap<String, u64> = HashMap::new();
         for position in positions.iter().filter(|p| p.owner == owner) {
             items.push(position_item(position));
-            for v in variants(position.status, position.chain) {
+            for v in variants(position.status, position.chain, position.source()) {
                 items.push(list_key(&v, owner, &position.id));
                 *counts.entry(counter_attribute(&v)).or_default() += 1;
             }

@@ -53,6 +53,17 @@ pub(super) fn position_item(p: &Position) -> Item {
     if let Some(closing) = &p.closing {
         item.extend(closing_attributes(closing));
     }
+    if let Some(holding) = &p.holding {
+        // The last read whole, as JSON (its integers are strings); its height apart, for the
+        // condition that keeps an older read from overwriting a newer one.
+        if let Ok(json) = serde_json::to_string(holding) {
+            item.insert("holding".into(), s(json));
+        }
+        item.insert(
+            "holdingHeight".into(),
+            AttributeValue::N(holding.height.to_string()),
+        );
+    }
     item
 }
 
@@ -178,6 +189,12 @@ pub(super) fn position_from(item: &Item) -> Result<Position, StoreError> {
         },
         closing: closing_from(item)?,
         created_at,
+        holding: match item.get("holding") {
+            None => None,
+            Some(_) => Some(Box::new(
+                serde_json::from_str(text(item, "holding")?).map_err(|_| malformed("holding"))?,
+            )),
+        },
     })
 }
 
@@ -209,6 +226,7 @@ mod tests {
             }),
             closing: None,
             created_at: chrono::DateTime::from_timestamp_millis(1_795_329_528_123).unwrap(),
+            holding: None,
         };
         assert_eq!(position_from(&position_item(&position)).unwrap(), position);
         let closed = Position {
@@ -239,8 +257,32 @@ mod tests {
         let legacy = Position {
             deposit: None,
             fee_checkpoint: None,
-            ..position
+            ..position.clone()
         };
         assert_eq!(position_from(&position_item(&legacy)).unwrap(), legacy);
+        let token = |symbol: &str| crate::model::HeldToken {
+            symbol: symbol.into(),
+            address: format!("0x{symbol}"),
+            decimals: 18,
+        };
+        let held = Position {
+            status: Status::Active,
+            holding: Some(Box::new(crate::model::WalletHolding {
+                wallet: "0xW".into(),
+                manager: "0xM".into(),
+                token: "42".into(),
+                height: 7,
+                read_at: chrono::DateTime::from_timestamp_millis(1_795_329_528_999).unwrap(),
+                tokens: [token("A"), token("B")],
+                amounts: [U256::MAX.to_string(), "0".into()],
+                fees: ["1".into(), "2".into()],
+                sqrt_price: (U256::from(1u8) << 96usize).to_string(),
+                tick: -5,
+                first_value_usd: None,
+                close_reason: Some("transferred".into()),
+            })),
+            ..legacy
+        };
+        assert_eq!(position_from(&position_item(&held)).unwrap(), held);
     }
 }

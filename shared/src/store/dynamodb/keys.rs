@@ -1,6 +1,6 @@
 //! The key scheme of the one table (see `docs/dynamodb-design.md`).
 
-use crate::model::{Chain, Filter, Status};
+use crate::model::{Chain, Filter, Position, Source, Status, WalletHolding};
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
 
@@ -14,32 +14,49 @@ pub(super) const DEPLOYMENTS_SK: &str = "DEPLOYMENTS";
 
 /// A list variant: which filter a list entry or counter serves.
 pub(super) fn variant(filter: Filter) -> String {
-    match (filter.status, filter.chain) {
+    let base = match (filter.status, filter.chain) {
         (None, None) => "all".to_string(),
         (Some(s), None) => format!("s#{s}"),
         (None, Some(c)) => format!("c#{c}"),
         (Some(s), Some(c)) => format!("sc#{s}#{c}"),
+    };
+    match filter.source {
+        None => base,
+        Some(source) => format!("{source}#{base}"),
     }
 }
 
-/// The four list variants a position with this status and chain belongs to.
-pub(super) fn variants(status: Status, chain: Chain) -> [String; 4] {
-    [
-        Filter::default(),
-        Filter {
-            status: Some(status),
-            chain: None,
-        },
-        Filter {
-            status: None,
-            chain: Some(chain),
-        },
-        Filter {
-            status: Some(status),
-            chain: Some(chain),
-        },
-    ]
-    .map(variant)
+/// The eight list variants a position with this status, chain and source belongs to: each
+/// combination of the three filters, none to all.
+pub(super) fn variants(status: Status, chain: Chain, source: Source) -> Vec<String> {
+    let mut all = Vec::with_capacity(8);
+    for source in [None, Some(source)] {
+        for status in [None, Some(status)] {
+            for chain in [None, Some(chain)] {
+                all.push(variant(Filter {
+                    status,
+                    chain,
+                    source,
+                }));
+            }
+        }
+    }
+    all
+}
+
+/// The variants a position's status decides: those that move when it changes.
+pub(super) fn status_variants(status: Status, chain: Chain, source: Source) -> Vec<String> {
+    let moving = variants(status, chain, source);
+    let other = if status == Status::Closed {
+        Status::Active
+    } else {
+        Status::Closed
+    };
+    let staying = variants(other, chain, source);
+    moving
+        .into_iter()
+        .filter(|v| !staying.contains(v))
+        .collect()
 }
 
 pub(super) fn s(value: impl Into<String>) -> AttributeValue {
@@ -63,6 +80,22 @@ pub(super) fn position_key(owner: &str, id: &str) -> Item {
     HashMap::from([
         ("PK".into(), s(user_pk(owner))),
         ("SK".into(), s(format!("P#{id}"))),
+    ])
+}
+
+/// The prefix of the owner's wallet-position keys on one chain.
+pub(super) fn holding_prefix(chain: Chain) -> String {
+    format!("H#{chain}#")
+}
+
+/// A wallet position's key under its owner (`H#{chain}#{manager}#{token}`), naming its id:
+/// the one place a position read from a chain gets its id, taken once.
+pub(super) fn holding_index(position: &Position, holding: &WalletHolding) -> Item {
+    HashMap::from([
+        ("PK".into(), s(user_pk(&position.owner))),
+        ("SK".into(), s(format!("H#{}", holding.key(position.chain)))),
+        ("id".into(), s(&position.id)),
+        ("wallet".into(), s(&holding.wallet)),
     ])
 }
 
@@ -141,6 +174,7 @@ mod tests {
             &variant(Filter {
                 status: Some(Status::Active),
                 chain: Some(Chain::Base),
+                source: None,
             }),
             "o",
         );
@@ -148,11 +182,33 @@ mod tests {
             &variant(Filter {
                 status: Some(Status::Active),
                 chain: None,
+                source: None,
             }),
             "base#o",
         );
         assert_ne!(a, b);
-        let all: Vec<String> = variants(Status::Active, Chain::Base).into();
-        assert_eq!(all, ["all", "s#active", "c#base", "sc#active#base"]);
+        let all = variants(Status::Active, Chain::Base, Source::Wallet);
+        assert_eq!(
+            all,
+            [
+                "all",
+                "c#base",
+                "s#active",
+                "sc#active#base",
+                "wallet#all",
+                "wallet#c#base",
+                "wallet#s#active",
+                "wallet#sc#active#base"
+            ]
+        );
+        assert_eq!(
+            status_variants(Status::Active, Chain::Base, Source::Wallet),
+            [
+                "s#active",
+                "sc#active#base",
+                "wallet#s#active",
+                "wallet#sc#active#base"
+            ]
+        );
     }
 }

@@ -20,6 +20,7 @@ mod admin;
 mod catalog;
 pub mod client;
 mod errors;
+mod holdings;
 mod idempotency;
 mod item;
 mod keys;

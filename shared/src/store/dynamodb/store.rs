@@ -6,8 +6,8 @@
 use super::errors::{back_off, build_error, classify, classify_transaction};
 use super::item::{closing_attributes, malformed, position_from, position_item, text};
 use super::keys::{
-    counter_attribute, counter_key, list_key, list_pk, pending_key, pending_pk, position_key, s,
-    variant, variants, Item,
+    counter_attribute, counter_key, holding_index, list_key, list_pk, pending_key, pending_pk,
+    position_key, s, status_variants, variant, variants, Item,
 };
 use super::metrics::{Meter, ReadKind, ReadMetrics};
 use crate::model::{
@@ -109,7 +109,11 @@ impl DynamoDbStore {
     }
 
     /// Full items for `ids`, in the order given; `UnprocessedKeys` are retried with backoff.
-    async fn fetch_positions(&self, owner: &str, ids: &[String]) -> StoreResult<Vec<Position>> {
+    pub(super) async fn fetch_positions(
+        &self,
+        owner: &str,
+        ids: &[String],
+    ) -> StoreResult<Vec<Position>> {
         let mut found: HashMap<String, Position> = HashMap::with_capacity(ids.len());
         for chunk in ids.chunks(BATCH_GET_LIMIT) {
             let mut pending: Vec<Item> = chunk.iter().map(|id| position_key(owner, id)).collect();
@@ -225,7 +229,7 @@ impl DynamoDbStore {
 
     /// `ADD` to counters: +1 for `up` variants, -1 for `down` ones, and the `sums` (attribute,
     /// decimal number) added as they are.
-    fn count_update(
+    pub(super) fn count_update(
         &self,
         owner: &str,
         up: &[String],
@@ -276,13 +280,9 @@ impl DynamoDbStore {
         if from == to {
             return Ok(());
         }
-        let old = variants(from, position.chain);
-        let new = variants(to, position.chain);
-        // Index 0 ("all") and 2 (chain only) do not depend on the status.
-        let (old_moved, new_moved) = (
-            [old[1].clone(), old[3].clone()],
-            [new[1].clone(), new[3].clone()],
-        );
+        let source = position.source();
+        let old_moved = status_variants(from, position.chain, source);
+        let new_moved = status_variants(to, position.chain, source);
         let mut expression = "SET #s = :to".to_string();
         let mut update = Update::builder()
             .table_name(&self.table)
@@ -347,8 +347,12 @@ impl PositionStore for DynamoDbStore {
         position: &Position,
         answer: Option<&KeyAnswer>,
     ) -> StoreResult<()> {
-        let variants = variants(position.status, position.chain);
+        let variants = variants(position.status, position.chain, position.source());
         let mut items = vec![self.put(position_item(position), "attribute_not_exists(PK)")?];
+        if let Some(holding) = &position.holding {
+            // The holding's key, taken once: a racing refresh's insert of it fails whole.
+            items.push(self.put(holding_index(position, holding), "attribute_not_exists(PK)")?);
+        }
         for v in &variants {
             items.push(self.put(
                 list_key(v, &position.owner, &position.id),
@@ -406,7 +410,7 @@ impl PositionStore for DynamoDbStore {
                 list_pk(
                     &variant(Filter {
                         status: Some(Status::Active),
-                        chain: None
+                        ..Filter::default()
                     }),
                     owner
                 ),
@@ -416,7 +420,7 @@ impl PositionStore for DynamoDbStore {
                 list_pk(
                     &variant(Filter {
                         status: Some(Status::Pending),
-                        chain: None
+                        ..Filter::default()
                     }),
                     owner
                 ),
@@ -451,6 +455,23 @@ impl PositionStore for DynamoDbStore {
             }
         }
         Ok(found)
+    }
+
+    async fn holdings(
+        &self,
+        owner: &str,
+        chain: Chain,
+        wallet: &str,
+    ) -> StoreResult<Vec<Position>> {
+        self.holdings_of(owner, chain, wallet).await
+    }
+
+    async fn update_holding(&self, read: &Position, previous: &Position) -> StoreResult<()> {
+        self.replace_holding(read, previous).await
+    }
+
+    async fn remove_holdings(&self, owner: &str, chain: Chain, wallet: &str) -> StoreResult<u64> {
+        self.remove_holdings_of(owner, chain, wallet).await
     }
 
     /// [`Self::set_status`] to active, with the sized attributes in the same transaction.

@@ -112,6 +112,39 @@ impl DynamoDbStore {
         Ok(output.item)
     }
 
+    /// The wallets in partition `pk` under `prefix`, page after page.
+    async fn wallet_items(&self, pk: String, prefix: &str) -> StoreResult<Vec<LinkedWallet>> {
+        let mut wallets = Vec::new();
+        let mut start = None;
+        loop {
+            let mut query = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .expression_attribute_values(":pk", s(pk.clone()));
+            query = if prefix.is_empty() {
+                query.key_condition_expression("PK = :pk")
+            } else {
+                query
+                    .key_condition_expression("PK = :pk AND begins_with(SK, :w)")
+                    .expression_attribute_values(":w", s(prefix))
+            };
+            let page = query
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            for item in page.items() {
+                wallets.push(wallet_from(item)?);
+            }
+            start = page.last_evaluated_key().cloned();
+            if start.is_none() {
+                return Ok(wallets);
+            }
+        }
+    }
+
     fn update(
         &self,
         key: Item,
@@ -180,6 +213,7 @@ impl WalletStore for DynamoDbStore {
                         ("owner".into(), s(&w.owner)),
                         ("chain".into(), s(w.chain.as_str())),
                         ("address".into(), s(&w.address)),
+                        ("linkedAt".into(), s(format_time(&w.linked_at))),
                     ]);
                     entry
                 },
@@ -218,29 +252,11 @@ impl WalletStore for DynamoDbStore {
     }
 
     async fn wallets(&self, owner: &str) -> StoreResult<Vec<LinkedWallet>> {
-        let mut wallets = Vec::new();
-        let mut start = None;
-        loop {
-            let page = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("PK = :pk AND begins_with(SK, :w)")
-                .expression_attribute_values(":pk", s(user_pk(owner)))
-                .expression_attribute_values(":w", s(WALLET_PREFIX))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            for item in page.items() {
-                wallets.push(wallet_from(item)?);
-            }
-            start = page.last_evaluated_key().cloned();
-            if start.is_none() {
-                return Ok(wallets);
-            }
-        }
+        self.wallet_items(user_pk(owner), WALLET_PREFIX).await
+    }
+
+    async fn linked(&self) -> StoreResult<Vec<LinkedWallet>> {
+        self.wallet_items(WALLETS_PK.to_string(), "").await
     }
 
     async fn record_refresh(&self, w: &LinkedWallet) -> StoreResult<()> {

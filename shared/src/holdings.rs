@@ -1,0 +1,333 @@
+//! Positions read from linked wallets: what a read of a wallet makes of the positions stored for
+//! it (new ones with an id of their own, later reads over earlier ones, closes when the wallet
+//! withdrew or no longer holds one), and how such a position is shown and summed, at its last
+//! read, with USD figures only where its tokens have a USD price.
+
+use crate::catalog::Catalog;
+use crate::json::{plain_exact, Usd};
+use crate::math::price::{base_units_to_decimal, Orientation};
+use crate::math::{Curve, U256};
+use crate::model::{
+    format_time, Chain, HeldAmountView, HeldToken, Position, PositionEntry, Protocol, Source,
+    Status, WalletHolding, WalletPositionView,
+};
+use crate::store::{PositionStore, StoreError};
+use crate::valuation::{position_entry, ValuationError};
+use crate::wallets::LinkedWallet;
+use bigdecimal::{BigDecimal, Zero};
+use chrono::{DateTime, Utc};
+use std::collections::HashMap;
+use std::str::FromStr;
+
+/// One position as a wallet read found it, at the read's block or slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadPosition {
+    pub protocol: Protocol,
+    /// The pool (EVM address or Whirlpool account).
+    pub pool: String,
+    /// The position manager or the Whirlpool program.
+    pub manager: String,
+    /// The NFT's id (EVM) or the position mint (Solana).
+    pub token: String,
+    pub tokens: [HeldToken; 2],
+    pub tick_lower: i32,
+    pub tick_upper: i32,
+    pub liquidity: u128,
+    /// Base units, protocol order: held (rounded down) and what collect would pay.
+    pub amounts: [U256; 2],
+    pub fees: [U256; 2],
+    pub sqrt_price: U256,
+    pub tick: i32,
+}
+
+/// Why a wallet position closed without its owner closing it through the API.
+pub const WITHDRAWN: &str = "withdrawn";
+pub const TRANSFERRED: &str = "transferred";
+
+/// The USD price of a token on a chain, where the catalog's pools reach it.
+pub fn usd_price(catalog: &Catalog, chain: Chain, address: &str) -> Option<BigDecimal> {
+    let same = |a: &str| {
+        if chain.addresses_ignore_case() {
+            a.eq_ignore_ascii_case(address)
+        } else {
+            a == address
+        }
+    };
+    catalog
+        .pools
+        .iter()
+        .filter(|p| p.chain == chain)
+        .flat_map(|p| [&p.token_a, &p.token_b])
+        .find(|t| same(&t.address))
+        .map(|t| t.price_usd.clone())
+}
+
+fn amount(text: &str) -> U256 {
+    U256::from_str(text).unwrap_or_default()
+}
+
+/// The USD value of base-unit amounts of both tokens, if both have a price.
+fn value_of(
+    prices: &[Option<BigDecimal>; 2],
+    tokens: &[HeldToken; 2],
+    amounts: [U256; 2],
+) -> Option<BigDecimal> {
+    let mut total = BigDecimal::zero();
+    for i in 0..2 {
+        total += base_units_to_decimal(amounts[i], tokens[i].decimals) * prices[i].as_ref()?;
+    }
+    Some(total)
+}
+
+/// Stores what one read of `wallet` found at `height`: positions seen for the first time get an
+/// id; positions already stored take the read (unless a newer read was stored meanwhile); the
+/// wallet's open positions the read did not find are closed as transferred. Answers how many
+/// positions the wallet holds.
+pub async fn record(
+    store: &dyn PositionStore,
+    catalog: &Catalog,
+    wallet: &LinkedWallet,
+    height: u64,
+    read: Vec<ReadPosition>,
+    now: DateTime<Utc>,
+) -> Result<u64, StoreError> {
+    let chain = wallet.chain;
+    let stored = store
+        .holdings(&wallet.owner, chain, &wallet.address)
+        .await?;
+    let mut by_key: HashMap<String, Position> = stored
+        .into_iter()
+        .filter_map(|p| Some((p.holding.as_ref()?.key(chain), p)))
+        .collect();
+    let held = read.len() as u64;
+    for found in read {
+        let holding = WalletHolding {
+            wallet: wallet.address.clone(),
+            manager: found.manager.clone(),
+            token: found.token.clone(),
+            height,
+            read_at: now,
+            tokens: found.tokens.clone(),
+            amounts: found.amounts.map(|a| a.to_string()),
+            fees: found.fees.map(|f| f.to_string()),
+            sqrt_price: found.sqrt_price.to_string(),
+            tick: found.tick,
+            first_value_usd: None,
+            close_reason: (found.liquidity == 0).then(|| WITHDRAWN.to_string()),
+        };
+        let status = if found.liquidity == 0 {
+            Status::Closed
+        } else {
+            Status::Active
+        };
+        match by_key.remove(&holding.key(chain)) {
+            Some(previous) => {
+                let Some(before) = previous.holding.as_deref() else {
+                    continue;
+                };
+                if before.height >= height {
+                    continue;
+                }
+                let read = Position {
+                    status,
+                    tick_lower: found.tick_lower,
+                    tick_upper: found.tick_upper,
+                    liquidity: found.liquidity,
+                    holding: Some(Box::new(WalletHolding {
+                        first_value_usd: before.first_value_usd.clone(),
+                        ..holding
+                    })),
+                    ..previous.clone()
+                };
+                ignore_lost_race(store.update_holding(&read, &previous).await)?;
+            }
+            None => {
+                let prices = found
+                    .tokens
+                    .clone()
+                    .map(|t| usd_price(catalog, chain, &t.address));
+                let first_value = value_of(&prices, &found.tokens, found.amounts);
+                let created_at =
+                    DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now);
+                let position = Position {
+                    id: ulid::Ulid::from_datetime(created_at.into()).to_string(),
+                    owner: wallet.owner.clone(),
+                    chain,
+                    protocol: found.protocol,
+                    pool: found.pool.clone(),
+                    status,
+                    tick_lower: found.tick_lower,
+                    tick_upper: found.tick_upper,
+                    liquidity: found.liquidity,
+                    cost_basis_usd: first_value.clone().unwrap_or_default(),
+                    deposit: None,
+                    fee_checkpoint: None,
+                    closing: None,
+                    created_at,
+                    holding: Some(Box::new(WalletHolding {
+                        first_value_usd: first_value.map(|v| v.to_plain_string()),
+                        ..holding
+                    })),
+                };
+                // A racing refresh stored it first: its read stands, the next refresh updates.
+                ignore_lost_race(store.insert(&position).await)?;
+            }
+        }
+    }
+    // Open positions the wallet no longer holds: transferred (or burned), figures of the last
+    // read kept.
+    for previous in by_key.into_values() {
+        let Some(before) = previous.holding.as_deref() else {
+            continue;
+        };
+        if previous.status == Status::Closed || before.height >= height {
+            continue;
+        }
+        let read = Position {
+            status: Status::Closed,
+            holding: Some(Box::new(WalletHolding {
+                height,
+                close_reason: Some(TRANSFERRED.to_string()),
+                ..before.clone()
+            })),
+            ..previous.clone()
+        };
+        ignore_lost_race(store.update_holding(&read, &previous).await)?;
+    }
+    Ok(held)
+}
+
+/// A write that lost to a racing refresh's is not a failure: the newer read stands.
+fn ignore_lost_race(result: Result<(), StoreError>) -> Result<(), StoreError> {
+    match result {
+        Err(StoreError::Conflict) => Ok(()),
+        other => other,
+    }
+}
+
+/// A wallet position's figures in USD (each `None` where a token has no USD price).
+#[derive(Debug, Clone)]
+pub struct HeldFigures {
+    /// Per token: held amount plus fees, in USD.
+    pub token_values: [Option<BigDecimal>; 2],
+    pub fees: Option<BigDecimal>,
+    pub value: Option<BigDecimal>,
+    pub cost_basis: Option<BigDecimal>,
+}
+
+/// The view of a wallet position at its last read and its USD figures, at today's prices.
+pub fn holding_view(
+    position: &Position,
+    holding: &WalletHolding,
+    catalog: &Catalog,
+) -> (WalletPositionView, HeldFigures) {
+    let chain = position.chain;
+    let prices = holding
+        .tokens
+        .clone()
+        .map(|t| usd_price(catalog, chain, &t.address));
+    let amounts = holding.amounts.clone().map(|a| amount(&a));
+    let fees = holding.fees.clone().map(|f| amount(&f));
+    let usd = |i: usize, units: U256| {
+        prices[i]
+            .as_ref()
+            .map(|p| base_units_to_decimal(units, holding.tokens[i].decimals) * p)
+    };
+    let principal = [usd(0, amounts[0]), usd(1, amounts[1])];
+    let fee_values = [usd(0, fees[0]), usd(1, fees[1])];
+    let sum = |pair: &[Option<BigDecimal>; 2]| Some(pair[0].clone()? + pair[1].clone()?);
+    let fee_total = sum(&fee_values);
+    let value = sum(&principal).zip(fee_total.clone()).map(|(p, f)| p + f);
+    let cost_basis = holding
+        .first_value_usd
+        .as_deref()
+        .and_then(|v| BigDecimal::from_str(v).ok());
+    let pnl = value.clone().zip(cost_basis.clone()).map(|(v, c)| v - c);
+    let token_view = |i: usize| HeldAmountView {
+        symbol: holding.tokens[i].symbol.clone(),
+        address: holding.tokens[i].address.clone(),
+        amount: plain_exact(&base_units_to_decimal(
+            amounts[i],
+            holding.tokens[i].decimals,
+        )),
+        value_usd: principal[i].clone().map(Usd::new),
+        fees_earned: plain_exact(&base_units_to_decimal(fees[i], holding.tokens[i].decimals)),
+        fees_earned_usd: fee_values[i].clone().map(Usd::new),
+    };
+    let curve = if position.protocol == Protocol::OrcaWhirlpools {
+        Curve::OrcaWhirlpools
+    } else {
+        Curve::UniswapV3
+    };
+    let orientation = Orientation {
+        curve,
+        decimals0: holding.tokens[0].decimals,
+        decimals1: holding.tokens[1].decimals,
+        base_is_token0: true,
+    };
+    let at_tick =
+        |tick: i32| orientation.human_price_of(curve.sqrt_price_at_tick(tick).unwrap_or_default());
+    let open = position.status != Status::Closed;
+    let is_evm = chain != Chain::Solana;
+    let view = WalletPositionView {
+        id: position.id.clone(),
+        source: Source::Wallet,
+        wallet: holding.wallet.clone(),
+        token_id: is_evm.then(|| holding.token.clone()),
+        position_mint: (!is_evm).then(|| holding.token.clone()),
+        chain,
+        protocol: position.protocol,
+        pool: position.pool.clone(),
+        token_a: token_view(0),
+        token_b: token_view(1),
+        status: position.status,
+        tick_lower: position.tick_lower,
+        tick_upper: position.tick_upper,
+        liquidity: position.liquidity.to_string(),
+        in_range: open
+            .then(|| position.tick_lower <= holding.tick && holding.tick < position.tick_upper),
+        price_lower: at_tick(position.tick_lower),
+        price_upper: at_tick(position.tick_upper),
+        current_price: orientation.human_price_of(amount(&holding.sqrt_price)),
+        fees_earned_usd: fee_total.clone().map(Usd::new),
+        cost_basis_usd: cost_basis.clone().map(Usd::new),
+        value_usd: value.clone().map(Usd::new),
+        pnl_usd: pnl.map(Usd::new),
+        read_height: holding.height,
+        refreshed_at: format_time(&holding.read_at),
+        created_at: format_time(&position.created_at),
+        close_reason: holding.close_reason.clone(),
+    };
+    let token_values = [
+        principal[0]
+            .clone()
+            .zip(fee_values[0].clone())
+            .map(|(p, f)| p + f),
+        principal[1]
+            .clone()
+            .zip(fee_values[1].clone())
+            .map(|(p, f)| p + f),
+    ];
+    let figures = HeldFigures {
+        token_values,
+        fees: fee_total,
+        value,
+        cost_basis,
+    };
+    (view, figures)
+}
+
+/// Any position as the API shows it: a wallet position at its last read, a simulated one
+/// valued ([`position_entry`]).
+pub fn entry(
+    position: &Position,
+    catalog: &Catalog,
+    now: DateTime<Utc>,
+) -> Result<PositionEntry, ValuationError> {
+    match &position.holding {
+        Some(holding) => Ok(PositionEntry::Wallet(Box::new(
+            holding_view(position, holding, catalog).0,
+        ))),
+        None => position_entry(position, catalog, now),
+    }
+}

@@ -1,0 +1,128 @@
+//! Wallet positions on the table: the positions themselves are position items like any other
+//! (with the last read as the `holding` attribute), found by their key items
+//! `U#{owner}` / `H#{chain}#{manager}#{token}` (naming the id, taken in the insert's own
+//! transaction, so a position read twice keeps one id); a later read replaces the item in one
+//! transaction conditioned on the read it replaces, moving its list entries and counts when
+//! its status changes.
+
+use super::errors::build_error;
+use super::item::{position_item, text};
+use super::keys::{
+    holding_index, holding_prefix, list_key, position_key, s, status_variants, user_pk, variants,
+};
+use super::store::DynamoDbStore;
+use crate::model::{Chain, Position};
+use crate::store::traits::{StoreError, StoreResult};
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
+
+impl DynamoDbStore {
+    /// The owner's positions read from `wallet` on `chain`: one Query of their key items, then
+    /// the positions.
+    pub(super) async fn holdings_of(
+        &self,
+        owner: &str,
+        chain: Chain,
+        wallet: &str,
+    ) -> StoreResult<Vec<Position>> {
+        let mut ids = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk AND begins_with(SK, :h)")
+                .expression_attribute_values(":pk", s(user_pk(owner)))
+                .expression_attribute_values(":h", s(holding_prefix(chain)))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(super::errors::classify)?;
+            for item in page.items() {
+                if text(item, "wallet")? == wallet {
+                    ids.push(text(item, "id")?.to_string());
+                }
+            }
+            start = page.last_evaluated_key().cloned();
+            if start.is_none() {
+                break;
+            }
+        }
+        self.fetch_positions(owner, &ids).await
+    }
+
+    /// One transaction: the item replaced if it still holds `previous`'s read and status, the
+    /// status's list entries moved and its counts adjusted.
+    pub(super) async fn replace_holding(
+        &self,
+        read: &Position,
+        previous: &Position,
+    ) -> StoreResult<()> {
+        let height = previous.holding.as_ref().map_or(0, |h| h.height);
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(position_item(read)))
+            .condition_expression("#s = :from AND holdingHeight = :height")
+            .expression_attribute_names("#s", "status")
+            .expression_attribute_values(":from", s(previous.status.as_str()))
+            .expression_attribute_values(":height", AttributeValue::N(height.to_string()))
+            .build()
+            .map_err(build_error)?;
+        let mut items = vec![TransactWriteItem::builder().put(put).build()];
+        if read.status != previous.status {
+            let (owner, id) = (&read.owner, &read.id);
+            let old = status_variants(previous.status, read.chain, read.source());
+            let new = status_variants(read.status, read.chain, read.source());
+            for v in &old {
+                items.push(self.delete(list_key(v, owner, id))?);
+            }
+            for v in &new {
+                items.push(self.put(list_key(v, owner, id), "attribute_not_exists(PK)")?);
+            }
+            items.push(self.count_update(owner, &new, &old, &[])?);
+        }
+        self.transact(items, None).await
+    }
+
+    /// Each of the wallet's positions removed in a transaction of its own: the item, its key
+    /// item, its list entries and counts.
+    pub(super) async fn remove_holdings_of(
+        &self,
+        owner: &str,
+        chain: Chain,
+        wallet: &str,
+    ) -> StoreResult<u64> {
+        let mut removed = 0;
+        for position in self.holdings_of(owner, chain, wallet).await? {
+            let Some(holding) = &position.holding else {
+                continue;
+            };
+            let id = &position.id;
+            let every = variants(position.status, position.chain, position.source());
+            let mut items = vec![self.delete(position_key(owner, id))?];
+            let index = holding_index(&position, holding);
+            let key = [("PK", &index["PK"]), ("SK", &index["SK"])]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect();
+            let delete = Delete::builder()
+                .table_name(&self.table)
+                .set_key(Some(key))
+                .build()
+                .map_err(build_error)?;
+            items.push(TransactWriteItem::builder().delete(delete).build());
+            for v in &every {
+                items.push(self.delete(list_key(v, owner, id))?);
+            }
+            items.push(self.count_update(owner, &[], &every, &[])?);
+            match self.transact(items, None).await {
+                Ok(()) => removed += 1,
+                // Removed meanwhile (a racing unlink).
+                Err(StoreError::Conflict) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(removed)
+    }
+}
