@@ -2,7 +2,7 @@
 # Runs every test of the project on a machine with only Rust and Python 3 installed:
 # - installs the pinned Python tools into .venv (moto) and .venv-sam (SAM CLI, cfn-lint);
 # - lints template.yaml with `sam validate --lint` and `cfn-lint`;
-# - builds the eight functions' release binaries, which the tests run under the Lambda
+# - builds every function's release binary, which the tests run under the Lambda
 #   Runtime Interface Emulator;
 # - installs the devnet's pinned npm packages (anvil and the Uniswap v3 contracts) into
 #   devnet/node_modules, on which the chain tests deploy real pools;
@@ -19,7 +19,11 @@ sam validate --lint --template template.yaml --region us-east-1
 cfn-lint template.yaml
 
 echo "== release binaries of the functions"
-cargo build --release -p list-positions -p get-position -p create-position -p close-position -p get-portfolio -p list-pools -p route-fallback -p sync-markets
+functions=()
+for dir in functions/*/; do
+  functions+=(-p "$(basename "$dir")")
+done
+cargo build --release "${functions[@]}"
 export LAMBDA_BIN_DIR="$PWD/target/release"
 
 echo "== devnet packages"
