@@ -285,7 +285,7 @@ pub fn holding_view(
         tick_upper: position.tick_upper,
         liquidity: position.liquidity.to_string(),
         in_range: open
-            .then(|| position.tick_lower <= holding.tick && holding.tick < position.tick_upper),
+            .then_some(position.tick_lower <= holding.tick && holding.tick < position.tick_upper),
         price_lower: at_tick(position.tick_lower),
         price_upper: at_tick(position.tick_upper),
         current_price: orientation.human_price_of(amount(&holding.sqrt_price)),

@@ -1,7 +1,9 @@
-//! The sync function's entry point. One binary serves two kinds of invocation: the EventBridge
-//! Scheduler's (any event that is not an HTTP one: sync, answer the report) and API Gateway's
-//! `POST /markets/sync` (the route's handler, behind the authorizer and its scope).
+//! The entry points of the functions that read the chains. The sync function serves two kinds
+//! of invocation: the EventBridge Scheduler's (any event that is not an HTTP one: sync, answer
+//! the report) and API Gateway's `POST /markets/sync` (the route's handler, behind the
+//! authorizer and its scope). The link function reads a wallet's positions as it links it.
 
+use super::refresh::WalletReader;
 use super::rpc::RpcClient;
 use super::secrets::rpc_urls;
 use super::sync::{Syncer, RPC_TIMEOUT};
@@ -29,13 +31,7 @@ pub async fn run() -> Result<(), Error> {
     );
     // The sync reads the catalog uncached: tracked ticks and stored heights must be current.
     let mut app = App::on_dynamodb(store, Duration::ZERO, Freshness::live(config.stale_after));
-    let urls = rpc_urls(&aws_sdk_ssm::Client::new(&sdk), &config.rpc_parameters).await?;
-    let endpoints = urls
-        .iter()
-        .map(|(chain, url)| Ok((*chain, Arc::new(RpcClient::new(url, RPC_TIMEOUT)?))))
-        .collect::<Result<BTreeMap<_, _>, String>>()
-        .map_err(|e| format!("RPC endpoint: {e}"))?;
-    tracing::debug!(chains = ?endpoints.keys().collect::<Vec<_>>(), "sync endpoints configured");
+    let endpoints = endpoints(&sdk, &config).await?;
     app.sync = Some(Arc::new(
         Syncer::new(
             endpoints,
@@ -50,6 +46,52 @@ pub async fn run() -> Result<(), Error> {
         invoke(app, event).await
     }))
     .await
+}
+
+/// An API function that reads wallets' positions from the chains (`POST /wallets`): the
+/// configuration, the RPC URLs from SSM and the clients once per container, then invocations.
+pub async fn serve_with_wallets(endpoint: Endpoint) -> Result<(), Error> {
+    let config = Config::from_env()?;
+    crate::telemetry::init(&config.log_level);
+    let sdk = lambda_sdk_config().await;
+    let store = DynamoDbStore::new(
+        lambda_client(&sdk, config.dynamodb_endpoint.as_deref()),
+        config.table_name.clone(),
+    );
+    let mut app = App {
+        signing: config.signing.clone(),
+        ..App::on_dynamodb(
+            store,
+            config.catalog_ttl,
+            Freshness::live(config.stale_after),
+        )
+    };
+    let endpoints = endpoints(&sdk, &config).await?;
+    app.wallet_refresh = Some(Arc::new(WalletReader::new(
+        endpoints,
+        &app,
+        config.confirmation_blocks,
+    )));
+    let app = &app;
+    lambda_http::run(service_fn(move |request| async move {
+        Ok::<_, std::convert::Infallible>(endpoint.handle(app, request).await)
+    }))
+    .await
+}
+
+/// A JSON-RPC client per chain whose RPC URL parameter is configured.
+async fn endpoints(
+    sdk: &aws_config::SdkConfig,
+    config: &Config,
+) -> Result<BTreeMap<crate::model::Chain, Arc<RpcClient>>, Error> {
+    let urls = rpc_urls(&aws_sdk_ssm::Client::new(sdk), &config.rpc_parameters).await?;
+    let endpoints = urls
+        .iter()
+        .map(|(chain, url)| Ok((*chain, Arc::new(RpcClient::new(url, RPC_TIMEOUT)?))))
+        .collect::<Result<BTreeMap<_, _>, String>>()
+        .map_err(|e| format!("RPC endpoint: {e}"))?;
+    tracing::debug!(chains = ?endpoints.keys().collect::<Vec<_>>(), "chain endpoints configured");
+    Ok(endpoints)
 }
 
 async fn invoke(app: &App, event: LambdaEvent<Value>) -> Result<Value, Error> {

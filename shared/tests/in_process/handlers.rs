@@ -366,7 +366,7 @@ async fn portfolio_sums_open_positions_by_asset() {
     let empty = alice.portfolio().await;
     assert_eq!(
         empty.json,
-        json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "unrealizedPnlUsd": 0, "realizedPnlUsd": 0, "totalFeesEarnedUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "unvaluedPositions": 0, "assets": []})
+        json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "unrealizedPnlUsd": 0, "realizedPnlUsd": 0, "totalFeesEarnedUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "unvaluedPositions": 0, "unpricedPositions": 0, "assets": [], "chains": []})
     );
     let eth = alice.open(json!({})).await;
     let sol = alice.open(solana()).await;
@@ -414,6 +414,20 @@ async fn portfolio_sums_open_positions_by_asset() {
     assert!(values.windows(2).all(|w| w[0] >= w[1]), "sorted by value");
     let percent: BigDecimal = assets.iter().map(|a| dec(&a["percentage"])).sum();
     assert_eq!(percent, BigDecimal::from(100));
+    // By chain: the closed base position is not open; ethereum and solana share the total.
+    let chains = p["chains"].as_array().unwrap();
+    let names: Vec<&str> = chains
+        .iter()
+        .map(|c| c["chain"].as_str().unwrap())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(sorted, ["ethereum", "solana"], "{p}");
+    let by_chain: BigDecimal = chains.iter().map(|c| dec(&c["valueUsd"])).sum();
+    assert!((by_chain - dec(&p["totalValueUsd"])).abs() <= BigDecimal::from_str("0.01").unwrap());
+    let percent: BigDecimal = chains.iter().map(|c| dec(&c["percentage"])).sum();
+    assert_eq!(percent, BigDecimal::from(100));
+    assert_eq!(p["unpricedPositions"], 0);
 }
 
 #[tokio::test]

@@ -257,7 +257,7 @@ mod tests {
         let legacy = Position {
             deposit: None,
             fee_checkpoint: None,
-            ..position.clone()
+            ..position
         };
         assert_eq!(position_from(&position_item(&legacy)).unwrap(), legacy);
         let token = |symbol: &str| crate::model::HeldToken {
