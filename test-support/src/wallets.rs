@@ -347,3 +347,187 @@ pub async fn wallets_link_by_signature(app: &App) {
     assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
     assert_eq!(wallets(&bob).await["total"], 1);
 }
+
+/// A wallet reader standing in for a chain: answers what the test sets (positions, or why the
+/// chain could not be read), storing reads through `holdings::record` as the real one does.
+pub struct ScriptedChain {
+    pub app: App,
+    pub height: std::sync::Mutex<u64>,
+    pub answer: std::sync::Mutex<Result<Vec<shared::holdings::ReadPosition>, String>>,
+}
+
+#[async_trait::async_trait]
+impl shared::app::WalletRefresh for ScriptedChain {
+    async fn refresh(&self, wallet: &shared::wallets::LinkedWallet) -> Result<u64, String> {
+        let answer = self.answer.lock().unwrap().clone();
+        let height = *self.height.lock().unwrap();
+        let catalog = self.app.market.catalog().await.map_err(|e| e.to_string())?;
+        shared::holdings::record(
+            self.app.store.as_ref(),
+            &catalog,
+            wallet,
+            height,
+            answer?,
+            self.app.clock.now(),
+        )
+        .await
+        .map_err(|e| e.to_string())
+    }
+}
+
+/// A position on the catalog's ETH/USDC pool as a read finds it.
+pub fn read_position(token: &str, liquidity: u128, fee0: u64) -> shared::holdings::ReadPosition {
+    use shared::math::U256;
+    use shared::model::HeldToken;
+    let held = |symbol: &str, address: &str, decimals: u8| HeldToken {
+        symbol: symbol.into(),
+        address: address.into(),
+        decimals,
+    };
+    shared::holdings::ReadPosition {
+        protocol: shared::model::Protocol::UniswapV3,
+        pool: crate::bodies::ETH_USDC.into(),
+        manager: "0xC36442b4a4522E871399CD717aBDD847Ab11FE88".into(),
+        token: token.into(),
+        tokens: [
+            held("USDC", "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", 6),
+            held("WETH", "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2", 18),
+        ],
+        tick_lower: 194_700,
+        tick_upper: 198_060,
+        liquidity,
+        amounts: [
+            U256::from(3_000_000_000u64),
+            U256::from(10u64).pow(U256::from(18)),
+        ],
+        fees: [U256::from(fee0), U256::ZERO],
+        sqrt_price: U256::from(1u8) << 100,
+        tick: 196_000,
+    }
+}
+
+/// Reads of a linked wallet on `app`'s stores: a failed read leaves the last good one (and says
+/// why), an older read writes nothing, a position read twice keeps its id, withdrawn and
+/// transferred ones close, and the portfolio and lists follow.
+pub async fn wallet_reads_never_go_back(app: &App) {
+    let owner = unique_owner("holder");
+    let mut app = app.clone();
+    let chain = Arc::new(ScriptedChain {
+        app: app.clone(),
+        height: std::sync::Mutex::new(100),
+        answer: std::sync::Mutex::new(Err("the RPC endpoint timed out".into())),
+    });
+    app.wallet_refresh = Some(chain.clone());
+    let client = TestClient::in_process(&app, Some(&owner));
+    let wallet = EvmWallet::from_seed(77);
+
+    // The chain cannot be read at the link: linked all the same, the reason said.
+    let linked = link_evm(&client, "ethereum", &wallet).await;
+    assert_eq!(linked["positions"], Value::Null, "{linked}");
+    assert_eq!(linked["refreshedAt"], Value::Null, "{linked}");
+    assert!(linked["refreshError"]
+        .as_str()
+        .unwrap()
+        .contains("timed out"));
+    assert_eq!(client.list("source=wallet").await.json["total"], 0);
+
+    // A good read: two positions.
+    *chain.answer.lock().unwrap() = Ok(vec![
+        read_position("1", 5_000, 7),
+        read_position("2", 9_000, 0),
+    ]);
+    let report = app.refresh_all_wallets().await.unwrap();
+    assert!(report.refreshed >= 1, "{report:?}");
+    let listed = client.list("source=wallet").await.json;
+    assert_eq!(listed["total"], 2, "{listed}");
+    let ids: Vec<Value> = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].clone())
+        .collect();
+    let first = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["tokenId"] == "1")
+        .unwrap()
+        .clone();
+    assert_eq!(first["tokenA"]["feesEarned"], "0.000007", "{first}");
+    assert_eq!(first["readHeight"], 100);
+    assert_eq!(first["status"], "active");
+    // Closing one through the API: it closes on chain, and nothing changes here.
+    let reply = client.close(first["id"].as_str().unwrap()).await;
+    refused(&reply, StatusCode::CONFLICT, "linked wallet");
+
+    // A failed read: the last good one stays, the reason is recorded.
+    *chain.height.lock().unwrap() = 101;
+    *chain.answer.lock().unwrap() = Err("eth_call: undecodable answer".into());
+    let report = app.refresh_all_wallets().await.unwrap();
+    assert!(
+        report
+            .failed
+            .iter()
+            .any(|f| f.reason.contains("undecodable")),
+        "{report:?}"
+    );
+    let wallets = client.send(Method::GET, "/wallets", &[], b"").await.json;
+    assert_eq!(wallets["data"][0]["positions"], 2, "{wallets}");
+    assert!(wallets["data"][0]["refreshError"]
+        .as_str()
+        .unwrap()
+        .contains("undecodable"));
+    assert_eq!(
+        client.list("source=wallet").await.json["data"],
+        listed["data"]
+    );
+
+    // An older read (a slower refresh) writes nothing.
+    *chain.height.lock().unwrap() = 99;
+    *chain.answer.lock().unwrap() = Ok(vec![read_position("1", 1, 999)]);
+    app.refresh_all_wallets().await.unwrap();
+    assert_eq!(
+        client.list("source=wallet").await.json["data"],
+        listed["data"]
+    );
+
+    // Later: one withdrawn (fees left), the other gone from the wallet; ids stay.
+    *chain.height.lock().unwrap() = 102;
+    *chain.answer.lock().unwrap() = Ok(vec![read_position("1", 0, 11)]);
+    app.refresh_all_wallets().await.unwrap();
+    app.refresh_all_wallets().await.unwrap();
+    let now = client.list("source=wallet").await.json;
+    assert_eq!(now["total"], 2, "{now}");
+    let now_ids: Vec<Value> = now["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].clone())
+        .collect();
+    assert_eq!(now_ids, ids);
+    for view in now["data"].as_array().unwrap() {
+        assert_eq!(view["status"], "closed", "{view}");
+        let reason = if view["tokenId"] == "1" {
+            "withdrawn"
+        } else {
+            "transferred"
+        };
+        assert_eq!(view["closeReason"], reason, "{view}");
+    }
+    let withdrawn = now["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["tokenId"] == "1")
+        .unwrap();
+    assert_eq!(withdrawn["tokenA"]["feesEarned"], "0.000011", "{withdrawn}");
+    assert_eq!(withdrawn["readHeight"], 102);
+    let closed = client
+        .list("source=wallet&status=closed&chain=ethereum")
+        .await
+        .json;
+    assert_eq!(closed["total"], 2, "{closed}");
+    assert_eq!(client.list("source=simulated").await.json["total"], 0);
+    assert_eq!(client.list("status=active").await.json["total"], 0);
+    assert_eq!(client.portfolio().await.json["positions"], 0);
+}

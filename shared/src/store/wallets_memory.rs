@@ -86,8 +86,11 @@ impl WalletStore for MemoryWallets {
             .get_mut(&wallet.owner)
             .and_then(|held| held.get_mut(&(wallet.chain, wallet.address.clone())))
         {
-            held.refreshed_at = wallet.refreshed_at;
-            held.positions = wallet.positions;
+            // A failed read (no count) keeps the last good one.
+            if wallet.positions.is_some() {
+                held.refreshed_at = wallet.refreshed_at;
+                held.positions = wallet.positions;
+            }
             held.refresh_error.clone_from(&wallet.refresh_error);
         }
         Ok(())

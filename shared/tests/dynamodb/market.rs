@@ -245,3 +245,11 @@ async fn wallets_link_by_signature_on_dynamodb() {
     let app = App::on_dynamodb(dynamodb_store().await, Duration::ZERO, Freshness::Snapshot);
     test_support::wallets::wallets_link_by_signature(&app).await;
 }
+
+/// Reads of a linked wallet on a fresh table: the key item, the conditional replace, the
+/// status moves.
+#[tokio::test]
+async fn wallet_reads_never_go_back_on_dynamodb() {
+    let app = App::on_dynamodb(dynamodb_store().await, Duration::ZERO, Freshness::Snapshot);
+    test_support::wallets::wallet_reads_never_go_back(&app).await;
+}

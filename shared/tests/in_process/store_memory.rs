@@ -56,3 +56,9 @@ async fn retried_writes_apply_once_in_memory() {
 async fn wallets_link_by_signature_in_memory() {
     test_support::wallets::wallets_link_by_signature(&shared::App::in_memory()).await;
 }
+
+/// Reads of a linked wallet, in memory.
+#[tokio::test]
+async fn wallet_reads_never_go_back_in_memory() {
+    test_support::wallets::wallet_reads_never_go_back(&shared::App::in_memory()).await;
+}

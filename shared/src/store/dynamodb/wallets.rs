@@ -259,6 +259,8 @@ impl WalletStore for DynamoDbStore {
         self.wallet_items(WALLETS_PK.to_string(), "").await
     }
 
+    /// A good read sets its time and count and clears the error; a failed one sets only the
+    /// error, so the last good read stays.
     async fn record_refresh(&self, w: &LinkedWallet) -> StoreResult<()> {
         let mut set = Vec::new();
         let mut remove = Vec::new();
@@ -280,7 +282,8 @@ impl WalletStore for DynamoDbStore {
                     set.push(format!("{name} = :{name}"));
                     values.insert(format!(":{name}"), value);
                 }
-                None => remove.push(name),
+                None if name == "refreshError" => remove.push(name),
+                None => {}
             }
         }
         let mut expression = String::new();
