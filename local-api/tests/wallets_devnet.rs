@@ -323,3 +323,42 @@ async fn wallet_positions_follow_the_chain_on_dynamodb() {
     let table = format!("wallets-{}", ulid::Ulid::new());
     wallet_positions_follow_the_chain(&["--dynamodb-endpoint", &endpoint, "--table", &table]).await;
 }
+
+/// The cost of one wallet refresh: a wallet with 10 positions on the devnet read at one block
+/// (HTTP requests, JSON-RPC calls, milliseconds), five times.
+#[tokio::test]
+#[ignore = "a benchmark: scripts/bench-wallet-refresh.sh runs it and prints its figures"]
+async fn bench_wallet_refresh() {
+    use shared::chain::refresh::confirmed_block;
+    use shared::chain::wallets::read_wallet;
+    use shared::chain::{RpcClient, RPC_TIMEOUT};
+    use std::sync::atomic::Ordering;
+    let devnet = Devnet::up(3000).await;
+    let wallet = text(&devnet.run("account", &["--index", "1"]).await["address"]);
+    let tick = devnet.run("pool", &[]).await["tick"].as_i64().unwrap() as i32;
+    for i in 0..10 {
+        let low = (tick - 600 - 120 * i).div_euclid(60) * 60;
+        let high = (tick + 600 + 120 * i).div_euclid(60) * 60;
+        mint(&devnet, &wallet, (low, high), None).await;
+    }
+    let file: shared::catalog::CatalogFile =
+        serde_json::from_str(&std::fs::read_to_string(&devnet.catalog).unwrap()).unwrap();
+    let deployments: Vec<_> = file.deployments.iter().collect();
+    println!("| run | HTTP requests | JSON-RPC calls | ms |");
+    println!("|---|---:|---:|---:|");
+    for run in 1..=5 {
+        let client = RpcClient::new(&devnet.rpc, RPC_TIMEOUT).unwrap();
+        let started = std::time::Instant::now();
+        let block = confirmed_block(&client, 0).await.unwrap();
+        let holdings = read_wallet(&client, &deployments, &wallet, &block)
+            .await
+            .unwrap();
+        let millis = started.elapsed().as_secs_f64() * 1000.0;
+        assert_eq!(holdings.positions.len(), 10);
+        println!(
+            "| {run} | {} | {} | {millis:.1} |",
+            client.stats.requests.load(Ordering::Relaxed),
+            client.stats.calls.load(Ordering::Relaxed)
+        );
+    }
+}

@@ -2,8 +2,8 @@
 //! (`confirmations` behind the head, every call at the block's hash): per position manager
 //! `balanceOf`, then `tokenOfOwnerByIndex` for every index, `positions(tokenId)` for every token,
 //! the factory's `getPool` and the tokens' `decimals()`/`symbol()`, then each pool's `slot0`,
-//! fee growth globals and the ticks of the positions' bounds. Five JSON-RPC batches whatever the
-//! count (more only past the batch size). Amounts are what the liquidity holds at that state
+//! fee growth globals and the ticks of its positions' bounds, once per pool. Five JSON-RPC
+//! batches whatever the count (more only past the batch size). Amounts are what the liquidity holds at that state
 //! rounded down, as a withdrawal pays; fees exactly what `collect` would pay there.
 
 use super::evm::{self, Block};
@@ -273,25 +273,40 @@ pub async fn read_wallet(
         );
     }
 
-    // Each position's pool state with the ticks of its own bounds, one batch for all.
-    let mut calls = Vec::new();
+    // Each pool's state once, with the bound ticks of every position on it: one batch for all.
+    let pool_of = |manager: &Address, p: &IPositionManager::positionsReturn| {
+        pools[&(factories[manager], p.token0, p.token1, p.fee.to::<u32>())]
+    };
+    let mut bounds: BTreeMap<Address, Vec<i32>> = BTreeMap::new();
     for (manager, _, p) in &held {
-        let pool = pools[&(factories[manager], p.token0, p.token1, p.fee.to::<u32>())];
-        calls.extend(evm::pool_calls(
-            pool,
-            &[p.tickLower.as_i32(), p.tickUpper.as_i32()],
-            block,
-        ));
+        let ticks = bounds.entry(pool_of(manager, p)).or_default();
+        ticks.extend([p.tickLower.as_i32(), p.tickUpper.as_i32()]);
+    }
+    let mut calls = Vec::new();
+    for (pool, ticks) in &mut bounds {
+        ticks.sort_unstable();
+        ticks.dedup();
+        calls.extend(evm::pool_calls(checksum(*pool), ticks, block));
     }
     let mut answers = rpc.batch(&calls).await.into_iter();
+    let mut states = BTreeMap::new();
+    for (pool, ticks) in &bounds {
+        let own: Vec<_> = answers.by_ref().take(4 + ticks.len()).collect();
+        let state = evm::decode_state(own, ticks, block, chrono::Utc::now())
+            .map_err(|e| format!("pool {}: {e}", checksum(*pool)))?;
+        states.insert(*pool, state);
+    }
     let mut positions = Vec::with_capacity(held.len());
     for (manager, token_id, p) in held {
-        let bounds = [p.tickLower.as_i32(), p.tickUpper.as_i32()];
-        let own: Vec<_> = answers.by_ref().take(4 + bounds.len()).collect();
-        let pool = pools[&(factories[&manager], p.token0, p.token1, p.fee.to::<u32>())];
-        let state = evm::decode_state(own, &bounds, block, chrono::Utc::now())
-            .map_err(|e| format!("pool {}: {e}", checksum(pool)))?;
-        let mut position = position_at(manager, token_id, pool, &p, &metadata, state)?;
+        let pool = pool_of(&manager, &p);
+        let mut position = position_at(
+            manager,
+            token_id,
+            pool,
+            &p,
+            &metadata,
+            states[&pool].clone(),
+        )?;
         position.protocol = protocols[&manager];
         positions.push(position);
     }
