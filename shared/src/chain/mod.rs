@@ -6,6 +6,7 @@
 
 pub mod evm;
 pub mod lambda;
+pub mod orca_wallets;
 pub mod refresh;
 pub mod rpc;
 pub mod secrets;

@@ -2,9 +2,11 @@
 //! endpoint, the catalog's deployments on it, one block `confirmations` behind the head.
 
 use super::evm::{self, Block};
+use super::orca_wallets::read_orca_wallet;
 use super::rpc::RpcClient;
-use super::wallets::{read_wallet, ChainPosition, TokenMeta, WalletHoldings};
+use super::wallets::{read_wallet, ChainPosition, TokenMeta};
 use crate::app::{App, WalletRefresh};
+use crate::catalog::Catalog;
 use crate::clock::Clock;
 use crate::holdings::{record, ReadPosition};
 use crate::math::U256;
@@ -38,29 +40,45 @@ impl WalletReader {
         }
     }
 
-    /// Everything the wallet holds on its chain, at one block.
-    pub async fn holdings(&self, wallet: &LinkedWallet) -> Result<WalletHoldings, String> {
+    /// Everything the wallet holds on its chain, at one block or slot: the height and the
+    /// positions.
+    pub async fn read(
+        &self,
+        wallet: &LinkedWallet,
+        catalog: &Catalog,
+    ) -> Result<(u64, Vec<ReadPosition>), String> {
         let chain = wallet.chain;
         let rpc = self
             .endpoints
             .get(&chain)
             .ok_or_else(|| format!("no RPC endpoint is configured for {chain}"))?;
-        if chain == Chain::Solana {
-            return Err(
-                "reading Orca Whirlpools positions from a wallet is not supported yet".into(),
-            );
-        }
-        let catalog = self
-            .market
-            .catalog()
-            .await
-            .map_err(|e| format!("the catalog cannot be read: {e}"))?;
         let deployments: Vec<_> = catalog.deployments_on(chain).collect();
+        if chain == Chain::Solana {
+            let program = deployments
+                .iter()
+                .find_map(|d| d.program.as_deref())
+                .ok_or("no Orca Whirlpools program is known on solana")?;
+            let symbol = |mint: &str| {
+                catalog
+                    .pools
+                    .iter()
+                    .filter(|p| p.chain == Chain::Solana)
+                    .flat_map(|p| [&p.token_a, &p.token_b])
+                    .find(|t| t.address == mint)
+                    .map(|t| t.symbol.clone())
+            };
+            let finalized = self.confirmations > 0;
+            return read_orca_wallet(rpc, program, &wallet.address, finalized, &symbol).await;
+        }
         if deployments.is_empty() {
             return Err(format!("no protocol deployment is known on {chain}"));
         }
         let block = confirmed_block(rpc, self.confirmations).await?;
-        read_wallet(rpc, &deployments, &wallet.address, &block).await
+        let holdings = read_wallet(rpc, &deployments, &wallet.address, &block).await?;
+        Ok((
+            holdings.block.number,
+            holdings.positions.into_iter().map(neutral).collect(),
+        ))
     }
 }
 
@@ -105,18 +123,17 @@ fn neutral(p: ChainPosition) -> ReadPosition {
 impl WalletRefresh for WalletReader {
     /// One read at one block, then one write per position that changed.
     async fn refresh(&self, wallet: &LinkedWallet) -> Result<u64, String> {
-        let holdings = self.holdings(wallet).await?;
         let catalog = self
             .market
             .catalog()
             .await
             .map_err(|e| format!("the catalog cannot be read: {e}"))?;
-        let read = holdings.positions.into_iter().map(neutral).collect();
+        let (height, read) = self.read(wallet, &catalog).await?;
         record(
             self.store.as_ref(),
             &catalog,
             wallet,
-            holdings.block.number,
+            height,
             read,
             self.clock.now(),
         )

@@ -106,6 +106,39 @@ pub fn decode_whirlpool(data: &[u8]) -> Result<Whirlpool, DecodeError> {
     })
 }
 
+const POSITION: [u8; 8] = [0xaa, 0xbc, 0x8f, 0xe4, 0x7a, 0x40, 0xf7, 0xd0];
+
+/// The fields of a Position account (216 bytes) the service uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrcaPosition {
+    pub whirlpool: String,
+    pub position_mint: String,
+    pub liquidity: u128,
+    pub tick_lower_index: i32,
+    pub tick_upper_index: i32,
+    pub fee_growth_checkpoint_a: u128,
+    pub fee_owed_a: u64,
+    pub fee_growth_checkpoint_b: u128,
+    pub fee_owed_b: u64,
+}
+
+/// Decodes a Position account: exactly its size, its discriminator checked.
+pub fn decode_position(data: &[u8]) -> Result<OrcaPosition, DecodeError> {
+    check(data, POSITION, "Position", 216)?;
+    let key = |at| bytes::<32>(data, at).map(|k| bs58::encode(k).into_string());
+    Ok(OrcaPosition {
+        whirlpool: key(8)?,
+        position_mint: key(40)?,
+        liquidity: u128_at(data, 72)?,
+        tick_lower_index: i32::from_le_bytes(bytes(data, 88)?),
+        tick_upper_index: i32::from_le_bytes(bytes(data, 92)?),
+        fee_growth_checkpoint_a: u128_at(data, 96)?,
+        fee_owed_a: u64::from_le_bytes(bytes(data, 112)?),
+        fee_growth_checkpoint_b: u128_at(data, 120)?,
+        fee_owed_b: u64::from_le_bytes(bytes(data, 136)?),
+    })
+}
+
 /// One tick of a tick array: `None` where the array has no initialized tick there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tick {
@@ -213,7 +246,7 @@ pub fn find_program_address(seeds: &[&[u8]], program: &[u8; 32]) -> Option<[u8; 
     })
 }
 
-fn decode_key(text: &str) -> Option<[u8; 32]> {
+pub(super) fn decode_key(text: &str) -> Option<[u8; 32]> {
     bs58::decode(text).into_vec().ok()?.try_into().ok()
 }
 
@@ -227,11 +260,21 @@ pub fn tick_array_address(whirlpool: &str, start: i32) -> Option<String> {
 }
 
 /// The `getMultipleAccounts` answer for each address, in order: account data, or `None` for an
-/// account that does not exist.
+/// account that does not exist. Every account must be the Whirlpools program's.
 async fn accounts(
     rpc: &RpcClient,
     addresses: &[String],
     commitment: &str,
+) -> Result<(u64, Vec<Option<Vec<u8>>>), RpcError> {
+    accounts_owned(rpc, addresses, commitment, &[PROGRAM_ID]).await
+}
+
+/// [`accounts`] owned by any of `owners` (the slot of the last chunk read).
+pub(super) async fn accounts_owned(
+    rpc: &RpcClient,
+    addresses: &[String],
+    commitment: &str,
+    owners: &[&str],
 ) -> Result<(u64, Vec<Option<Vec<u8>>>), RpcError> {
     let mut slot = 0;
     let mut out = Vec::with_capacity(addresses.len());
@@ -257,21 +300,26 @@ async fn accounts(
                 continue;
             }
             let owner = value.get("owner").and_then(Value::as_str);
-            if owner != Some(PROGRAM_ID) {
+            if !owner.is_some_and(|o| owners.contains(&o)) {
                 return Err(RpcError::Malformed(
-                    "an account is not owned by the Whirlpools program",
+                    "an account is not owned by the program expected",
                 ));
             }
-            let data = value
-                .pointer("/data/0")
-                .and_then(Value::as_str)
-                .filter(|_| value.pointer("/data/1").and_then(Value::as_str) == Some("base64"))
-                .and_then(|b64| base64::engine::general_purpose::STANDARD.decode(b64).ok())
-                .ok_or(RpcError::Malformed("account data is not base64"))?;
-            out.push(Some(data));
+            out.push(Some(account_data(value)?));
         }
     }
     Ok((slot, out))
+}
+
+/// An account's data as `getMultipleAccounts` and `getTokenAccountsByOwner` answer it
+/// (`["…", "base64"]`).
+pub(super) fn account_data(account: &Value) -> Result<Vec<u8>, RpcError> {
+    account
+        .pointer("/data/0")
+        .and_then(Value::as_str)
+        .filter(|_| account.pointer("/data/1").and_then(Value::as_str) == Some("base64"))
+        .and_then(|b64| base64::engine::general_purpose::STANDARD.decode(b64).ok())
+        .ok_or(RpcError::Malformed("account data is not base64"))
 }
 
 /// Every pool's state at the slot of one `getMultipleAccounts`, with the tick arrays of their

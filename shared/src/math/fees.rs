@@ -89,14 +89,22 @@ impl FeeAccounting {
         sub(sub(global, below), above)
     }
 
-    /// What a Uniswap v3 position manager adds to a position's tokens owed when `collect` pokes
-    /// it: `uint128(mulDiv(inside - last, L, 2^128))`, the difference wrapping and the result
-    /// truncated as the contract's are (EVM only; Orca's owed fees are its own formula).
+    /// What the protocol adds to a position's owed fees when it is updated (a `collect` pokes
+    /// it), the growth since its checkpoint wrapping as the protocol's does: Uniswap v3's
+    /// `uint128(mulDiv(inside - last, L, 2^128))`; Orca's `(L · Δ) >> 64` with the product in
+    /// u128, an overflowing product counting as 0.
     pub fn collect_owed(self, liquidity: u128, last: U256, inside: U256) -> u128 {
         let delta = self.wrapping_sub(inside, last);
-        let owed = mul_div(delta, U256::from(liquidity), U256::from(1u8) << 128, false)
-            .unwrap_or(U256::ZERO);
-        (owed & U256::from(u128::MAX)).to::<u128>()
+        match self {
+            FeeAccounting::Evm => {
+                let owed = mul_div(delta, U256::from(liquidity), U256::from(1u8) << 128, false)
+                    .unwrap_or(U256::ZERO);
+                (owed & U256::from(u128::MAX)).to::<u128>()
+            }
+            FeeAccounting::Orca => liquidity
+                .checked_mul(delta.to::<u128>())
+                .map_or(0, |product| product >> 64),
+        }
     }
 
     /// The fees owed to `liquidity` for the growth from `checkpoint` to `inside`, in the

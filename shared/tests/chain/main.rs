@@ -4,6 +4,7 @@
 
 mod evm;
 mod faults;
+mod orca_wallets;
 mod solana;
 mod support;
 mod ticks_bench;
