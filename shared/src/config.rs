@@ -39,6 +39,9 @@ pub struct Config {
     /// Blocks between the head and the block the sync reads (`CONFIRMATION_BLOCKS`, default
     /// 3; 0 reads the head, as on a devnet). Above 0, Solana is read `finalized`.
     pub confirmation_blocks: u64,
+    /// The queue the scheduled sync sends one message per linked wallet to (`WALLET_QUEUE_URL`;
+    /// unset: no fan-out). Only the sync function reads it.
+    pub wallet_queue_url: Option<String>,
     /// The domain and URI a wallet signs in to (`SIGNING_DOMAIN`, `SIGNING_URI`; defaults
     /// local-api's own).
     pub signing: SigningDomain,
@@ -88,6 +91,7 @@ impl Config {
                     ))
                 })?,
             },
+            wallet_queue_url: non_empty("WALLET_QUEUE_URL").map(|u| u.trim().to_string()),
             signing: {
                 let default = SigningDomain::default();
                 SigningDomain {
@@ -124,6 +128,7 @@ mod tests {
                 rpc_parameters: BTreeMap::new(),
                 log_level: "info".into(),
                 confirmation_blocks: DEFAULT_CONFIRMATION_BLOCKS,
+                wallet_queue_url: None,
                 signing: SigningDomain::default(),
             })
         );

@@ -3,6 +3,7 @@
 //! the report) and API Gateway's `POST /markets/sync` (the route's handler, behind the
 //! authorizer and its scope). The link function reads a wallet's positions as it links it.
 
+use super::fanout::{enqueue, refresh_batch};
 use super::refresh::WalletReader;
 use super::rpc::RpcClient;
 use super::secrets::rpc_urls;
@@ -41,9 +42,41 @@ pub async fn run() -> Result<(), Error> {
         )
         .with_confirmations(config.confirmation_blocks),
     ));
+    let queue = config
+        .wallet_queue_url
+        .clone()
+        .map(|url| (aws_sdk_sqs::Client::new(&sdk), url));
+    let (app, queue) = (&app, &queue);
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
+        invoke(app, queue.as_ref(), event).await
+    }))
+    .await
+}
+
+/// The `refresh-wallets` function: the clients once per container, then each SQS batch of
+/// wallets refreshed, the failed ones reported for the queue to retry.
+pub async fn refresh_wallets() -> Result<(), Error> {
+    let config = Config::from_env()?;
+    crate::telemetry::init(&config.log_level);
+    let sdk = lambda_sdk_config().await;
+    let store = DynamoDbStore::new(
+        lambda_client(&sdk, config.dynamodb_endpoint.as_deref()),
+        config.table_name.clone(),
+    );
+    let mut app = App::on_dynamodb(
+        store,
+        config.catalog_ttl,
+        Freshness::live(config.stale_after),
+    );
+    let endpoints = endpoints(&sdk, &config).await?;
+    app.wallet_refresh = Some(Arc::new(WalletReader::new(
+        endpoints,
+        &app,
+        config.confirmation_blocks,
+    )));
     let app = &app;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
-        invoke(app, event).await
+        Ok::<_, Error>(refresh_batch(app, &event.payload).await)
     }))
     .await
 }
@@ -94,7 +127,11 @@ async fn endpoints(
     Ok(endpoints)
 }
 
-async fn invoke(app: &App, event: LambdaEvent<Value>) -> Result<Value, Error> {
+async fn invoke(
+    app: &App,
+    queue: Option<&(aws_sdk_sqs::Client, String)>,
+    event: LambdaEvent<Value>,
+) -> Result<Value, Error> {
     let (payload, context) = event.into_parts();
     if payload.get("requestContext").is_some() {
         let request: LambdaRequest = serde_json::from_value(payload)?;
@@ -112,6 +149,12 @@ async fn invoke(app: &App, event: LambdaEvent<Value>) -> Result<Value, Error> {
         not_updated = report.not_updated,
         "scheduled sync"
     );
+    // Then every linked wallet, one message each, for the refresh function.
+    if let Some((sqs, url)) = queue {
+        let wallets = app.wallets.linked().await?;
+        let sent = enqueue(sqs, url, &wallets).await?;
+        tracing::info!(wallets = sent, "wallet refreshes queued");
+    }
     Ok(serde_json::to_value(report)?)
 }
 

@@ -5,6 +5,7 @@
 //! `wallets` reads a wallet's positions at one block, `refresh` serves those reads to the API.
 
 pub mod evm;
+pub mod fanout;
 pub mod lambda;
 pub mod orca_wallets;
 pub mod refresh;

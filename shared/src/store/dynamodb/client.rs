@@ -25,7 +25,7 @@ const AWS_ROOT_CAS: &str = include_str!("../../../data/amazon-trust-services-roo
 /// HTTPS (rustls with ring) that trusts the Amazon Trust Services roots only. Parsing the
 /// system's whole CA bundle at every cold start costs milliseconds; five embedded roots cost
 /// microseconds, and AWS endpoints need no others.
-fn aws_https_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
+pub fn aws_https_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
     use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode, TlsContext, TrustStore};
     let trust = TrustStore::empty().with_pem_certificate(AWS_ROOT_CAS.as_bytes());
     let context = TlsContext::builder()

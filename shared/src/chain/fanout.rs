@@ -1,0 +1,130 @@
+//! The scheduled refresh of every linked wallet on the engine AWS gives: the sync sends one
+//! message per wallet (batches of ten) to a queue; the `refresh-wallets` function takes them in
+//! batches, refreshes each wallet (one read at one block, one write per changed position) and
+//! reports the wallets that failed (`ReportBatchItemFailures`), which the queue retries and,
+//! after five receives, moves to its dead-letter queue.
+
+use crate::app::App;
+use crate::model::Chain;
+use crate::wallets::LinkedWallet;
+use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// One wallet to refresh, as a queue message carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefreshMessage {
+    pub owner: String,
+    pub chain: Chain,
+    pub address: String,
+}
+
+/// Most entries SQS takes in one `SendMessageBatch`.
+const SEND_BATCH: usize = 10;
+
+/// Sends one message per wallet to the queue, ten a request; how many were sent. An entry the
+/// queue refuses fails the whole fan-out (the scheduler's next run sends every wallet again).
+pub async fn enqueue(
+    sqs: &aws_sdk_sqs::Client,
+    queue_url: &str,
+    wallets: &[LinkedWallet],
+) -> Result<usize, String> {
+    let mut sent = 0;
+    for chunk in wallets.chunks(SEND_BATCH) {
+        let entries = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let body = serde_json::to_string(&RefreshMessage {
+                    owner: w.owner.clone(),
+                    chain: w.chain,
+                    address: w.address.clone(),
+                })
+                .map_err(|e| e.to_string())?;
+                SendMessageBatchRequestEntry::builder()
+                    .id(i.to_string())
+                    .message_body(body)
+                    .build()
+                    .map_err(|e| e.to_string())
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let output = sqs
+            .send_message_batch()
+            .queue_url(queue_url)
+            .set_entries(Some(entries))
+            .send()
+            .await
+            .map_err(|e| {
+                format!(
+                    "SendMessageBatch: {}",
+                    aws_sdk_sqs::error::DisplayErrorContext(&e)
+                )
+            })?;
+        if !output.failed().is_empty() {
+            return Err(format!(
+                "SendMessageBatch refused {} of {} messages",
+                output.failed().len(),
+                chunk.len()
+            ));
+        }
+        sent += output.successful().len();
+    }
+    Ok(sent)
+}
+
+/// Refreshes the wallets of an SQS event's records, side by side; answers the partial batch
+/// response naming the records whose wallet failed (or whose body is not a refresh message).
+pub async fn refresh_batch(app: &App, event: &Value) -> Value {
+    let records = event
+        .get("Records")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let refreshes = records.iter().map(|record| async move {
+        let id = record.get("messageId").and_then(Value::as_str).unwrap_or_default();
+        let message = record
+            .get("body")
+            .and_then(Value::as_str)
+            .and_then(|body| serde_json::from_str::<RefreshMessage>(body).ok());
+        let Some(message) = message else {
+            tracing::error!(message = id, "not a wallet refresh message");
+            return Some(id.to_string());
+        };
+        // A wallet unlinked since it was sent is not read (its positions are gone).
+        match app.wallets.wallets(&message.owner).await {
+            Ok(linked) if !linked.iter().any(|w| w.chain == message.chain && w.address == message.address) => {
+                return None;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(message = id, cause = %e, "wallet refresh deferred");
+                return Some(id.to_string());
+            }
+        }
+        let wallet = LinkedWallet {
+            owner: message.owner,
+            chain: message.chain,
+            address: message.address,
+            linked_at: chrono::DateTime::UNIX_EPOCH,
+            refreshed_at: None,
+            positions: None,
+            refresh_error: None,
+        };
+        let refreshed = app.refresh_wallet(wallet).await;
+        match refreshed.refresh_error {
+            None => None,
+            Some(reason) => {
+                tracing::warn!(message = id, chain = %refreshed.chain, address = %refreshed.address, %reason, "wallet refresh failed");
+                Some(id.to_string())
+            }
+        }
+    });
+    let failures: Vec<Value> = futures_util::future::join_all(refreshes)
+        .await
+        .into_iter()
+        .flatten()
+        .map(|id| json!({"itemIdentifier": id}))
+        .collect();
+    json!({"batchItemFailures": failures})
+}

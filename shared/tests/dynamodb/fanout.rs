@@ -1,0 +1,182 @@
+//! The scheduled wallet refresh through a real queue API (moto's SQS, on the same server as the
+//! table): one message per linked wallet, sent ten a request; a batch refreshed with exactly its
+//! failing wallet reported for the queue to retry.
+
+use serde_json::{json, Value};
+use shared::app::WalletRefresh;
+use shared::chain::fanout::{enqueue, refresh_batch, RefreshMessage};
+use shared::market::Freshness;
+use shared::model::Chain;
+use shared::store::WalletStore;
+use shared::wallets::challenge::Challenge;
+use shared::wallets::{LinkOutcome, LinkedWallet};
+use shared::App;
+use std::sync::Arc;
+use std::time::Duration;
+use test_support::dynamodb::{dynamodb_endpoint, dynamodb_store};
+use test_support::fixtures::unique_owner;
+use test_support::wallets::EvmWallet;
+
+fn sqs_client(endpoint: &str) -> aws_sdk_sqs::Client {
+    let config = aws_sdk_sqs::Config::builder()
+        .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
+        .region(aws_sdk_sqs::config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_sqs::config::Credentials::new(
+            "local", "local", None, None, "local",
+        ))
+        .endpoint_url(endpoint)
+        .http_client(shared::store::dynamodb::client::aws_https_client())
+        .build();
+    aws_sdk_sqs::Client::from_conf(config)
+}
+
+/// Links `wallet` to `owner` in the store as a good signature would.
+async fn linked(store: &dyn WalletStore, owner: &str, address: &str) -> LinkedWallet {
+    let now = chrono::Utc::now();
+    let challenge = Challenge {
+        owner: owner.into(),
+        chain: Chain::Base,
+        address: address.into(),
+        nonce: ulid::Ulid::new().to_string(),
+        message: "m".into(),
+        expires_at: now + chrono::Duration::minutes(10),
+        used: false,
+    };
+    store.put_challenge(&challenge).await.unwrap();
+    let wallet = LinkedWallet {
+        owner: owner.into(),
+        chain: Chain::Base,
+        address: address.into(),
+        linked_at: now,
+        refreshed_at: None,
+        positions: None,
+        refresh_error: None,
+    };
+    assert_eq!(
+        store.link(&challenge, &wallet).await.unwrap(),
+        LinkOutcome::Linked
+    );
+    wallet
+}
+
+/// Reads every wallet but one, whose chain "times out".
+struct FailingFor(String);
+
+#[async_trait::async_trait]
+impl WalletRefresh for FailingFor {
+    async fn refresh(&self, wallet: &LinkedWallet) -> Result<u64, String> {
+        if wallet.address == self.0 {
+            Err("the RPC endpoint timed out".into())
+        } else {
+            Ok(3)
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_scheduled_refresh_queues_each_wallet_and_reports_the_failing_one() {
+    let endpoint = dynamodb_endpoint();
+    let sqs = sqs_client(&endpoint);
+    let queue = sqs
+        .create_queue()
+        .queue_name(format!("wallets-{}", ulid::Ulid::new()))
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let mut app = App::on_dynamodb(dynamodb_store().await, Duration::ZERO, Freshness::Snapshot);
+    let mut ours = Vec::new();
+    for user in 0..3 {
+        let owner = unique_owner(&format!("fan{user}"));
+        for seed in 0..8 {
+            let wallet = EvmWallet::from_seed(1000 + user * 10 + seed);
+            ours.push(linked(app.wallets.as_ref(), &owner, &wallet.address).await);
+        }
+    }
+    let all: Vec<(String, String)> = app
+        .wallets
+        .linked()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|w| (w.owner, w.address))
+        .collect();
+    for wallet in &ours {
+        let id = (wallet.owner.clone(), wallet.address.clone());
+        assert!(all.contains(&id), "the registry lists every linked wallet");
+    }
+    // One message per wallet, ten a request.
+    assert_eq!(enqueue(&sqs, &queue, &ours).await.unwrap(), 24);
+    let mut received = Vec::new();
+    while received.len() < 24 {
+        let batch = sqs
+            .receive_message()
+            .queue_url(&queue)
+            .max_number_of_messages(10)
+            .send()
+            .await
+            .unwrap();
+        let messages = batch.messages();
+        assert!(
+            !messages.is_empty(),
+            "only {} of 24 messages arrived",
+            received.len()
+        );
+        received.extend(messages.iter().cloned());
+    }
+    let mut bodies: Vec<RefreshMessage> = received
+        .iter()
+        .map(|m| serde_json::from_str(m.body().unwrap()).unwrap())
+        .collect();
+    bodies.sort_by(|a, b| a.address.cmp(&b.address));
+    let mut expected: Vec<RefreshMessage> = ours
+        .iter()
+        .map(|w| RefreshMessage {
+            owner: w.owner.clone(),
+            chain: w.chain,
+            address: w.address.clone(),
+        })
+        .collect();
+    expected.sort_by(|a, b| a.address.cmp(&b.address));
+    assert_eq!(bodies, expected);
+
+    // A batch of ten, one of whose wallets fails: exactly that message is reported.
+    let failing = received[3].clone();
+    let failing_address: RefreshMessage = serde_json::from_str(failing.body().unwrap()).unwrap();
+    app.wallet_refresh = Some(Arc::new(FailingFor(failing_address.address.clone())));
+    let records: Vec<Value> = received[..10]
+        .iter()
+        .map(|m| json!({"messageId": m.message_id(), "receiptHandle": m.receipt_handle(), "body": m.body(), "eventSource": "aws:sqs"}))
+        .collect();
+    let answer = refresh_batch(&app, &json!({"Records": records})).await;
+    assert_eq!(
+        answer,
+        json!({"batchItemFailures": [{"itemIdentifier": failing.message_id()}]})
+    );
+    // The others were read: their counts are stored; the failing one keeps none, with why.
+    let owners: std::collections::BTreeSet<String> = ours.iter().map(|w| w.owner.clone()).collect();
+    let mut refreshed = 0;
+    for owner in owners {
+        for wallet in app.wallets.wallets(&owner).await.unwrap() {
+            if wallet.address == failing_address.address {
+                assert!(wallet
+                    .refresh_error
+                    .as_deref()
+                    .unwrap()
+                    .contains("timed out"));
+                assert_eq!(wallet.positions, None);
+            } else if wallet.positions == Some(3) {
+                refreshed += 1;
+            }
+        }
+    }
+    assert_eq!(refreshed, 9);
+    // A body that is not a refresh message is reported, never a panic.
+    let answer = refresh_batch(
+        &app,
+        &json!({"Records": [{"messageId": "x", "body": "{}"}]}),
+    )
+    .await;
+    assert_eq!(answer["batchItemFailures"][0]["itemIdentifier"], "x");
+}
