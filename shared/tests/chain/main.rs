@@ -3,6 +3,7 @@
 //! the faults an RPC endpoint can show.
 
 mod evm;
+mod evm_wallets;
 mod faults;
 mod orca_wallets;
 mod solana;

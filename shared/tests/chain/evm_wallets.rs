@@ -1,0 +1,141 @@
+//! A wallet read's faults on EVM, from a loopback JSON-RPC stub standing in for a chain: a
+//! short `positions` answer, a token that answers no `symbol`, a pool the factory does not know.
+//! Each fails the read whole with the reason (the wallet's last good read then stays: the
+//! handler tests check that), never a panic.
+
+use serde_json::{json, Value};
+use shared::catalog::Deployment;
+use shared::chain::refresh::confirmed_block;
+use shared::chain::wallets::read_wallet;
+use shared::chain::{RpcClient, RPC_TIMEOUT};
+use shared::model::{Chain, Protocol};
+use test_support::fake_chain::{slot0, tick_word, word};
+use test_support::rpc_stub::{each_call, RpcStub};
+
+const MANAGER: &str = "0xC36442b4a4522E871399CD717aBDD847Ab11FE88";
+const FACTORY: &str = "0x1F98431c8aD98523631AE4a59f267346ea31F984";
+const WALLET: &str = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+
+fn address_word(tail: u8) -> String {
+    format!("{:064x}", u128::from(tail))
+}
+
+/// What the fake chain gets wrong.
+#[derive(Clone, Copy, PartialEq)]
+enum Fault {
+    None,
+    ShortPositions,
+    NoSymbol,
+    NoPool,
+}
+
+/// Answers a chain where the wallet holds one position (token id 5) on a pool of tokens 0x..a1
+/// and 0x..a2, with `fault`.
+async fn chain(fault: Fault) -> RpcStub {
+    RpcStub::start(move |body| {
+        each_call(body, |call| {
+            let hash = format!("0x{}", "ab".repeat(32));
+            match call["method"].as_str().unwrap() {
+                "eth_blockNumber" => return Ok(json!("0x10")),
+                "eth_getBlockByNumber" => {
+                    return Ok(json!({"number": call["params"][0], "hash": hash}))
+                }
+                "eth_call" => {}
+                _ => return Err(json!({"code": -32601, "message": "no"})),
+            }
+            let data = call["params"][0]["data"].as_str().unwrap();
+            let selector = &data[2..10];
+            let answer = match selector {
+                // balanceOf, tokenOfOwnerByIndex
+                "70a08231" => word(1),
+                "2f745c59" => word(5),
+                // positions(5): nonce, operator, token0, token1, fee, ticks, liquidity, growths, owed
+                "99fbab88" => {
+                    let mut words = vec![
+                        word(0),
+                        word(0),
+                        address_word(0xa1),
+                        address_word(0xa2),
+                        word(3000),
+                        tick_word(-600),
+                        tick_word(600),
+                        word(1_000_000),
+                        word(0),
+                        word(0),
+                        word(7),
+                        word(9),
+                    ];
+                    if fault == Fault::ShortPositions {
+                        words.pop();
+                    }
+                    words.concat()
+                }
+                // getPool
+                "1698ee82" => {
+                    if fault == Fault::NoPool {
+                        word(0)
+                    } else {
+                        address_word(0xb0)
+                    }
+                }
+                // decimals, symbol
+                "313ce567" => word(18),
+                "95d89b41" => {
+                    if fault == Fault::NoSymbol {
+                        return Err(json!({"code": 3, "message": "execution reverted"}));
+                    }
+                    format!("{}{}", word(32), word(3)) + &format!("{:0<64}", "544f4b")
+                }
+                // slot0, liquidity, fee growth globals, ticks
+                "3850c7bd" => slot0(1u128 << 96, 0),
+                "1a686502" => word(1_000_000),
+                "f3058399" | "46141319" => word(0),
+                "f30dba93" => [
+                    word(1),
+                    word(1),
+                    word(0),
+                    word(0),
+                    word(0),
+                    word(0),
+                    word(0),
+                    word(1),
+                ]
+                .concat(),
+                other => panic!("unexpected call {other}"),
+            };
+            Ok(Value::String(format!("0x{answer}")))
+        })
+    })
+    .await
+}
+
+async fn read(fault: Fault) -> Result<usize, String> {
+    let stub = chain(fault).await;
+    let rpc = RpcClient::new(&stub.url, RPC_TIMEOUT).unwrap();
+    let deployment = Deployment {
+        chain: Chain::Ethereum,
+        protocol: Protocol::UniswapV3,
+        chain_id: Some(1),
+        factory: Some(FACTORY.into()),
+        position_manager: Some(MANAGER.into()),
+        program: None,
+    };
+    let block = confirmed_block(&rpc, 0).await?;
+    read_wallet(&rpc, &[&deployment], WALLET, &block)
+        .await
+        .map(|h| h.positions.len())
+}
+
+#[tokio::test]
+async fn a_wallet_read_fails_whole_with_the_reason() {
+    assert_eq!(read(Fault::None).await, Ok(1));
+    let short = read(Fault::ShortPositions).await.unwrap_err();
+    assert!(short.contains("positions: undecodable"), "{short}");
+    let symbol = read(Fault::NoSymbol).await.unwrap_err();
+    assert!(
+        symbol.contains("symbol") && symbol.contains("token 0x"),
+        "{symbol}"
+    );
+    let pool = read(Fault::NoPool).await.unwrap_err();
+    assert!(pool.contains("no pool"), "{pool}");
+}
