@@ -88,52 +88,28 @@ async fn assert_view_is_the_chains(devnet: &Devnet, view: &Value) {
         .run("position-quote", &["--token-id", &id, "--block", &block])
         .await;
     assert_eq!(view["source"], "wallet");
-    assert_eq!(
-        text(&view["liquidity"]),
-        text(&chain["liquidity"]),
-        "{view}"
-    );
-    assert_eq!(
-        text(&view["tickLower"]),
-        text(&chain["tickLower"]),
-        "{view}"
-    );
-    assert_eq!(
-        text(&view["tickUpper"]),
-        text(&chain["tickUpper"]),
-        "{view}"
-    );
-    assert_eq!(
-        text(&view["tokenA"]["address"]),
-        text(&chain["token0"]),
-        "{view}"
-    );
-    assert_eq!(
-        text(&view["tokenB"]["address"]),
-        text(&chain["token1"]),
-        "{view}"
-    );
+    for (ours, theirs) in [
+        ("liquidity", "liquidity"),
+        ("tickLower", "tickLower"),
+        ("tickUpper", "tickUpper"),
+    ] {
+        assert_eq!(text(&view[ours]), text(&chain[theirs]), "{ours}: {view}");
+    }
+    // tokenA is the catalog's base asset where it has the pool, token0 elsewhere.
+    let (t0, t1) = if text(&view["tokenA"]["address"]) == text(&chain["token0"]) {
+        ("tokenA", "tokenB")
+    } else {
+        ("tokenB", "tokenA")
+    };
+    assert_eq!(text(&view[t0]["address"]), text(&chain["token0"]), "{view}");
+    assert_eq!(text(&view[t1]["address"]), text(&chain["token1"]), "{view}");
     let whole = |v: &Value| units(&text(v), 18);
-    assert_eq!(
-        whole(&view["tokenA"]["amount"]),
-        text(&chain["amount0"]),
-        "{view}"
-    );
-    assert_eq!(
-        whole(&view["tokenB"]["amount"]),
-        text(&chain["amount1"]),
-        "{view}"
-    );
-    assert_eq!(
-        whole(&view["tokenA"]["feesEarned"]),
-        text(&chain["fees0"]),
-        "{view}"
-    );
-    assert_eq!(
-        whole(&view["tokenB"]["feesEarned"]),
-        text(&chain["fees1"]),
-        "{view}"
-    );
+    for (token, index) in [(t0, "0"), (t1, "1")] {
+        let amount = text(&chain[format!("amount{index}").as_str()]);
+        let fees = text(&chain[format!("fees{index}").as_str()]);
+        assert_eq!(whole(&view[token]["amount"]), amount, "{token}: {view}");
+        assert_eq!(whole(&view[token]["feesEarned"]), fees, "{token}: {view}");
+    }
 }
 
 /// The whole story on one devnet, with local-api on `store_args` (memory or DynamoDB).

@@ -259,11 +259,17 @@ pub fn holding_view(
     } else {
         Curve::UniswapV3
     };
+    // tokenA is the base asset where the catalog has the pool (as a simulated position on it
+    // shows), else token0.
+    let base_is_token0 = catalog
+        .find(chain, position.protocol, &position.pool)
+        .is_none_or(|p| p.orientation.base_is_token0);
+    let [a, b] = if base_is_token0 { [0, 1] } else { [1, 0] };
     let orientation = Orientation {
         curve,
         decimals0: holding.tokens[0].decimals,
         decimals1: holding.tokens[1].decimals,
-        base_is_token0: true,
+        base_is_token0,
     };
     let at_tick =
         |tick: i32| orientation.human_price_of(curve.sqrt_price_at_tick(tick).unwrap_or_default());
@@ -278,16 +284,17 @@ pub fn holding_view(
         chain,
         protocol: position.protocol,
         pool: position.pool.clone(),
-        token_a: token_view(0),
-        token_b: token_view(1),
+        token_a: token_view(a),
+        token_b: token_view(b),
         status: position.status,
         tick_lower: position.tick_lower,
         tick_upper: position.tick_upper,
         liquidity: position.liquidity.to_string(),
         in_range: open
             .then_some(position.tick_lower <= holding.tick && holding.tick < position.tick_upper),
-        price_lower: at_tick(position.tick_lower),
-        price_upper: at_tick(position.tick_upper),
+        // The lower tick is the higher price when tokenA is token1.
+        price_lower: at_tick(position.tick_lower).min(at_tick(position.tick_upper)),
+        price_upper: at_tick(position.tick_lower).max(at_tick(position.tick_upper)),
         current_price: orientation.human_price_of(amount(&holding.sqrt_price)),
         fees_earned_usd: fee_total.clone().map(Usd::new),
         cost_basis_usd: cost_basis.clone().map(Usd::new),

@@ -417,7 +417,8 @@ pub struct WalletPositionView {
     pub chain: Chain,
     pub protocol: Protocol,
     pub pool: String,
-    /// Protocol order: token0 (Orca: A), token1 (B).
+    /// The pool's base asset where the catalog has the pool (as for a simulated position),
+    /// else the protocol's token0 (Orca: A); tokenB the other.
     pub token_a: HeldAmountView,
     pub token_b: HeldAmountView,
     pub status: Status,

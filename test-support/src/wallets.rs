@@ -453,7 +453,11 @@ pub async fn wallet_reads_never_go_back(app: &App) {
         .find(|p| p["tokenId"] == "1")
         .unwrap()
         .clone();
-    assert_eq!(first["tokenA"]["feesEarned"], "0.000007", "{first}");
+    assert_eq!(
+        first["tokenB"]["symbol"], "USDC",
+        "tokenA is the base asset, WETH"
+    );
+    assert_eq!(first["tokenB"]["feesEarned"], "0.000007", "{first}");
     assert_eq!(first["readHeight"], 100);
     assert_eq!(first["status"], "active");
     // Closing one through the API: it closes on chain, and nothing changes here.
@@ -520,7 +524,7 @@ pub async fn wallet_reads_never_go_back(app: &App) {
         .iter()
         .find(|p| p["tokenId"] == "1")
         .unwrap();
-    assert_eq!(withdrawn["tokenA"]["feesEarned"], "0.000011", "{withdrawn}");
+    assert_eq!(withdrawn["tokenB"]["feesEarned"], "0.000011", "{withdrawn}");
     assert_eq!(withdrawn["readHeight"], 102);
     let closed = client
         .list("source=wallet&status=closed&chain=ethereum")
