@@ -2,7 +2,8 @@
 # Runs every test of the project on a machine with only Rust and Python 3 installed:
 # - installs the pinned Python tools into .venv (moto) and .venv-sam (SAM CLI, cfn-lint);
 # - lints template.yaml with `sam validate --lint` and `cfn-lint`;
-# - builds every function's release binary, which the tests run under the Lambda
+# - builds every function's binary (the `emulator` profile: release without fat LTO), which
+#   the tests run under the Lambda
 #   Runtime Interface Emulator;
 # - installs the devnet's pinned npm packages (anvil and the Uniswap v3 contracts) into
 #   devnet/node_modules, on which the chain tests deploy real pools;
@@ -23,8 +24,8 @@ functions=()
 for dir in functions/*/; do
   functions+=(-p "$(basename "$dir")")
 done
-cargo build --release "${functions[@]}"
-export LAMBDA_BIN_DIR="$PWD/target/release"
+cargo build --profile emulator "${functions[@]}"
+export LAMBDA_BIN_DIR="$PWD/target/emulator"
 
 echo "== devnet packages"
 (cd devnet && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)

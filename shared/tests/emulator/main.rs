@@ -1,9 +1,9 @@
-//! Every function's release binary under the Lambda Runtime Interface Emulator (the emulator
+//! Every function's binary (release code, `emulator` profile) under the Lambda Runtime Interface Emulator (the emulator
 //! `sam local invoke` runs), on DynamoDB (moto): every file in `events/` is invoked through it
 //! and answers its expected status with a body of the documented shape, and the function's logs
 //! are JSON lines carrying the Lambda request id.
 //!
-//! Needs `LAMBDA_RIE` (the emulator) and `LAMBDA_BIN_DIR` (the release binaries), which
+//! Needs `LAMBDA_RIE` (the emulator) and `LAMBDA_BIN_DIR` (the binaries), which
 //! `scripts/test.sh` provides; missing is a failure, never a skip.
 
 use http_body_util::{BodyExt, Full};
