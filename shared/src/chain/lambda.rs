@@ -21,18 +21,67 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Configuration, the RPC URLs from SSM, the clients: once per container. Then invocations.
+/// What a chain-reading function builds once per container: its configuration, the SDK's,
+/// the app on DynamoDB (catalog cached for `catalog_ttl`, or the configured TTL) and a JSON-RPC
+/// client per chain whose RPC URL parameter is configured (the URLs from SSM).
+struct Container {
+    config: Config,
+    sdk: aws_config::SdkConfig,
+    app: App,
+    endpoints: BTreeMap<crate::model::Chain, Arc<RpcClient>>,
+}
+
+impl Container {
+    async fn start(catalog_ttl: Option<Duration>) -> Result<Container, Error> {
+        let config = Config::from_env()?;
+        crate::telemetry::init(&config.log_level);
+        let sdk = lambda_sdk_config().await;
+        let store = DynamoDbStore::new(
+            lambda_client(&sdk, config.dynamodb_endpoint.as_deref()),
+            config.table_name.clone(),
+        );
+        let app = App {
+            signing: config.signing.clone(),
+            ..App::on_dynamodb(
+                store,
+                catalog_ttl.unwrap_or(config.catalog_ttl),
+                Freshness::live(config.stale_after),
+            )
+        };
+        let urls = rpc_urls(&aws_sdk_ssm::Client::new(&sdk), &config.rpc_parameters).await?;
+        let endpoints = urls
+            .iter()
+            .map(|(chain, url)| Ok((*chain, Arc::new(RpcClient::new(url, RPC_TIMEOUT)?))))
+            .collect::<Result<BTreeMap<_, _>, String>>()
+            .map_err(|e| format!("RPC endpoint: {e}"))?;
+        tracing::debug!(chains = ?endpoints.keys().collect::<Vec<_>>(), "chain endpoints configured");
+        Ok(Container {
+            config,
+            sdk,
+            app,
+            endpoints,
+        })
+    }
+
+    /// The app reading wallets' positions from the chains.
+    fn with_wallets(self) -> App {
+        let reader = WalletReader::new(self.endpoints, &self.app, self.config.confirmation_blocks);
+        App {
+            wallet_refresh: Some(Arc::new(reader)),
+            ..self.app
+        }
+    }
+}
+
+/// The sync function: the container once, then invocations (the schedule's and the route's).
 pub async fn run() -> Result<(), Error> {
-    let config = Config::from_env()?;
-    crate::telemetry::init(&config.log_level);
-    let sdk = lambda_sdk_config().await;
-    let store = DynamoDbStore::new(
-        lambda_client(&sdk, config.dynamodb_endpoint.as_deref()),
-        config.table_name.clone(),
-    );
     // The sync reads the catalog uncached: tracked ticks and stored heights must be current.
-    let mut app = App::on_dynamodb(store, Duration::ZERO, Freshness::live(config.stale_after));
-    let endpoints = endpoints(&sdk, &config).await?;
+    let Container {
+        config,
+        sdk,
+        mut app,
+        endpoints,
+    } = Container::start(Some(Duration::ZERO)).await?;
     app.sync = Some(Arc::new(
         Syncer::new(
             endpoints,
@@ -53,28 +102,10 @@ pub async fn run() -> Result<(), Error> {
     .await
 }
 
-/// The `refresh-wallets` function: the clients once per container, then each SQS batch of
-/// wallets refreshed, the failed ones reported for the queue to retry.
+/// The `refresh-wallets` function: the container once, then each SQS batch of wallets
+/// refreshed, the failed ones reported for the queue to retry.
 pub async fn refresh_wallets() -> Result<(), Error> {
-    let config = Config::from_env()?;
-    crate::telemetry::init(&config.log_level);
-    let sdk = lambda_sdk_config().await;
-    let store = DynamoDbStore::new(
-        lambda_client(&sdk, config.dynamodb_endpoint.as_deref()),
-        config.table_name.clone(),
-    );
-    let mut app = App::on_dynamodb(
-        store,
-        config.catalog_ttl,
-        Freshness::live(config.stale_after),
-    );
-    let endpoints = endpoints(&sdk, &config).await?;
-    app.wallet_refresh = Some(Arc::new(WalletReader::new(
-        endpoints,
-        &app,
-        config.confirmation_blocks,
-    )));
-    let app = &app;
+    let app = &Container::start(None).await?.with_wallets();
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
         Ok::<_, Error>(refresh_batch(app, &event.payload).await)
     }))
@@ -82,49 +113,13 @@ pub async fn refresh_wallets() -> Result<(), Error> {
 }
 
 /// An API function that reads wallets' positions from the chains (`POST /wallets`): the
-/// configuration, the RPC URLs from SSM and the clients once per container, then invocations.
+/// container once, then invocations.
 pub async fn serve_with_wallets(endpoint: Endpoint) -> Result<(), Error> {
-    let config = Config::from_env()?;
-    crate::telemetry::init(&config.log_level);
-    let sdk = lambda_sdk_config().await;
-    let store = DynamoDbStore::new(
-        lambda_client(&sdk, config.dynamodb_endpoint.as_deref()),
-        config.table_name.clone(),
-    );
-    let mut app = App {
-        signing: config.signing.clone(),
-        ..App::on_dynamodb(
-            store,
-            config.catalog_ttl,
-            Freshness::live(config.stale_after),
-        )
-    };
-    let endpoints = endpoints(&sdk, &config).await?;
-    app.wallet_refresh = Some(Arc::new(WalletReader::new(
-        endpoints,
-        &app,
-        config.confirmation_blocks,
-    )));
-    let app = &app;
+    let app = &Container::start(None).await?.with_wallets();
     lambda_http::run(service_fn(move |request| async move {
         Ok::<_, std::convert::Infallible>(endpoint.handle(app, request).await)
     }))
     .await
-}
-
-/// A JSON-RPC client per chain whose RPC URL parameter is configured.
-async fn endpoints(
-    sdk: &aws_config::SdkConfig,
-    config: &Config,
-) -> Result<BTreeMap<crate::model::Chain, Arc<RpcClient>>, Error> {
-    let urls = rpc_urls(&aws_sdk_ssm::Client::new(sdk), &config.rpc_parameters).await?;
-    let endpoints = urls
-        .iter()
-        .map(|(chain, url)| Ok((*chain, Arc::new(RpcClient::new(url, RPC_TIMEOUT)?))))
-        .collect::<Result<BTreeMap<_, _>, String>>()
-        .map_err(|e| format!("RPC endpoint: {e}"))?;
-    tracing::debug!(chains = ?endpoints.keys().collect::<Vec<_>>(), "chain endpoints configured");
-    Ok(endpoints)
 }
 
 async fn invoke(
