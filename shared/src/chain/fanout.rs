@@ -1,5 +1,5 @@
-//! The scheduled refresh of every linked wallet on the engine AWS gives: the sync sends one
-//! message per wallet (batches of ten) to a queue; the `refresh-wallets` function takes them in
+//! The scheduled refresh of every linked wallet on the engine AWS gives: on the wallets'
+//! schedule the sync function sends one message per wallet (batches of ten) to a queue; the `refresh-wallets` function takes them in
 //! batches, refreshes each wallet (one read at one block, one write per changed position) and
 //! reports the wallets that failed (`ReportBatchItemFailures`), which the queue retries and,
 //! after five receives, moves to its dead-letter queue.

@@ -21,6 +21,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The input of the wallets' schedule (`{"refresh": "wallets"}`).
+pub const WALLETS_SCHEDULE: &str = "wallets";
+
 /// What a chain-reading function builds once per container: its configuration, the SDK's,
 /// the app on DynamoDB (catalog cached for `catalog_ttl`, or the configured TTL) and a JSON-RPC
 /// client per chain whose RPC URL parameter is configured (the URLs from SSM).
@@ -135,6 +138,15 @@ async fn invoke(
             Endpoint::SyncMarkets.handle(app, request).await,
         ));
     }
+    // The wallets' schedule (its own cadence: a wallet read costs more than a pool's): every
+    // linked wallet, one message each, for the refresh function.
+    if payload.get("refresh").and_then(Value::as_str) == Some(WALLETS_SCHEDULE) {
+        let (sqs, url) = queue.ok_or("no wallet refresh queue is configured")?;
+        let wallets = app.wallets.linked().await?;
+        let queued = enqueue(sqs, url, &wallets).await?;
+        tracing::info!(wallets = queued, "wallet refreshes queued");
+        return Ok(json!({"walletsQueued": queued}));
+    }
     let sync = app.sync.as_ref().ok_or("no syncer")?;
     // A catalog that cannot be read fails the invocation: the scheduler's retry and the
     // function's Errors alarm take it from there.
@@ -144,12 +156,6 @@ async fn invoke(
         not_updated = report.not_updated,
         "scheduled sync"
     );
-    // Then every linked wallet, one message each, for the refresh function.
-    if let Some((sqs, url)) = queue {
-        let wallets = app.wallets.linked().await?;
-        let sent = enqueue(sqs, url, &wallets).await?;
-        tracing::info!(wallets = sent, "wallet refreshes queued");
-    }
     Ok(serde_json::to_value(report)?)
 }
 
