@@ -10,8 +10,9 @@
 //       the pool's getters at a block (the latest by default), with ticks(t) of the ticks given
 //   node devnet/devnet.mjs mint  --state FILE --lower T --upper T --amount0 RAW --amount1 RAW
 //       [--recipient ADDRESS] [--token0 A --token1 B --fee F]   (the deployer pays; the recipient holds)
-//   node devnet/devnet.mjs new-pool --state FILE --symbol S [--fee F]
-//       a token of its own (18 decimals) and its pool with WETH at 1:1, outside any catalog
+//   node devnet/devnet.mjs new-pool --state FILE --symbol S [--fee F] [--with SYMBOL2]
+//       a token of its own (18 decimals) and its pool at 1:1 with WETH (or with a second token
+//       of its own, SYMBOL2: a pool no route prices), outside any catalog
 //   node devnet/devnet.mjs account --state FILE --index N     anvil's unlocked account N
 //   node devnet/devnet.mjs sign --state FILE --account ADDRESS --message TEXT
 //       personal_sign (EIP-191) by the unlocked account: what a wallet answers a challenge with
@@ -263,8 +264,14 @@ async function newPool(opts) {
   const owner = await signer.getAddress();
   const token = await deploy(signer, ERC20, `${opts.symbol} token`, opts.symbol, SUPPLY, owner);
   const address = await token.getAddress();
+  let other = state.weth;
+  if (opts.with) {
+    const second = await deploy(signer, ERC20, `${opts.with} token`, opts.with, SUPPLY, owner);
+    other = await second.getAddress();
+    await mined(second.approve(state.manager, MAX_UINT));
+  }
   const fee = Number(opts.fee ?? 500);
-  const [token0, token1] = BigInt(address) < BigInt(state.weth) ? [address, state.weth] : [state.weth, address];
+  const [token0, token1] = BigInt(address) < BigInt(other) ? [address, other] : [other, address];
   const manager = new ethers.Contract(state.manager, MANAGER.abi, signer);
   await mined(manager.createAndInitializePoolIfNecessary(token0, token1, fee, 1n << 96n));
   await mined(token.approve(state.manager, MAX_UINT));

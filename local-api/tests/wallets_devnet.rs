@@ -129,6 +129,14 @@ async fn wallet_positions_follow_the_chain(store_args: &[&str]) {
         .run("new-pool", &["--symbol", "OWN", "--fee", "500"])
         .await;
     let outside = mint(&devnet, &wallet, (-600, 600), Some(&own)).await;
+    // Two tokens of the test's own: no route prices either.
+    let lone = devnet
+        .run(
+            "new-pool",
+            &["--symbol", "AAA", "--fee", "500", "--with", "BBB"],
+        )
+        .await;
+    let unpriced = mint(&devnet, &wallet, (-600, 600), Some(&lone)).await;
 
     // Linking through local-api: the challenge names the devnet's chain id, anvil signs it.
     let rpc = format!("ethereum={}", devnet.rpc);
@@ -166,17 +174,17 @@ async fn wallet_positions_follow_the_chain(store_args: &[&str]) {
     let reply = post(&alice, "/wallets", &link).await;
     assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
     assert_eq!(reply.json["address"], wallet.as_str());
-    assert_eq!(reply.json["positions"], 6, "{}", reply.json);
+    assert_eq!(reply.json["positions"], 7, "{}", reply.json);
     assert!(reply.json.get("refreshError").is_none(), "{}", reply.json);
     // The same signature again: the challenge is used.
     let reply = post(&alice, "/wallets", &link).await;
     assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.text());
     let wallets = alice.send(Method::GET, "/wallets", &[], b"").await;
-    assert_eq!(wallets.json["data"][0]["positions"], 6, "{}", wallets.json);
+    assert_eq!(wallets.json["data"][0]["positions"], 7, "{}", wallets.json);
 
     // Read at the link: six active positions, each the chain's at its read.
     let first = listed(&alice).await;
-    assert_eq!(first.len(), 6, "{first:?}");
+    assert_eq!(first.len(), 7, "{first:?}");
     for view in first.values() {
         assert_eq!(view["status"], "active", "{view}");
         assert_view_is_the_chains(&devnet, view).await;
@@ -184,10 +192,42 @@ async fn wallet_positions_follow_the_chain(store_args: &[&str]) {
     assert_eq!(alice.list("source=simulated").await.json["total"], 0);
     let outside_view = &first[&outside];
     assert_eq!(text(&outside_view["pool"]), text(&own["pool"]));
+    // Its pool is discovered, and prices OWN through WETH; AAA/BBB has no route.
     assert!(
-        outside_view["valueUsd"].is_null(),
-        "OWN has no USD price: {outside_view}"
+        outside_view["valueUsd"].is_number(),
+        "OWN is priced through its pool with WETH: {outside_view}"
     );
+    assert!(outside_view["costBasisUsd"].is_number(), "{outside_view}");
+    assert!(
+        first[&unpriced]["valueUsd"].is_null(),
+        "{}",
+        first[&unpriced]
+    );
+    assert!(
+        first[&unpriced]["costBasisUsd"].is_null(),
+        "{}",
+        first[&unpriced]
+    );
+    assert!(first[&unpriced]["tokenA"]["valueUsd"].is_null());
+    let pools = alice.pools().await.json;
+    let discovered: Vec<&Value> = pools["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["discovered"] == true)
+        .collect();
+    let mut found: Vec<String> = discovered.iter().map(|p| text(&p["pool"])).collect();
+    found.sort();
+    let mut expected = vec![text(&own["pool"]), text(&lone["pool"])];
+    expected.sort();
+    assert_eq!(found, expected, "{pools}");
+    assert!(discovered
+        .iter()
+        .any(|p| p["tokenA"]["priceUsd"].is_null() && p["tokenB"]["priceUsd"].is_null()));
+    // Positions are not opened on a discovered pool through the API.
+    let body = json!({"chain": "ethereum", "protocol": "uniswap-v3", "pool": own["pool"], "amountA": "1", "amountB": "1", "priceLower": 0.5, "priceUpper": 2});
+    let reply = post(&alice, "/positions", &body).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.text());
     assert!(
         first[&in_range]["valueUsd"].is_number(),
         "{}",
@@ -220,13 +260,24 @@ async fn wallet_positions_follow_the_chain(store_args: &[&str]) {
             ],
         )
         .await;
-    for _ in 0..2 {
+    for round in 0..2 {
         let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
         assert_eq!(report.status, StatusCode::OK, "{}", report.text());
+        // The discovered pools are read like the catalog's.
+        let own_pool = report.json["pools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| text(&p["pool"]).eq_ignore_ascii_case(&text(&own["pool"])))
+            .cloned()
+            .unwrap_or_else(|| panic!("the discovered pool is synced: {}", report.json));
+        if round == 0 {
+            assert_eq!(own_pool["updated"], true, "{own_pool}");
+        }
         assert_eq!(report.json["wallets"]["refreshed"], 1, "{}", report.json);
         // Twice refreshed: nothing duplicates, every id stays.
         let now = listed(&alice).await;
-        assert_eq!(now.len(), 6, "{now:?}");
+        assert_eq!(now.len(), 7, "{now:?}");
         for (token, view) in &now {
             assert_eq!(view["id"], first[token]["id"], "{view}");
         }
@@ -271,7 +322,7 @@ async fn wallet_positions_follow_the_chain(store_args: &[&str]) {
 
     // The portfolio: wallet positions count like the others; OWN's has no USD value.
     let portfolio = alice.portfolio().await.json;
-    assert_eq!(portfolio["positions"], 4, "{portfolio}");
+    assert_eq!(portfolio["positions"], 5, "{portfolio}");
     assert_eq!(portfolio["unpricedPositions"], 1, "{portfolio}");
     assert_eq!(portfolio["chains"][0]["chain"], "ethereum", "{portfolio}");
     assert_eq!(portfolio["chains"][0]["percentage"], 100, "{portfolio}");

@@ -59,6 +59,11 @@ pub struct PoolRecord {
     pub base: BaseToken,
     /// tokenB per one tokenA, in whole tokens, a decimal string.
     pub current_price: String,
+    /// Added because a linked wallet holds a position on it (not one of the supported pools:
+    /// no position is opened on it through the API); its tokens' `priceUsd` is `"0"` where
+    /// none was known, and only a route through the pools prices them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub discovered: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -126,6 +131,8 @@ pub struct Token {
     pub address: String,
     pub decimals: u8,
     pub price_usd: BigDecimal,
+    /// Whether `price_usd` is known (a discovered pool's token no route reaches has none).
+    pub priced: bool,
 }
 
 /// A pool ready for the math: prices parsed, the sqrt price derived.
@@ -153,6 +160,8 @@ pub struct Pool {
     pub tracked_ticks: Vec<i32>,
     /// The service's fee accounting of those ticks, by tick.
     pub fee_ticks: BTreeMap<i32, FeeTick>,
+    /// Read because a linked wallet holds a position on it ([`PoolRecord::discovered`]).
+    pub discovered: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -177,6 +186,7 @@ impl Token {
             price_usd: BigDecimal::from_str(&record.price_usd)
                 .ok()
                 .filter(|p| *p >= BigDecimal::zero())?,
+            priced: BigDecimal::from_str(&record.price_usd).is_ok_and(|p| p > BigDecimal::zero()),
         })
     }
 }
@@ -254,6 +264,7 @@ impl Pool {
             state,
             tracked_ticks: tracked_ticks.into_iter().collect(),
             fee_ticks,
+            discovered: record.discovered,
         })
     }
 
@@ -280,7 +291,7 @@ impl Pool {
             symbol: t.symbol.clone(),
             address: t.address.clone(),
             decimals: t.decimals,
-            price_usd: Exact(t.price_usd.clone()),
+            price_usd: t.priced.then(|| Exact(t.price_usd.clone())),
         };
         PoolView {
             chain: self.chain,
@@ -297,6 +308,7 @@ impl Pool {
             block,
             slot,
             stale: freshness.is_stale(self.state.as_ref(), now),
+            discovered: self.discovered,
         }
     }
 
@@ -319,7 +331,8 @@ pub struct TokenView {
     pub symbol: String,
     pub address: String,
     pub decimals: u8,
-    pub price_usd: Exact,
+    /// `null` for a discovered pool's token no route prices.
+    pub price_usd: Option<Exact>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -342,6 +355,8 @@ pub struct PoolView {
     #[serde(skip_serializing_if = "Height::is_hidden")]
     pub slot: Height,
     pub stale: bool,
+    /// Read because a linked wallet holds a position on it; not one to open positions on.
+    pub discovered: bool,
 }
 
 /// The supported pools, in catalog order, and when their states stop being current.
@@ -366,13 +381,16 @@ impl Catalog {
         mut markets: HashMap<PoolKey, PoolMarket>,
         freshness: Freshness,
     ) -> Result<Catalog, CatalogError> {
-        let mut pools = records
-            .iter()
-            .map(|r| {
-                let key = PoolKey::new(r.chain, r.protocol, &r.pool);
-                Pool::at_state(r, markets.remove(&key).unwrap_or_default())
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut pools = Vec::with_capacity(records.len());
+        for r in records {
+            let key = PoolKey::new(r.chain, r.protocol, &r.pool);
+            match Pool::at_state(r, markets.remove(&key).unwrap_or_default()) {
+                Ok(pool) => pools.push(pool),
+                // One wallet's odd pool never takes the catalog down: it is left out.
+                Err(e) if r.discovered => tracing::warn!(cause = %e, "discovered pool left out"),
+                Err(e) => return Err(e),
+            }
+        }
         // Synced prices to 40 digits, not the double written as `currentPrice`: USD prices
         // multiply along a path.
         let rates: Vec<BigDecimal> = pools
@@ -385,11 +403,20 @@ impl Catalog {
         let pairs: Vec<PricedPair<'_>> = pools
             .iter()
             .zip(&rates)
-            .map(|(p, price)| PricedPair {
-                chain: p.chain,
-                token_a: (&p.token_a.symbol, &p.token_a.address),
-                token_b: (&p.token_b.symbol, &p.token_b.address),
-                price,
+            .map(|(p, price)| {
+                // A discovered pool's symbols are whatever its contracts say: none of its
+                // tokens is taken for a stablecoin; it only carries prices along.
+                let (a, b) = if p.discovered {
+                    ("", "")
+                } else {
+                    (p.token_a.symbol.as_str(), p.token_b.symbol.as_str())
+                };
+                PricedPair {
+                    chain: p.chain,
+                    token_a: (a, &p.token_a.address),
+                    token_b: (b, &p.token_b.address),
+                    price,
+                }
             })
             .collect();
         let usd = derive_usd_prices(&pairs);
@@ -398,6 +425,7 @@ impl Catalog {
                 let key = PoolKey::new(pool.chain, pool.protocol, &token.address);
                 if let Some(price) = usd.get(&(pool.chain, key.address)) {
                     token.price_usd = price.clone();
+                    token.priced = true;
                 }
             }
         }
@@ -438,6 +466,11 @@ impl Catalog {
     /// the catalog has no deployment on.
     pub fn chain_id(&self, chain: Chain) -> Option<u64> {
         self.deployments_on(chain).find_map(|d| d.chain_id)
+    }
+
+    /// A supported pool (one positions are opened on), not a discovered one.
+    pub fn find_supported(&self, chain: Chain, protocol: Protocol, id: &str) -> Option<&Pool> {
+        self.find(chain, protocol, id).filter(|p| !p.discovered)
     }
 
     pub fn find(&self, chain: Chain, protocol: Protocol, id: &str) -> Option<&Pool> {

@@ -213,7 +213,7 @@ async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim
     let input = CreateRequest::parse(json_body(request)?)?;
     let catalog = app.market.catalog().await?;
     let pool = catalog
-        .find(input.chain, input.protocol, &input.pool)
+        .find_supported(input.chain, input.protocol, &input.pool)
         .ok_or_else(|| {
             ApiError::bad_request(format!(
                 "pool {} is not a supported {} pool on {}; GET /pools lists them",

@@ -3,10 +3,10 @@
 //! withdrew or no longer holds one), and how such a position is shown and summed, at its last
 //! read, with USD figures only where its tokens have a USD price.
 
-use crate::catalog::Catalog;
+use crate::catalog::{curve_of, BaseToken, Catalog, Pool, PoolRecord, TokenRecord};
 use crate::json::{plain_exact, Usd};
 use crate::math::price::{base_units_to_decimal, Orientation};
-use crate::math::{Curve, U256};
+use crate::math::U256;
 use crate::model::{
     format_time, Chain, HeldAmountView, HeldToken, Position, PositionEntry, Protocol, Source,
     Status, WalletHolding, WalletPositionView,
@@ -30,6 +30,9 @@ pub struct ReadPosition {
     /// The NFT's id (EVM) or the position mint (Solana).
     pub token: String,
     pub tokens: [HeldToken; 2],
+    /// The pool's fee tier (hundredths of a basis point) and tick spacing.
+    pub fee_tier: u32,
+    pub tick_spacing: i32,
     pub tick_lower: i32,
     pub tick_upper: i32,
     pub liquidity: u128,
@@ -38,6 +41,39 @@ pub struct ReadPosition {
     pub fees: [U256; 2],
     pub sqrt_price: U256,
     pub tick: i32,
+}
+
+/// The catalog record of a pool a wallet read found outside the catalog: its tokens as their
+/// contracts or mints describe them (no USD price of their own: only a route through the pools
+/// prices them), tokenA its token0, priced at the read. `None` when no valid pool comes of it.
+pub fn discovered_record(chain: Chain, read: &ReadPosition) -> Option<PoolRecord> {
+    let curve = curve_of(read.protocol);
+    let orientation = Orientation {
+        curve,
+        decimals0: read.tokens[0].decimals,
+        decimals1: read.tokens[1].decimals,
+        base_is_token0: true,
+    };
+    let price = orientation.human_price_precise(read.sqrt_price, 20);
+    let token = |t: &HeldToken| TokenRecord {
+        symbol: t.symbol.clone(),
+        address: t.address.clone(),
+        decimals: t.decimals,
+        price_usd: "0".into(),
+    };
+    let record = PoolRecord {
+        chain,
+        protocol: read.protocol,
+        pool: read.pool.clone(),
+        fee_tier: read.fee_tier,
+        tick_spacing: read.tick_spacing,
+        token0: token(&read.tokens[0]),
+        token1: token(&read.tokens[1]),
+        base: BaseToken::Token0,
+        current_price: price.to_string(),
+        discovered: true,
+    };
+    Pool::from_record(&record).ok().map(|_| record)
 }
 
 /// Why a wallet position closed without its owner closing it through the API.
@@ -58,7 +94,7 @@ pub fn usd_price(catalog: &Catalog, chain: Chain, address: &str) -> Option<BigDe
         .iter()
         .filter(|p| p.chain == chain)
         .flat_map(|p| [&p.token_a, &p.token_b])
-        .find(|t| same(&t.address))
+        .find(|t| same(&t.address) && t.priced)
         .map(|t| t.price_usd.clone())
 }
 
@@ -254,11 +290,7 @@ pub fn holding_view(
         fees_earned: plain_exact(&base_units_to_decimal(fees[i], holding.tokens[i].decimals)),
         fees_earned_usd: fee_values[i].clone().map(Usd::new),
     };
-    let curve = if position.protocol == Protocol::OrcaWhirlpools {
-        Curve::OrcaWhirlpools
-    } else {
-        Curve::UniswapV3
-    };
+    let curve = curve_of(position.protocol);
     // tokenA is the base asset where the catalog has the pool (as a simulated position on it
     // shows), else token0.
     let base_is_token0 = catalog

@@ -120,7 +120,7 @@ pub fn create_request_schema(catalog: &Catalog) -> Value {
         "description": "One of the catalog's pools (GET /pools), with amounts and a price range \
                         it can take. The range is the one between the two prices, in either \
                         order, snapped outward to the pool's tick grid.",
-        "oneOf": catalog.pools.iter().map(pool_alternative).collect::<Vec<_>>(),
+        "oneOf": catalog.pools.iter().filter(|p| !p.discovered).map(pool_alternative).collect::<Vec<_>>(),
     })
 }
 

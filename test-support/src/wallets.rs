@@ -393,6 +393,8 @@ pub fn read_position(token: &str, liquidity: u128, fee0: u64) -> shared::holding
             held("USDC", "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", 6),
             held("WETH", "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2", 18),
         ],
+        fee_tier: 500,
+        tick_spacing: 10,
         tick_lower: 194_700,
         tick_upper: 198_060,
         liquidity,

@@ -268,6 +268,8 @@ fn position_at(
         manager: program.to_string(),
         token: p.position_mint.clone(),
         tokens,
+        fee_tier: u32::from(pool.fee_rate),
+        tick_spacing: i32::from(pool.tick_spacing),
         tick_lower: p.tick_lower_index,
         tick_upper: p.tick_upper_index,
         liquidity: p.liquidity,

@@ -8,7 +8,7 @@ use super::wallets::{read_wallet, ChainPosition, TokenMeta};
 use crate::app::{App, WalletRefresh};
 use crate::catalog::Catalog;
 use crate::clock::Clock;
-use crate::holdings::{record, ReadPosition};
+use crate::holdings::{discovered_record, record, ReadPosition};
 use crate::math::U256;
 use crate::model::{Chain, HeldToken};
 use crate::store::{Market, PositionStore};
@@ -109,6 +109,8 @@ fn neutral(p: ChainPosition) -> ReadPosition {
         manager: p.manager,
         token: p.token_id.to_string(),
         tokens: [token(p.token0), token(p.token1)],
+        fee_tier: p.fee,
+        tick_spacing: p.tick_spacing,
         tick_lower: p.tick_lower,
         tick_upper: p.tick_upper,
         liquidity: p.liquidity,
@@ -129,6 +131,35 @@ impl WalletRefresh for WalletReader {
             .await
             .map_err(|e| format!("the catalog cannot be read: {e}"))?;
         let (height, read) = self.read(wallet, &catalog).await?;
+        // Pools outside the catalog join the pools the sync reads, as discovered; the catalog
+        // is read again with them (their prices route USD prices to their tokens).
+        let mut discovered = false;
+        for position in &read {
+            if catalog
+                .find(wallet.chain, position.protocol, &position.pool)
+                .is_some()
+            {
+                continue;
+            }
+            let Some(pool) = discovered_record(wallet.chain, position) else {
+                tracing::warn!(pool = %position.pool, "a wallet's pool cannot be tracked");
+                continue;
+            };
+            match self.market.discover(&pool).await {
+                Ok(()) => discovered = true,
+                Err(e) => {
+                    tracing::warn!(pool = %position.pool, cause = %e, "discovered pool not stored")
+                }
+            }
+        }
+        let catalog = if discovered {
+            self.market
+                .catalog()
+                .await
+                .map_err(|e| format!("the catalog cannot be read: {e}"))?
+        } else {
+            catalog
+        };
         record(
             self.store.as_ref(),
             &catalog,

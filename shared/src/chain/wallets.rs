@@ -40,6 +40,9 @@ sol! {
     interface IFactory {
         function getPool(address tokenA, address tokenB, uint24 fee) external view returns (address);
     }
+    interface IPoolSpacing {
+        function tickSpacing() external view returns (int24);
+    }
     interface IErc20Metadata {
         function decimals() external view returns (uint8);
         function symbol() external view returns (string);
@@ -48,6 +51,7 @@ sol! {
 
 use IErc20Metadata::{decimalsCall, symbolCall};
 use IFactory::getPoolCall;
+use IPoolSpacing::tickSpacingCall;
 use IPositionManager::{balanceOfCall, positionsCall, tokenOfOwnerByIndexCall};
 
 /// The most positions one wallet's read takes from one position manager (a wallet holding more
@@ -77,6 +81,8 @@ pub struct ChainPosition {
     pub token1: TokenMeta,
     pub tick_lower: i32,
     pub tick_upper: i32,
+    /// The pool's tick spacing, as it answers `tickSpacing()`.
+    pub tick_spacing: i32,
     pub liquidity: u128,
     /// Base units of token0 and token1 the liquidity holds at the pool's state, rounded down.
     pub amounts: [U256; 2],
@@ -286,28 +292,31 @@ pub async fn read_wallet(
     for (pool, ticks) in &mut bounds {
         ticks.sort_unstable();
         ticks.dedup();
+        calls.push(call(*pool, tickSpacingCall {}.abi_encode(), block));
         calls.extend(evm::pool_calls(checksum(*pool), ticks, block));
     }
     let mut answers = rpc.batch(&calls).await.into_iter();
     let mut states = BTreeMap::new();
     for (pool, ticks) in &bounds {
+        let why = |e: String| format!("pool {}: {e}", checksum(*pool));
+        let spacing = answers
+            .next()
+            .ok_or("tickSpacing: no answer".to_string())
+            .map_err(why)?;
+        let spacing = decoded::<tickSpacingCall>(spacing, 1, "tickSpacing")
+            .map_err(why)?
+            .as_i32();
         let own: Vec<_> = answers.by_ref().take(4 + ticks.len()).collect();
-        let state = evm::decode_state(own, ticks, block, chrono::Utc::now())
-            .map_err(|e| format!("pool {}: {e}", checksum(*pool)))?;
-        states.insert(*pool, state);
+        let state = evm::decode_state(own, ticks, block, chrono::Utc::now()).map_err(why)?;
+        states.insert(*pool, (spacing, state));
     }
     let mut positions = Vec::with_capacity(held.len());
     for (manager, token_id, p) in held {
         let pool = pool_of(&manager, &p);
-        let mut position = position_at(
-            manager,
-            token_id,
-            pool,
-            &p,
-            &metadata,
-            states[&pool].clone(),
-        )?;
+        let (spacing, state) = states[&pool].clone();
+        let mut position = position_at(manager, token_id, pool, &p, &metadata, state)?;
         position.protocol = protocols[&manager];
+        position.tick_spacing = spacing;
         positions.push(position);
     }
     Ok(WalletHoldings {
@@ -384,6 +393,7 @@ fn position_at(
         token1: token(&p.token1)?,
         tick_lower: lower,
         tick_upper: upper,
+        tick_spacing: 1,
         liquidity: p.liquidity,
         amounts: [amounts.amount0, amounts.amount1],
         fees,

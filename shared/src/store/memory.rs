@@ -383,6 +383,8 @@ pub struct MemoryMarket {
 
 #[derive(Default)]
 struct MarketInner {
+    /// Pools linked wallets hold positions on, beside the catalog's.
+    discovered: Vec<PoolRecord>,
     markets: HashMap<PoolKey, PoolMarket>,
     /// Per pool, how many positions use each tracked tick.
     uses: HashMap<PoolKey, BTreeMap<i32, u32>>,
@@ -443,12 +445,33 @@ impl Market for MemoryMarket {
             return Ok(built.clone());
         }
         let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-        let catalog = Catalog::build(&self.records, inner.markets.clone(), self.freshness)
+        let records: Vec<PoolRecord> = self
+            .records
+            .iter()
+            .chain(&inner.discovered)
+            .cloned()
+            .collect();
+        let catalog = Catalog::build(&records, inner.markets.clone(), self.freshness)
             .map_err(|e| StoreError::Failure(Box::new(e)))?
             .with_deployments(self.deployments.clone());
         let catalog = Arc::new(catalog);
         inner.built = Some(catalog.clone());
         Ok(catalog)
+    }
+
+    async fn discover(&self, record: &PoolRecord) -> StoreResult<()> {
+        let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        let key = PoolKey::new(record.chain, record.protocol, &record.pool);
+        let known = self
+            .records
+            .iter()
+            .chain(&inner.discovered)
+            .any(|r| PoolKey::new(r.chain, r.protocol, &r.pool) == key);
+        if !known {
+            inner.discovered.push(record.clone());
+            inner.built = None;
+        }
+        Ok(())
     }
 
     async fn track_ticks(

@@ -1,7 +1,7 @@
 //! What the handlers need from persistence: positions behind [`PositionStore`], the pool
 //! catalog and market state behind [`Market`]. Each backend implements both beside each other.
 
-use crate::catalog::{Catalog, Pool, PoolMarket};
+use crate::catalog::{Catalog, Pool, PoolMarket, PoolRecord};
 use crate::fee_ticks::FeeTick;
 use crate::market::{PoolState, Succession};
 use crate::model::{
@@ -141,6 +141,10 @@ pub trait PositionStore: Send + Sync {
 pub trait Market: Send + Sync {
     /// The catalog at the latest stored states (possibly cached: see each implementation).
     async fn catalog(&self) -> StoreResult<Arc<Catalog>>;
+
+    /// Adds a pool a linked wallet holds a position on to the pools the sync reads
+    /// ([`crate::catalog::PoolRecord::discovered`]); a pool already known is left as it is.
+    async fn discover(&self, record: &PoolRecord) -> StoreResult<()>;
 
     /// Counts one more position on each of `ticks` (so the sync reads them while any uses
     /// them) and starts the fee records of those that have none with `first_use` (a record

@@ -86,7 +86,8 @@ async fn chain(fault: Fault) -> RpcStub {
                     }
                     format!("{}{}", word(32), word(3)) + &format!("{:0<64}", "544f4b")
                 }
-                // slot0, liquidity, fee growth globals, ticks
+                // tickSpacing, slot0, liquidity, fee growth globals, ticks
+                "d0c93a7c" => tick_word(60),
                 "3850c7bd" => slot0(1u128 << 96, 0),
                 "1a686502" => word(1_000_000),
                 "f3058399" | "46141319" => word(0),

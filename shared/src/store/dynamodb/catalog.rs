@@ -254,6 +254,44 @@ impl Market for DynamoDbMarket {
         Ok(catalog)
     }
 
+    /// A conditional `PutItem` of the pool's catalog item: a pool already there (the catalog's,
+    /// or discovered before) is left as it is.
+    async fn discover(&self, record: &PoolRecord) -> StoreResult<()> {
+        let body = serde_json::to_string(record).map_err(json_failure)?;
+        let result = self
+            .store
+            .client
+            .put_item()
+            .table_name(&self.store.table)
+            .item("PK", s(CATALOG_PK))
+            .item(
+                "SK",
+                s(catalog_sort_key(
+                    record.chain,
+                    record.protocol,
+                    &record.pool,
+                )),
+            )
+            .item("record", s(body))
+            .condition_expression("attribute_not_exists(PK)")
+            .send()
+            .await;
+        match result {
+            Ok(_) => {
+                // This container's next catalog read sees the pool (and the prices it routes).
+                *self.cached.lock().await = None;
+                Ok(())
+            }
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(classify(e)),
+        }
+    }
+
     async fn track_ticks(
         &self,
         pool: &Pool,
