@@ -148,7 +148,7 @@ impl WalletRefresh for WalletReader {
             match self.market.discover(&pool).await {
                 Ok(()) => discovered = true,
                 Err(e) => {
-                    tracing::warn!(pool = %position.pool, cause = %e, "discovered pool not stored")
+                    tracing::warn!(pool = %position.pool, cause = %e, "discovered pool not stored");
                 }
             }
         }
