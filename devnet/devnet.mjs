@@ -107,13 +107,19 @@ const RECEIPT_DEADLINE_MS = 30_000;
 // Sends a transaction and waits until its block is mined (anvil answers before that), polling
 // eth_getTransactionReceipt with a deadline: ethers' tx.wait() can miss the one block that
 // anvil's automine makes for it and then wait forever. A reverted transaction fails here.
+// Gas for every transaction but deployments. ethers estimates at the latest block; the
+// transaction then runs in a new block one second later, where a Uniswap pool also writes an
+// oracle observation (a fresh storage slot): the estimate then falls short, and the call
+// reverts out of gas inside the pool. A fixed, ample limit never does.
+const GAS = { gasLimit: 8_000_000n };
+
 async function mined(txPromise) {
   const tx = await txPromise;
   const deadline = Date.now() + RECEIPT_DEADLINE_MS;
   for (;;) {
     const receipt = await tx.provider.getTransactionReceipt(tx.hash);
     if (receipt) {
-      if (receipt.status !== 1) throw new Error(`transaction ${tx.hash} reverted (block ${receipt.blockNumber})`);
+      if (receipt.status !== 1) throw new Error(`transaction ${tx.hash} reverted (block ${receipt.blockNumber}, gas ${receipt.gasUsed} of ${tx.gasLimit}, nonce ${tx.nonce})`);
       return receipt;
     }
     if (Date.now() > deadline) throw new Error(`no receipt for ${tx.hash} within ${RECEIPT_DEADLINE_MS} ms`);
@@ -141,11 +147,11 @@ async function up(opts) {
   // Both tokens have 18 decimals: the raw price is token1 per token0.
   const price = BigInt(opts.price ?? "3000");
   const sqrtPriceX96 = usdcIsToken0 ? isqrt((1n << 192n) / price) : isqrt(price << 192n);
-  await mined(manager.createAndInitializePoolIfNecessary(token0, token1, FEE, sqrtPriceX96));
+  await mined(manager.createAndInitializePoolIfNecessary(token0, token1, FEE, sqrtPriceX96, GAS));
   const pool = await factory.getPool(token0, token1, FEE);
   for (const token of [usdc, weth]) {
-    await mined(token.approve(await manager.getAddress(), MAX_UINT));
-    await mined(token.approve(await router.getAddress(), MAX_UINT));
+    await mined(token.approve(await manager.getAddress(), MAX_UINT, GAS));
+    await mined(token.approve(await router.getAddress(), MAX_UINT, GAS));
   }
   // Wide liquidity around the price, from the deployer.
   const tick = Number((await new ethers.Contract(pool, POOL.abi, provider).slot0()).tick);
@@ -156,7 +162,7 @@ async function up(opts) {
     tickLower: wideLower, tickUpper: wideUpper,
     amount0Desired: 10n ** 24n, amount1Desired: 10n ** 24n, amount0Min: 0, amount1Min: 0,
     recipient: owner, deadline: 2n ** 40n,
-  }));
+  }, GAS));
   const token = (symbol, address) => ({ symbol, address, decimals: 18, priceUsd: symbol === "USDC" ? "1" : String(price) });
   const catalog = {
     asOf: new Date().toISOString(),
@@ -217,7 +223,7 @@ async function swap(opts) {
   const receipt = await mined(router.exactInputSingle({
     tokenIn, tokenOut, fee: FEE, recipient: state.owner, deadline: 2n ** 40n,
     amountIn: ethers.parseUnits(opts.amount, 18), amountOutMinimum: 0, sqrtPriceLimitX96: 0,
-  }));
+  }, GAS));
   print(await readPool(provider, state.pool, receipt.blockNumber));
 }
 
@@ -231,7 +237,7 @@ async function mint(opts) {
     amount0Min: 0, amount1Min: 0, recipient: opts.recipient ?? state.owner, deadline: 2n ** 40n,
   };
   const quoted = await manager.mint.staticCall(params);
-  const receipt = await mined(manager.mint(params));
+  const receipt = await mined(manager.mint(params, GAS));
   print({
     block: receipt.blockNumber, tokenId: quoted.tokenId, liquidity: quoted.liquidity,
     amount0: quoted.amount0, amount1: quoted.amount1,
@@ -268,14 +274,14 @@ async function newPool(opts) {
   if (opts.with) {
     const second = await deploy(signer, ERC20, `${opts.with} token`, opts.with, SUPPLY, owner);
     other = await second.getAddress();
-    await mined(second.approve(state.manager, MAX_UINT));
+    await mined(second.approve(state.manager, MAX_UINT, GAS));
   }
   const fee = Number(opts.fee ?? 500);
   const [token0, token1] = BigInt(address) < BigInt(other) ? [address, other] : [other, address];
   const manager = new ethers.Contract(state.manager, MANAGER.abi, signer);
-  await mined(manager.createAndInitializePoolIfNecessary(token0, token1, fee, 1n << 96n));
-  await mined(token.approve(state.manager, MAX_UINT));
-  await mined(token.approve(state.router, MAX_UINT));
+  await mined(manager.createAndInitializePoolIfNecessary(token0, token1, fee, 1n << 96n, GAS));
+  await mined(token.approve(state.manager, MAX_UINT, GAS));
+  await mined(token.approve(state.router, MAX_UINT, GAS));
   const factory = new ethers.Contract(state.factory, FACTORY.abi, signer);
   print({ token: address, token0, token1, fee, pool: await factory.getPool(token0, token1, fee) });
 }
@@ -298,14 +304,14 @@ async function withdraw(opts) {
   const { liquidity } = await manager.positions(BigInt(opts["token-id"]));
   const receipt = await mined(manager.decreaseLiquidity({
     tokenId: BigInt(opts["token-id"]), liquidity, amount0Min: 0, amount1Min: 0, deadline: 2n ** 40n,
-  }));
+  }, GAS));
   print({ block: receipt.blockNumber, liquidity });
 }
 
 async function transfer(opts) {
   const { state, provider } = await connect(opts);
   const manager = new ethers.Contract(state.manager, MANAGER.abi, await provider.getSigner(opts.account));
-  const receipt = await mined(manager.transferFrom(opts.account, opts.to, BigInt(opts["token-id"])));
+  const receipt = await mined(manager.transferFrom(opts.account, opts.to, BigInt(opts["token-id"]), GAS));
   print({ block: receipt.blockNumber });
 }
 
