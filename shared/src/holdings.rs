@@ -116,7 +116,8 @@ fn value_of(
 }
 
 /// Stores what one read of `wallet` found at `height`: positions seen for the first time get an
-/// id; positions already stored take the read (unless a newer read was stored meanwhile); the
+/// id; positions already stored take the read where it changed them (unless a newer read was
+/// stored meanwhile: one write per changed position); the
 /// wallet's open positions the read did not find are closed as transferred. Answers how many
 /// positions the wallet holds.
 pub async fn record(
@@ -161,7 +162,20 @@ pub async fn record(
                 let Some(before) = previous.holding.as_deref() else {
                     continue;
                 };
-                if before.height >= height {
+                // An older read, or one that changed nothing (same figures, same pool price):
+                // no write.
+                let unchanged = previous.status == status
+                    && previous.liquidity == found.liquidity
+                    && (
+                        before.amounts.clone(),
+                        before.fees.clone(),
+                        &before.sqrt_price,
+                    ) == (
+                        holding.amounts.clone(),
+                        holding.fees.clone(),
+                        &holding.sqrt_price,
+                    );
+                if before.height >= height || unchanged {
                     continue;
                 }
                 let read = Position {

@@ -497,6 +497,18 @@ pub async fn wallet_reads_never_go_back(app: &App) {
         listed["data"]
     );
 
+    // A later read that changed nothing writes nothing: the stored read stays the one at 100.
+    *chain.height.lock().unwrap() = 101;
+    *chain.answer.lock().unwrap() = Ok(vec![
+        read_position("1", 5_000, 7),
+        read_position("2", 9_000, 0),
+    ]);
+    app.refresh_all_wallets().await.unwrap();
+    assert_eq!(
+        client.list("source=wallet").await.json["data"],
+        listed["data"]
+    );
+
     // Later: one withdrawn (fees left), the other gone from the wallet; ids stay.
     *chain.height.lock().unwrap() = 102;
     *chain.answer.lock().unwrap() = Ok(vec![read_position("1", 0, 11)]);
