@@ -389,3 +389,124 @@ async fn bench_wallet_refresh() {
         );
     }
 }
+
+/// The cost of the scheduled refresh of 100 wallets through the queue: each holding one position
+/// on the devnet, queued on moto's SQS, consumed ten a batch by `refresh_batch` on DynamoDB
+/// (moto): HTTP requests and JSON-RPC calls to the chain, milliseconds.
+#[tokio::test]
+#[ignore = "a benchmark: scripts/bench-wallet-refresh.sh runs it and prints its figures"]
+async fn bench_hundred_wallets_through_the_queue() {
+    use shared::chain::fanout::{enqueue, refresh_batch};
+    use shared::chain::refresh::WalletReader;
+    use shared::chain::{RpcClient, RPC_TIMEOUT};
+    use shared::market::Freshness;
+    use shared::store::WalletStore;
+    use shared::wallets::challenge::Challenge;
+    use shared::wallets::LinkedWallet;
+    use std::collections::BTreeMap;
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+
+    let devnet = Devnet::up(3000).await;
+    let tick = devnet.run("pool", &[]).await["tick"].as_i64().unwrap() as i32;
+    let range = (
+        (tick - 600).div_euclid(60) * 60,
+        (tick + 600).div_euclid(60) * 60,
+    );
+    let endpoint = test_support::dynamodb::dynamodb_endpoint();
+    let store = shared::store::DynamoDbStore::new(
+        shared::store::dynamodb::local_client(&endpoint),
+        format!("bench-{}", ulid::Ulid::new()),
+    );
+    store.ensure_table().await.unwrap();
+    let file: shared::catalog::CatalogFile =
+        serde_json::from_str(&std::fs::read_to_string(&devnet.catalog).unwrap()).unwrap();
+    store.seed_catalog(&file.pools).await.unwrap();
+    store.seed_deployments(&file.deployments).await.unwrap();
+    let mut app = shared::App::on_dynamodb(store, std::time::Duration::ZERO, Freshness::Snapshot);
+    let rpc = Arc::new(RpcClient::new(&devnet.rpc, RPC_TIMEOUT).unwrap());
+    let endpoints = BTreeMap::from([(shared::model::Chain::Ethereum, rpc.clone())]);
+    app.wallet_refresh = Some(Arc::new(WalletReader::new(endpoints, &app, 0)));
+    let mut wallets = Vec::new();
+    for i in 0..100u64 {
+        let address = test_support::wallets::EvmWallet::from_seed(5000 + i).address;
+        mint(&devnet, &address, range, None).await;
+        let now = chrono::Utc::now();
+        let wallet = LinkedWallet {
+            owner: format!("bench-{i}"),
+            chain: shared::model::Chain::Ethereum,
+            address,
+            linked_at: now,
+            refreshed_at: None,
+            positions: None,
+            refresh_error: None,
+        };
+        let challenge = Challenge {
+            owner: wallet.owner.clone(),
+            chain: wallet.chain,
+            address: wallet.address.clone(),
+            nonce: format!("n{i}"),
+            message: "m".into(),
+            expires_at: now + chrono::Duration::minutes(10),
+            used: false,
+        };
+        app.wallets.put_challenge(&challenge).await.unwrap();
+        app.wallets.link(&challenge, &wallet).await.unwrap();
+        wallets.push(wallet);
+    }
+    let sqs = {
+        let config = aws_sdk_sqs::Config::builder()
+            .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
+            .region(aws_sdk_sqs::config::Region::new("us-east-1"))
+            .credentials_provider(aws_sdk_sqs::config::Credentials::new(
+                "local", "local", None, None, "local",
+            ))
+            .endpoint_url(&endpoint)
+            .http_client(shared::store::dynamodb::client::aws_https_client())
+            .build();
+        aws_sdk_sqs::Client::from_conf(config)
+    };
+    let queue = sqs
+        .create_queue()
+        .queue_name(format!("bench-{}", ulid::Ulid::new()))
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let started = std::time::Instant::now();
+    let linked = app.wallets.linked().await.unwrap();
+    assert!(linked.len() >= 100);
+    let sent = enqueue(&sqs, &queue, &wallets).await.unwrap();
+    let queued_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let mut refreshed = 0;
+    let mut batches = 0;
+    while refreshed < sent {
+        let batch = sqs
+            .receive_message()
+            .queue_url(&queue)
+            .max_number_of_messages(10)
+            .send()
+            .await
+            .unwrap();
+        let records: Vec<Value> = batch
+            .messages()
+            .iter()
+            .map(|m| json!({"messageId": m.message_id(), "body": m.body()}))
+            .collect();
+        let answer = refresh_batch(&app, &json!({"Records": records})).await;
+        assert_eq!(answer["batchItemFailures"], json!([]), "{answer}");
+        refreshed += records.len();
+        batches += 1;
+    }
+    let millis = started.elapsed().as_secs_f64() * 1000.0;
+    println!(
+        "| wallets | batches | chain HTTP requests | JSON-RPC calls | queueing ms | total ms |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| {sent} | {batches} | {} | {} | {queued_ms:.0} | {millis:.0} |",
+        rpc.stats.requests.load(Ordering::Relaxed),
+        rpc.stats.calls.load(Ordering::Relaxed)
+    );
+}
