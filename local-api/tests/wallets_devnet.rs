@@ -400,7 +400,6 @@ async fn bench_hundred_wallets_through_the_queue() {
     use shared::chain::refresh::WalletReader;
     use shared::chain::{RpcClient, RPC_TIMEOUT};
     use shared::market::Freshness;
-    use shared::store::WalletStore;
     use shared::wallets::challenge::Challenge;
     use shared::wallets::LinkedWallet;
     use std::collections::BTreeMap;
