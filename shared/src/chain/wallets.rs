@@ -268,7 +268,16 @@ pub async fn read_wallet(
         let decimals =
             decoded::<decimalsCall>(decimals.ok_or("decimals: no answer")?, 1, "decimals")
                 .map_err(why)?;
-        let symbol = symbol_of(symbol.ok_or("symbol: no answer".to_string())?).map_err(why)?;
+        // `symbol()` is optional in ERC-20: without a readable one, a short form of the address
+        // names the token. `decimals()` is not: amounts cannot be read without it.
+        let symbol = match symbol_of(symbol.ok_or("symbol: no answer".to_string())?) {
+            Ok(symbol) => symbol,
+            Err(reason) => {
+                let address = checksum(*token);
+                tracing::warn!(token = %address, %reason, "token named by its address");
+                format!("{}…{}", &address[..6], &address[address.len() - 4..])
+            }
+        };
         metadata.insert(
             *token,
             TokenMeta {

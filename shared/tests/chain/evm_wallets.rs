@@ -1,6 +1,7 @@
 //! A wallet read's faults on EVM, from a loopback JSON-RPC stub standing in for a chain: a
-//! short `positions` answer, a token that answers no `symbol`, a pool the factory does not know.
-//! Each fails the read whole with the reason (the wallet's last good read then stays: the
+//! short `positions` answer, a token that answers no `decimals`, a pool the factory does not
+//! know. Each fails the read whole with the reason (a token without `symbol` is named by its
+//! address instead) (the wallet's last good read then stays: the
 //! handler tests check that), never a panic.
 
 use serde_json::{json, Value};
@@ -26,6 +27,7 @@ enum Fault {
     None,
     ShortPositions,
     NoSymbol,
+    NoDecimals,
     NoPool,
 }
 
@@ -79,7 +81,12 @@ async fn chain(fault: Fault) -> RpcStub {
                     }
                 }
                 // decimals, symbol
-                "313ce567" => word(18),
+                "313ce567" => {
+                    if fault == Fault::NoDecimals {
+                        return Err(json!({"code": 3, "message": "execution reverted"}));
+                    }
+                    word(18)
+                }
                 "95d89b41" => {
                     if fault == Fault::NoSymbol {
                         return Err(json!({"code": 3, "message": "execution reverted"}));
@@ -110,7 +117,7 @@ async fn chain(fault: Fault) -> RpcStub {
     .await
 }
 
-async fn read(fault: Fault) -> Result<usize, String> {
+async fn read(fault: Fault) -> Result<Vec<String>, String> {
     let stub = chain(fault).await;
     let rpc = RpcClient::new(&stub.url, RPC_TIMEOUT).unwrap();
     let deployment = Deployment {
@@ -124,18 +131,29 @@ async fn read(fault: Fault) -> Result<usize, String> {
     let block = confirmed_block(&rpc, 0).await?;
     read_wallet(&rpc, &[&deployment], WALLET, &block)
         .await
-        .map(|h| h.positions.len())
+        .map(|h| {
+            h.positions
+                .iter()
+                .flat_map(|p| [p.token0.symbol.clone(), p.token1.symbol.clone()])
+                .collect()
+        })
 }
 
 #[tokio::test]
 async fn a_wallet_read_fails_whole_with_the_reason() {
-    assert_eq!(read(Fault::None).await, Ok(1));
+    assert_eq!(
+        read(Fault::None).await,
+        Ok(vec!["TOK".into(), "TOK".into()])
+    );
     let short = read(Fault::ShortPositions).await.unwrap_err();
     assert!(short.contains("positions: undecodable"), "{short}");
-    let symbol = read(Fault::NoSymbol).await.unwrap_err();
+    // Without `symbol()` a token is named by its address; without `decimals()` it is refused.
+    let unnamed = read(Fault::NoSymbol).await.unwrap();
+    assert_eq!(unnamed[0], "0x0000…00A1", "{unnamed:?}");
+    let decimals = read(Fault::NoDecimals).await.unwrap_err();
     assert!(
-        symbol.contains("symbol") && symbol.contains("token 0x"),
-        "{symbol}"
+        decimals.contains("decimals") && decimals.contains("token 0x"),
+        "{decimals}"
     );
     let pool = read(Fault::NoPool).await.unwrap_err();
     assert!(pool.contains("no pool"), "{pool}");
