@@ -188,20 +188,12 @@ pub async fn unlink_wallet(app: &App, request: &Request) -> Reply {
         (Some(chain), Some(address)) => wallet_of(chain, address).map_err(|_| not_linked())?,
         _ => return Err(not_linked()),
     };
-    let linked = app.wallets.wallets(&owner).await?;
-    if !linked
-        .iter()
-        .any(|w| w.chain == chain && w.address == address)
-    {
-        return Err(not_linked());
-    }
-    // Its positions leave the caller's lists, counts and portfolio first (each in a
-    // transaction of its own), then the wallet: a retry after a failure between the two finds
-    // the wallet still linked and finishes.
-    let removed = app.store.remove_holdings(&owner, chain, &address).await?;
     if !app.wallets.unlink(&owner, chain, &address).await? {
         return Err(not_linked());
     }
+    // Where the wallet store keeps no positions (memory), they go after the wallet; on
+    // DynamoDB they went in its unlink's transaction and none are left.
+    let removed = app.store.remove_holdings(&owner, chain, &address).await?;
     tracing::info!(%chain, %address, removed, "wallet unlinked");
     Ok(Response::builder()
         .status(StatusCode::NO_CONTENT)

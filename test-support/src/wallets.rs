@@ -549,3 +549,40 @@ pub async fn wallet_reads_never_go_back(app: &App) {
     assert_eq!(client.list("status=active").await.json["total"], 0);
     assert_eq!(client.portfolio().await.json["positions"], 0);
 }
+
+/// Unlinking a wallet takes every position of it out of the lists, counts and portfolio, with
+/// few positions (in the wallet's own transaction on DynamoDB) and with more than fit in one.
+pub async fn unlinking_removes_the_wallets_positions(app: &App) {
+    for held in [3usize, 12] {
+        let owner = unique_owner("unlinker");
+        let mut app = app.clone();
+        let reads = (0..held)
+            .map(|i| read_position(&(100 + i).to_string(), 1_000, 1))
+            .collect();
+        app.wallet_refresh = Some(Arc::new(ScriptedChain {
+            app: app.clone(),
+            height: std::sync::Mutex::new(7),
+            answer: std::sync::Mutex::new(Ok(reads)),
+        }));
+        let client = TestClient::in_process(&app, Some(&owner));
+        let wallet = EvmWallet::from_seed(900 + held as u64);
+        let linked = link_evm(&client, "ethereum", &wallet).await;
+        assert_eq!(linked["positions"], held, "{linked}");
+        assert_eq!(client.list("").await.json["total"], held);
+        let path = format!("/wallets/ethereum/{}", wallet.address);
+        let reply = client.send(Method::DELETE, &path, &[], b"").await;
+        assert_eq!(reply.status, StatusCode::NO_CONTENT, "{}", reply.text());
+        for query in [
+            "",
+            "source=wallet",
+            "status=active",
+            "chain=ethereum&status=active",
+        ] {
+            let listed = client.list(query).await.json;
+            assert_eq!(listed["total"], 0, "{query}: {listed}");
+            assert_eq!(listed["data"], json!([]), "{query}");
+        }
+        assert_eq!(client.portfolio().await.json["positions"], 0);
+        assert_eq!(wallets(&client).await["total"], 0);
+    }
+}

@@ -200,6 +200,7 @@ pub trait WalletStore: Send + Sync {
     /// if it is still linked; a failed refresh keeps the last good `refreshed_at` and count.
     async fn record_refresh(&self, wallet: &LinkedWallet) -> StoreResult<()>;
 
-    /// Unlinks the owner's wallet; `false` when it was not linked.
+    /// Unlinks the owner's wallet; `false` when it was not linked. A store that keeps the
+    /// positions too (DynamoDB) removes the wallet's positions in the same transaction.
     async fn unlink(&self, owner: &str, chain: Chain, address: &str) -> StoreResult<bool>;
 }

@@ -253,3 +253,10 @@ async fn wallet_reads_never_go_back_on_dynamodb() {
     let app = App::on_dynamodb(dynamodb_store().await, Duration::ZERO, Freshness::Snapshot);
     test_support::wallets::wallet_reads_never_go_back(&app).await;
 }
+
+/// Unlinking on a fresh table: one transaction with few positions, one a position past nine.
+#[tokio::test]
+async fn unlinking_removes_the_wallets_positions_on_dynamodb() {
+    let app = App::on_dynamodb(dynamodb_store().await, Duration::ZERO, Freshness::Snapshot);
+    test_support::wallets::unlinking_removes_the_wallets_positions(&app).await;
+}

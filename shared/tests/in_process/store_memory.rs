@@ -62,3 +62,8 @@ async fn wallets_link_by_signature_in_memory() {
 async fn wallet_reads_never_go_back_in_memory() {
     test_support::wallets::wallet_reads_never_go_back(&shared::App::in_memory()).await;
 }
+
+#[tokio::test]
+async fn unlinking_removes_the_wallets_positions_in_memory() {
+    test_support::wallets::unlinking_removes_the_wallets_positions(&shared::App::in_memory()).await;
+}

@@ -8,12 +8,18 @@
 use super::errors::build_error;
 use super::item::{position_item, text};
 use super::keys::{
-    holding_index, holding_prefix, list_key, position_key, s, status_variants, user_pk, variants,
+    counter_attribute, holding_index, holding_prefix, list_key, position_key, s, status_variants,
+    user_pk, variants,
 };
 use super::store::DynamoDbStore;
 use crate::model::{Chain, Position};
 use crate::store::traits::{StoreError, StoreResult};
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
+use std::collections::BTreeMap;
+
+/// The most positions a wallet's unlink removes in its own transaction: ten items each, with
+/// the wallet's two and the counters, within DynamoDB's 100.
+const UNLINK_IN_ONE: usize = 9;
 
 impl DynamoDbStore {
     /// The owner's positions read from `wallet` on `chain`: one Query of their key items, then
@@ -85,23 +91,17 @@ impl DynamoDbStore {
         self.transact(items, None).await
     }
 
-    /// Each of the wallet's positions removed in a transaction of its own: the item, its key
-    /// item, its list entries and counts.
-    pub(super) async fn remove_holdings_of(
+    /// The deletes of one wallet position: its item, its key item and its list entries; and
+    /// the list variants whose counts it held.
+    fn holding_deletes(
         &self,
-        owner: &str,
-        chain: Chain,
-        wallet: &str,
-    ) -> StoreResult<u64> {
-        let mut removed = 0;
-        for position in self.holdings_of(owner, chain, wallet).await? {
-            let Some(holding) = &position.holding else {
-                continue;
-            };
-            let id = &position.id;
-            let every = variants(position.status, position.chain, position.source());
-            let mut items = vec![self.delete(position_key(owner, id))?];
-            let index = holding_index(&position, holding);
+        position: &Position,
+    ) -> StoreResult<(Vec<TransactWriteItem>, Vec<String>)> {
+        let (owner, id) = (&position.owner, &position.id);
+        let every = variants(position.status, position.chain, position.source());
+        let mut items = vec![self.delete(position_key(owner, id))?];
+        if let Some(holding) = &position.holding {
+            let index = holding_index(position, holding);
             let key = [("PK", &index["PK"]), ("SK", &index["SK"])]
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v.clone()))
@@ -112,9 +112,62 @@ impl DynamoDbStore {
                 .build()
                 .map_err(build_error)?;
             items.push(TransactWriteItem::builder().delete(delete).build());
-            for v in &every {
-                items.push(self.delete(list_key(v, owner, id))?);
+        }
+        for v in &every {
+            items.push(self.delete(list_key(v, owner, id))?);
+        }
+        Ok((items, every))
+    }
+
+    /// Unlinks a wallet with its positions: in one transaction (the wallet, its registry
+    /// entry, each position's items, and one counters update) when it holds at most
+    /// [`UNLINK_IN_ONE`] positions; past that, its positions first, one transaction each, then
+    /// the wallet's. `false` when the wallet is not linked.
+    pub(super) async fn unlink_with_holdings(
+        &self,
+        owner: &str,
+        chain: Chain,
+        wallet: &str,
+        wallet_items: [TransactWriteItem; 2],
+    ) -> StoreResult<bool> {
+        let positions = self.holdings_of(owner, chain, wallet).await?;
+        let mut items = Vec::from(wallet_items);
+        let mut counts: BTreeMap<String, i64> = BTreeMap::from([("wallets".to_string(), -1)]);
+        if positions.len() <= UNLINK_IN_ONE {
+            for position in &positions {
+                let (deletes, every) = self.holding_deletes(position)?;
+                items.extend(deletes);
+                for v in every {
+                    *counts.entry(counter_attribute(&v)).or_default() -= 1;
+                }
             }
+        } else {
+            self.remove_holdings_of(owner, chain, wallet).await?;
+        }
+        let sums: Vec<(String, String)> = counts
+            .into_iter()
+            .map(|(name, n)| (name, n.to_string()))
+            .collect();
+        let sums: Vec<(&str, String)> = sums.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        items.push(self.count_update(owner, &[], &[], &sums)?);
+        match self.transact(items, None).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Each of the wallet's positions removed in a transaction of its own: the item, its key
+    /// item, its list entries and counts.
+    pub(super) async fn remove_holdings_of(
+        &self,
+        owner: &str,
+        chain: Chain,
+        wallet: &str,
+    ) -> StoreResult<u64> {
+        let mut removed = 0;
+        for position in self.holdings_of(owner, chain, wallet).await? {
+            let (mut items, every) = self.holding_deletes(&position)?;
             items.push(self.count_update(owner, &[], &every, &[])?);
             match self.transact(items, None).await {
                 Ok(()) => removed += 1,

@@ -316,20 +316,14 @@ impl WalletStore for DynamoDbStore {
         }
     }
 
-    /// One transaction: the wallet and its registry entry deleted, the count lowered.
+    /// The wallet, its registry entry and its positions deleted and the counts lowered, in one
+    /// transaction (`holdings::unlink_with_holdings`).
     async fn unlink(&self, owner: &str, chain: Chain, address: &str) -> StoreResult<bool> {
-        let items = vec![
+        let wallet_items = [
             self.delete(wallet_key(owner, chain, address))?,
             self.delete(registry_key(owner, chain, address))?,
-            self.update(counter_key(owner), |u| {
-                u.update_expression("ADD wallets :minus")
-                    .expression_attribute_values(":minus", AttributeValue::N("-1".into()))
-            })?,
         ];
-        match self.transact(items, None).await {
-            Ok(()) => Ok(true),
-            Err(StoreError::Conflict) => Ok(false),
-            Err(e) => Err(e),
-        }
+        self.unlink_with_holdings(owner, chain, address, wallet_items)
+            .await
     }
 }
