@@ -36,9 +36,12 @@ impl LocalApi {
             .spawn()
             .expect("local-api starts");
         let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let first = lines
-            .next_line()
+        // A server that never gets to listen (a chain that never answers its first sync) fails
+        // the test with the reason, never hangs it.
+        let deadline = crate::devnet::COMMAND_DEADLINE;
+        let first = tokio::time::timeout(deadline, lines.next_line())
             .await
+            .unwrap_or_else(|_| panic!("local-api did not print its address within {deadline:?}"))
             .expect("stdout reads")
             .expect("local-api prints its address");
         let base = first
@@ -46,9 +49,9 @@ impl LocalApi {
             .find(|w| w.starts_with("http://"))
             .expect("the first line names the address")
             .to_string();
-        let curl = lines
-            .next_line()
+        let curl = tokio::time::timeout(deadline, lines.next_line())
             .await
+            .unwrap_or_else(|_| panic!("local-api did not print its sample within {deadline:?}"))
             .expect("stdout reads")
             .unwrap_or_default();
         assert!(
