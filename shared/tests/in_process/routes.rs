@@ -143,3 +143,37 @@ fn every_function_and_the_api_and_table_have_alarms() {
         .count();
     assert_eq!(alarms, notified, "every alarm notifies the optional topic");
 }
+
+/// Every block `!If` of the template has its three arguments: condition, then, else. (A missing
+/// else passes `cfn-lint` and `sam validate` but stops `sam build`.)
+#[test]
+fn every_condition_in_the_template_has_its_three_arguments() {
+    let text = template();
+    let lines: Vec<&str> = text.lines().collect();
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    let mut checked = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim() != "- !If" && !line.trim_end().ends_with(": !If") {
+            continue;
+        }
+        let own = indent(line);
+        let mut arguments = 0;
+        let mut argument_indent = None;
+        for next in &lines[i + 1..] {
+            let trimmed = next.trim_start();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            if indent(next) <= own {
+                break;
+            }
+            let at = *argument_indent.get_or_insert(indent(next));
+            if indent(next) == at && trimmed.starts_with("- ") {
+                arguments += 1;
+            }
+        }
+        assert_eq!(arguments, 3, "the !If at template.yaml line {}", i + 1);
+        checked += 1;
+    }
+    assert!(checked > 10, "found {checked} block conditions");
+}
