@@ -453,26 +453,7 @@ async fn bench_hundred_wallets_through_the_queue() {
         app.wallets.link(&challenge, &wallet).await.unwrap();
         wallets.push(wallet);
     }
-    let sqs = {
-        let config = aws_sdk_sqs::Config::builder()
-            .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
-            .region(aws_sdk_sqs::config::Region::new("us-east-1"))
-            .credentials_provider(aws_sdk_sqs::config::Credentials::new(
-                "local", "local", None, None, "local",
-            ))
-            .endpoint_url(&endpoint)
-            .http_client(shared::store::dynamodb::client::aws_https_client())
-            .build();
-        aws_sdk_sqs::Client::from_conf(config)
-    };
-    let queue = sqs
-        .create_queue()
-        .queue_name(format!("bench-{}", ulid::Ulid::new()))
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let (sqs, queue) = test_support::dynamodb::sqs_queue("bench").await;
     let started = std::time::Instant::now();
     let linked = app.wallets.linked().await.unwrap();
     assert!(linked.len() >= 100);

@@ -13,22 +13,9 @@ use shared::wallets::{LinkOutcome, LinkedWallet};
 use shared::App;
 use std::sync::Arc;
 use std::time::Duration;
-use test_support::dynamodb::{dynamodb_endpoint, dynamodb_store};
+use test_support::dynamodb::dynamodb_store;
 use test_support::fixtures::unique_owner;
 use test_support::wallets::EvmWallet;
-
-fn sqs_client(endpoint: &str) -> aws_sdk_sqs::Client {
-    let config = aws_sdk_sqs::Config::builder()
-        .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
-        .region(aws_sdk_sqs::config::Region::new("us-east-1"))
-        .credentials_provider(aws_sdk_sqs::config::Credentials::new(
-            "local", "local", None, None, "local",
-        ))
-        .endpoint_url(endpoint)
-        .http_client(shared::store::dynamodb::client::aws_https_client())
-        .build();
-    aws_sdk_sqs::Client::from_conf(config)
-}
 
 /// Links `wallet` to `owner` in the store as a good signature would.
 async fn linked(store: &dyn WalletStore, owner: &str, address: &str) -> LinkedWallet {
@@ -75,16 +62,7 @@ impl WalletRefresh for FailingFor {
 
 #[tokio::test]
 async fn the_scheduled_refresh_queues_each_wallet_and_reports_the_failing_one() {
-    let endpoint = dynamodb_endpoint();
-    let sqs = sqs_client(&endpoint);
-    let queue = sqs
-        .create_queue()
-        .queue_name(format!("wallets-{}", ulid::Ulid::new()))
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let (sqs, queue) = test_support::dynamodb::sqs_queue("wallets").await;
     let mut app = App::on_dynamodb(dynamodb_store().await, Duration::ZERO, Freshness::Snapshot);
     let mut ours = Vec::new();
     for user in 0..3 {
