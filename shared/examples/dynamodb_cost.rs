@@ -29,6 +29,7 @@ fn position(owner: &str, i: usize) -> Position {
         closing: None,
         created_at,
         holding: None,
+        order: None,
     }
 }
 

@@ -2,7 +2,9 @@
 //! a clock.
 
 use crate::clock::{Clock, SystemClock};
-use crate::market::{Freshness, SyncReport, WalletFailure, WalletsRefreshed};
+use crate::market::{Freshness, PoolState, SyncReport, WalletFailure, WalletsRefreshed};
+use crate::math::U256;
+use crate::model::Chain;
 use crate::store::{
     DynamoDbMarket, DynamoDbStore, Market, MemoryMarket, MemoryStore, MemoryWallets, PositionStore,
     StoreError, WalletStore,
@@ -26,6 +28,24 @@ pub struct App {
     pub signing: SigningDomain,
     /// Reads a wallet's positions from its chain; `None` where no chain is read.
     pub wallet_refresh: Option<Arc<dyn WalletRefresh>>,
+    /// Reads what an on-chain open needs (the wallet's allowances); `None` where no chain is
+    /// read: opening from a wallet then waits for one (503).
+    pub order_chain: Option<Arc<dyn OrderChain>>,
+}
+
+/// The chain reads building an on-chain order takes (`chain::orders`).
+#[async_trait]
+pub trait OrderChain: Send + Sync {
+    /// `allowance(owner, spender)` of each token, at the block of `state` (by hash where it has
+    /// one): what the wallet has approved when the mint is sized.
+    async fn allowances(
+        &self,
+        chain: Chain,
+        state: &PoolState,
+        owner: &str,
+        spender: &str,
+        tokens: [&str; 2],
+    ) -> Result<[U256; 2], String>;
 }
 
 /// Reads one wallet's positions from its chain and stores them (`chain::wallets`).
@@ -54,6 +74,7 @@ impl App {
             wallets: Arc::new(MemoryWallets::default()),
             signing: SigningDomain::default(),
             wallet_refresh: None,
+            order_chain: None,
         }
     }
 
@@ -126,6 +147,7 @@ impl App {
             wallets: store,
             signing: SigningDomain::default(),
             wallet_refresh: None,
+            order_chain: None,
         }
     }
 }

@@ -262,6 +262,7 @@ async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim
         closing: None,
         created_at,
         holding: None,
+        order: None,
     };
     let position = if catalog.freshness.is_stale(pool.state.as_ref(), now) {
         // Sizing at an old price would misstate what the deposit takes: the offer waits for

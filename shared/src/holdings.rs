@@ -8,9 +8,10 @@ use crate::json::{plain_exact, Usd};
 use crate::math::price::{base_units_to_decimal, Orientation};
 use crate::math::U256;
 use crate::model::{
-    format_time, Chain, HeldAmountView, HeldToken, Position, PositionEntry, Protocol, Source,
-    Status, WalletHolding, WalletPositionView,
+    format_time, Chain, HeldAmountView, HeldToken, OrderKind, Position, PositionEntry, Protocol,
+    Source, Status, WalletHolding, WalletPositionView,
 };
+use crate::orders::view::{closing_view, with_open_order};
 use crate::store::{PositionStore, StoreError};
 use crate::valuation::{position_entry, ValuationError};
 use crate::wallets::LinkedWallet;
@@ -115,23 +116,20 @@ fn value_of(
     Some(total)
 }
 
-/// Stores what one read of `wallet` found at `height`: positions seen for the first time get an
-/// id; positions already stored take the read where it changed them (unless a newer read was
-/// stored meanwhile: one write per changed position); the
-/// wallet's open positions the read did not find are closed as transferred. Answers how many
-/// positions the wallet holds.
+/// Stores what one read of `wallet` found at `height` over `stored` (the wallet's positions as
+/// stored): positions seen for the first time get an id; positions already stored take the read
+/// where it changed them (unless a newer read was stored meanwhile: one write per changed
+/// position); the wallet's open positions the read did not find are closed as transferred.
+/// Answers how many positions the wallet holds.
 pub async fn record(
     store: &dyn PositionStore,
     catalog: &Catalog,
     wallet: &LinkedWallet,
-    height: u64,
-    read: Vec<ReadPosition>,
+    (height, read): (u64, Vec<ReadPosition>),
+    stored: Vec<Position>,
     now: DateTime<Utc>,
 ) -> Result<u64, StoreError> {
     let chain = wallet.chain;
-    let stored = store
-        .holdings(&wallet.owner, chain, &wallet.address)
-        .await?;
     let mut by_key: HashMap<String, Position> = stored
         .into_iter()
         .filter_map(|p| Some((p.holding.as_ref()?.key(chain), p)))
@@ -163,7 +161,8 @@ pub async fn record(
                     continue;
                 };
                 // An older read, or one that changed nothing (same figures, same pool price):
-                // no write.
+                // no write. A read at the same height that differs replaces figures that were
+                // not read from the chain (those a confirmed mint starts with).
                 let unchanged = previous.status == status
                     && previous.liquidity == found.liquidity
                     && (
@@ -175,7 +174,7 @@ pub async fn record(
                         holding.fees.clone(),
                         &holding.sqrt_price,
                     );
-                if before.height >= height || unchanged {
+                if before.height > height || unchanged {
                     continue;
                 }
                 let read = Position {
@@ -218,6 +217,7 @@ pub async fn record(
                         first_value_usd: first_value.map(|v| v.to_plain_string()),
                         ..holding
                     })),
+                    order: None,
                 };
                 // A racing refresh stored it first: its read stands, the next refresh updates.
                 ignore_lost_race(store.insert(&position).await)?;
@@ -283,16 +283,43 @@ pub fn holding_view(
             .as_ref()
             .map(|p| base_units_to_decimal(units, holding.tokens[i].decimals) * p)
     };
-    let principal = [usd(0, amounts[0]), usd(1, amounts[1])];
-    let fee_values = [usd(0, fees[0]), usd(1, fees[1])];
-    let sum = |pair: &[Option<BigDecimal>; 2]| Some(pair[0].clone()? + pair[1].clone()?);
-    let fee_total = sum(&fee_values);
-    let value = sum(&principal).zip(fee_total.clone()).map(|(p, f)| p + f);
-    let cost_basis = holding
+    let mut principal = [usd(0, amounts[0]), usd(1, amounts[1])];
+    let mut fee_values = [usd(0, fees[0]), usd(1, fees[1])];
+    let mut cost_basis = holding
         .first_value_usd
         .as_deref()
         .and_then(|v| BigDecimal::from_str(v).ok());
-    let pnl = value.clone().zip(cost_basis.clone()).map(|(v, c)| v - c);
+    // tokenA is the base asset where the catalog has the pool (as a simulated position on it
+    // shows), else token0.
+    let base_is_token0 = catalog
+        .find(chain, position.protocol, &position.pool)
+        .is_none_or(|p| p.orientation.base_is_token0);
+    let [a, b] = if base_is_token0 { [0, 1] } else { [1, 0] };
+    // Closed through the API: what the withdraw paid, frozen at its close.
+    let frozen = position.closing.as_ref();
+    let (mut amounts, mut fees) = (amounts, fees);
+    if let Some(c) = frozen {
+        let order = |pair: &crate::model::TokenPair| {
+            if base_is_token0 {
+                [pair.a, pair.b]
+            } else {
+                [pair.b, pair.a]
+            }
+        };
+        (amounts, fees) = (order(&c.withdrawn), order(&c.fees));
+        principal[a] = Some(c.value_a.clone());
+        principal[b] = Some(c.value_b.clone());
+        fee_values[a] = Some(c.fees_usd_a.clone());
+        fee_values[b] = Some(c.fees_usd_b.clone());
+        cost_basis = Some(c.cost_basis_usd.clone());
+    }
+    let sum = |pair: &[Option<BigDecimal>; 2]| Some(pair[0].clone()? + pair[1].clone()?);
+    let fee_total = sum(&fee_values);
+    let value = sum(&principal).zip(fee_total.clone()).map(|(p, f)| p + f);
+    let pnl = match frozen {
+        Some(c) => Some(c.pnl_usd.clone()),
+        None => value.clone().zip(cost_basis.clone()).map(|(v, c)| v - c),
+    };
     let token_view = |i: usize| HeldAmountView {
         symbol: holding.tokens[i].symbol.clone(),
         address: holding.tokens[i].address.clone(),
@@ -305,12 +332,6 @@ pub fn holding_view(
         fees_earned_usd: fee_values[i].clone().map(Usd::new),
     };
     let curve = curve_of(position.protocol);
-    // tokenA is the base asset where the catalog has the pool (as a simulated position on it
-    // shows), else token0.
-    let base_is_token0 = catalog
-        .find(chain, position.protocol, &position.pool)
-        .is_none_or(|p| p.orientation.base_is_token0);
-    let [a, b] = if base_is_token0 { [0, 1] } else { [1, 0] };
     let orientation = Orientation {
         curve,
         decimals0: holding.tokens[0].decimals,
@@ -320,6 +341,8 @@ pub fn holding_view(
     let at_tick =
         |tick: i32| orientation.human_price_of(curve.sqrt_price_at_tick(tick).unwrap_or_default());
     let open = position.status != Status::Closed;
+    // A close requested through the API shows while the position is open.
+    let order = position.order.as_deref().filter(|_| open);
     let is_evm = chain != Chain::Solana;
     let view = WalletPositionView {
         id: position.id.clone(),
@@ -349,7 +372,14 @@ pub fn holding_view(
         read_height: holding.height,
         refreshed_at: format_time(&holding.read_at),
         created_at: format_time(&position.created_at),
-        close_reason: holding.close_reason.clone(),
+        close_reason: frozen
+            .and_then(|c| c.reason.clone())
+            .or_else(|| holding.close_reason.clone()),
+        closed_at: frozen.map(|c| format_time(&c.closed_at)),
+        closing: order.and_then(closing_view),
+        transactions: order
+            .filter(|o| o.kind == OrderKind::Close)
+            .map(|o| o.transactions.clone()),
     };
     let token_values = [
         principal[0]
@@ -377,10 +407,15 @@ pub fn entry(
     catalog: &Catalog,
     now: DateTime<Utc>,
 ) -> Result<PositionEntry, ValuationError> {
-    match &position.holding {
-        Some(holding) => Ok(PositionEntry::Wallet(Box::new(
+    match (&position.holding, &position.order) {
+        (Some(holding), _) => Ok(PositionEntry::Wallet(Box::new(
             holding_view(position, holding, catalog).0,
         ))),
-        None => position_entry(position, catalog, now),
+        (None, Some(order)) => Ok(with_open_order(
+            position_entry(position, catalog, now)?,
+            order,
+            position.liquidity,
+        )),
+        (None, None) => position_entry(position, catalog, now),
     }
 }

@@ -3,6 +3,7 @@
 //! server run. `docs/architecture.md` maps the modules and what each may use.
 
 pub mod app;
+pub mod calldata;
 pub mod catalog;
 #[cfg(feature = "chain")]
 pub mod chain;
@@ -23,6 +24,7 @@ pub mod limits;
 pub mod market;
 pub mod math;
 pub mod model;
+pub mod orders;
 pub mod portfolio;
 pub mod routes;
 pub mod store;

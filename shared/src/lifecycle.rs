@@ -2,7 +2,7 @@
 //! offer when it activates it (see the README's state diagram).
 
 use crate::catalog::{Catalog, Pool};
-use crate::model::{Closing, FeeCheckpoint, Position, Status};
+use crate::model::{Closing, FeeCheckpoint, Position, Status, TokenPair};
 use crate::store::{Market, PositionStore, StoreError};
 use crate::valuation::{nothing, pool_of, token_value, ValuationError};
 use bigdecimal::{BigDecimal, RoundingMode, Zero};
@@ -20,7 +20,7 @@ fn realized(value: BigDecimal) -> BigDecimal {
 pub const CANCELLED: &str = "cancelled by its owner before it was activated";
 
 /// The close of an offer that never held liquidity: nothing withdrawn, PnL 0, `reason` kept.
-fn unfunded_close(pool: &Pool, reason: String, now: DateTime<Utc>) -> Closing {
+pub fn unfunded_close(pool: &Pool, reason: String, now: DateTime<Utc>) -> Closing {
     Closing {
         closed_at: DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now),
         price: pool.current_price.clone(),
@@ -52,14 +52,27 @@ pub fn close_position(
     let withdrawn =
         pool.withdrawal(position.tick_lower, position.tick_upper, position.liquidity)?;
     let fees = pool.fees_owed(position);
+    Ok(frozen_close(pool, position, (withdrawn, fees), now, None))
+}
+
+/// The figures of a close that paid `withdrawn` and `fees` (tokenA, tokenB), frozen at the
+/// pool's prices: values, the deposit's value then, and the PnL it realizes.
+pub fn frozen_close(
+    pool: &Pool,
+    position: &Position,
+    (withdrawn, fees): (TokenPair, TokenPair),
+    closed_at: DateTime<Utc>,
+    reason: Option<String>,
+) -> Closing {
     let value_a = token_value(&pool.token_a, withdrawn.a);
     let value_b = token_value(&pool.token_b, withdrawn.b);
     let fees_usd_a = token_value(&pool.token_a, fees.a);
     let fees_usd_b = token_value(&pool.token_b, fees.b);
     let pnl_usd =
         realized(&value_a + &value_b + &fees_usd_a + &fees_usd_b - &position.cost_basis_usd);
-    Ok(Closing {
-        closed_at: DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now),
+    Closing {
+        closed_at: DateTime::from_timestamp_millis(closed_at.timestamp_millis())
+            .unwrap_or(closed_at),
         price: pool.current_price.clone(),
         withdrawn,
         fees,
@@ -70,8 +83,8 @@ pub fn close_position(
         hodl_usd: position.deposit.as_ref().map(|d| pool.value_of(d)),
         pnl_usd,
         cost_basis_usd: realized(position.cost_basis_usd.clone()),
-        reason: None,
-    })
+        reason,
+    }
 }
 
 /// What a sync makes of a pending position at its pool's new state.
@@ -145,7 +158,10 @@ pub async fn settle_pending(
             .pending_on(pool.chain, pool.protocol, &pool.id)
             .await?
         {
-            waiting.push((i, position));
+            // Orders wait for their chain's transactions, not for a price (`chain::orders`).
+            if position.order.is_none() && position.status == Status::Pending {
+                waiting.push((i, position));
+            }
         }
     }
     let mut settled = vec![(0, 0); pools.len()];

@@ -88,6 +88,14 @@ named_enum!(
     }
 );
 
+named_enum!(
+    /// What an on-chain order of a position does: open it (a mint) or close it (a withdraw).
+    OrderKind {
+        Open => "open",
+        Close => "close",
+    }
+);
+
 impl Chain {
     /// EVM addresses are hex and compare case-insensitively; Solana's base58 ones do not.
     pub fn addresses_ignore_case(self) -> bool {
@@ -179,11 +187,14 @@ pub struct Position {
     /// For a position read from a linked wallet: which one, and what its last read found;
     /// `None` for a simulated one.
     pub holding: Option<Box<WalletHolding>>,
+    /// The transaction the owner's wallet is asked to sign for this position (its mint while
+    /// pending, its withdraw while a close is requested), until the chain settles it.
+    pub order: Option<Box<ChainOrder>>,
 }
 
 impl Position {
     pub fn source(&self) -> Source {
-        if self.holding.is_some() {
+        if self.holding.is_some() || self.order.is_some() {
             Source::Wallet
         } else {
             Source::Simulated
@@ -198,6 +209,46 @@ pub struct HeldToken {
     pub symbol: String,
     pub address: String,
     pub decimals: u8,
+}
+
+/// A transaction for the owner's wallet to sign and send as given: the API never signs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TransactionRequest {
+    /// `approve`, `mint` or `withdraw`.
+    pub kind: String,
+    pub chain_id: u64,
+    /// The linked wallet that signs it.
+    pub from: String,
+    /// A token (`approve`) or the deployment's position manager.
+    pub to: String,
+    /// 0x-hex calldata.
+    pub data: String,
+    /// Wei sent with it, a decimal string.
+    pub value: String,
+}
+
+/// An on-chain open or close of a position, built for its owner's linked wallet at one pool
+/// state, followed until the chain confirms it, reverts it or passes its deadline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChainOrder {
+    pub kind: OrderKind,
+    /// The linked wallet (canonical spelling) that signs and receives.
+    pub wallet: String,
+    /// The deployment's position manager the transactions call.
+    pub manager: String,
+    pub requested_at: DateTime<Utc>,
+    /// The transactions' deadline (whole seconds): not mined by then, they can no longer be.
+    pub expires_at: DateTime<Utc>,
+    /// The block of the pool state it was built at: its events are looked for from there on.
+    pub height: u64,
+    pub slippage_bps: u32,
+    /// In the order to send them.
+    pub transactions: Vec<TransactionRequest>,
+    /// The hash the client reported for the mint or withdraw (the latest one: wallets replace
+    /// transactions to speed them up).
+    pub hash: Option<String>,
 }
 
 /// A wallet position's identity on its chain and the figures of its last read, which reads
@@ -326,7 +377,7 @@ pub struct TokenAmountView {
 #[serde(rename_all = "camelCase")]
 pub struct PositionView {
     pub id: String,
-    /// Always `simulated`: a position opened through the API.
+    /// `simulated`, or `wallet` for one opened on chain through the API.
     pub source: Source,
     pub chain: Chain,
     pub protocol: Protocol,
@@ -364,6 +415,34 @@ pub struct PositionView {
     pub closed_at: Option<String>,
     /// Why it closed when its owner did not close it active: `null` otherwise.
     pub close_reason: Option<String>,
+    /// Opened on chain through the API: the wallet, the transactions, what the chain did.
+    #[serde(flatten)]
+    pub order: Option<OrderView>,
+}
+
+/// An on-chain open as a position shows it while it waits for the chain, and after.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderView {
+    pub wallet: String,
+    /// The position NFT's id once minted: `null` until the mint is confirmed.
+    pub token_id: Option<String>,
+    /// The mint's deadline.
+    pub expires_at: String,
+    /// The hash the client reported, if any.
+    pub transaction_hash: Option<String>,
+    /// What to sign and send, in order: shown until the position settles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transactions: Option<Vec<TransactionRequest>>,
+}
+
+/// A close requested through the API for the owner's wallet to sign, not yet confirmed.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClosingView {
+    pub requested_at: String,
+    pub expires_at: String,
+    pub transaction_hash: Option<String>,
 }
 
 /// A position that cannot be valued at its pool's current state (its amounts there exceed the
@@ -442,6 +521,14 @@ pub struct WalletPositionView {
     pub created_at: String,
     /// `withdrawn` or `transferred` once closed; `null` while active.
     pub close_reason: Option<String>,
+    /// When a close requested through the API was mined (the block's time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closed_at: Option<String>,
+    /// A close requested through the API, waiting for the chain, and its transactions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closing: Option<ClosingView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transactions: Option<Vec<TransactionRequest>>,
 }
 
 /// A position as the API shows it: valued, or its stored state with a `valuationError`, or

@@ -55,12 +55,12 @@ impl Pool {
         }
     }
 
-    fn to_protocol_order(&self, pair: TokenPair) -> Amounts {
+    pub(crate) fn to_protocol_order(&self, pair: TokenPair) -> Amounts {
         let (amount0, amount1) = self.ordered(pair.a, pair.b);
         Amounts { amount0, amount1 }
     }
 
-    fn to_api_order(&self, amounts: Amounts) -> TokenPair {
+    pub(crate) fn to_api_order(&self, amounts: Amounts) -> TokenPair {
         let (a, b) = self.ordered(amounts.amount0, amounts.amount1);
         TokenPair { a, b }
     }
@@ -477,6 +477,7 @@ pub fn value_position(
         created_at: format_time(&position.created_at),
         closed_at: position.closing.as_ref().map(|c| format_time(&c.closed_at)),
         close_reason: position.closing.as_ref().and_then(|c| c.reason.clone()),
+        order: None,
     };
     Ok(Valued { view, figures })
 }

@@ -27,5 +27,6 @@ pub fn position(owner: &str, status: Status, chain: Chain, millis: i64) -> Posit
         closing: None,
         created_at,
         holding: None,
+        order: None,
     }
 }

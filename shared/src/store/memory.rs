@@ -9,7 +9,7 @@ use crate::catalog::{
 use crate::fee_ticks::FeeTick;
 use crate::market::{Freshness, PoolKey, PoolState, Succession};
 use crate::model::{
-    Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
+    ChainOrder, Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
     Status, StoredResponse, KEY_LEASE, KEY_RETENTION,
 };
 use async_trait::async_trait;
@@ -224,10 +224,27 @@ impl PositionStore for MemoryStore {
     async fn update_holding(&self, read: &Position, previous: &Position) -> StoreResult<()> {
         self.write(|inner| {
             let stored = inner.in_status(&previous.owner, &previous.id, previous.status)?;
-            if stored.holding != previous.holding {
+            if stored.holding != previous.holding || stored.order != previous.order {
                 return Err(StoreError::Conflict);
             }
             *stored = read.clone();
+            Ok(())
+        })
+    }
+
+    async fn set_order(&self, position: &Position, previous: Option<&ChainOrder>) -> StoreResult<()> {
+        self.write(|inner| {
+            let stored = inner.in_status(&position.owner, &position.id, position.status)?;
+            if stored.order.as_deref() != previous {
+                return Err(StoreError::Conflict);
+            }
+            stored.order = position.order.clone();
+            if position.status == Status::Active {
+                match position.order {
+                    Some(_) => inner.index_pending(position),
+                    None => inner.unindex_pending(position),
+                }
+            }
             Ok(())
         })
     }
@@ -247,6 +264,16 @@ impl PositionStore for MemoryStore {
 
     async fn activate(&self, activated: &Position) -> StoreResult<()> {
         self.write(|inner| {
+            let key = activated.holding.as_ref().map(|h| h.key(activated.chain));
+            let taken = inner.owners.get(&activated.owner).is_some_and(|positions| {
+                positions.values().any(|p| {
+                    p.id != activated.id
+                        && p.holding.as_ref().map(|h| h.key(p.chain)).is_some_and(|k| Some(k) == key)
+                })
+            });
+            if taken {
+                return Err(StoreError::Conflict);
+            }
             let position = inner.in_status(&activated.owner, &activated.id, Status::Pending)?;
             *position = Position {
                 status: Status::Active,

@@ -5,7 +5,7 @@ use crate::catalog::{Catalog, Pool, PoolMarket, PoolRecord};
 use crate::fee_ticks::FeeTick;
 use crate::market::{PoolState, Succession};
 use crate::model::{
-    Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
+    ChainOrder, Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
     Status,
 };
 use crate::wallets::challenge::Challenge;
@@ -58,7 +58,8 @@ pub trait PositionStore: Send + Sync {
     /// Every position of the owner that is not closed (the portfolio's inputs).
     async fn open_positions(&self, owner: &str) -> StoreResult<Vec<Position>>;
 
-    /// The pending positions on one pool (catalog spelling of its id), oldest first: read
+    /// The positions waiting on one pool (catalog spelling of its id), oldest first: the
+    /// pending ones and the active ones with an order (a close waiting for the chain); read
     /// from the per-pool index, not by scanning.
     async fn pending_on(
         &self,
@@ -67,9 +68,10 @@ pub trait PositionStore: Send + Sync {
         pool: &str,
     ) -> StoreResult<Vec<Position>>;
 
-    /// Stores `activated` (a pending position sized at a synced state, status `active`) over
-    /// the pending one, leaving the pool's pending index, all at once; `Conflict` if it is no
-    /// longer pending.
+    /// Stores `activated` (a pending position sized at a synced state, or an on-chain open
+    /// whose mint was confirmed, status `active`) over the pending one, leaving the pool's
+    /// pending index, all at once; `Conflict` if it is no longer pending, or if it holds a
+    /// wallet token another of the owner's positions holds.
     async fn activate(&self, activated: &Position) -> StoreResult<()>;
 
     /// Closes a position that is in `from` (leaving its pool's pending index if pending), storing its frozen figures and adding its realized
@@ -124,8 +126,17 @@ pub trait PositionStore: Send + Sync {
 
     /// Stores `read` (a later read of a wallet position) over `previous` as stored, all at
     /// once: its figures, and its status with the list entries and counts; `Conflict` when the
-    /// stored position is no longer `previous` (a newer read was stored meanwhile).
+    /// stored position is no longer `previous` (a newer read, or an order, was stored
+    /// meanwhile).
     async fn update_holding(&self, read: &Position, previous: &Position) -> StoreResult<()>;
+
+    /// Stores `position`'s order (built, its hash reported, or cleared) over the stored one's
+    /// if that is still `previous` and the status `position`'s, all at once; `Conflict`
+    /// otherwise. An active position with an order (a close waiting for the chain) is on its
+    /// pool's pending index, which the sync reads: it joins it with its order and leaves it
+    /// without.
+    async fn set_order(&self, position: &Position, previous: Option<&ChainOrder>)
+        -> StoreResult<()>;
 
     /// Removes the owner's positions read from `wallet` on `chain` (the wallet was unlinked),
     /// with their list entries and counts; how many went.

@@ -35,6 +35,7 @@ fn app_on(endpoint: &str, attempt_timeout: Duration) -> App {
         wallets: Arc::new(store),
         signing: SigningDomain::default(),
         wallet_refresh: None,
+        order_chain: None,
     }
 }
 
@@ -188,6 +189,7 @@ async fn a_corrupt_item_is_a_generic_500() {
         wallets: Arc::new(store),
         signing: SigningDomain::default(),
         wallet_refresh: None,
+        order_chain: None,
     };
     let reply = TestClient::in_process(&app, Some(&owner)).get(&p.id).await;
     assert_eq!(reply.status, StatusCode::INTERNAL_SERVER_ERROR);

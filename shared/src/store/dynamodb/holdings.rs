@@ -6,13 +6,13 @@
 //! its status changes.
 
 use super::errors::build_error;
-use super::item::{position_item, text};
+use super::item::{position_item, same_order, text, ORDER};
 use super::keys::{
-    counter_attribute, holding_index, holding_prefix, list_key, position_key, s, status_variants,
-    user_pk, variants,
+    counter_attribute, holding_index, holding_prefix, list_key, pending_key, position_key, s,
+    status_variants, user_pk, variants,
 };
 use super::store::DynamoDbStore;
-use crate::model::{Chain, Position};
+use crate::model::{Chain, ChainOrder, Position, Status};
 use crate::store::traits::{StoreError, StoreResult};
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
 use std::collections::BTreeMap;
@@ -66,15 +66,21 @@ impl DynamoDbStore {
         previous: &Position,
     ) -> StoreResult<()> {
         let height = previous.holding.as_ref().map_or(0, |h| h.height);
-        let put = Put::builder()
+        let (order_condition, order) = same_order(previous);
+        let mut put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(position_item(read)))
-            .condition_expression("#s = :from AND holdingHeight = :height")
+            .condition_expression(format!(
+                "#s = :from AND holdingHeight = :height AND {order_condition}"
+            ))
             .expression_attribute_names("#s", "status")
+            .expression_attribute_names("#o", ORDER)
             .expression_attribute_values(":from", s(previous.status.as_str()))
-            .expression_attribute_values(":height", AttributeValue::N(height.to_string()))
-            .build()
-            .map_err(build_error)?;
+            .expression_attribute_values(":height", AttributeValue::N(height.to_string()));
+        if let Some(order) = order {
+            put = put.expression_attribute_values(":order", order);
+        }
+        let put = put.build().map_err(build_error)?;
         let mut items = vec![TransactWriteItem::builder().put(put).build()];
         if read.status != previous.status {
             let (owner, id) = (&read.owner, &read.id);
@@ -87,6 +93,45 @@ impl DynamoDbStore {
                 items.push(self.put(list_key(v, owner, id), "attribute_not_exists(PK)")?);
             }
             items.push(self.count_update(owner, &new, &old, &[])?);
+        }
+        self.transact(items, None).await
+    }
+
+    /// One transaction: the item replaced with `position`'s order if it still holds
+    /// `previous` in `position`'s status; an active position joins its pool's pending index
+    /// with an order (the sync follows its close) and leaves it without.
+    pub(super) async fn replace_order(
+        &self,
+        position: &Position,
+        previous: Option<&ChainOrder>,
+    ) -> StoreResult<()> {
+        let stored = Position {
+            order: previous.cloned().map(Box::new),
+            ..position.clone()
+        };
+        let (order_condition, order) = same_order(&stored);
+        let mut put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(position_item(position)))
+            .condition_expression(format!("#s = :s AND {order_condition}"))
+            .expression_attribute_names("#s", "status")
+            .expression_attribute_names("#o", ORDER)
+            .expression_attribute_values(":s", s(position.status.as_str()));
+        if let Some(order) = order {
+            put = put.expression_attribute_values(":order", order);
+        }
+        let mut items = vec![TransactWriteItem::builder()
+            .put(put.build().map_err(build_error)?)
+            .build()];
+        if position.status == Status::Active {
+            let (p, id) = (position, &position.id);
+            match (&position.order, previous) {
+                (Some(_), None) => items.push(self.pending_entry(position)?),
+                (None, Some(_)) => {
+                    items.push(self.delete(pending_key(p.chain, p.protocol, &p.pool, id, &p.owner))?)
+                }
+                _ => {}
+            }
         }
         self.transact(items, None).await
     }

@@ -64,7 +64,27 @@ pub(super) fn position_item(p: &Position) -> Item {
             AttributeValue::N(holding.height.to_string()),
         );
     }
+    if let Some(json) = order_json(p) {
+        item.insert(ORDER.into(), s(json));
+    }
     item
+}
+
+/// The attribute holding a position's on-chain order, as JSON.
+pub(super) const ORDER: &str = "chainOrder";
+
+/// A position's order as stored.
+fn order_json(p: &Position) -> Option<String> {
+    p.order.as_ref().and_then(|o| serde_json::to_string(o).ok())
+}
+
+/// The condition that the stored order is still `previous`'s (`#o` naming [`ORDER`]), and the
+/// value `:order` it compares with.
+pub(super) fn same_order(previous: &Position) -> (&'static str, Option<AttributeValue>) {
+    match order_json(previous) {
+        Some(json) => ("#o = :order", Some(s(json))),
+        None => ("attribute_not_exists(#o)", None),
+    }
 }
 
 /// A closed position's frozen figures: base units and exact decimals, as strings.
@@ -195,6 +215,12 @@ pub(super) fn position_from(item: &Item) -> Result<Position, StoreError> {
                 serde_json::from_str(text(item, "holding")?).map_err(|_| malformed("holding"))?,
             )),
         },
+        order: match item.get(ORDER) {
+            None => None,
+            Some(_) => Some(Box::new(
+                serde_json::from_str(text(item, ORDER)?).map_err(|_| malformed(ORDER))?,
+            )),
+        },
     })
 }
 
@@ -227,6 +253,7 @@ mod tests {
             closing: None,
             created_at: chrono::DateTime::from_timestamp_millis(1_795_329_528_123).unwrap(),
             holding: None,
+            order: None,
         };
         assert_eq!(position_from(&position_item(&position)).unwrap(), position);
         let closed = Position {
@@ -284,5 +311,27 @@ mod tests {
             ..legacy
         };
         assert_eq!(position_from(&position_item(&held)).unwrap(), held);
+        let ordered = Position {
+            order: Some(Box::new(crate::model::ChainOrder {
+                kind: crate::model::OrderKind::Close,
+                wallet: "0xW".into(),
+                manager: "0xM".into(),
+                requested_at: chrono::DateTime::from_timestamp_millis(1_795_329_528_123).unwrap(),
+                expires_at: chrono::DateTime::from_timestamp(1_795_330_728, 0).unwrap(),
+                height: 9,
+                slippage_bps: 50,
+                transactions: vec![crate::model::TransactionRequest {
+                    kind: "withdraw".into(),
+                    chain_id: 1,
+                    from: "0xW".into(),
+                    to: "0xM".into(),
+                    data: "0xac9650d8".into(),
+                    value: "0".into(),
+                }],
+                hash: Some(format!("0x{}", "ab".repeat(32))),
+            })),
+            ..held
+        };
+        assert_eq!(position_from(&position_item(&ordered)).unwrap(), ordered);
     }
 }

@@ -4,14 +4,14 @@
 //! counters never drift (`bulk_import`, for backfills into an idle table, is the one exception).
 
 use super::errors::{back_off, build_error, classify, classify_transaction};
-use super::item::{closing_attributes, malformed, position_from, position_item, text};
+use super::item::{closing_attributes, malformed, position_from, position_item, text, ORDER};
 use super::keys::{
     counter_attribute, counter_key, holding_index, list_key, list_pk, pending_key, pending_pk,
     position_key, s, status_variants, variant, variants, Item,
 };
 use super::metrics::{Meter, ReadKind, ReadMetrics};
 use crate::model::{
-    Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
+    ChainOrder, Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
     Status,
 };
 use crate::store::traits::{PositionStore, StoreError, StoreResult};
@@ -210,7 +210,7 @@ impl DynamoDbStore {
     }
 
     /// The position's entry in its pool's pending index, naming it for the sync.
-    fn pending_entry(&self, p: &Position) -> Result<TransactWriteItem, StoreError> {
+    pub(super) fn pending_entry(&self, p: &Position) -> Result<TransactWriteItem, StoreError> {
         let mut item = pending_key(p.chain, p.protocol, &p.pool, &p.id, &p.owner);
         item.insert("owner".into(), s(&p.owner));
         item.insert("id".into(), s(&p.id));
@@ -269,7 +269,7 @@ impl DynamoDbStore {
         owner: &str,
         id: &str,
         (from, to): (Status, Status),
-        set: Vec<(String, AttributeValue)>,
+        (set, extra): (Vec<(String, AttributeValue)>, Vec<TransactWriteItem>),
         sums: &[(&str, String)],
         answer: Option<&KeyAnswer>,
     ) -> StoreResult<()> {
@@ -284,6 +284,8 @@ impl DynamoDbStore {
         let old_moved = status_variants(from, position.chain, source);
         let new_moved = status_variants(to, position.chain, source);
         let mut expression = "SET #s = :to".to_string();
+        // An on-chain open confirmed: its order is done.
+        let order_done = from == Status::Pending && to == Status::Active && position.order.is_some();
         let mut update = Update::builder()
             .table_name(&self.table)
             .set_key(Some(position_key(owner, id)))
@@ -297,18 +299,24 @@ impl DynamoDbStore {
                 .expression_attribute_names(format!("#a{i}"), name)
                 .expression_attribute_values(format!(":a{i}"), value);
         }
+        if order_done {
+            expression.push_str(" REMOVE #o");
+            update = update.expression_attribute_names("#o", ORDER);
+        }
         let update = update
             .update_expression(expression)
             .build()
             .map_err(build_error)?;
         let mut items = vec![TransactWriteItem::builder().update(update).build()];
+        items.extend(extra);
         for v in &old_moved {
             items.push(self.delete(list_key(v, owner, id))?);
         }
         for v in &new_moved {
             items.push(self.put(list_key(v, owner, id), "attribute_not_exists(PK)")?);
         }
-        if from == Status::Pending {
+        // Pending, or active with a close waiting for the chain: on the pool's pending index.
+        if from == Status::Pending || (from == Status::Active && position.order.is_some()) {
             let p = &position;
             items.push(self.delete(pending_key(p.chain, p.protocol, &p.pool, id, owner))?);
         }
@@ -449,7 +457,9 @@ impl PositionStore for DynamoDbStore {
         for (owner, id) in entries {
             // One that moved on between the two reads (closed, activated) is skipped.
             if let Some(p) = self.get(owner, id).await? {
-                if p.status == Status::Pending {
+                let waiting = p.status == Status::Pending
+                    || (p.status == Status::Active && p.order.is_some());
+                if waiting {
                     found.push(p);
                 }
             }
@@ -470,21 +480,31 @@ impl PositionStore for DynamoDbStore {
         self.replace_holding(read, previous).await
     }
 
+    async fn set_order(&self, position: &Position, previous: Option<&ChainOrder>) -> StoreResult<()> {
+        self.replace_order(position, previous).await
+    }
+
     async fn remove_holdings(&self, owner: &str, chain: Chain, wallet: &str) -> StoreResult<u64> {
         self.remove_holdings_of(owner, chain, wallet).await
     }
 
     /// [`Self::set_status`] to active, with the sized attributes in the same transaction.
+    /// [`Self::set_status`] from pending to active with the sized (or minted) figures; a
+    /// position minted from a wallet takes its wallet key in the same transaction.
     async fn activate(&self, activated: &Position) -> StoreResult<()> {
         let set = position_item(activated)
             .into_iter()
             .filter(|(name, _)| !matches!(name.as_str(), "PK" | "SK" | "status"))
             .collect();
+        let mut key = Vec::new();
+        if let Some(holding) = &activated.holding {
+            key.push(self.put(holding_index(activated, holding), "attribute_not_exists(PK)")?);
+        }
         self.transition(
             &activated.owner,
             &activated.id,
             (Status::Pending, Status::Active),
-            set,
+            (set, key),
             &[],
             None,
         )
@@ -494,7 +514,7 @@ impl PositionStore for DynamoDbStore {
     /// One transaction: the status (conditioned on `from`), the status list entries moved,
     /// and the status counters adjusted.
     async fn set_status(&self, owner: &str, id: &str, from: Status, to: Status) -> StoreResult<()> {
-        self.transition(owner, id, (from, to), Vec::new(), &[], None)
+        self.transition(owner, id, (from, to), (Vec::new(), Vec::new()), &[], None)
             .await
     }
 
@@ -529,7 +549,7 @@ impl PositionStore for DynamoDbStore {
                     owner,
                     id,
                     (from, Status::Closed),
-                    closing_attributes(closing),
+                    (closing_attributes(closing), Vec::new()),
                     &sums,
                     answer,
                 )

@@ -1,0 +1,290 @@
+//! Calldata of the transactions a linked wallet signs for an on-chain open or close: ERC-20
+//! `approve`, and the NonfungiblePositionManager's `mint` and `multicall([decreaseLiquidity,
+//! collect])` (Uniswap v3 and PancakeSwap v3 share these signatures). Every argument is a static
+//! ABI type, so the encoding is the words themselves; `multicall`'s `bytes[]` is the one
+//! dynamic value. Addresses come from the catalog and the caller's own linked wallet only.
+
+use crate::math::U256;
+use alloy_primitives::{keccak256, Address};
+use std::str::FromStr;
+
+/// A value that cannot be encoded (an address that is not 20 bytes of hex): a catalog or store
+/// fault, never a client's.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("cannot encode calldata: {0}")]
+pub struct CalldataError(String);
+
+/// `type(uint128).max`: `collect` takes everything owed.
+pub const MAX_UINT128: u128 = u128::MAX;
+
+fn selector(signature: &str) -> [u8; 4] {
+    let hash = keccak256(signature.as_bytes());
+    [hash[0], hash[1], hash[2], hash[3]]
+}
+
+fn uint(value: U256) -> [u8; 32] {
+    value.to_be_bytes::<32>()
+}
+
+fn small(value: u64) -> [u8; 32] {
+    uint(U256::from(value))
+}
+
+/// An `int24` word: two's complement, sign-extended to 256 bits.
+fn int(value: i32) -> [u8; 32] {
+    let fill = if value < 0 { 0xff } else { 0 };
+    let mut word = [fill; 32];
+    word[28..].copy_from_slice(&value.to_be_bytes());
+    word
+}
+
+fn address(text: &str) -> Result<[u8; 32], CalldataError> {
+    let parsed = Address::from_str(text)
+        .map_err(|_| CalldataError(format!("{text:?} is not an EVM address")))?;
+    let mut word = [0u8; 32];
+    word[12..].copy_from_slice(parsed.as_slice());
+    Ok(word)
+}
+
+fn call(signature: &str, words: &[[u8; 32]]) -> Vec<u8> {
+    let mut data = Vec::with_capacity(4 + 32 * words.len());
+    data.extend_from_slice(&selector(signature));
+    for word in words {
+        data.extend_from_slice(word);
+    }
+    data
+}
+
+/// `approve(spender, amount)`.
+pub fn approve(spender: &str, amount: U256) -> Result<Vec<u8>, CalldataError> {
+    Ok(call(
+        "approve(address,uint256)",
+        &[address(spender)?, uint(amount)],
+    ))
+}
+
+/// `INonfungiblePositionManager.MintParams`, token0 and token1 in protocol order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MintParams {
+    pub token0: String,
+    pub token1: String,
+    /// Hundredths of a basis point.
+    pub fee: u32,
+    pub tick_lower: i32,
+    pub tick_upper: i32,
+    pub amount0_desired: U256,
+    pub amount1_desired: U256,
+    pub amount0_min: U256,
+    pub amount1_min: U256,
+    pub recipient: String,
+    /// Unix seconds.
+    pub deadline: u64,
+}
+
+/// `mint(MintParams)`.
+pub fn mint(p: &MintParams) -> Result<Vec<u8>, CalldataError> {
+    Ok(call(
+        "mint((address,address,uint24,int24,int24,uint256,uint256,uint256,uint256,address,uint256))",
+        &[
+            address(&p.token0)?,
+            address(&p.token1)?,
+            small(u64::from(p.fee)),
+            int(p.tick_lower),
+            int(p.tick_upper),
+            uint(p.amount0_desired),
+            uint(p.amount1_desired),
+            uint(p.amount0_min),
+            uint(p.amount1_min),
+            address(&p.recipient)?,
+            small(p.deadline),
+        ],
+    ))
+}
+
+/// What a withdraw takes out: the position's whole liquidity, at least `minimums` (token0,
+/// token1) of principal, everything owed collected to `recipient`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Withdraw {
+    pub token_id: U256,
+    pub liquidity: u128,
+    pub minimums: [U256; 2],
+    /// Unix seconds.
+    pub deadline: u64,
+    pub recipient: String,
+}
+
+/// `multicall([decreaseLiquidity((tokenId, liquidity, amount0Min, amount1Min, deadline)),
+/// collect((tokenId, recipient, 2^128-1, 2^128-1))])`: one transaction empties the position.
+pub fn withdraw(w: &Withdraw) -> Result<Vec<u8>, CalldataError> {
+    let decrease = call(
+        "decreaseLiquidity((uint256,uint128,uint256,uint256,uint256))",
+        &[
+            uint(w.token_id),
+            uint(U256::from(w.liquidity)),
+            uint(w.minimums[0]),
+            uint(w.minimums[1]),
+            small(w.deadline),
+        ],
+    );
+    let collect = call(
+        "collect((uint256,address,uint128,uint128))",
+        &[
+            uint(w.token_id),
+            address(&w.recipient)?,
+            uint(U256::from(MAX_UINT128)),
+            uint(U256::from(MAX_UINT128)),
+        ],
+    );
+    Ok(multicall(&[decrease, collect]))
+}
+
+/// `multicall(bytes[])`: the offset of the array, its length, each element's offset (from the
+/// first offset's word), then each element's length and bytes padded to whole words.
+fn multicall(calls: &[Vec<u8>]) -> Vec<u8> {
+    let mut data = selector("multicall(bytes[])").to_vec();
+    data.extend_from_slice(&small(32));
+    data.extend_from_slice(&small(calls.len() as u64));
+    let padded = |len: usize| len.div_ceil(32) * 32;
+    let mut offset = 32 * calls.len();
+    for c in calls {
+        data.extend_from_slice(&small(offset as u64));
+        offset += 32 + padded(c.len());
+    }
+    for c in calls {
+        data.extend_from_slice(&small(c.len() as u64));
+        data.extend_from_slice(c);
+        data.resize(data.len() + padded(c.len()) - c.len(), 0);
+    }
+    data
+}
+
+/// 0x-hex, lower case, as JSON-RPC takes data.
+pub fn hex(bytes: &[u8]) -> String {
+    let mut text = String::with_capacity(2 + 2 * bytes.len());
+    text.push_str("0x");
+    for b in bytes {
+        text.push_str(&format!("{b:02x}"));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_sol_types::{sol, SolCall};
+
+    sol! {
+        struct MintParamsAbi {
+            address token0; address token1; uint24 fee; int24 tickLower; int24 tickUpper;
+            uint256 amount0Desired; uint256 amount1Desired; uint256 amount0Min; uint256 amount1Min;
+            address recipient; uint256 deadline;
+        }
+        struct DecreaseAbi { uint256 tokenId; uint128 liquidity; uint256 amount0Min; uint256 amount1Min; uint256 deadline; }
+        struct CollectAbi { uint256 tokenId; address recipient; uint128 amount0Max; uint128 amount1Max; }
+        function approve(address spender, uint256 amount);
+        function mint(MintParamsAbi params);
+        function decreaseLiquidity(DecreaseAbi params);
+        function collect(CollectAbi params);
+        function multicall(bytes[] data);
+    }
+
+    const WALLET: &str = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+    const TOKEN0: &str = "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48";
+    const TOKEN1: &str = "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2";
+
+    fn addr(text: &str) -> alloy_primitives::Address {
+        Address::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn approve_is_the_erc20_call() {
+        let amount = U256::from(123_456_789u64);
+        let ours = approve(WALLET, amount).unwrap();
+        let theirs = approveCall {
+            spender: addr(WALLET),
+            amount,
+        }
+        .abi_encode();
+        assert_eq!(ours, theirs);
+        assert_eq!(hex(&ours[..4]), "0x095ea7b3");
+    }
+
+    #[test]
+    fn mint_encodes_negative_ticks_and_every_field() {
+        let params = MintParams {
+            token0: TOKEN0.into(),
+            token1: TOKEN1.to_lowercase(),
+            fee: 3000,
+            tick_lower: -887_220,
+            tick_upper: 201_960,
+            amount0_desired: U256::from(10u8).pow(U256::from(30u8)),
+            amount1_desired: U256::from(7u8),
+            amount0_min: U256::from(1u8),
+            amount1_min: U256::ZERO,
+            recipient: WALLET.into(),
+            deadline: 1_800_000_000,
+        };
+        let ours = mint(&params).unwrap();
+        let theirs = mintCall {
+            params: MintParamsAbi {
+                token0: addr(TOKEN0),
+                token1: addr(TOKEN1),
+                fee: alloy_primitives::aliases::U24::from(3000u32),
+                tickLower: alloy_primitives::aliases::I24::try_from(-887_220i32).unwrap(),
+                tickUpper: alloy_primitives::aliases::I24::try_from(201_960i32).unwrap(),
+                amount0Desired: params.amount0_desired,
+                amount1Desired: params.amount1_desired,
+                amount0Min: params.amount0_min,
+                amount1Min: params.amount1_min,
+                recipient: addr(WALLET),
+                deadline: U256::from(params.deadline),
+            },
+        }
+        .abi_encode();
+        assert_eq!(ours, theirs);
+        assert_eq!(hex(&ours[..4]), "0x88316456");
+    }
+
+    #[test]
+    fn withdraw_is_a_multicall_of_decrease_then_collect() {
+        let w = Withdraw {
+            token_id: U256::from(42u8),
+            liquidity: 9_876_543_210_123,
+            minimums: [U256::from(5u8), U256::from(6u8)],
+            deadline: 1_700_000_000,
+            recipient: WALLET.into(),
+        };
+        let ours = withdraw(&w).unwrap();
+        let decrease = decreaseLiquidityCall {
+            params: DecreaseAbi {
+                tokenId: w.token_id,
+                liquidity: w.liquidity,
+                amount0Min: w.minimums[0],
+                amount1Min: w.minimums[1],
+                deadline: U256::from(w.deadline),
+            },
+        }
+        .abi_encode();
+        let collect = collectCall {
+            params: CollectAbi {
+                tokenId: w.token_id,
+                recipient: addr(WALLET),
+                amount0Max: u128::MAX,
+                amount1Max: u128::MAX,
+            },
+        }
+        .abi_encode();
+        let theirs = multicallCall {
+            data: vec![decrease.into(), collect.into()],
+        }
+        .abi_encode();
+        assert_eq!(ours, theirs);
+        assert_eq!(hex(&ours[..4]), "0xac9650d8");
+    }
+
+    #[test]
+    fn a_malformed_address_is_refused() {
+        assert!(approve("0x1234", U256::ZERO).is_err());
+        assert!(approve("not an address", U256::ZERO).is_err());
+    }
+}

@@ -1,0 +1,217 @@
+//! Building an on-chain open or close at a fresh pool state: the mint sized as the Uniswap v3
+//! SDK sizes one, the approvals the wallet's allowances call for, the withdraw of a whole
+//! position, each as a transaction for the wallet to sign.
+
+use super::slippage::{burn_minimums, mint_minimums};
+use crate::calldata::{self, hex, CalldataError, MintParams, Withdraw};
+use crate::catalog::{Catalog, Pool, Token};
+use crate::math::uniswap::{liquidity_for_amounts, sqrt_ratio_at_tick};
+use crate::math::{MathError, U256};
+use crate::model::{ChainOrder, OrderKind, TransactionRequest, TokenPair};
+use crate::valuation::ValuationError;
+use chrono::{DateTime, Utc};
+
+/// Where a pool's orders go: its deployment's chain id and position manager.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Venue {
+    pub chain_id: u64,
+    pub manager: String,
+}
+
+/// The deployment of the pool's protocol on its chain, if the catalog knows one (EVM only).
+pub fn venue(catalog: &Catalog, pool: &Pool) -> Option<Venue> {
+    catalog
+        .deployments_on(pool.chain)
+        .find(|d| d.protocol == pool.protocol)
+        .and_then(|d| {
+            Some(Venue {
+                chain_id: d.chain_id?,
+                manager: d.position_manager.clone()?,
+            })
+        })
+}
+
+/// The pool's tokens in protocol order (token0, token1).
+pub fn protocol_tokens(pool: &Pool) -> [&Token; 2] {
+    if pool.orientation.base_is_token0 {
+        [&pool.token_a, &pool.token_b]
+    } else {
+        [&pool.token_b, &pool.token_a]
+    }
+}
+
+/// A mint sized at the pool's state: what it asks for, what it will mint, its minimums.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MintPlan {
+    /// `amount0Desired`, `amount1Desired`: what the largest liquidity the offer funds takes,
+    /// rounded up (never more than offered).
+    pub desired: [U256; 2],
+    /// The liquidity the position manager mints of the desired amounts at this state
+    /// (`getLiquidityForAmounts`): at most one unit below the sizing.
+    pub liquidity: u128,
+    pub minimums: [U256; 2],
+    /// The desired amounts in the API's orientation (tokenA, tokenB).
+    pub deposit: TokenPair,
+}
+
+/// Sizes a mint of `offered` in the range at the pool's state with `bps` of slippage.
+pub fn plan_mint(
+    pool: &Pool,
+    (tick_lower, tick_upper): (i32, i32),
+    offered: TokenPair,
+    bps: u32,
+) -> Result<MintPlan, ValuationError> {
+    let sized = pool.size_deposit(tick_lower, tick_upper, offered)?;
+    let amounts = pool.to_protocol_order(sized.amounts);
+    let desired = [amounts.amount0, amounts.amount1];
+    let range = (
+        sqrt_ratio_at_tick(tick_lower)?,
+        sqrt_ratio_at_tick(tick_upper)?,
+    );
+    let liquidity = liquidity_for_amounts(pool.sqrt_price, range, (desired[0], desired[1]))?;
+    let minimums = mint_minimums(pool.sqrt_price, (tick_lower, tick_upper), desired, bps)?;
+    Ok(MintPlan {
+        desired,
+        liquidity,
+        minimums,
+        deposit: sized.amounts,
+    })
+}
+
+fn request(kind: &str, venue: &Venue, wallet: &str, to: &str, data: &[u8]) -> TransactionRequest {
+    TransactionRequest {
+        kind: kind.into(),
+        chain_id: venue.chain_id,
+        from: wallet.into(),
+        to: to.into(),
+        data: hex(data),
+        value: "0".into(),
+    }
+}
+
+/// The transactions of an open, in order: per token whose allowance is below what the mint may
+/// take, `approve` of exactly that (after an `approve` of 0 where the allowance is above 0:
+/// tokens such as USDT refuse to change a nonzero allowance), then the mint.
+pub fn open_transactions(
+    pool: &Pool,
+    venue: &Venue,
+    wallet: &str,
+    ticks: (i32, i32),
+    plan: &MintPlan,
+    allowances: [U256; 2],
+    deadline: u64,
+) -> Result<Vec<TransactionRequest>, CalldataError> {
+    let tokens = protocol_tokens(pool);
+    let mut transactions = Vec::new();
+    for i in 0..2 {
+        let (need, have) = (plan.desired[i], allowances[i]);
+        if have >= need {
+            continue;
+        }
+        if !have.is_zero() {
+            let reset = calldata::approve(&venue.manager, U256::ZERO)?;
+            transactions.push(request("approve", venue, wallet, &tokens[i].address, &reset));
+        }
+        let approve = calldata::approve(&venue.manager, need)?;
+        transactions.push(request("approve", venue, wallet, &tokens[i].address, &approve));
+    }
+    let mint = calldata::mint(&MintParams {
+        token0: tokens[0].address.clone(),
+        token1: tokens[1].address.clone(),
+        fee: pool.fee_tier,
+        tick_lower: ticks.0,
+        tick_upper: ticks.1,
+        amount0_desired: plan.desired[0],
+        amount1_desired: plan.desired[1],
+        amount0_min: plan.minimums[0],
+        amount1_min: plan.minimums[1],
+        recipient: wallet.into(),
+        deadline,
+    })?;
+    transactions.push(request("mint", venue, wallet, &venue.manager, &mint));
+    Ok(transactions)
+}
+
+/// The deadline `seconds` after `now`, in whole unix seconds, and as a time.
+pub fn deadline(now: DateTime<Utc>, seconds: u32) -> (u64, DateTime<Utc>) {
+    let at = now.timestamp().max(0) as u64 + u64::from(seconds);
+    let time = DateTime::from_timestamp(at as i64, 0).unwrap_or(now);
+    (at, time)
+}
+
+/// An order of `kind` built now at the pool state of `height`.
+pub struct OrderTerms<'a> {
+    pub venue: &'a Venue,
+    pub wallet: &'a str,
+    pub height: u64,
+    pub slippage_bps: u32,
+    pub deadline_seconds: u32,
+    pub now: DateTime<Utc>,
+}
+
+impl OrderTerms<'_> {
+    /// The order carrying `transactions`, expiring at the deadline.
+    pub fn order(&self, kind: OrderKind, transactions: Vec<TransactionRequest>) -> ChainOrder {
+        let (_, expires_at) = deadline(self.now, self.deadline_seconds);
+        ChainOrder {
+            kind,
+            wallet: self.wallet.into(),
+            manager: self.venue.manager.clone(),
+            requested_at: self.now,
+            expires_at,
+            height: self.height,
+            slippage_bps: self.slippage_bps,
+            transactions,
+            hash: None,
+        }
+    }
+
+    pub fn deadline(&self) -> u64 {
+        deadline(self.now, self.deadline_seconds).0
+    }
+}
+
+/// Why a withdraw cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum WithdrawError {
+    #[error("{0}")]
+    Math(#[from] MathError),
+    #[error("{0}")]
+    Calldata(#[from] CalldataError),
+    #[error("the position's token id is not a number")]
+    TokenId,
+}
+
+/// The one transaction of a close: the whole liquidity withdrawn with the SDK's burn
+/// minimums at the pool's state, everything owed collected to the wallet.
+pub fn withdraw_transaction(
+    pool: &Pool,
+    terms: &OrderTerms<'_>,
+    token_id: &str,
+    (tick_lower, tick_upper): (i32, i32),
+    liquidity: u128,
+) -> Result<TransactionRequest, WithdrawError> {
+    let token_id = token_id
+        .parse::<U256>()
+        .map_err(|_| WithdrawError::TokenId)?;
+    let minimums = burn_minimums(
+        pool.sqrt_price,
+        (tick_lower, tick_upper),
+        liquidity,
+        terms.slippage_bps,
+    )?;
+    let data = calldata::withdraw(&Withdraw {
+        token_id,
+        liquidity,
+        minimums,
+        deadline: terms.deadline(),
+        recipient: terms.wallet.into(),
+    })?;
+    Ok(request(
+        "withdraw",
+        terms.venue,
+        terms.wallet,
+        &terms.venue.manager,
+        &data,
+    ))
+}

@@ -1,0 +1,36 @@
+//! How a position shows its order: an open's wallet, token, deadline and transactions; a
+//! requested close's times and its transaction.
+
+use crate::model::{
+    format_time, ChainOrder, ClosingView, OrderKind, OrderView, PositionEntry, Source, Status,
+};
+
+/// A position opened on chain as the API shows it: its valued view with the order's wallet,
+/// hash and (while it waits) transactions, and the liquidity the mint will create.
+pub fn with_open_order(entry: PositionEntry, order: &ChainOrder, liquidity: u128) -> PositionEntry {
+    let PositionEntry::Valued(mut view) = entry else {
+        return entry;
+    };
+    view.source = Source::Wallet;
+    let waiting = view.status == Status::Pending;
+    if waiting {
+        view.liquidity = Some(liquidity.to_string());
+    }
+    view.order = Some(OrderView {
+        wallet: order.wallet.clone(),
+        token_id: None,
+        expires_at: format_time(&order.expires_at),
+        transaction_hash: order.hash.clone(),
+        transactions: waiting.then(|| order.transactions.clone()),
+    });
+    PositionEntry::Valued(view)
+}
+
+/// A close requested through the API while it waits for the chain.
+pub fn closing_view(order: &ChainOrder) -> Option<ClosingView> {
+    (order.kind == OrderKind::Close).then(|| ClosingView {
+        requested_at: format_time(&order.requested_at),
+        expires_at: format_time(&order.expires_at),
+        transaction_hash: order.hash.clone(),
+    })
+}
