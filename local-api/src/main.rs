@@ -5,11 +5,10 @@ use local_api::auth::JwtSettings;
 use local_api::gateway::{Cors, Gateway};
 use shared::app::MarketSync;
 use shared::catalog::{embedded_deployments, embedded_records, Catalog, CatalogFile, Deployment};
+use shared::chain::orders::ChainOrders;
 use shared::chain::refresh::WalletReader;
 use shared::chain::{RpcClient, Syncer, RPC_TIMEOUT};
-use shared::config::{
-    DEFAULT_CATALOG_TTL, DEFAULT_CONFIRMATION_BLOCKS, DEFAULT_LOG_LEVEL, DEFAULT_STALE_AFTER,
-};
+use shared::config::{Confirmations, DEFAULT_CATALOG_TTL, DEFAULT_LOG_LEVEL, DEFAULT_STALE_AFTER};
 use shared::market::Freshness;
 use shared::model::Chain;
 use shared::store::dynamodb::{local_client, user_client};
@@ -35,9 +34,9 @@ const USAGE: &str = "usage:
       --catalog serves a catalog file (the format of shared/data/pools.json) instead of the
       embedded one; --rpc (repeatable) reads that chain's pools from a JSON-RPC endpoint: once
       at start, then every --sync-interval (default 60) and on POST /markets/sync; a pool's
-      state older than --stale-after (default 300) is stale; the EVM chains are read
-      --confirmations blocks behind the head (default 3; 0 on a devnet, which mines a block
-      per transaction). Without --rpc, nothing is read from any network: the catalog's
+      state older than --stale-after (default 300) is stale; the chains are read, and an
+      order's transaction taken, --confirmations blocks behind the head (default 2 on
+      ethereum, 1 elsewhere; 0 on a devnet, which mines a block per transaction). Without --rpc, nothing is read from any network: the catalog's
       prices are a snapshot; --signing-domain and --signing-uri name the site a wallet signs
       in to when it is linked (default this server's address)
   local-api token --sub NAME [--ttl SECONDS] [--scope SCOPES]
@@ -186,7 +185,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
     let mut records = None;
     let mut endpoints = BTreeMap::new();
     let (mut interval, mut stale_after) = (DEFAULT_SYNC_INTERVAL, DEFAULT_STALE_AFTER);
-    let mut confirmations = DEFAULT_CONFIRMATION_BLOCKS;
+    let mut confirmations = Confirmations::default();
     let (mut signing_domain, mut signing_uri) = (None, None);
     for (name, value) in options(args)? {
         match name {
@@ -197,7 +196,8 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
             "--stale-after" => stale_after = seconds(name, value)?,
             "--confirmations" => {
                 confirmations = value
-                    .parse()
+                    .parse::<u64>()
+                    .map(Confirmations::from)
                     .map_err(|_| "--confirmations takes a whole number of blocks".to_string())?;
             }
             "--dynamodb-endpoint" => endpoint = Some(value.to_string()),
@@ -263,7 +263,11 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
         app.wallet_refresh = Some(Arc::new(WalletReader::new(
             endpoints.clone(),
             &app,
-            confirmations,
+            confirmations.clone(),
+        )));
+        app.order_chain = Some(Arc::new(ChainOrders::new(
+            endpoints.clone(),
+            confirmations.clone(),
         )));
         let syncer = Arc::new(
             Syncer::new(

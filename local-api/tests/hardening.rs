@@ -335,6 +335,13 @@ impl PositionStore for PanickingStore {
     async fn update_holding(&self, _: &Position, _: &Position) -> StoreResult<()> {
         panic!("update_holding blew up")
     }
+    async fn set_order(
+        &self,
+        _: &Position,
+        _: Option<&shared::model::ChainOrder>,
+    ) -> StoreResult<()> {
+        panic!("set_order blew up")
+    }
     async fn remove_holdings(&self, _: &str, _: Chain, _: &str) -> StoreResult<u64> {
         panic!("remove_holdings blew up")
     }

@@ -192,7 +192,7 @@ mod tests {
     const TOKEN0: &str = "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48";
     const TOKEN1: &str = "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2";
 
-    fn addr(text: &str) -> alloy_primitives::Address {
+    fn addr(text: &str) -> Address {
         Address::from_str(text).unwrap()
     }
 

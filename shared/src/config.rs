@@ -15,10 +15,70 @@ pub const DEFAULT_STALE_AFTER: Duration = Duration::from_secs(300);
 /// The log filter unless `RUST_LOG` says otherwise.
 pub const DEFAULT_LOG_LEVEL: &str = "info";
 
-/// Blocks the sync reads behind the head unless `CONFIRMATION_BLOCKS` says otherwise: a reorg
-/// deeper than this on the supported chains is rare enough, a state this far behind still
-/// current (at most ~36 s on Ethereum).
-pub const DEFAULT_CONFIRMATION_BLOCKS: u64 = 3;
+/// Blocks built on top of a block before the service takes what it holds (the sync's states,
+/// the wallets' reads, an order's receipt), per chain, unless `CONFIRMATION_BLOCKS` says
+/// otherwise: 2 on Ethereum (a reorg deeper than that is rare), 1 on the others (their
+/// sequencers or fast finality reorganize less). Above 0, Solana is read `finalized`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confirmations {
+    per_chain: BTreeMap<Chain, u64>,
+    otherwise: u64,
+}
+
+impl Default for Confirmations {
+    fn default() -> Self {
+        Confirmations {
+            per_chain: BTreeMap::from([(Chain::Ethereum, 2)]),
+            otherwise: 1,
+        }
+    }
+}
+
+impl From<u64> for Confirmations {
+    /// The same on every chain (`--confirmations N`; 0 on a devnet).
+    fn from(blocks: u64) -> Self {
+        Confirmations {
+            per_chain: BTreeMap::new(),
+            otherwise: blocks,
+        }
+    }
+}
+
+impl Confirmations {
+    pub fn of(&self, chain: Chain) -> u64 {
+        self.per_chain
+            .get(&chain)
+            .copied()
+            .unwrap_or(self.otherwise)
+    }
+
+    /// `N` (every chain), or `chain=N` pairs separated by commas over the defaults
+    /// (`ethereum=3,base=2`).
+    pub fn parse(text: &str) -> Result<Confirmations, String> {
+        let blocks = |n: &str| {
+            n.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n <= 64)
+                .ok_or_else(|| format!("{n:?} is not a whole number of blocks from 0 to 64"))
+        };
+        if !text.contains('=') {
+            return blocks(text).map(Confirmations::from);
+        }
+        let mut parsed = Confirmations::default();
+        for pair in text.split(',') {
+            let (chain, n) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("{pair:?} is not chain=blocks"))?;
+            let chain = chain
+                .trim()
+                .parse::<Chain>()
+                .map_err(|()| format!("{chain:?} is not one of: {}", Chain::names()))?;
+            parsed.per_chain.insert(chain, blocks(n)?);
+        }
+        Ok(parsed)
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -36,9 +96,9 @@ pub struct Config {
     pub rpc_parameters: BTreeMap<Chain, String>,
     /// The log filter (`RUST_LOG`, default `info`).
     pub log_level: String,
-    /// Blocks between the head and the block the sync reads (`CONFIRMATION_BLOCKS`, default
-    /// 3; 0 reads the head, as on a devnet). Above 0, Solana is read `finalized`.
-    pub confirmation_blocks: u64,
+    /// Blocks on top of what the service takes, per chain (`CONFIRMATION_BLOCKS`: `N`, or
+    /// `chain=N,...`; 0 takes the head, as on a devnet).
+    pub confirmation_blocks: Confirmations,
     /// The queue the scheduled sync sends one message per linked wallet to (`WALLET_QUEUE_URL`;
     /// unset: no fan-out). Only the sync function reads it.
     pub wallet_queue_url: Option<String>,
@@ -84,12 +144,9 @@ impl Config {
             rpc_parameters,
             log_level: non_empty("RUST_LOG").unwrap_or_else(|| DEFAULT_LOG_LEVEL.to_string()),
             confirmation_blocks: match non_empty("CONFIRMATION_BLOCKS") {
-                None => DEFAULT_CONFIRMATION_BLOCKS,
-                Some(text) => text.trim().parse().map_err(|_| {
-                    ConfigError(format!(
-                        "CONFIRMATION_BLOCKS must be a whole number of blocks, not {text:?}"
-                    ))
-                })?,
+                None => Confirmations::default(),
+                Some(text) => Confirmations::parse(&text)
+                    .map_err(|e| ConfigError(format!("CONFIRMATION_BLOCKS: {e}")))?,
             },
             wallet_queue_url: non_empty("WALLET_QUEUE_URL").map(|u| u.trim().to_string()),
             signing: {
@@ -127,7 +184,7 @@ mod tests {
                 stale_after: DEFAULT_STALE_AFTER,
                 rpc_parameters: BTreeMap::new(),
                 log_level: "info".into(),
-                confirmation_blocks: DEFAULT_CONFIRMATION_BLOCKS,
+                confirmation_blocks: Confirmations::default(),
                 wallet_queue_url: None,
                 signing: SigningDomain::default(),
             })
@@ -161,5 +218,37 @@ mod tests {
         assert_eq!(got.log_level, "debug");
         assert!(config(&[("TABLE_NAME", "t"), ("CATALOG_TTL_SECONDS", "soon")]).is_err());
         assert!(config(&[("TABLE_NAME", "t"), ("MARKET_STALE_AFTER_SECONDS", "-1")]).is_err());
+    }
+
+    #[test]
+    fn confirmations_are_per_chain() {
+        let defaults = Confirmations::default();
+        assert_eq!(defaults.of(Chain::Ethereum), 2);
+        assert_eq!(defaults.of(Chain::Base), 1);
+        let got = config(&[("TABLE_NAME", "t"), ("CONFIRMATION_BLOCKS", "0")]).unwrap();
+        assert!(Chain::ALL
+            .iter()
+            .all(|c| got.confirmation_blocks.of(*c) == 0));
+        let got = config(&[
+            ("TABLE_NAME", "t"),
+            ("CONFIRMATION_BLOCKS", "ethereum=5, bsc=3"),
+        ])
+        .unwrap();
+        assert_eq!(got.confirmation_blocks.of(Chain::Ethereum), 5);
+        assert_eq!(got.confirmation_blocks.of(Chain::Bsc), 3);
+        assert_eq!(got.confirmation_blocks.of(Chain::Arbitrum), 1);
+        for bad in [
+            "-1",
+            "65",
+            "ethereum",
+            "ethereum=x",
+            "mars=1",
+            "ethereum=1,",
+        ] {
+            assert!(
+                config(&[("TABLE_NAME", "t"), ("CONFIRMATION_BLOCKS", bad)]).is_err(),
+                "{bad}"
+            );
+        }
     }
 }

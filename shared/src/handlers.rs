@@ -11,10 +11,13 @@ use crate::http::{caller, content_encoding, has_scope, is_json, json_response};
 use crate::idempotency::{guarded, Claim};
 use crate::lifecycle::{close_position as close_figures, release_ticks};
 use crate::market::SyncReport;
-use crate::model::{format_time, FeeCheckpoint, ListView, Position, Status};
+use crate::model::{format_time, FeeCheckpoint, ListView, Position, Source, Status};
+use crate::order_handlers::{close_on_chain, open_on_chain};
 use crate::portfolio::portfolio;
 use crate::store::StoreError;
-use crate::validation::{is_position_id, parse_amount, CreateRequest, ListQuery, MAX_BODY_BYTES};
+use crate::validation::{
+    is_position_id, parse_amount, CreateRequest, ListQuery, OrderLimits, MAX_BODY_BYTES,
+};
 use crate::valuation::{value_position, TokenPair, ValuationError};
 use lambda_http::http::{header, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
@@ -58,7 +61,7 @@ fn position_not_found() -> ApiError {
 
 /// The caller's position named by the path's `{id}`, with the catalog; a malformed, unknown or
 /// another user's id is 404.
-async fn own_position(
+pub(crate) async fn own_position(
     app: &App,
     request: &Request,
 ) -> Result<(Position, std::sync::Arc<crate::catalog::Catalog>), ApiError> {
@@ -92,8 +95,9 @@ pub async fn close_position(app: &App, request: &Request) -> Reply {
 const CLOSE_ATTEMPTS: usize = 3;
 
 async fn close(app: &App, request: &Request, claim: Option<Claim>) -> Reply {
+    let limits = close_limits(request)?;
     for _ in 0..CLOSE_ATTEMPTS {
-        if let Some(response) = close_once(app, request, claim.as_ref()).await? {
+        if let Some(response) = close_once(app, request, claim.as_ref(), limits).await? {
             return Ok(response);
         }
     }
@@ -102,23 +106,30 @@ async fn close(app: &App, request: &Request, claim: Option<Claim>) -> Reply {
     ))
 }
 
+/// A close's optional body (`slippageBps`, `deadlineSeconds`, for a wallet's withdraw): none,
+/// or JSON.
+fn close_limits(request: &Request) -> Result<OrderLimits, ApiError> {
+    let body = request.body().as_ref();
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return OrderLimits::parse_close(b"");
+    }
+    OrderLimits::parse_close(json_body(request)?)
+}
+
 /// One close of the position as it reads now; `None` when its status changed meanwhile.
 async fn close_once(
     app: &App,
     request: &Request,
     claim: Option<&Claim>,
+    limits: OrderLimits,
 ) -> Result<Option<Response<Body>>, ApiError> {
     let (position, catalog) = own_position(app, request).await?;
     let already = || ApiError::Conflict("the position is already closed".into());
     if position.status == Status::Closed {
         return Err(already());
     }
-    if position.holding.is_some() {
-        return Err(ApiError::Conflict(
-            "this position is held in a linked wallet: withdraw it from the wallet, and the \
-             next refresh reads it closed"
-                .into(),
-        ));
+    if position.source() == Source::Wallet {
+        return close_on_chain(app, (position, &catalog), limits, claim).await;
     }
     let now = app.clock.now();
     // Stale, or older than the position's own checkpoint (a container's cached catalog just
@@ -264,7 +275,9 @@ async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim
         holding: None,
         order: None,
     };
-    let position = if catalog.freshness.is_stale(pool.state.as_ref(), now) {
+    let position = if let Some(on_chain) = &input.on_chain {
+        open_on_chain(app, (&catalog, pool), offer, offered, on_chain).await?
+    } else if catalog.freshness.is_stale(pool.state.as_ref(), now) {
         // Sizing at an old price would misstate what the deposit takes: the offer waits for
         // the next sync, which reads these ticks too and activates it.
         app.market
@@ -274,14 +287,17 @@ async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim
     } else {
         open_now(app, pool, offer, offered).await?
     };
-    let view = value_position(&position, &catalog, now)?.view;
+    let view = entry(&position, &catalog, now)?;
     let mut response = json_response(StatusCode::CREATED, &view);
     if let Ok(location) = header::HeaderValue::from_str(&format!("/positions/{}", position.id)) {
         response.headers_mut().insert(header::LOCATION, location);
     }
     let answer = claim.map(|c| c.answer(&response));
     if let Err(e) = app.store.insert_answering(&position, answer.as_ref()).await {
-        release_ticks(app.market.as_ref(), pool, &position).await;
+        // An on-chain open tracks no ticks: its fees are the chain's own.
+        if position.order.is_none() {
+            release_ticks(app.market.as_ref(), pool, &position).await;
+        }
         return Err(e.into());
     }
     tracing::info!(position = %position.id, pool = %position.pool, status = %position.status, created_at = %format_time(&position.created_at), "position opened");

@@ -116,6 +116,29 @@ fn value_of(
     Some(total)
 }
 
+/// The holding of a position as one read of `wallet` at `height` found it.
+pub fn holding_of(
+    wallet: &str,
+    found: &ReadPosition,
+    height: u64,
+    now: DateTime<Utc>,
+) -> WalletHolding {
+    WalletHolding {
+        wallet: wallet.to_string(),
+        manager: found.manager.clone(),
+        token: found.token.clone(),
+        height,
+        read_at: now,
+        tokens: found.tokens.clone(),
+        amounts: found.amounts.map(|a| a.to_string()),
+        fees: found.fees.map(|f| f.to_string()),
+        sqrt_price: found.sqrt_price.to_string(),
+        tick: found.tick,
+        first_value_usd: None,
+        close_reason: (found.liquidity == 0).then(|| WITHDRAWN.to_string()),
+    }
+}
+
 /// Stores what one read of `wallet` found at `height` over `stored` (the wallet's positions as
 /// stored): positions seen for the first time get an id; positions already stored take the read
 /// where it changed them (unless a newer read was stored meanwhile: one write per changed
@@ -136,20 +159,7 @@ pub async fn record(
         .collect();
     let held = read.len() as u64;
     for found in read {
-        let holding = WalletHolding {
-            wallet: wallet.address.clone(),
-            manager: found.manager.clone(),
-            token: found.token.clone(),
-            height,
-            read_at: now,
-            tokens: found.tokens.clone(),
-            amounts: found.amounts.map(|a| a.to_string()),
-            fees: found.fees.map(|f| f.to_string()),
-            sqrt_price: found.sqrt_price.to_string(),
-            tick: found.tick,
-            first_value_usd: None,
-            close_reason: (found.liquidity == 0).then(|| WITHDRAWN.to_string()),
-        };
+        let holding = holding_of(&wallet.address, &found, height, now);
         let status = if found.liquidity == 0 {
             Status::Closed
         } else {

@@ -24,6 +24,7 @@ pub mod limits;
 pub mod market;
 pub mod math;
 pub mod model;
+pub mod order_handlers;
 pub mod orders;
 pub mod portfolio;
 pub mod routes;

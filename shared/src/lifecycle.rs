@@ -142,28 +142,51 @@ pub async fn release_ticks(market: &dyn Market, pool: &Pool, position: &Position
     }
 }
 
-/// Settles the pending positions of `pools` (just updated by a sync) at the states the market
-/// now holds: each activated as a create at that state would size it, or closed when its offer
-/// funds nothing there. One store transaction per position; one that moved on meanwhile (a
-/// cancel) is left alone. Answers (activated, unfunded) per pool.
-pub async fn settle_pending(
+/// The positions waiting on `pools` (their pending index), with the index of their pool.
+pub async fn waiting_on(
     store: &dyn PositionStore,
-    market: &dyn Market,
     pools: &[&Pool],
-    now: DateTime<Utc>,
-) -> Result<Vec<(u32, u32)>, StoreError> {
+) -> Result<Vec<(usize, Position)>, StoreError> {
     let mut waiting = Vec::new();
     for (i, pool) in pools.iter().enumerate() {
         for position in store
             .pending_on(pool.chain, pool.protocol, &pool.id)
             .await?
         {
-            // Orders wait for their chain's transactions, not for a price (`chain::orders`).
-            if position.order.is_none() && position.status == Status::Pending {
-                waiting.push((i, position));
-            }
+            waiting.push((i, position));
         }
     }
+    Ok(waiting)
+}
+
+/// Settles the pending positions of `pools` (just updated by a sync) at the states the market
+/// now holds: [`waiting_on`], then [`settle_offers`].
+pub async fn settle_pending(
+    store: &dyn PositionStore,
+    market: &dyn Market,
+    pools: &[&Pool],
+    now: DateTime<Utc>,
+) -> Result<Vec<(u32, u32)>, StoreError> {
+    let waiting = waiting_on(store, pools).await?;
+    settle_offers(store, market, pools, waiting, now).await
+}
+
+/// Settles the simulated offers among `waiting` (positions on `pools`, as [`waiting_on`]
+/// answers): each activated as a create at the market's state would size it, or closed when
+/// its offer funds nothing there. Orders wait for their chain's transactions instead
+/// (`chain::orders`). One store transaction per position; one that moved on meanwhile (a
+/// cancel) is left alone. Answers (activated, unfunded) per pool.
+pub async fn settle_offers(
+    store: &dyn PositionStore,
+    market: &dyn Market,
+    pools: &[&Pool],
+    waiting: Vec<(usize, Position)>,
+    now: DateTime<Utc>,
+) -> Result<Vec<(u32, u32)>, StoreError> {
+    let waiting: Vec<_> = waiting
+        .into_iter()
+        .filter(|(_, p)| p.order.is_none() && p.status == Status::Pending)
+        .collect();
     let mut settled = vec![(0, 0); pools.len()];
     if waiting.is_empty() {
         return Ok(settled);

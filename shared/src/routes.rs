@@ -6,6 +6,7 @@ use crate::app::App;
 use crate::error::ApiError;
 use crate::handlers;
 use crate::http::request_id;
+use crate::order_handlers as orders;
 use crate::wallet_handlers as wallets;
 use lambda_http::http::Method;
 use lambda_http::{Body, Request, RequestExt, Response};
@@ -19,6 +20,9 @@ pub enum Endpoint {
     CreatePosition,
     /// `POST /positions/{id}/close`: withdraws an open position and freezes its figures.
     ClosePosition,
+    /// `POST /positions/{id}/transactions`: the hash of the transaction a wallet sent for a
+    /// position's on-chain open or close.
+    ReportTransaction,
     GetPortfolio,
     ListPools,
     /// `POST /markets/sync`: reads every pool from its chain now (the scheduled sync's work).
@@ -36,11 +40,12 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 12] = [
+    pub const ALL: [Endpoint; 13] = [
         Endpoint::ListPositions,
         Endpoint::GetPosition,
         Endpoint::CreatePosition,
         Endpoint::ClosePosition,
+        Endpoint::ReportTransaction,
         Endpoint::GetPortfolio,
         Endpoint::ListPools,
         Endpoint::SyncMarkets,
@@ -58,6 +63,7 @@ impl Endpoint {
             Endpoint::GetPosition => "get-position",
             Endpoint::CreatePosition => "create-position",
             Endpoint::ClosePosition => "close-position",
+            Endpoint::ReportTransaction => "report-transaction",
             Endpoint::GetPortfolio => "get-portfolio",
             Endpoint::ListPools => "list-pools",
             Endpoint::SyncMarkets => "sync-markets",
@@ -74,6 +80,7 @@ impl Endpoint {
         match self {
             Endpoint::CreatePosition
             | Endpoint::ClosePosition
+            | Endpoint::ReportTransaction
             | Endpoint::SyncMarkets
             | Endpoint::CreateWalletChallenge
             | Endpoint::LinkWallet => Method::POST,
@@ -89,6 +96,7 @@ impl Endpoint {
             Endpoint::ListPositions | Endpoint::CreatePosition => "/positions",
             Endpoint::GetPosition => "/positions/{id}",
             Endpoint::ClosePosition => "/positions/{id}/close",
+            Endpoint::ReportTransaction => "/positions/{id}/transactions",
             Endpoint::GetPortfolio => "/portfolio",
             Endpoint::ListPools => "/pools",
             Endpoint::SyncMarkets => "/markets/sync",
@@ -129,6 +137,7 @@ impl Endpoint {
             Endpoint::GetPosition => handlers::get_position(app, &request).await,
             Endpoint::CreatePosition => handlers::create_position(app, &request).await,
             Endpoint::ClosePosition => handlers::close_position(app, &request).await,
+            Endpoint::ReportTransaction => orders::report_transaction(app, &request).await,
             Endpoint::GetPortfolio => handlers::get_portfolio(app, &request).await,
             Endpoint::ListPools => handlers::list_pools(app, &request).await,
             Endpoint::SyncMarkets => handlers::sync_markets(app, &request).await,

@@ -9,6 +9,14 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::str::FromStr;
 
+/// The slippage tolerance when the request gives none (0.5%, the Uniswap interface's default).
+pub const DEFAULT_SLIPPAGE_BPS: u32 = 50;
+pub const MAX_SLIPPAGE_BPS: u32 = 5_000;
+/// The transactions' deadline when the request gives none: 20 minutes.
+pub const DEFAULT_DEADLINE_SECONDS: u32 = 1_200;
+pub const MIN_DEADLINE_SECONDS: u32 = 60;
+pub const MAX_DEADLINE_SECONDS: u32 = 86_400;
+
 pub const DEFAULT_LIMIT: u32 = 20;
 pub const MAX_LIMIT: u32 = 100;
 /// Create bodies above this are refused with 413 before parsing.
@@ -100,6 +108,89 @@ struct CreateBody {
     amount_b: String,
     price_lower: Box<RawValue>,
     price_upper: Box<RawValue>,
+    /// Opens on chain from this linked wallet; without it the position is simulated.
+    #[serde(default)]
+    wallet: Option<String>,
+    #[serde(default)]
+    slippage_bps: Option<i64>,
+    #[serde(default)]
+    deadline_seconds: Option<i64>,
+}
+
+/// What an on-chain open or close is built with: the wallet's tolerance of price moves and how
+/// long its transactions stay valid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrderLimits {
+    pub slippage_bps: u32,
+    pub deadline_seconds: u32,
+}
+
+impl OrderLimits {
+    fn from_fields(
+        slippage_bps: Option<i64>,
+        deadline_seconds: Option<i64>,
+    ) -> Result<Self, ApiError> {
+        let within = |value: Option<i64>, default: u32, (low, high): (u32, u32), name: &str| {
+            let value = value.unwrap_or(i64::from(default));
+            u32::try_from(value)
+                .ok()
+                .filter(|v| (low..=high).contains(v))
+                .ok_or_else(|| {
+                    ApiError::bad_request(format!("{name} must be an integer from {low} to {high}"))
+                })
+        };
+        Ok(OrderLimits {
+            slippage_bps: within(
+                slippage_bps,
+                DEFAULT_SLIPPAGE_BPS,
+                (0, MAX_SLIPPAGE_BPS),
+                "slippageBps",
+            )?,
+            deadline_seconds: within(
+                deadline_seconds,
+                DEFAULT_DEADLINE_SECONDS,
+                (MIN_DEADLINE_SECONDS, MAX_DEADLINE_SECONDS),
+                "deadlineSeconds",
+            )?,
+        })
+    }
+
+    /// The optional body of a close: `{"slippageBps", "deadlineSeconds"}`, both optional; an
+    /// empty body takes the defaults.
+    pub fn parse_close(body: &[u8]) -> Result<Self, ApiError> {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Self::from_fields(None, None);
+        }
+        let body: CloseBody = json_object(body)?;
+        Self::from_fields(body.slippage_bps, body.deadline_seconds)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CloseBody {
+    #[serde(default)]
+    slippage_bps: Option<i64>,
+    #[serde(default)]
+    deadline_seconds: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HashBody {
+    hash: String,
+}
+
+/// `{"hash": "0x…"}`: a transaction hash, 0x and 64 hex digits, answered in lower case.
+pub fn parse_transaction_hash(body: &[u8]) -> Result<String, ApiError> {
+    let body: HashBody = json_object(body)?;
+    let digits = body.hash.strip_prefix("0x").unwrap_or("");
+    if digits.len() != 64 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(ApiError::bad_request(
+            "hash must be a transaction hash: 0x and 64 hexadecimal digits",
+        ));
+    }
+    Ok(format!("0x{}", digits.to_ascii_lowercase()))
 }
 
 /// A create request that passed every check that needs no catalog.
@@ -112,6 +203,8 @@ pub struct CreateRequest {
     pub amount_b: String,
     pub price_lower: BigDecimal,
     pub price_upper: BigDecimal,
+    /// The linked wallet to open from (as sent) and its limits; `None`: simulated.
+    pub on_chain: Option<(String, OrderLimits)>,
 }
 
 /// A JSON object body read into `T` (unknown fields refused by `T`'s own rules); the messages
@@ -173,6 +266,14 @@ impl CreateRequest {
             amount_b: body.amount_b,
             price_lower,
             price_upper,
+            // The limits only apply to an open from a wallet: without one they are ignored.
+            on_chain: match body.wallet {
+                Some(wallet) => Some((
+                    wallet,
+                    OrderLimits::from_fields(body.slippage_bps, body.deadline_seconds)?,
+                )),
+                None => None,
+            },
         })
     }
 }

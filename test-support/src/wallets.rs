@@ -362,12 +362,18 @@ impl shared::app::WalletRefresh for ScriptedChain {
         let answer = self.answer.lock().unwrap().clone();
         let height = *self.height.lock().unwrap();
         let catalog = self.app.market.catalog().await.map_err(|e| e.to_string())?;
+        let stored = self
+            .app
+            .store
+            .holdings(&wallet.owner, wallet.chain, &wallet.address)
+            .await
+            .map_err(|e| e.to_string())?;
         shared::holdings::record(
             self.app.store.as_ref(),
             &catalog,
             wallet,
-            height,
-            answer?,
+            (height, answer?),
+            stored,
             self.app.clock.now(),
         )
         .await

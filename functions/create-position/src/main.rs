@@ -1,6 +1,8 @@
-//! `create-position`: create position behind API Gateway's JWT authorizer, on DynamoDB.
+//! `create-position`: opens a position (simulated, or on chain from a linked wallet: the
+//! wallet's allowances are read from its chain) behind API Gateway's JWT authorizer, on
+//! DynamoDB.
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::lambda::run(shared::Endpoint::CreatePosition).await
+    shared::chain::lambda::serve_reading_chains(shared::Endpoint::CreatePosition).await
 }

@@ -3,5 +3,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::chain::lambda::serve_with_wallets(shared::Endpoint::LinkWallet).await
+    shared::chain::lambda::serve_reading_chains(shared::Endpoint::LinkWallet).await
 }

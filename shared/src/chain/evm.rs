@@ -68,7 +68,7 @@ pub(super) fn hex_bytes(value: &Value) -> Result<Vec<u8>, String> {
 }
 
 /// A JSON-RPC quantity: `0x` and at most 16 hex digits, no leading zero (`0x0` for zero).
-fn quantity(value: &Value) -> Option<u64> {
+pub(super) fn quantity(value: &Value) -> Option<u64> {
     let digits = value.as_str()?.strip_prefix("0x")?;
     let canonical = !digits.is_empty()
         && digits.len() <= 16
@@ -85,9 +85,11 @@ pub struct Block {
     pub number: u64,
     /// `0x` and 64 lower-case hex digits.
     pub hash: String,
+    /// Unix seconds, where the node answered them.
+    pub timestamp: Option<u64>,
 }
 
-fn block_hash(value: &Value) -> Option<String> {
+pub(super) fn block_hash(value: &Value) -> Option<String> {
     let text = value.as_str()?;
     let digits = text.strip_prefix("0x")?;
     (digits.len() == 64 && digits.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -126,8 +128,13 @@ pub async fn blocks(rpc: &RpcClient, numbers: &[u64]) -> Result<Vec<Option<Block
             }
             let named = answer.get("number").and_then(quantity);
             let hash = answer.get("hash").and_then(block_hash);
-            match (named, hash) {
-                (Some(n), Some(hash)) if n == number => Ok(Some(Block { number, hash })),
+            let timestamp = answer.get("timestamp").map(quantity);
+            match (named, hash, timestamp) {
+                (Some(n), Some(hash), None | Some(Some(_))) if n == number => Ok(Some(Block {
+                    number,
+                    hash,
+                    timestamp: timestamp.flatten(),
+                })),
                 _ => Err(bad.clone()),
             }
         })

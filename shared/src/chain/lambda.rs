@@ -4,6 +4,7 @@
 //! authorizer and its scope). The link function reads a wallet's positions as it links it.
 
 use super::fanout::{enqueue, refresh_batch};
+use super::orders::ChainOrders;
 use super::refresh::WalletReader;
 use super::rpc::RpcClient;
 use super::secrets::rpc_urls;
@@ -66,11 +67,14 @@ impl Container {
         })
     }
 
-    /// The app reading wallets' positions from the chains.
+    /// The app reading wallets' positions and orders' allowances from the chains.
     fn with_wallets(self) -> App {
-        let reader = WalletReader::new(self.endpoints, &self.app, self.config.confirmation_blocks);
+        let confirmations = self.config.confirmation_blocks;
+        let orders = ChainOrders::new(self.endpoints.clone(), confirmations.clone());
+        let reader = WalletReader::new(self.endpoints, &self.app, confirmations);
         App {
             wallet_refresh: Some(Arc::new(reader)),
+            order_chain: Some(Arc::new(orders)),
             ..self.app
         }
     }
@@ -115,9 +119,9 @@ pub async fn refresh_wallets() -> Result<(), Error> {
     .await
 }
 
-/// An API function that reads wallets' positions from the chains (`POST /wallets`): the
-/// container once, then invocations.
-pub async fn serve_with_wallets(endpoint: Endpoint) -> Result<(), Error> {
+/// An API function that reads the chains (`POST /wallets` reads the wallet's positions,
+/// `POST /positions` an opening wallet's allowances): the container once, then invocations.
+pub async fn serve_reading_chains(endpoint: Endpoint) -> Result<(), Error> {
     let app = &Container::start(None).await?.with_wallets();
     lambda_http::run(service_fn(move |request| async move {
         Ok::<_, std::convert::Infallible>(endpoint.handle(app, request).await)

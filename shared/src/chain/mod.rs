@@ -2,12 +2,14 @@
 //! link it). `rpc` speaks JSON-RPC over HTTP(S); `evm` reads Uniswap v3 and PancakeSwap v3
 //! pools, `solana` Orca Whirlpools; `sync` runs one sync over every catalog pool and stores the
 //! states; `secrets` reads the RPC URLs from SSM; `lambda` is the sync function's entry point;
-//! `wallets` reads a wallet's positions at one block, `refresh` serves those reads to the API.
+//! `wallets` reads a wallet's positions at one block, `refresh` serves those reads to the API;
+//! `orders` reads what an on-chain open needs and follows its transactions until they settle.
 
 pub mod evm;
 pub mod fanout;
 pub mod lambda;
 pub mod orca_wallets;
+pub mod orders;
 pub mod refresh;
 pub mod rpc;
 pub mod secrets;

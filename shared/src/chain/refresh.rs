@@ -3,15 +3,17 @@
 
 use super::evm::{self, Block};
 use super::orca_wallets::read_orca_wallet;
+use super::orders::ChainOrders;
 use super::rpc::RpcClient;
 use super::wallets::{read_wallet, ChainPosition, TokenMeta};
 use crate::app::{App, WalletRefresh};
 use crate::catalog::Catalog;
 use crate::clock::Clock;
+use crate::config::Confirmations;
 use crate::holdings::{discovered_record, record, ReadPosition};
 use crate::math::U256;
 use crate::model::{Chain, HeldToken};
-use crate::store::{Market, PositionStore};
+use crate::store::{Market, PositionStore, StoreError};
 use crate::wallets::LinkedWallet;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -22,21 +24,21 @@ pub struct WalletReader {
     market: Arc<dyn Market>,
     store: Arc<dyn PositionStore>,
     clock: Arc<dyn Clock>,
-    confirmations: u64,
+    confirmations: Confirmations,
 }
 
 impl WalletReader {
     pub fn new(
         endpoints: BTreeMap<Chain, Arc<RpcClient>>,
         app: &App,
-        confirmations: u64,
+        confirmations: impl Into<Confirmations>,
     ) -> WalletReader {
         WalletReader {
             endpoints,
             market: app.market.clone(),
             store: app.store.clone(),
             clock: app.clock.clone(),
-            confirmations,
+            confirmations: confirmations.into(),
         }
     }
 
@@ -67,13 +69,13 @@ impl WalletReader {
                     .find(|t| t.address == mint)
                     .map(|t| t.symbol.clone())
             };
-            let finalized = self.confirmations > 0;
+            let finalized = self.confirmations.of(chain) > 0;
             return read_orca_wallet(rpc, program, &wallet.address, finalized, &symbol).await;
         }
         if deployments.is_empty() {
             return Err(format!("no protocol deployment is known on {chain}"));
         }
-        let block = confirmed_block(rpc, self.confirmations).await?;
+        let block = confirmed_block(rpc, self.confirmations.of(chain)).await?;
         let holdings = read_wallet(rpc, &deployments, &wallet.address, &block).await?;
         Ok((
             holdings.block.number,
@@ -160,15 +162,29 @@ impl WalletRefresh for WalletReader {
         } else {
             catalog
         };
-        record(
-            self.store.as_ref(),
-            &catalog,
-            wallet,
-            height,
-            read,
-            self.clock.now(),
-        )
-        .await
-        .map_err(|e| format!("the positions cannot be stored: {e}"))
+        let now = self.clock.now();
+        let store = self.store.as_ref();
+        let stored_error = |e: StoreError| format!("the positions cannot be read: {e}");
+        let (owner, address) = (&wallet.owner, &wallet.address);
+        let mut stored = store
+            .holdings(owner, wallet.chain, address)
+            .await
+            .map_err(stored_error)?;
+        // Orders the read shows done settle first, with their events; the read then records
+        // the rest (a close whose events were not found is left for the next read).
+        let orders = ChainOrders::new(self.endpoints.clone(), self.confirmations.clone());
+        let (settled, unsettled) = orders
+            .settle_seen(store, &catalog, wallet, (height, &read), &stored, now)
+            .await?;
+        if settled {
+            stored = store
+                .holdings(owner, wallet.chain, address)
+                .await
+                .map_err(stored_error)?;
+        }
+        stored.retain(|p| !unsettled.contains(&p.id));
+        record(store, &catalog, wallet, (height, read), stored, now)
+            .await
+            .map_err(|e| format!("the positions cannot be stored: {e}"))
     }
 }

@@ -2,16 +2,19 @@
 //! one block or slot, `confirmations` behind the head) and stored when [`super::trust`] takes
 //! it; a pool updates whole or keeps its last state, and the report says which and why.
 
+use super::orders::ChainOrders;
 use super::rpc::{RpcClient, RpcError};
 use super::trust::{agreeing_tick, fee_growth_advances, succession, StoredBlock};
 use super::{evm, solana};
 use crate::app::MarketSync;
 use crate::catalog::{Catalog, Pool};
 use crate::clock::Clock;
+use crate::config::Confirmations;
 use crate::fee_ticks::advance_all;
-use crate::lifecycle::settle_pending;
+use crate::lifecycle::{settle_offers, waiting_on};
 use crate::market::{PoolState, PoolSync, Succession, SyncReport};
 use crate::model::Chain;
+use crate::model::Position;
 use crate::store::{Market, PositionStore, StoreError};
 use async_trait::async_trait;
 use futures_util::future::join_all;
@@ -28,8 +31,9 @@ pub struct Syncer {
     /// Where the pending positions wait for a pool's fresh state.
     store: Arc<dyn PositionStore>,
     clock: Arc<dyn Clock>,
-    /// Blocks between the head and the block read (EVM); above 0, Solana reads `finalized`.
-    confirmations: u64,
+    /// Blocks between the head and the block read (EVM), per chain; above 0, Solana reads
+    /// `finalized`. Receipts of orders need as many blocks on top.
+    confirmations: Confirmations,
 }
 
 /// One chain's read: the height read, the head as the node reports it, and per pool its state
@@ -65,13 +69,13 @@ impl Syncer {
             market,
             store,
             clock,
-            confirmations: 0,
+            confirmations: Confirmations::from(0),
         }
     }
 
     /// Reads `confirmations` blocks behind the head (0: the head itself, as on a devnet).
-    pub fn with_confirmations(mut self, confirmations: u64) -> Syncer {
-        self.confirmations = confirmations;
+    pub fn with_confirmations(mut self, confirmations: impl Into<Confirmations>) -> Syncer {
+        self.confirmations = confirmations.into();
         self
     }
 
@@ -88,7 +92,7 @@ impl Syncer {
         let read = if chain == Chain::Solana {
             self.read_solana(rpc, pools).await
         } else {
-            self.read_evm(rpc, pools).await
+            self.read_evm(chain, rpc, pools).await
         };
         read.unwrap_or_else(|e| {
             tracing::warn!(%chain, cause = %e, "chain read failed");
@@ -97,7 +101,7 @@ impl Syncer {
     }
 
     async fn read_solana(&self, rpc: &RpcClient, pools: &[&Pool]) -> Result<ChainRead, RpcError> {
-        let finalized = self.confirmations > 0;
+        let finalized = self.confirmations.of(Chain::Solana) > 0;
         let (slot, head, states) =
             solana::read_pools(rpc, pools, finalized, self.clock.now()).await?;
         Ok(ChainRead {
@@ -112,9 +116,14 @@ impl Syncer {
 
     /// The head, then in one batch the block `confirmations` behind it and the blocks of the
     /// stored states (to see a reorg), then the pools at that block's hash.
-    async fn read_evm(&self, rpc: &RpcClient, pools: &[&Pool]) -> Result<ChainRead, RpcError> {
+    async fn read_evm(
+        &self,
+        chain: Chain,
+        rpc: &RpcClient,
+        pools: &[&Pool],
+    ) -> Result<ChainRead, RpcError> {
         let head = evm::block_number(rpc).await?;
-        let target = head.saturating_sub(self.confirmations);
+        let target = head.saturating_sub(self.confirmations.of(chain));
         let mut numbers = vec![target];
         for pool in pools {
             if let Some(stored) = pool.state.as_ref() {
@@ -213,6 +222,30 @@ impl Syncer {
         report
     }
 
+    /// Follows the orders waiting on the pools just updated, at the states just stored.
+    async fn settle_orders(&self, orders: Vec<Position>, now: chrono::DateTime<chrono::Utc>) {
+        if orders.is_empty() {
+            return;
+        }
+        let catalog = match self.market.catalog().await {
+            Ok(catalog) => catalog,
+            Err(e) => {
+                tracing::error!(cause = %e, "orders not followed: the catalog cannot be read");
+                return;
+            }
+        };
+        let chains = ChainOrders::new(self.endpoints.clone(), self.confirmations.clone());
+        let settled = chains
+            .settle(self.store.as_ref(), &catalog, orders, now)
+            .await;
+        tracing::info!(
+            opened = settled.opened,
+            withdrawn = settled.withdrawn,
+            ended = settled.ended,
+            "orders followed"
+        );
+    }
+
     /// Syncs every pool of `catalog`; the report lists them in catalog order.
     pub async fn sync_catalog(&self, catalog: &Catalog) -> SyncReport {
         let mut by_chain: BTreeMap<Chain, Vec<&Pool>> = BTreeMap::new();
@@ -239,7 +272,19 @@ impl Syncer {
             })
             .collect();
         let now = self.clock.now();
-        match settle_pending(self.store.as_ref(), self.market.as_ref(), &updated, now).await {
+        let (store, market) = (self.store.as_ref(), self.market.as_ref());
+        let waiting = match waiting_on(store, &updated).await {
+            Ok(waiting) => waiting,
+            Err(e) => {
+                tracing::error!(cause = %e, "pending positions not read");
+                Vec::new()
+            }
+        };
+        let (orders, offers): (Vec<_>, Vec<_>) =
+            waiting.into_iter().partition(|(_, p)| p.order.is_some());
+        self.settle_orders(orders.into_iter().map(|(_, p)| p).collect(), now)
+            .await;
+        match settle_offers(store, market, &updated, offers, now).await {
             Ok(settled) => {
                 for (pool, counts) in updated.iter().zip(settled) {
                     if let Some(report) = pools

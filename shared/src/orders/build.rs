@@ -7,7 +7,7 @@ use crate::calldata::{self, hex, CalldataError, MintParams, Withdraw};
 use crate::catalog::{Catalog, Pool, Token};
 use crate::math::uniswap::{liquidity_for_amounts, sqrt_ratio_at_tick};
 use crate::math::{MathError, U256};
-use crate::model::{ChainOrder, OrderKind, TransactionRequest, TokenPair};
+use crate::model::{ChainOrder, OrderKind, TokenPair, TransactionRequest};
 use crate::valuation::ValuationError;
 use chrono::{DateTime, Utc};
 
@@ -110,10 +110,22 @@ pub fn open_transactions(
         }
         if !have.is_zero() {
             let reset = calldata::approve(&venue.manager, U256::ZERO)?;
-            transactions.push(request("approve", venue, wallet, &tokens[i].address, &reset));
+            transactions.push(request(
+                "approve",
+                venue,
+                wallet,
+                &tokens[i].address,
+                &reset,
+            ));
         }
         let approve = calldata::approve(&venue.manager, need)?;
-        transactions.push(request("approve", venue, wallet, &tokens[i].address, &approve));
+        transactions.push(request(
+            "approve",
+            venue,
+            wallet,
+            &tokens[i].address,
+            &approve,
+        ));
     }
     let mint = calldata::mint(&MintParams {
         token0: tokens[0].address.clone(),

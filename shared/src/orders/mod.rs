@@ -9,11 +9,3 @@ pub mod slippage;
 pub mod view;
 
 pub use build::{plan_mint, venue, MintPlan, OrderTerms, Venue};
-
-/// The slippage tolerance when the request gives none (0.5%, the Uniswap interface's default).
-pub const DEFAULT_SLIPPAGE_BPS: u32 = 50;
-pub const MAX_SLIPPAGE_BPS: u32 = 5_000;
-/// The transactions' deadline when the request gives none: 20 minutes.
-pub const DEFAULT_DEADLINE_SECONDS: u32 = 1_200;
-pub const MIN_DEADLINE_SECONDS: u32 = 60;
-pub const MAX_DEADLINE_SECONDS: u32 = 86_400;

@@ -72,7 +72,12 @@ pub fn holding_at_pool(
 /// The pending order `pending` as the wallet position its confirmed mint opened: active, its
 /// token and liquidity, its deposit what the mint took, its cost basis that deposit at the
 /// pool's USD prices.
-pub fn opened(pending: &Position, minted: &Minted, pool: &Pool, holding: WalletHolding) -> Position {
+pub fn opened(
+    pending: &Position,
+    minted: &Minted,
+    pool: &Pool,
+    holding: WalletHolding,
+) -> Position {
     let deposit = pool.to_api_order(Amounts {
         amount0: minted.amounts[0],
         amount1: minted.amounts[1],

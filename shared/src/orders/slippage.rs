@@ -50,7 +50,10 @@ pub fn ratios_after_slippage(sqrt_price: U256, bps: u32) -> Result<(U256, U256),
 }
 
 fn bounds(tick_lower: i32, tick_upper: i32) -> Result<(U256, U256), MathError> {
-    Ok((sqrt_ratio_at_tick(tick_lower)?, sqrt_ratio_at_tick(tick_upper)?))
+    Ok((
+        sqrt_ratio_at_tick(tick_lower)?,
+        sqrt_ratio_at_tick(tick_upper)?,
+    ))
 }
 
 /// The minimums of a mint of `desired` (token0, token1) at `sqrt_price`: the liquidity the
@@ -91,7 +94,19 @@ mod tests {
 
     #[test]
     fn isqrt_floors() {
-        for n in [0u64, 1, 2, 3, 4, 15, 16, 17, 1 << 40, (1 << 40) + 1, u64::MAX] {
+        for n in [
+            0u64,
+            1,
+            2,
+            3,
+            4,
+            15,
+            16,
+            17,
+            1 << 40,
+            (1 << 40) + 1,
+            u64::MAX,
+        ] {
             let root = isqrt(U512::from(n));
             assert!(root * root <= U512::from(n), "{n}");
             let next = root + U512::from(1u8);

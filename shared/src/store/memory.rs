@@ -9,8 +9,8 @@ use crate::catalog::{
 use crate::fee_ticks::FeeTick;
 use crate::market::{Freshness, PoolKey, PoolState, Succession};
 use crate::model::{
-    ChainOrder, Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
-    Status, StoredResponse, KEY_LEASE, KEY_RETENTION,
+    Chain, ChainOrder, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol,
+    Realized, Status, StoredResponse, KEY_LEASE, KEY_RETENTION,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -232,7 +232,11 @@ impl PositionStore for MemoryStore {
         })
     }
 
-    async fn set_order(&self, position: &Position, previous: Option<&ChainOrder>) -> StoreResult<()> {
+    async fn set_order(
+        &self,
+        position: &Position,
+        previous: Option<&ChainOrder>,
+    ) -> StoreResult<()> {
         self.write(|inner| {
             let stored = inner.in_status(&position.owner, &position.id, position.status)?;
             if stored.order.as_deref() != previous {
@@ -268,7 +272,10 @@ impl PositionStore for MemoryStore {
             let taken = inner.owners.get(&activated.owner).is_some_and(|positions| {
                 positions.values().any(|p| {
                     p.id != activated.id
-                        && p.holding.as_ref().map(|h| h.key(p.chain)).is_some_and(|k| Some(k) == key)
+                        && p.holding
+                            .as_ref()
+                            .map(|h| h.key(p.chain))
+                            .is_some_and(|k| Some(k) == key)
                 })
             });
             if taken {

@@ -5,8 +5,8 @@ use crate::catalog::{Catalog, Pool, PoolMarket, PoolRecord};
 use crate::fee_ticks::FeeTick;
 use crate::market::{PoolState, Succession};
 use crate::model::{
-    ChainOrder, Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
-    Status,
+    Chain, ChainOrder, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol,
+    Realized, Status,
 };
 use crate::wallets::challenge::Challenge;
 use crate::wallets::{LinkOutcome, LinkedWallet};
@@ -135,8 +135,11 @@ pub trait PositionStore: Send + Sync {
     /// otherwise. An active position with an order (a close waiting for the chain) is on its
     /// pool's pending index, which the sync reads: it joins it with its order and leaves it
     /// without.
-    async fn set_order(&self, position: &Position, previous: Option<&ChainOrder>)
-        -> StoreResult<()>;
+    async fn set_order(
+        &self,
+        position: &Position,
+        previous: Option<&ChainOrder>,
+    ) -> StoreResult<()>;
 
     /// Removes the owner's positions read from `wallet` on `chain` (the wallet was unlinked),
     /// with their list entries and counts; how many went.

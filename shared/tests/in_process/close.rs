@@ -234,6 +234,13 @@ impl PositionStore for RacingStore {
     async fn update_holding(&self, read: &Position, previous: &Position) -> StoreResult<()> {
         self.inner.update_holding(read, previous).await
     }
+    async fn set_order(
+        &self,
+        position: &Position,
+        previous: Option<&shared::model::ChainOrder>,
+    ) -> StoreResult<()> {
+        self.inner.set_order(position, previous).await
+    }
     async fn remove_holdings(&self, owner: &str, chain: Chain, wallet: &str) -> StoreResult<u64> {
         self.inner.remove_holdings(owner, chain, wallet).await
     }

@@ -127,9 +127,8 @@ impl DynamoDbStore {
             let (p, id) = (position, &position.id);
             match (&position.order, previous) {
                 (Some(_), None) => items.push(self.pending_entry(position)?),
-                (None, Some(_)) => {
-                    items.push(self.delete(pending_key(p.chain, p.protocol, &p.pool, id, &p.owner))?)
-                }
+                (None, Some(_)) => items
+                    .push(self.delete(pending_key(p.chain, p.protocol, &p.pool, id, &p.owner))?),
                 _ => {}
             }
         }

@@ -11,8 +11,8 @@ use super::keys::{
 };
 use super::metrics::{Meter, ReadKind, ReadMetrics};
 use crate::model::{
-    ChainOrder, Chain, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol, Realized,
-    Status,
+    Chain, ChainOrder, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol,
+    Realized, Status,
 };
 use crate::store::traits::{PositionStore, StoreError, StoreResult};
 use async_trait::async_trait;
@@ -285,7 +285,8 @@ impl DynamoDbStore {
         let new_moved = status_variants(to, position.chain, source);
         let mut expression = "SET #s = :to".to_string();
         // An on-chain open confirmed: its order is done.
-        let order_done = from == Status::Pending && to == Status::Active && position.order.is_some();
+        let order_done =
+            from == Status::Pending && to == Status::Active && position.order.is_some();
         let mut update = Update::builder()
             .table_name(&self.table)
             .set_key(Some(position_key(owner, id)))
@@ -480,7 +481,11 @@ impl PositionStore for DynamoDbStore {
         self.replace_holding(read, previous).await
     }
 
-    async fn set_order(&self, position: &Position, previous: Option<&ChainOrder>) -> StoreResult<()> {
+    async fn set_order(
+        &self,
+        position: &Position,
+        previous: Option<&ChainOrder>,
+    ) -> StoreResult<()> {
         self.replace_order(position, previous).await
     }
 
@@ -498,7 +503,10 @@ impl PositionStore for DynamoDbStore {
             .collect();
         let mut key = Vec::new();
         if let Some(holding) = &activated.holding {
-            key.push(self.put(holding_index(activated, holding), "attribute_not_exists(PK)")?);
+            key.push(self.put(
+                holding_index(activated, holding),
+                "attribute_not_exists(PK)",
+            )?);
         }
         self.transition(
             &activated.owner,

@@ -1,0 +1,296 @@
+//! Opening and closing on chain through the API: the create with a `wallet` (the mint built at
+//! the pool's fresh state with the approvals the wallet's allowances call for), the close of a
+//! wallet position (its withdraw built, or a pending open cancelled), and
+//! `POST /positions/{id}/transactions` (the hash the wallet sent, which the sync follows). The
+//! service builds and follows; the owner's wallet signs.
+
+use crate::app::App;
+use crate::catalog::{Catalog, Pool};
+use crate::error::ApiError;
+use crate::handlers::{json_body, own_position, owner};
+use crate::holdings::entry;
+use crate::http::json_response;
+use crate::idempotency::{guarded, Claim};
+use crate::lifecycle::unfunded_close;
+use crate::market::PoolState;
+use crate::model::{Chain, ChainOrder, OrderKind, Position, Status};
+use crate::orders::build::{open_transactions, protocol_tokens, withdraw_transaction};
+use crate::orders::settle::CANCELLED;
+use crate::orders::{plan_mint, venue, OrderTerms, Venue};
+use crate::store::StoreError;
+use crate::validation::{parse_transaction_hash, OrderLimits};
+use crate::valuation::{TokenPair, ValuationError};
+use crate::wallets::address::canonical;
+use chrono::{DateTime, Utc};
+use lambda_http::http::StatusCode;
+use lambda_http::{Body, Request, Response};
+
+type Reply = Result<Response<Body>, ApiError>;
+
+/// The pool's state if it is fresh: a transaction is only ever built at one.
+fn fresh_state<'a>(
+    catalog: &Catalog,
+    pool: &'a Pool,
+    now: DateTime<Utc>,
+) -> Result<&'a PoolState, ApiError> {
+    pool.state
+        .as_ref()
+        .filter(|state| !catalog.freshness.is_stale(Some(state), now))
+        .ok_or_else(|| {
+            ApiError::MarketStale(
+                "the pool's market state is stale: transactions are only built at a fresh \
+                 state; retry after the next sync"
+                    .into(),
+            )
+        })
+}
+
+fn venue_of(catalog: &Catalog, pool: &Pool) -> Result<Venue, ApiError> {
+    venue(catalog, pool).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "no {} deployment is known on {}: positions there cannot be opened or closed on \
+             chain",
+            pool.protocol, pool.chain
+        ))
+    })
+}
+
+/// The caller's linked wallet on `chain` spelled as `address` (its canonical spelling).
+async fn linked_wallet(
+    app: &App,
+    owner: &str,
+    chain: Chain,
+    address: &str,
+) -> Result<String, ApiError> {
+    let not_linked = || {
+        ApiError::bad_request(format!(
+            "wallet {address} is not linked to you on {chain}: link it first (POST /wallets)"
+        ))
+    };
+    let wallet = canonical(chain, address).map_err(|_| not_linked())?;
+    let linked = app.wallets.wallets(owner).await?;
+    linked
+        .iter()
+        .any(|w| w.chain == chain && w.address == wallet)
+        .then_some(wallet)
+        .ok_or_else(not_linked)
+}
+
+/// The create of `offer` (pending, its range snapped) from `wallet`: the mint sized at the
+/// pool's fresh state, the approvals it needs, the order the sync then follows.
+pub async fn open_on_chain(
+    app: &App,
+    (catalog, pool): (&Catalog, &Pool),
+    offer: Position,
+    offered: TokenPair,
+    (wallet, limits): &(String, OrderLimits),
+) -> Result<Position, ApiError> {
+    if pool.chain == Chain::Solana {
+        return Err(ApiError::bad_request(
+            "opening Orca positions from the API is not supported yet: open it from your \
+             wallet, and linking the wallet (POST /wallets) tracks it",
+        ));
+    }
+    let wallet = linked_wallet(app, &offer.owner, pool.chain, wallet).await?;
+    let state = fresh_state(catalog, pool, offer.created_at)?;
+    let venue = venue_of(catalog, pool)?;
+    let chain = app.order_chain.as_ref().ok_or_else(|| {
+        ApiError::MarketStale(format!(
+            "{} cannot be read from here: transactions are only built where the wallet's \
+             allowances can be read",
+            pool.chain
+        ))
+    })?;
+    let ticks = (offer.tick_lower, offer.tick_upper);
+    let plan = plan_mint(pool, ticks, offered, limits.slippage_bps).map_err(|e| match e {
+        ValuationError::Rejected(message) => ApiError::Conflict(message),
+        other => other.into(),
+    })?;
+    let tokens = protocol_tokens(pool).map(|t| t.address.as_str());
+    let allowances = chain
+        .allowances(pool.chain, state, &wallet, &venue.manager, tokens)
+        .await
+        .map_err(|e| {
+            ApiError::MarketStale(format!(
+                "the wallet's allowances cannot be read from {} ({e}): retry",
+                pool.chain
+            ))
+        })?;
+    let terms = OrderTerms {
+        venue: &venue,
+        wallet: &wallet,
+        height: state.height,
+        slippage_bps: limits.slippage_bps,
+        deadline_seconds: limits.deadline_seconds,
+        now: offer.created_at,
+    };
+    let transactions = open_transactions(
+        pool,
+        &venue,
+        &wallet,
+        ticks,
+        &plan,
+        allowances,
+        terms.deadline(),
+    )
+    .map_err(ApiError::internal)?;
+    Ok(Position {
+        liquidity: plan.liquidity,
+        cost_basis_usd: pool.value_of(&plan.deposit),
+        deposit: Some(plan.deposit),
+        order: Some(Box::new(terms.order(OrderKind::Open, transactions))),
+        ..offer
+    })
+}
+
+/// Completes an idempotency key with the answer of a write that is not a create or a close
+/// (an order stored, a hash recorded): after the write, which a replay would repeat harmlessly.
+async fn answer(app: &App, claim: Option<&Claim>, response: &Response<Body>) {
+    if let Some(claim) = claim {
+        if let Err(e) = app.store.answer_key(&claim.answer(response)).await {
+            tracing::warn!(cause = %e, "idempotency key left in flight until its lease ends");
+        }
+    }
+}
+
+/// An order still open at `now`: not settled, its deadline not passed.
+fn open_order(position: &Position, kind: OrderKind, now: DateTime<Utc>) -> Option<&ChainOrder> {
+    position
+        .order
+        .as_deref()
+        .filter(|o| o.kind == kind && now < o.expires_at)
+}
+
+/// The close of a position opened on chain or read from a wallet. A pending open is cancelled;
+/// an active position gets the withdraw to sign (the same one while it is open). `None` when
+/// the position changed meanwhile (the caller reads it again).
+pub async fn close_on_chain(
+    app: &App,
+    (position, catalog): (Position, &Catalog),
+    limits: OrderLimits,
+    claim: Option<&Claim>,
+) -> Result<Option<Response<Body>>, ApiError> {
+    let now = app.clock.now();
+    let pool = catalog
+        .find(position.chain, position.protocol, &position.pool)
+        .ok_or_else(|| {
+            ApiError::MarketStale(
+                "the position's pool is not synced yet: retry after the next sync".into(),
+            )
+        })?;
+    if position.status == Status::Pending {
+        let closing = unfunded_close(pool, CANCELLED.to_string(), now);
+        let closed = Position {
+            status: Status::Closed,
+            closing: Some(closing.clone()),
+            ..position.clone()
+        };
+        let response = json_response(StatusCode::OK, &entry(&closed, catalog, now)?);
+        let key = claim.map(|c| c.answer(&response));
+        let (owner, id) = (&position.owner, &position.id);
+        return match app
+            .store
+            .close_answering(owner, id, Status::Pending, &closing, key.as_ref())
+            .await
+        {
+            Err(StoreError::Conflict) => Ok(None),
+            result => result.map(|()| Some(response)).map_err(Into::into),
+        };
+    }
+    if open_order(&position, OrderKind::Close, now).is_some() {
+        let response = json_response(StatusCode::OK, &entry(&position, catalog, now)?);
+        answer(app, claim, &response).await;
+        return Ok(Some(response));
+    }
+    let Some(holding) = position.holding.as_deref() else {
+        return Err(ApiError::Conflict(
+            "the position has no token on chain to withdraw".into(),
+        ));
+    };
+    if position.chain == Chain::Solana {
+        return Err(ApiError::Conflict(
+            "closing Orca positions from the API is not supported yet: withdraw it from your \
+             wallet, and the next refresh reads it closed"
+                .into(),
+        ));
+    }
+    if position.liquidity == 0 {
+        return Err(ApiError::Conflict(
+            "the position holds no liquidity to withdraw".into(),
+        ));
+    }
+    let state = fresh_state(catalog, pool, now)?;
+    let venue = venue_of(catalog, pool)?;
+    let terms = OrderTerms {
+        venue: &venue,
+        wallet: &holding.wallet,
+        height: state.height,
+        slippage_bps: limits.slippage_bps,
+        deadline_seconds: limits.deadline_seconds,
+        now: DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now),
+    };
+    let ticks = (position.tick_lower, position.tick_upper);
+    let withdraw = withdraw_transaction(pool, &terms, &holding.token, ticks, position.liquidity)
+        .map_err(ApiError::internal)?;
+    let ordered = Position {
+        order: Some(Box::new(terms.order(OrderKind::Close, vec![withdraw]))),
+        ..position.clone()
+    };
+    match app
+        .store
+        .set_order(&ordered, position.order.as_deref())
+        .await
+    {
+        Err(StoreError::Conflict) => return Ok(None),
+        result => result?,
+    }
+    let response = json_response(StatusCode::OK, &entry(&ordered, catalog, now)?);
+    answer(app, claim, &response).await;
+    tracing::info!(position = %position.id, "withdraw built for the wallet");
+    Ok(Some(response))
+}
+
+/// `POST /positions/{id}/transactions`: records the hash of the mint or withdraw the wallet
+/// sent (a later hash replaces it: wallets replace transactions to speed them up); 202.
+pub async fn report_transaction(app: &App, request: &Request) -> Reply {
+    let caller = owner(request)?;
+    guarded(app, request, &caller, |claim| report(app, request, claim)).await
+}
+
+async fn report(app: &App, request: &Request, claim: Option<Claim>) -> Reply {
+    let hash = parse_transaction_hash(json_body(request)?)?;
+    for _ in 0..3 {
+        let (position, catalog) = own_position(app, request).await?;
+        let waiting = position
+            .order
+            .as_deref()
+            .filter(|_| position.status != Status::Closed)
+            .filter(|o| o.kind == OrderKind::Open || position.status == Status::Active);
+        let Some(order) = waiting else {
+            return Err(ApiError::Conflict(
+                "the position has no transaction waiting for the chain".into(),
+            ));
+        };
+        let reported = Position {
+            order: Some(Box::new(ChainOrder {
+                hash: Some(hash.clone()),
+                ..order.clone()
+            })),
+            ..position.clone()
+        };
+        if order.hash.as_deref() != Some(hash.as_str()) {
+            match app.store.set_order(&reported, Some(order)).await {
+                Err(StoreError::Conflict) => continue,
+                result => result?,
+            }
+        }
+        let now = app.clock.now();
+        let response = json_response(StatusCode::ACCEPTED, &entry(&reported, &catalog, now)?);
+        answer(app, claim.as_ref(), &response).await;
+        tracing::info!(position = %position.id, %hash, "transaction reported");
+        return Ok(response);
+    }
+    Err(ApiError::Contended(
+        "the position changed while the hash was being recorded: retry".into(),
+    ))
+}
