@@ -26,6 +26,14 @@
 //       what burning L of the position manager's position would pay (eth_call, nothing sent)
 //   node devnet/devnet.mjs collect-quote --state FILE --token-id N
 //       what collect would pay the owner of position N now: its fees (eth_call, nothing sent)
+//   node devnet/devnet.mjs fund --state FILE --account ADDRESS [--amount WHOLE_TOKENS]
+//       the deployer sends the account both tokens (default 1,000,000 each)
+//   node devnet/devnet.mjs approve --state FILE --account ADDRESS --token usdc|weth|ADDRESS --amount RAW
+//       the account approves the position manager for RAW base units
+//   node devnet/devnet.mjs allowance --state FILE --account ADDRESS --token usdc|weth|ADDRESS
+//       the account's allowance to the position manager and its balance
+//   node devnet/devnet.mjs events --state FILE --hash TX
+//       the position manager's events in the transaction, decoded from its ABI, and its block's time
 //
 // Every command prints one JSON line; integers are decimal strings.
 
@@ -344,10 +352,56 @@ async function poolCommand(opts) {
   print(await readPool(provider, state.pool, block, ticks));
 }
 
+// Gives an account `amount` whole tokens of both of the pool's tokens (from the deployer).
+async function fund(opts) {
+  const { state, signer } = await connect(opts);
+  for (const address of [state.usdc, state.weth]) {
+    const token = new ethers.Contract(address, ERC20.abi, signer);
+    await mined(token.transfer(opts.account, ethers.parseUnits(opts.amount ?? "1000000", 18), GAS));
+  }
+  print({ funded: opts.account });
+}
+
+// The account approves `spender` (default the position manager) for `amount` base units of a
+// token (usdc, weth or an address).
+async function approve(opts) {
+  const { state, provider } = await connect(opts);
+  const address = state[opts.token] ?? opts.token;
+  const token = new ethers.Contract(address, ERC20.abi, await provider.getSigner(opts.account));
+  const receipt = await mined(token.approve(opts.spender ?? state.manager, BigInt(opts.amount), GAS));
+  print({ block: receipt.blockNumber });
+}
+
+// A token's allowance from an account to the position manager, and its balance.
+async function allowance(opts) {
+  const { state, provider } = await connect(opts);
+  const token = new ethers.Contract(state[opts.token] ?? opts.token, ERC20.abi, provider);
+  print({
+    allowance: await token.allowance(opts.account, state.manager),
+    balance: await token.balanceOf(opts.account),
+  });
+}
+
+// The position manager's events in a transaction's receipt, decoded by ethers from the
+// contract's ABI: what the chain says a mint or a withdraw did.
+async function events(opts) {
+  const { state, provider } = await connect(opts);
+  const receipt = await provider.getTransactionReceipt(opts.hash);
+  const manager = new ethers.Interface(MANAGER.abi);
+  const decoded = receipt.logs
+    .filter((log) => log.address.toLowerCase() === state.manager.toLowerCase())
+    .map((log) => manager.parseLog(log))
+    .filter(Boolean)
+    .map((e) => ({ name: e.name, args: Object.fromEntries(e.fragment.inputs.map((input, i) => [input.name, e.args[i]])) }));
+  const block = await provider.getBlock(receipt.blockNumber);
+  print({ status: receipt.status, block: receipt.blockNumber, timestamp: block.timestamp, events: decoded });
+}
+
 const [command, ...rest] = process.argv.slice(2);
 const commands = {
   up, swap, mint, pool: poolCommand, "burn-quote": burnQuote, "collect-quote": collectQuote,
   "new-pool": newPool, account, sign, withdraw, transfer, "position-quote": positionQuote,
+  fund, approve, allowance, events,
 };
 if (!commands[command]) {
   console.error(`usage: devnet.mjs ${Object.keys(commands).join("|")} [--option value]...`);

@@ -2,7 +2,7 @@
 //! compare the service with the protocol itself. Needs `devnet/node_modules`, which the test
 //! command installs; missing is a failure, never a skip.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -109,6 +109,78 @@ impl Devnet {
     /// Whether USDC is the pool's token0 (it depends on the deployed addresses).
     pub fn usdc_is_token0(&self) -> bool {
         self.address("usdc") == self.address("token0")
+    }
+}
+
+/// The Uniswap v3 SDK's answers to `cases` (`devnet/sdk.mjs`): an independent computation of
+/// the calldata, desired amounts and slippage minimums the API builds.
+pub async fn sdk(cases: &Value) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../devnet/sdk.mjs");
+    let mut child = Command::new("node")
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node runs devnet/sdk.mjs");
+    let mut stdin = child.stdin.take().unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, cases.to_string().as_bytes())
+        .await
+        .unwrap();
+    drop(stdin);
+    let output = tokio::time::timeout(COMMAND_DEADLINE, child.wait_with_output())
+        .await
+        .expect("sdk.mjs answers in time")
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "sdk.mjs: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+impl Devnet {
+    /// One JSON-RPC call to anvil.
+    pub async fn rpc(&self, method: &str, params: Value) -> Value {
+        let client =
+            shared::chain::RpcClient::new(&self.rpc, std::time::Duration::from_secs(30)).unwrap();
+        client
+            .call(method, params)
+            .await
+            .unwrap_or_else(|e| panic!("{method}: {e}"))
+    }
+
+    /// Sends `transaction` (`from`, `to`, `data`, `value` as the API gave them) as the wallet
+    /// does, with `eth_sendTransaction` (anvil signs for its unlocked accounts), and a gas limit
+    /// of its own so that a transaction that reverts is still mined; answers its hash once
+    /// mined, and the receipt.
+    pub async fn send(&self, transaction: &Value) -> (String, Value) {
+        let value: u128 = transaction["value"].as_str().unwrap().parse().unwrap();
+        let sent = json!({
+            "from": transaction["from"],
+            "to": transaction["to"],
+            "data": transaction["data"],
+            "value": format!("0x{value:x}"),
+            "gas": "0x7a1200",
+        });
+        let hash = self.rpc("eth_sendTransaction", json!([sent])).await;
+        let hash = hash.as_str().unwrap().to_string();
+        for _ in 0..600 {
+            let receipt = self.rpc("eth_getTransactionReceipt", json!([hash])).await;
+            if !receipt.is_null() {
+                return (hash, receipt);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("no receipt for {hash}");
+    }
+
+    /// Moves the chain's clock on by `seconds` and mines a block there.
+    pub async fn advance_time(&self, seconds: u64) {
+        self.rpc("evm_increaseTime", json!([seconds])).await;
+        self.rpc("evm_mine", json!([])).await;
     }
 }
 
