@@ -574,6 +574,8 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
             )
             .await;
     }
+    // Allowances are read at the block of the pool's state the mint is sized at.
+    world.sync().await;
     let enough = world.created(json!({})).await;
     let kinds: Vec<_> = enough["transactions"]
         .as_array()
@@ -595,6 +597,7 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
             ],
         )
         .await;
+    world.sync().await;
     let short = world.created(json!({})).await;
     let transactions = short["transactions"].as_array().unwrap();
     let kinds: Vec<_> = transactions.iter().map(|t| text(&t["kind"])).collect();
