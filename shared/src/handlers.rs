@@ -3,11 +3,12 @@
 //! ([`crate::routes::Endpoint::handle`]).
 
 use crate::app::App;
+use crate::caller::{json_body, own_position, owner};
 use crate::catalog::{Pool, PoolView};
 use crate::error::ApiError;
 use crate::fee_ticks::{growth_inside, FeeTick};
 use crate::holdings::entry;
-use crate::http::{caller, content_encoding, has_scope, is_json, json_response};
+use crate::http::{has_scope, json_response};
 use crate::idempotency::{guarded, Claim};
 use crate::lifecycle::{close_position as close_figures, release_ticks};
 use crate::market::SyncReport;
@@ -15,9 +16,7 @@ use crate::model::{format_time, FeeCheckpoint, ListView, Position, Source, Statu
 use crate::order_handlers::{close_on_chain, open_on_chain};
 use crate::portfolio::portfolio;
 use crate::store::StoreError;
-use crate::validation::{
-    is_position_id, parse_amount, CreateRequest, ListQuery, OrderLimits, MAX_BODY_BYTES,
-};
+use crate::validation::{parse_amount, CreateRequest, ListQuery, OrderLimits};
 use crate::valuation::{value_position, TokenPair, ValuationError};
 use lambda_http::http::{header, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
@@ -26,11 +25,6 @@ use lambda_http::{Body, Request, RequestExt, Response};
 pub const SYNC_SCOPE: &str = "markets:sync";
 
 type Reply = Result<Response<Body>, ApiError>;
-
-/// The caller's `sub`; without the authorizer's claims the request is unauthorized.
-pub fn owner(request: &Request) -> Result<String, ApiError> {
-    caller(request).ok_or(ApiError::Unauthorized)
-}
 
 /// `GET /positions`: the caller's positions, newest first, filtered and paged.
 pub async fn list_positions(app: &App, request: &Request) -> Reply {
@@ -53,27 +47,6 @@ pub async fn list_positions(app: &App, request: &Request) -> Reply {
             total: page.total,
         },
     ))
-}
-
-fn position_not_found() -> ApiError {
-    ApiError::NotFound("position not found".into())
-}
-
-/// The caller's position named by the path's `{id}`, with the catalog; a malformed, unknown or
-/// another user's id is 404.
-pub(crate) async fn own_position(
-    app: &App,
-    request: &Request,
-) -> Result<(Position, std::sync::Arc<crate::catalog::Catalog>), ApiError> {
-    let owner = owner(request)?;
-    let id = request
-        .path_parameters_ref()
-        .and_then(|p| p.first("id"))
-        .filter(|id| is_position_id(id))
-        .ok_or_else(position_not_found)?
-        .to_string();
-    let (position, catalog) = tokio::try_join!(app.store.get(&owner, &id), app.market.catalog())?;
-    Ok((position.ok_or_else(position_not_found)?, catalog))
 }
 
 /// `GET /positions/{id}`: one of the caller's positions; anything else is 404.
@@ -197,27 +170,6 @@ pub async fn create_position(app: &App, request: &Request) -> Reply {
         create(app, request, caller.clone(), claim)
     })
     .await
-}
-
-/// The request's body, if it is uncompressed JSON within [`MAX_BODY_BYTES`].
-pub fn json_body(request: &Request) -> Result<&[u8], ApiError> {
-    if !is_json(request) {
-        return Err(ApiError::UnsupportedMediaType(
-            "Content-Type must be application/json".into(),
-        ));
-    }
-    if let Some(encoding) = content_encoding(request) {
-        return Err(ApiError::UnsupportedMediaType(format!(
-            "Content-Encoding {encoding} is not supported: send the body uncompressed"
-        )));
-    }
-    let body = request.body().as_ref();
-    if body.len() > MAX_BODY_BYTES {
-        return Err(ApiError::PayloadTooLarge {
-            limit: MAX_BODY_BYTES,
-        });
-    }
-    Ok(body)
 }
 
 async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim>) -> Reply {

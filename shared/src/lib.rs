@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod calldata;
+pub mod caller;
 pub mod catalog;
 #[cfg(feature = "chain")]
 pub mod chain;

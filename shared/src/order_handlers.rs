@@ -5,9 +5,9 @@
 //! service builds and follows; the owner's wallet signs.
 
 use crate::app::App;
+use crate::caller::{json_body, own_position, owner};
 use crate::catalog::{Catalog, Pool};
 use crate::error::ApiError;
-use crate::handlers::{json_body, own_position, owner};
 use crate::holdings::entry;
 use crate::http::json_response;
 use crate::idempotency::{guarded, Claim};

@@ -194,7 +194,7 @@ pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
 /// A request that does match a route never reaches it in API Gateway; should one arrive, it is
 /// a 404 too: this function serves no resource.
 fn fallback(request: &Request) -> Result<Response<Body>, ApiError> {
-    handlers::owner(request)?;
+    crate::caller::owner(request)?;
     route(request.method(), request.raw_http_path())?;
     Err(ApiError::NotFound("Not Found".into()))
 }

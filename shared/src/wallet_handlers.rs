@@ -2,8 +2,8 @@
 //! ([`crate::wallets`] holds what they check). Signatures and messages are never logged.
 
 use crate::app::App;
+use crate::caller::{json_body, owner};
 use crate::error::ApiError;
-use crate::handlers::{json_body, owner};
 use crate::http::json_response;
 use crate::model::{format_time, Chain, ListView};
 use crate::validation::json_object;

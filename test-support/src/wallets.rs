@@ -468,9 +468,11 @@ pub async fn wallet_reads_never_go_back(app: &App) {
     assert_eq!(first["tokenB"]["feesEarned"], "0.000007", "{first}");
     assert_eq!(first["readHeight"], 100);
     assert_eq!(first["status"], "active");
-    // Closing one through the API: it closes on chain, and nothing changes here.
+    // Closing one through the API builds its withdraw only at a fresh pool state (this
+    // catalog is a snapshot): 503, and nothing changes.
     let reply = client.close(first["id"].as_str().unwrap()).await;
-    refused(&reply, StatusCode::CONFLICT, "linked wallet");
+    refused(&reply, StatusCode::SERVICE_UNAVAILABLE, "stale");
+    assert!(reply.headers.contains_key("retry-after"));
 
     // A failed read: the last good one stays, the reason is recorded.
     *chain.height.lock().unwrap() = 101;

@@ -5,6 +5,7 @@
 //! `wallets` reads a wallet's positions at one block, `refresh` serves those reads to the API;
 //! `orders` reads what an on-chain open needs and follows its transactions until they settle.
 
+pub mod events;
 pub mod evm;
 pub mod fanout;
 pub mod lambda;

@@ -414,28 +414,14 @@ impl PositionStore for DynamoDbStore {
     }
 
     async fn open_positions(&self, owner: &str) -> StoreResult<Vec<Position>> {
-        let (active, pending) = tokio::try_join!(
-            self.list_ids(
-                list_pk(
-                    &variant(Filter {
-                        status: Some(Status::Active),
-                        ..Filter::default()
-                    }),
-                    owner
-                ),
-                u64::MAX
-            ),
-            self.list_ids(
-                list_pk(
-                    &variant(Filter {
-                        status: Some(Status::Pending),
-                        ..Filter::default()
-                    }),
-                    owner
-                ),
-                u64::MAX
-            ),
-        )?;
+        let of = |status| {
+            let filter = Filter {
+                status: Some(status),
+                ..Filter::default()
+            };
+            self.list_ids(list_pk(&variant(filter), owner), u64::MAX)
+        };
+        let (active, pending) = tokio::try_join!(of(Status::Active), of(Status::Pending))?;
         let ids: Vec<String> = active.into_iter().chain(pending).collect();
         self.fetch_positions(owner, &ids).await
     }

@@ -1,0 +1,59 @@
+//! Who calls and what they ask about: the caller's `sub` from the authorizer's claims, a JSON
+//! body as sent, and the caller's own position named by the path (what every handler module
+//! starts from).
+
+use crate::app::App;
+use crate::catalog::Catalog;
+use crate::error::ApiError;
+use crate::http::{caller, content_encoding, is_json};
+use crate::model::Position;
+use crate::validation::{is_position_id, MAX_BODY_BYTES};
+use lambda_http::{Request, RequestExt};
+use std::sync::Arc;
+
+/// The caller's `sub`; without the authorizer's claims the request is unauthorized.
+pub fn owner(request: &Request) -> Result<String, ApiError> {
+    caller(request).ok_or(ApiError::Unauthorized)
+}
+
+fn position_not_found() -> ApiError {
+    ApiError::NotFound("position not found".into())
+}
+
+/// The caller's position named by the path's `{id}`, with the catalog; a malformed, unknown or
+/// another user's id is 404.
+pub async fn own_position(
+    app: &App,
+    request: &Request,
+) -> Result<(Position, Arc<Catalog>), ApiError> {
+    let owner = owner(request)?;
+    let id = request
+        .path_parameters_ref()
+        .and_then(|p| p.first("id"))
+        .filter(|id| is_position_id(id))
+        .ok_or_else(position_not_found)?
+        .to_string();
+    let (position, catalog) = tokio::try_join!(app.store.get(&owner, &id), app.market.catalog())?;
+    Ok((position.ok_or_else(position_not_found)?, catalog))
+}
+
+/// The request's body, if it is uncompressed JSON within [`MAX_BODY_BYTES`].
+pub fn json_body(request: &Request) -> Result<&[u8], ApiError> {
+    if !is_json(request) {
+        return Err(ApiError::UnsupportedMediaType(
+            "Content-Type must be application/json".into(),
+        ));
+    }
+    if let Some(encoding) = content_encoding(request) {
+        return Err(ApiError::UnsupportedMediaType(format!(
+            "Content-Encoding {encoding} is not supported: send the body uncompressed"
+        )));
+    }
+    let body = request.body().as_ref();
+    if body.len() > MAX_BODY_BYTES {
+        return Err(ApiError::PayloadTooLarge {
+            limit: MAX_BODY_BYTES,
+        });
+    }
+    Ok(body)
+}

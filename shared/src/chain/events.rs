@@ -1,0 +1,245 @@
+//! The position manager's events as the chain reports them: a receipt's logs, or `eth_getLogs`
+//! over a range of blocks, decoded strictly (the manager's own address, the event's topic, three
+//! data words): a mint's `Transfer(0 → wallet)` and `IncreaseLiquidity`, a withdraw's
+//! `DecreaseLiquidity` and `Collect`, and the times of their blocks.
+
+use super::evm::{self, block_hash, hex_bytes, quantity};
+use super::rpc::{RpcClient, RpcError};
+use crate::holdings::ReadPosition;
+use crate::math::U256;
+use crate::model::ChainOrder;
+use crate::orders::settle::{Minted, Withdrawal};
+use alloy_primitives::keccak256;
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+
+fn topic(signature: &str) -> String {
+    evm::hex_data(keccak256(signature.as_bytes()).as_slice())
+}
+
+fn word_topic(value: U256) -> String {
+    evm::hex_data(&value.to_be_bytes::<32>())
+}
+
+fn address_topic(address: &str) -> String {
+    let digits = address.trim_start_matches("0x").to_ascii_lowercase();
+    format!("0x{digits:0>64}")
+}
+
+/// One log as the node answered it.
+#[derive(Debug, Clone)]
+pub(super) struct Log {
+    address: String,
+    topics: Vec<String>,
+    data: Vec<u8>,
+    block: u64,
+    transaction: String,
+}
+
+impl Log {
+    fn parse(value: &Value) -> Option<Log> {
+        Some(Log {
+            address: value.get("address")?.as_str()?.to_ascii_lowercase(),
+            topics: value
+                .get("topics")?
+                .as_array()?
+                .iter()
+                .map(|t| Some(t.as_str()?.to_ascii_lowercase()))
+                .collect::<Option<_>>()?,
+            data: hex_bytes(value.get("data")?).ok()?,
+            block: quantity(value.get("blockNumber")?)?,
+            transaction: block_hash(value.get("transactionHash")?)?,
+        })
+    }
+
+    fn is(&self, manager: &str, event: &str, first: &str) -> bool {
+        self.address.eq_ignore_ascii_case(manager)
+            && self.topics.first().is_some_and(|t| *t == topic(event))
+            && self.topics.get(1).is_some_and(|t| t == first)
+    }
+
+    /// The data's three words (`IncreaseLiquidity`, `DecreaseLiquidity`, `Collect`).
+    fn words(&self) -> Option<[U256; 3]> {
+        (self.data.len() == 96)
+            .then(|| [0, 1, 2].map(|i| U256::from_be_slice(&self.data[32 * i..32 * (i + 1)])))
+    }
+}
+
+const TRANSFER: &str = "Transfer(address,address,uint256)";
+const INCREASE: &str = "IncreaseLiquidity(uint256,uint128,uint256,uint256)";
+const DECREASE: &str = "DecreaseLiquidity(uint256,uint128,uint256,uint256)";
+const COLLECT: &str = "Collect(uint256,address,uint256,uint256)";
+
+/// The mint among `logs`: the manager's `Transfer(0 → wallet)` of a token and its
+/// `IncreaseLiquidity` in the same transaction.
+pub(super) fn minted_in(logs: &[Log], manager: &str, wallet: &str) -> Option<Minted> {
+    let zero = word_topic(U256::ZERO);
+    let to = address_topic(wallet);
+    let transfer = logs
+        .iter()
+        .find(|l| l.is(manager, TRANSFER, &zero) && l.topics.len() == 4 && l.topics[2] == to)?;
+    let token = &transfer.topics[3];
+    let increase = logs
+        .iter()
+        .find(|l| l.is(manager, INCREASE, token) && l.transaction == transfer.transaction)?;
+    let [liquidity, amount0, amount1] = increase.words()?;
+    Some(Minted {
+        token_id: U256::from_str_radix(token.trim_start_matches("0x"), 16).ok()?,
+        liquidity: u128::try_from(liquidity).ok()?,
+        amounts: [amount0, amount1],
+        block: transfer.block,
+    })
+}
+
+/// The last withdraw of `token_id` among `logs`: its `DecreaseLiquidity` and the `Collect` of
+/// the same transaction (principal, everything collected), and its block.
+pub(super) fn withdrawn_in(
+    logs: &[Log],
+    manager: &str,
+    token_id: U256,
+) -> Option<([U256; 2], [U256; 2], u64)> {
+    let token = word_topic(token_id);
+    let decrease = logs
+        .iter()
+        .rev()
+        .find(|l| l.is(manager, DECREASE, &token))?;
+    let collect = logs
+        .iter()
+        .find(|l| l.is(manager, COLLECT, &token) && l.transaction == decrease.transaction)?;
+    let [_, p0, p1] = decrease.words()?;
+    let [_, c0, c1] = collect.words()?;
+    Some(([p0, p1], [c0, c1], decrease.block))
+}
+
+/// A receipt: its block, whether it succeeded, its logs. `None` while the node has none
+/// (not mined, or unknown).
+pub(super) fn receipt(
+    answer: Result<Value, RpcError>,
+) -> Result<Option<(u64, bool, Vec<Log>)>, String> {
+    let answer = answer.map_err(|e| e.to_string())?;
+    if answer.is_null() {
+        return Ok(None);
+    }
+    let bad = || "eth_getTransactionReceipt answered a malformed receipt".to_string();
+    let block = answer
+        .get("blockNumber")
+        .and_then(quantity)
+        .ok_or_else(bad)?;
+    let success = match answer.get("status").and_then(quantity) {
+        Some(1) => true,
+        Some(0) => false,
+        _ => return Err(bad()),
+    };
+    let logs = answer
+        .get("logs")
+        .and_then(Value::as_array)
+        .ok_or_else(bad)?
+        .iter()
+        .map(Log::parse)
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(bad)?;
+    Ok(Some((block, success, logs)))
+}
+
+async fn logs(rpc: &RpcClient, filters: &[Value]) -> Result<Vec<Vec<Log>>, String> {
+    let calls: Vec<_> = filters
+        .iter()
+        .map(|f| ("eth_getLogs", json!([f])))
+        .collect();
+    rpc.batch(&calls)
+        .await
+        .into_iter()
+        .map(|answer| {
+            answer
+                .map_err(|e| e.to_string())?
+                .as_array()
+                .ok_or("eth_getLogs answered no list")?
+                .iter()
+                .map(|l| {
+                    Log::parse(l).ok_or_else(|| "eth_getLogs answered a malformed log".to_string())
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The unix time of each of `numbers`' blocks.
+pub(super) async fn block_times(
+    rpc: &RpcClient,
+    numbers: &[u64],
+) -> Result<HashMap<u64, DateTime<Utc>>, String> {
+    let blocks = evm::blocks(rpc, numbers).await.map_err(|e| e.to_string())?;
+    Ok(blocks
+        .into_iter()
+        .flatten()
+        .filter_map(|b| Some((b.number, DateTime::from_timestamp(b.timestamp? as i64, 0)?)))
+        .collect())
+}
+
+/// The mint of `found`'s token between the order's block and the read's: its `Transfer` from
+/// 0 to the wallet and that transaction's `IncreaseLiquidity`.
+pub(super) async fn mint_of(
+    rpc: &RpcClient,
+    order: &ChainOrder,
+    found: &ReadPosition,
+    height: u64,
+) -> Result<Option<Minted>, String> {
+    let token: U256 = found
+        .token
+        .parse()
+        .map_err(|_| "a token id is not a number")?;
+    let range = |topics: Value| {
+        json!({
+            "address": order.manager,
+            "fromBlock": format!("0x{:x}", order.height),
+            "toBlock": format!("0x{height:x}"),
+            "topics": topics,
+        })
+    };
+    let token_topic = word_topic(token);
+    let found_logs = logs(
+        rpc,
+        &[
+            range(json!([
+                topic(TRANSFER),
+                word_topic(U256::ZERO),
+                Value::Null,
+                token_topic
+            ])),
+            range(json!([topic(INCREASE), token_topic])),
+        ],
+    )
+    .await?;
+    let all: Vec<Log> = found_logs.into_iter().flatten().collect();
+    Ok(minted_in(&all, &order.manager, &order.wallet).filter(|m| m.token_id == token))
+}
+
+/// The withdraw of `token` between the order's block and the read's, with its block's time.
+pub(super) async fn withdrawal_of(
+    rpc: &RpcClient,
+    order: &ChainOrder,
+    token: &str,
+    height: u64,
+) -> Result<Option<Withdrawal>, String> {
+    let token: U256 = token.parse().map_err(|_| "a token id is not a number")?;
+    let range = |event: &str| {
+        json!({
+            "address": order.manager,
+            "fromBlock": format!("0x{:x}", order.height),
+            "toBlock": format!("0x{height:x}"),
+            "topics": [topic(event), word_topic(token)],
+        })
+    };
+    let found = logs(rpc, &[range(DECREASE), range(COLLECT)]).await?;
+    let all: Vec<Log> = found.into_iter().flatten().collect();
+    let Some((principal, collected, block)) = withdrawn_in(&all, &order.manager, token) else {
+        return Ok(None);
+    };
+    let times = block_times(rpc, &[block]).await?;
+    Ok(times.get(&block).map(|time| Withdrawal {
+        principal,
+        collected,
+        time: *time,
+    }))
+}
