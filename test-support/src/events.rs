@@ -2,7 +2,7 @@
 
 use crate::fixtures::position;
 use serde_json::Value;
-use shared::model::{Chain, Position, Status};
+use shared::model::{Chain, ChainOrder, OrderKind, Position, Status};
 use shared::wallets::challenge::Challenge;
 use shared::Endpoint;
 
@@ -13,6 +13,8 @@ pub struct EventManifest {
     /// Events that are not HTTP requests (the schedule's), answered with a sync report.
     pub scheduled: Vec<String>,
     pub fixture: Position,
+    /// A pending position opened from a linked wallet, waiting for its mint.
+    pub order_fixture: Position,
     /// The challenge `link-wallet-success` answers (stored before the events run).
     pub wallet_challenge: Challenge,
 }
@@ -40,6 +42,27 @@ pub fn event_manifest() -> EventManifest {
         1_790_000_000_000,
     );
     position.id = fixture["id"].as_str().unwrap().to_string();
+    let order = &manifest["orderFixture"];
+    let mut order_fixture = crate::fixtures::position(
+        order["owner"].as_str().unwrap(),
+        Status::Pending,
+        Chain::Ethereum,
+        1_790_000_000_000,
+    );
+    order_fixture.id = order["id"].as_str().unwrap().to_string();
+    order_fixture.liquidity = 1_000_000;
+    let at = |millis| chrono::DateTime::from_timestamp_millis(millis).unwrap();
+    order_fixture.order = Some(Box::new(ChainOrder {
+        kind: OrderKind::Open,
+        wallet: order["wallet"].as_str().unwrap().to_string(),
+        manager: "0xC36442b4a4522E871399CD717aBDD847Ab11FE88".into(),
+        requested_at: at(1_790_000_000_000),
+        expires_at: at(1_990_000_000_000),
+        height: 1,
+        slippage_bps: 50,
+        transactions: Vec::new(),
+        hash: None,
+    }));
     let challenge = &manifest["walletChallenge"];
     let text = |name: &str| challenge[name].as_str().unwrap().to_string();
     let wallet_challenge = Challenge {
@@ -58,6 +81,7 @@ pub fn event_manifest() -> EventManifest {
         expected,
         scheduled,
         fixture: position,
+        order_fixture,
         wallet_challenge,
     }
 }

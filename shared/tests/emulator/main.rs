@@ -84,6 +84,7 @@ async fn every_event_through_the_release_binaries_under_the_emulator() {
     let store = dynamodb_store().await;
     let manifest = event_manifest();
     store.insert(&manifest.fixture).await.unwrap();
+    store.insert(&manifest.order_fixture).await.unwrap();
     store
         .put_challenge(&manifest.wallet_challenge)
         .await

@@ -11,6 +11,7 @@ async fn every_event_file_answers_its_expected_status() {
     let manifest = event_manifest();
     let app = App::in_memory();
     app.store.insert(&manifest.fixture).await.unwrap();
+    app.store.insert(&manifest.order_fixture).await.unwrap();
     app.wallets
         .put_challenge(&manifest.wallet_challenge)
         .await
