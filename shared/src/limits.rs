@@ -8,6 +8,14 @@ use bigdecimal::BigDecimal;
 use serde_json::{json, Value};
 use std::str::FromStr;
 
+/// The slippage tolerance when the request gives none (0.5%, the Uniswap interface's default).
+pub const DEFAULT_SLIPPAGE_BPS: u32 = 50;
+pub const MAX_SLIPPAGE_BPS: u32 = 5_000;
+/// The transactions' deadline when the request gives none: 20 minutes.
+pub const DEFAULT_DEADLINE_SECONDS: u32 = 1_200;
+pub const MIN_DEADLINE_SECONDS: u32 = 60;
+pub const MAX_DEADLINE_SECONDS: u32 = 86_400;
+
 impl Pool {
     /// Digits an amount of a token with `decimals` may have before the point: every amount of
     /// that many digits, with up to `decimals` after the point, fits the protocol's amount type
@@ -82,6 +90,27 @@ fn amount_schema(pool: &Pool, decimals: u8) -> Value {
     })
 }
 
+/// The create body's optional fields that open the position on chain from a linked wallet.
+fn on_chain_properties() -> Value {
+    json!({
+        "wallet": {
+            "type": "string",
+            "description": "One of your linked wallets on the pool's chain (EVM only): the \
+                            position is opened on chain, by transactions this wallet signs.",
+        },
+        "slippageBps": {
+            "type": "integer", "minimum": 0, "maximum": MAX_SLIPPAGE_BPS,
+            "description": format!("With a wallet: the price move the mint tolerates, in basis \
+                                    points (default {DEFAULT_SLIPPAGE_BPS})."),
+        },
+        "deadlineSeconds": {
+            "type": "integer", "minimum": MIN_DEADLINE_SECONDS, "maximum": MAX_DEADLINE_SECONDS,
+            "description": format!("With a wallet: how long the transactions stay valid \
+                                    (default {DEFAULT_DEADLINE_SECONDS})."),
+        },
+    })
+}
+
 /// The create body's schema on `pool`.
 fn pool_alternative(pool: &Pool) -> Value {
     let (low, high) = pool.price_bounds();
@@ -92,6 +121,7 @@ fn pool_alternative(pool: &Pool) -> Value {
         json!({ "const": pool.id })
     };
     let zero = json!({ "type": "string", "pattern": "^0+(\\.0+)?$" });
+    let on_chain = on_chain_properties();
     json!({
         "type": "object",
         "title": format!("{} {}/{} on {} ({})", pool.protocol, pool.token_a.symbol, pool.token_b.symbol, pool.chain, pool.id),
@@ -105,6 +135,9 @@ fn pool_alternative(pool: &Pool) -> Value {
             "amountB": amount_schema(pool, pool.token_b.decimals),
             "priceLower": price,
             "priceUpper": price,
+            "wallet": on_chain["wallet"],
+            "slippageBps": on_chain["slippageBps"],
+            "deadlineSeconds": on_chain["deadlineSeconds"],
         },
         // Something must be offered.
         "not": {

@@ -1,6 +1,10 @@
 //! Turning untrusted input into typed values, each failure a 400 that names what is wrong.
 
 use crate::error::ApiError;
+use crate::limits::{
+    DEFAULT_DEADLINE_SECONDS, DEFAULT_SLIPPAGE_BPS, MAX_DEADLINE_SECONDS, MAX_SLIPPAGE_BPS,
+    MIN_DEADLINE_SECONDS,
+};
 use crate::math::U256;
 use crate::model::{Chain, Filter, PageRequest, Protocol, Source, Status};
 use bigdecimal::{BigDecimal, Zero};
@@ -8,14 +12,6 @@ use lambda_http::aws_lambda_events::query_map::QueryMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::str::FromStr;
-
-/// The slippage tolerance when the request gives none (0.5%, the Uniswap interface's default).
-pub const DEFAULT_SLIPPAGE_BPS: u32 = 50;
-pub const MAX_SLIPPAGE_BPS: u32 = 5_000;
-/// The transactions' deadline when the request gives none: 20 minutes.
-pub const DEFAULT_DEADLINE_SECONDS: u32 = 1_200;
-pub const MIN_DEADLINE_SECONDS: u32 = 60;
-pub const MAX_DEADLINE_SECONDS: u32 = 86_400;
 
 pub const DEFAULT_LIMIT: u32 = 20;
 pub const MAX_LIMIT: u32 = 100;

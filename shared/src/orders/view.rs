@@ -8,8 +8,13 @@ use crate::model::{
 /// A position opened on chain as the API shows it: its valued view with the order's wallet,
 /// hash and (while it waits) transactions, and the liquidity the mint will create.
 pub fn with_open_order(entry: PositionEntry, order: &ChainOrder, liquidity: u128) -> PositionEntry {
-    let PositionEntry::Valued(mut view) = entry else {
-        return entry;
+    let mut view = match entry {
+        PositionEntry::Valued(view) => view,
+        PositionEntry::Unvalued(mut unvalued) => {
+            unvalued.source = Source::Wallet;
+            return PositionEntry::Unvalued(unvalued);
+        }
+        other => return other,
     };
     view.source = Source::Wallet;
     let waiting = view.status == Status::Pending;
