@@ -20,6 +20,7 @@ pub mod fixtures;
 pub mod idempotency;
 pub mod lifecycle;
 pub mod local_api;
+pub mod orders;
 pub mod rpc_stub;
 pub mod tracked_ticks;
 pub mod wallets;
