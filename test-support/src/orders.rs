@@ -80,7 +80,10 @@ pub async fn orders_wait_on_the_index_and_settle_once(store: &dyn PositionStore)
         store.get(&owner, &first.id).await.unwrap().as_ref(),
         Some(&first)
     );
-    assert_eq!(waiting(store, &first).await, [first.id.clone(), second.id.clone()]);
+    assert_eq!(
+        waiting(store, &first).await,
+        [first.id.clone(), second.id.clone()]
+    );
 
     // A hash replaces the order it was read with, only that one.
     let reported = Position {
@@ -157,7 +160,10 @@ pub async fn orders_wait_on_the_index_and_settle_once(store: &dyn PositionStore)
         ..minted.clone()
     };
     store.set_order(&closing_order, None).await.unwrap();
-    assert_eq!(waiting(store, &first).await, [first.id.clone(), second.id.clone()]);
+    assert_eq!(
+        waiting(store, &first).await,
+        [first.id.clone(), second.id.clone()]
+    );
     let later_read = Position {
         holding: Some(Box::new(holding("7", 101))),
         ..minted.clone()

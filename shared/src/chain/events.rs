@@ -243,3 +243,105 @@ pub(super) async fn withdrawal_of(
         time: *time,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MANAGER: &str = "0xc36442b4a4522e871399cd717abdd847ab11fe88";
+    const WALLET: &str = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+
+    fn log(address: &str, topics: Vec<String>, words: &[u64], tx: u8) -> Value {
+        let data: String = words.iter().map(|w| format!("{w:064x}")).collect();
+        json!({
+            "address": address, "topics": topics, "data": format!("0x{data}"),
+            "blockNumber": "0x10", "transactionHash": format!("0x{}", format!("{tx:02x}").repeat(32)),
+        })
+    }
+
+    fn mint_logs(manager: &str, data: &[u64], increase_tx: u8) -> Vec<Log> {
+        let token = word_topic(U256::from(7u8));
+        [
+            log(
+                manager,
+                vec![
+                    topic(TRANSFER),
+                    word_topic(U256::ZERO),
+                    address_topic(WALLET),
+                    token.clone(),
+                ],
+                &[],
+                1,
+            ),
+            log(manager, vec![topic(INCREASE), token], data, increase_tx),
+        ]
+        .iter()
+        .map(|l| Log::parse(l).unwrap())
+        .collect()
+    }
+
+    #[test]
+    fn a_mint_is_the_managers_transfer_from_zero_and_its_increase() {
+        let minted = minted_in(&mint_logs(MANAGER, &[500, 11, 12], 1), MANAGER, WALLET).unwrap();
+        assert_eq!(minted.token_id, U256::from(7u8));
+        assert_eq!(minted.liquidity, 500);
+        assert_eq!(minted.amounts, [U256::from(11u8), U256::from(12u8)]);
+        assert_eq!(minted.block, 16);
+        // Another contract's events, another transaction's increase, or data that is not three
+        // words make no mint.
+        let other = "0x0000000000000000000000000000000000000001";
+        assert!(minted_in(&mint_logs(other, &[500, 11, 12], 1), MANAGER, WALLET).is_none());
+        assert!(minted_in(&mint_logs(MANAGER, &[500, 11, 12], 2), MANAGER, WALLET).is_none());
+        assert!(minted_in(&mint_logs(MANAGER, &[500, 11], 1), MANAGER, WALLET).is_none());
+        let to_someone_else = "0x0000000000000000000000000000000000000002";
+        assert!(minted_in(
+            &mint_logs(MANAGER, &[500, 11, 12], 1),
+            MANAGER,
+            to_someone_else
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn a_withdraw_pairs_the_decrease_with_the_collect_of_its_transaction() {
+        let token = word_topic(U256::from(7u8));
+        let logs: Vec<Log> = [
+            log(
+                MANAGER,
+                vec![topic(DECREASE), token.clone()],
+                &[500, 10, 20],
+                3,
+            ),
+            log(
+                MANAGER,
+                vec![topic(COLLECT), token.clone()],
+                &[1, 99, 99],
+                4,
+            ),
+            log(MANAGER, vec![topic(COLLECT), token], &[1, 13, 26], 3),
+        ]
+        .iter()
+        .map(|l| Log::parse(l).unwrap())
+        .collect();
+        let (principal, collected, block) = withdrawn_in(&logs, MANAGER, U256::from(7u8)).unwrap();
+        assert_eq!(principal, [U256::from(10u8), U256::from(20u8)]);
+        assert_eq!(collected, [U256::from(13u8), U256::from(26u8)]);
+        assert_eq!(block, 16);
+        assert!(withdrawn_in(&logs, MANAGER, U256::from(8u8)).is_none());
+    }
+
+    #[test]
+    fn receipts_are_taken_only_in_their_shape() {
+        assert!(receipt(Ok(Value::Null)).unwrap().is_none());
+        let good = json!({"blockNumber": "0x10", "status": "0x1", "logs": []});
+        assert_eq!(receipt(Ok(good)).unwrap().unwrap().0, 16);
+        for bad in [
+            json!({"blockNumber": "0x10", "status": "0x2", "logs": []}),
+            json!({"blockNumber": "0x010", "status": "0x1", "logs": []}),
+            json!({"blockNumber": "0x10", "status": "0x1"}),
+            json!({"blockNumber": "0x10", "status": "0x0", "logs": [{"address": 1}]}),
+        ] {
+            assert!(receipt(Ok(bad.clone())).is_err(), "{bad}");
+        }
+    }
+}

@@ -5,6 +5,7 @@ mod architecture;
 mod close;
 mod events;
 mod handlers;
+mod orders;
 mod routes;
 mod store_memory;
 mod valuation;

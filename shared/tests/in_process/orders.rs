@@ -1,0 +1,252 @@
+//! Opening from a linked wallet through the handlers, in memory, with the wallet's allowances
+//! scripted: the refusals (Solana, a wallet not linked, a state not fresh or a chain not read),
+//! the approvals the allowances call for, the hash report, the cancel, and an idempotent retry.
+//! The transactions themselves are sent to the real contracts in `local-api/tests/orders_devnet.rs`.
+
+use async_trait::async_trait;
+use lambda_http::http::{Method, StatusCode};
+use serde_json::{json, Value};
+use shared::app::OrderChain;
+use shared::market::{Freshness, PoolState};
+use shared::math::U256;
+use shared::model::Chain;
+use shared::store::{MemoryMarket, MemoryStore};
+use shared::App;
+use std::sync::{Arc, Mutex};
+use test_support::bodies::ETH_USDC;
+use test_support::client::TestClient;
+use test_support::lifecycle::give_fresh_state;
+use test_support::wallets::{link_evm, post, EvmWallet};
+
+/// The wallet's allowances as the chain would answer them (token0, token1).
+struct Allowances(Mutex<[U256; 2]>);
+
+#[async_trait]
+impl OrderChain for Allowances {
+    async fn allowances(
+        &self,
+        _: Chain,
+        _: &PoolState,
+        _: &str,
+        _: &str,
+        _: [&str; 2],
+    ) -> Result<[U256; 2], String> {
+        Ok(*self.0.lock().unwrap())
+    }
+}
+
+fn live_app() -> App {
+    let market = MemoryMarket::new(
+        shared::catalog::embedded_records(),
+        Freshness::Live {
+            stale_after: std::time::Duration::from_secs(300),
+        },
+    )
+    .unwrap()
+    .with_deployments(shared::catalog::embedded_deployments());
+    App {
+        store: Arc::new(MemoryStore::new()),
+        market: Arc::new(market),
+        ..App::in_memory()
+    }
+}
+
+fn body(wallet: &str, extra: Value) -> Value {
+    let mut body = json!({
+        "chain": "ethereum", "protocol": "uniswap-v3", "pool": ETH_USDC,
+        "amountA": "1", "amountB": "3000", "priceLower": 2500, "priceUpper": 3500,
+        "wallet": wallet,
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    body
+}
+
+fn kinds(created: &Value) -> Vec<String> {
+    created["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The last ABI word of a transaction's calldata (an approve's amount).
+fn last_word(transaction: &Value) -> U256 {
+    let data = transaction["data"].as_str().unwrap();
+    U256::from_str_radix(&data[data.len() - 64..], 16).unwrap()
+}
+
+#[tokio::test]
+async fn opening_from_a_wallet_asks_for_exactly_the_approvals_it_needs() {
+    let app = live_app();
+    let client = TestClient::in_process(&app, Some("olivia"));
+    let wallet = EvmWallet::from_seed(4242);
+
+    // Refused, nothing stored: Solana; a wallet not linked; then linked but no fresh state.
+    let solana = json!({
+        "chain": "solana", "protocol": "orca-whirlpools",
+        "pool": "Czfq3xZZDmsdGdUyrNLtRhGc47cXcZtLG4crryfu44zE",
+        "amountA": "1", "amountB": "100", "priceLower": 100, "priceUpper": 200,
+        "wallet": wallet.address,
+    });
+    let reply = post(&client, "/positions", &solana).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.text());
+    assert!(
+        reply.text().contains("not supported yet"),
+        "{}",
+        reply.text()
+    );
+    let reply = post(&client, "/positions", &body(&wallet.address, json!({}))).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.text());
+    assert!(reply.text().contains("not linked"), "{}", reply.text());
+    link_evm(&client, "ethereum", &wallet).await;
+    let reply = post(&client, "/positions", &body(&wallet.address, json!({}))).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        reply.text()
+    );
+    assert!(reply.headers.contains_key("retry-after"));
+    give_fresh_state(&app).await;
+    // A fresh state, but no chain to read the allowances from here.
+    let reply = post(&client, "/positions", &body(&wallet.address, json!({}))).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        reply.text()
+    );
+    for bad in [
+        json!({"slippageBps": -1}),
+        json!({"slippageBps": 5001}),
+        json!({"deadlineSeconds": 86401}),
+        json!({"deadlineSeconds": "60"}),
+    ] {
+        let reply = post(&client, "/positions", &body(&wallet.address, bad.clone())).await;
+        assert_eq!(
+            reply.status,
+            StatusCode::BAD_REQUEST,
+            "{bad}: {}",
+            reply.text()
+        );
+    }
+    assert_eq!(client.list("").await.json["total"], 0);
+
+    let chain = Arc::new(Allowances(Mutex::new([U256::ZERO; 2])));
+    let app = App {
+        order_chain: Some(chain.clone()),
+        ..app
+    };
+    let client = TestClient::in_process(&app, Some("olivia"));
+    // Nothing approved: one approve per token, of exactly what the mint may take.
+    let lower = wallet.address.to_lowercase();
+    let created = post(&client, "/positions", &body(&lower, json!({}))).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    let created = created.json;
+    assert_eq!(kinds(&created), ["approve", "approve", "mint"]);
+    assert_eq!(
+        created["wallet"],
+        wallet.address.as_str(),
+        "its one spelling"
+    );
+    assert_eq!(created["status"], "pending");
+    assert_eq!(created["source"], "wallet");
+    assert_eq!(created["tokenId"], Value::Null);
+    assert!(created["liquidity"].is_string());
+    let transactions = created["transactions"].as_array().unwrap();
+    for t in transactions {
+        assert_eq!(t["from"], wallet.address.as_str());
+        assert_eq!(t["chainId"], 1);
+        assert_eq!(t["value"], "0");
+    }
+    let units = |whole: &str, decimals: usize| {
+        let (int, frac) = whole.split_once('.').unwrap_or((whole, ""));
+        U256::from_str_radix(&format!("{int}{frac:0<decimals$}"), 10).unwrap()
+    };
+    let usdc = units(created["tokenB"]["amount"].as_str().unwrap(), 6);
+    let weth = units(created["tokenA"]["amount"].as_str().unwrap(), 18);
+    let approved: Vec<(String, U256)> = transactions[..2]
+        .iter()
+        .map(|t| (t["to"].as_str().unwrap().to_string(), last_word(t)))
+        .collect();
+    assert!(approved.contains(&(created["tokenB"]["address"].as_str().unwrap().into(), usdc)));
+    assert!(approved.contains(&(created["tokenA"]["address"].as_str().unwrap().into(), weth)));
+    assert!(usdc <= U256::from(3_000_000_000u64) && weth <= units("1", 18));
+
+    // Enough approved: the mint alone. token0 (USDC) approved but short: a reset to 0 first.
+    *chain.0.lock().unwrap() = [U256::MAX; 2];
+    let enough = post(&client, "/positions", &body(&wallet.address, json!({}))).await;
+    assert_eq!(kinds(&enough.json), ["mint"], "{}", enough.text());
+    *chain.0.lock().unwrap() = [U256::from(1u8), U256::MAX];
+    let short = post(&client, "/positions", &body(&wallet.address, json!({}))).await;
+    assert_eq!(kinds(&short.json), ["approve", "approve", "mint"]);
+    let short_tx = short.json["transactions"].as_array().unwrap();
+    assert_eq!(last_word(&short_tx[0]), U256::ZERO);
+    assert_eq!(short_tx[0]["to"], short_tx[1]["to"]);
+    assert_eq!(last_word(&short_tx[1]), usdc);
+
+    // The hash: 0x and 64 hex digits, kept in lower case; a later one replaces it.
+    let id = created["id"].as_str().unwrap();
+    let path = format!("/positions/{id}/transactions");
+    for bad in [json!({"hash": "0x1234"}), json!({"hash": 5}), json!({})] {
+        let reply = post(&client, &path, &bad).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{bad}");
+    }
+    let hash = format!("0x{}", "AB".repeat(32));
+    let reply = post(&client, &path, &json!({ "hash": hash })).await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED, "{}", reply.text());
+    assert_eq!(reply.json["transactionHash"], hash.to_lowercase());
+    let replaced = format!("0x{}", "cd".repeat(32));
+    post(&client, &path, &json!({ "hash": replaced })).await;
+    let read = client.get(id).await.json;
+    assert_eq!(read["transactionHash"], replaced.as_str());
+    assert_eq!(
+        read["transactions"], created["transactions"],
+        "shown until it settles"
+    );
+
+    // A close before the chain confirms it cancels it; nothing waits any more.
+    let cancelled = client.close(id).await;
+    assert_eq!(cancelled.status, StatusCode::OK, "{}", cancelled.text());
+    assert_eq!(
+        cancelled.json["closeReason"],
+        "cancelled by its owner before it was confirmed"
+    );
+    assert_eq!(cancelled.json["pnlUsd"], 0);
+    assert!(
+        cancelled.json.get("transactions").is_none(),
+        "{}",
+        cancelled.json
+    );
+    let reply = post(&client, &path, &json!({ "hash": replaced })).await;
+    assert_eq!(reply.status, StatusCode::CONFLICT);
+    // A simulated position has no transaction to follow.
+    let simulated = client.open(json!({})).await;
+    let simulated_path = format!(
+        "/positions/{}/transactions",
+        simulated["id"].as_str().unwrap()
+    );
+    let reply = post(&client, &simulated_path, &json!({ "hash": replaced })).await;
+    assert_eq!(reply.status, StatusCode::CONFLICT);
+
+    // An Idempotency-Key replays the create's answer, transactions included.
+    let request = body(&wallet.address, json!({"slippageBps": 10}))
+        .to_string()
+        .into_bytes();
+    let headers = [
+        ("content-type", "application/json"),
+        ("idempotency-key", "open-once"),
+    ];
+    let first = client
+        .send(Method::POST, "/positions", &headers, &request)
+        .await;
+    let again = client
+        .send(Method::POST, "/positions", &headers, &request)
+        .await;
+    assert_eq!(first.status, StatusCode::CREATED);
+    assert_eq!(first.body, again.body);
+    assert_eq!(again.headers["idempotent-replayed"], "true");
+}
