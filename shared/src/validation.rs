@@ -105,11 +105,11 @@ struct CreateBody {
     price_lower: Box<RawValue>,
     price_upper: Box<RawValue>,
     /// Opens on chain from this linked wallet; without it the position is simulated.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     wallet: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "integer")]
     slippage_bps: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "integer")]
     deadline_seconds: Option<i64>,
 }
 
@@ -165,10 +165,33 @@ impl OrderLimits {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CloseBody {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "integer")]
     slippage_bps: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "integer")]
     deadline_seconds: Option<i64>,
+}
+
+/// An optional field that, when present, holds a `T`: `null` is refused, as the schema says.
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(deserializer).map(Some)
+}
+
+/// An optional integer as JSON Schema reads one: any number without a fraction (`60.0` too);
+/// `null`, a fraction or a string are refused.
+fn integer<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
+    let number = serde_json::Number::deserialize(deserializer)?;
+    let whole = number.as_i64().or_else(|| {
+        number
+            .as_f64()
+            .filter(|f| f.fract() == 0.0)
+            // Past i64 is past every bound: the range check says which.
+            .map(|f| f.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
+    });
+    whole
+        .map(Some)
+        .ok_or_else(|| serde::de::Error::custom(format!("{number} is not an integer")))
 }
 
 #[derive(Debug, Deserialize)]

@@ -131,7 +131,10 @@ pub async fn orders_wait_on_the_index_and_settle_once(store: &dyn PositionStore)
         store.activate(&minted).await,
         Err(StoreError::Conflict)
     ));
-    assert_eq!(waiting(store, &first).await, [second.id.clone()]);
+    assert_eq!(
+        waiting(store, &first).await,
+        std::slice::from_ref(&second.id)
+    );
     // Another open can never take the same token.
     let twin = Position {
         status: Status::Active,
@@ -151,7 +154,7 @@ pub async fn orders_wait_on_the_index_and_settle_once(store: &dyn PositionStore)
         .holdings(&owner, Chain::Ethereum, WALLET)
         .await
         .unwrap();
-    assert_eq!(held, [minted.clone()]);
+    assert_eq!(held, std::slice::from_ref(&minted));
 
     // A close to sign: the active position waits on the index again; a wallet read that did
     // not see the order cannot overwrite it.
@@ -191,7 +194,10 @@ pub async fn orders_wait_on_the_index_and_settle_once(store: &dyn PositionStore)
         store.close(&owner, &first.id, Status::Active, &paid).await,
         Err(StoreError::Conflict)
     ));
-    assert_eq!(waiting(store, &first).await, [second.id.clone()]);
+    assert_eq!(
+        waiting(store, &first).await,
+        std::slice::from_ref(&second.id)
+    );
     let realized = store.realized(&owner).await.unwrap();
     assert_eq!(realized.pnl_usd, paid.pnl_usd);
 

@@ -124,6 +124,10 @@ async fn opening_from_a_wallet_asks_for_exactly_the_approvals_it_needs() {
         json!({"slippageBps": 5001}),
         json!({"deadlineSeconds": 86401}),
         json!({"deadlineSeconds": "60"}),
+        json!({"deadlineSeconds": 60.5}),
+        json!({"slippageBps": null}),
+        json!({"slippageBps": 1e30}),
+        json!({"wallet": null}),
     ] {
         let reply = post(&client, "/positions", &body(&wallet.address, bad.clone())).await;
         assert_eq!(
@@ -233,7 +237,8 @@ async fn opening_from_a_wallet_asks_for_exactly_the_approvals_it_needs() {
     assert_eq!(reply.status, StatusCode::CONFLICT);
 
     // An Idempotency-Key replays the create's answer, transactions included.
-    let request = body(&wallet.address, json!({"slippageBps": 10}))
+    // An integer written with a fraction of zero is an integer, as JSON Schema reads it.
+    let request = body(&wallet.address, json!({"slippageBps": 10.0}))
         .to_string()
         .into_bytes();
     let headers = [
