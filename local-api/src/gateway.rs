@@ -147,6 +147,10 @@ impl Gateway {
             let catalog = self.app.market.catalog().await?;
             return crate::openapi::answer(&parts.method, &catalog);
         }
+        // So is the page (`web/`): its files are public, the API calls it makes carry a token.
+        if let Some(answer) = crate::web::answer(&parts.method, parts.uri.path()) {
+            return answer;
+        }
         // As in API Gateway, where a request no route takes goes to the `$default` route,
         // behind the same authorizer: the token is checked before any 404 or 405.
         let authorization = parts

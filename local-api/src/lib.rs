@@ -5,3 +5,4 @@ pub mod auth;
 pub mod gateway;
 pub mod openapi;
 pub mod server;
+pub mod web;

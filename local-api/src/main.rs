@@ -293,10 +293,9 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
         uri: signing_uri.unwrap_or_else(|| format!("http://{bound}")),
     };
     println!("local-api listening on http://{bound} (store: {store_name})");
-    println!(
-        "try: curl -s http://{bound}/positions -H 'Authorization: Bearer {}'",
-        jwt.issue("alice", 86_400)
-    );
+    let token = jwt.issue("alice", 86_400);
+    println!("page: http://{bound}/#token={token}");
+    println!("try: curl -s http://{bound}/positions -H 'Authorization: Bearer {token}'");
     let gateway = Arc::new(Gateway {
         app,
         jwt,

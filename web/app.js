@@ -1,0 +1,409 @@
+// The page: sign-in from the URL fragment or a pasted token, the portfolio, the positions with
+// their range bars and paging, a position's detail and close, and the wallet flows (link, open
+// on chain, sign and send, follow until the chain settles it).
+
+import { ApiError, claims, client } from "./api.js";
+import { breakdown, rangeBar } from "./charts.js";
+import { amount, percent, price, signedUsd, time, usd } from "./format.js";
+import * as wallet from "./wallet.js";
+
+const PAGE_SIZE = 10;
+const $ = (id) => document.getElementById(id);
+
+const state = { api: null, status: "", source: "", offset: 0, total: 0, pools: [], wallets: [], detail: null };
+
+// ---- session --------------------------------------------------------------------------------
+
+/** The API's base: `?api=` or `#api=` (a page hosted apart from the API), else this origin. */
+function apiBase() {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const given = new URLSearchParams(location.search).get("api") ?? fragment.get("api");
+  if (given) sessionStorage.setItem("api", given.replace(/\/$/, ""));
+  return sessionStorage.getItem("api") ?? "";
+}
+
+/** The token from `#token=…` (never sent to a server by the browser), kept for the session. */
+function takeToken() {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const token = fragment.get("token");
+  if (token) {
+    sessionStorage.setItem("token", token);
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return sessionStorage.getItem("token");
+}
+
+function signIn(reason) {
+  sessionStorage.removeItem("token");
+  state.api = null;
+  $("app").hidden = true;
+  $("session").hidden = true;
+  $("signin").hidden = false;
+  $("signin-reason").hidden = !reason;
+  $("signin-reason").textContent = reason ?? "";
+  $("token").focus();
+}
+
+function start(token) {
+  const claim = claims(token);
+  if (!claim) return signIn("that is not a token (a JWT has three dot-separated parts)");
+  state.api = client(apiBase(), token);
+  $("sub").textContent = claim.sub ?? "?";
+  $("expiry").textContent = claim.exp ? new Date(claim.exp * 1000).toLocaleString() : "—";
+  $("session").hidden = false;
+  $("signin").hidden = true;
+  $("app").hidden = false;
+  refresh();
+}
+
+/** Shows an API failure: a 401 goes back to signing in, with the API's reason. */
+function fail(error) {
+  if (error instanceof ApiError && error.status === 401) return signIn(`the API refused the token: ${error.message}`);
+  $("error").textContent = error.message;
+  $("error").hidden = false;
+}
+
+function clearError() {
+  $("error").hidden = true;
+}
+
+async function refresh() {
+  try {
+    clearError();
+    await Promise.all([showPortfolio(), showPositions(), showWallets(), loadPools()]);
+  } catch (e) {
+    fail(e);
+  }
+}
+
+// ---- portfolio ------------------------------------------------------------------------------
+
+function figure(list, label, value, field, title) {
+  const dt = document.createElement("dt");
+  dt.textContent = label;
+  const dd = document.createElement("dd");
+  dd.textContent = value;
+  if (field) dd.dataset.field = field;
+  if (title) dd.title = title;
+  list.append(dt, dd);
+}
+
+async function showPortfolio() {
+  const p = await state.api.get("/portfolio");
+  const totals = $("totals");
+  totals.replaceChildren();
+  figure(totals, "Total value", usd(p.totalValueUsd), "totalValueUsd");
+  figure(totals, "Total PnL", `${signedUsd(p.totalPnlUsd)} (${percent(p.totalPnlPercent)})`, "totalPnlUsd");
+  figure(totals, "Unrealized PnL", signedUsd(p.unrealizedPnlUsd), "unrealizedPnlUsd");
+  figure(totals, "Realized PnL", signedUsd(p.realizedPnlUsd), "realizedPnlUsd");
+  figure(totals, "Fees earned", usd(p.totalFeesEarnedUsd), "totalFeesEarnedUsd");
+  figure(totals, "Impermanent loss", usd(p.totalImpermanentLossUsd), "totalImpermanentLossUsd");
+  figure(totals, "Open positions", String(p.positions), "positions");
+  const unpriced = p.unpricedPositions ?? 0;
+  $("unpriced").hidden = unpriced === 0;
+  $("unpriced").textContent = `${unpriced} position(s) hold a token without a USD price: they are not in the USD totals.`;
+  const items = (list, key) => (list ?? []).map((x) => ({ label: x[key], valueUsd: x.valueUsd, percentage: x.percentage }));
+  $("assets").replaceChildren(breakdown(items(p.assets, "symbol"), usd));
+  $("chains").replaceChildren(breakdown(items(p.chains, "chain"), usd));
+}
+
+// ---- positions ------------------------------------------------------------------------------
+
+function cell(row, content, label) {
+  const td = document.createElement("td");
+  td.dataset.label = label;
+  if (content instanceof Node) td.append(content);
+  else td.textContent = content;
+  row.append(td);
+  return td;
+}
+
+function tokenLine(token) {
+  const span = document.createElement("span");
+  span.className = "token";
+  span.textContent = `${amount(token.amount)} ${token.symbol}`;
+  span.title = `${token.amount} ${token.symbol}`;
+  return span;
+}
+
+function amounts(p) {
+  const box = document.createElement("div");
+  box.append(tokenLine(p.tokenA), tokenLine(p.tokenB));
+  return box;
+}
+
+function feesOf(p) {
+  const box = document.createElement("div");
+  box.textContent = usd(p.feesEarnedUsd);
+  box.title = `${p.tokenA.feesEarned} ${p.tokenA.symbol} + ${p.tokenB.feesEarned} ${p.tokenB.symbol}`;
+  return box;
+}
+
+function poolName(p) {
+  const box = document.createElement("div");
+  const strong = document.createElement("strong");
+  strong.textContent = `${p.tokenA.symbol}/${p.tokenB.symbol}`;
+  const small = document.createElement("span");
+  small.className = "muted block";
+  small.textContent = `${p.chain} · ${p.protocol} · ${p.source}`;
+  box.append(strong, small);
+  return box;
+}
+
+async function showPositions() {
+  const query = new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(state.offset) });
+  if (state.status) query.set("status", state.status);
+  if (state.source) query.set("source", state.source);
+  const page = await state.api.get(`/positions?${query}`);
+  state.total = page.total;
+  const body = $("position-table").querySelector("tbody");
+  body.replaceChildren();
+  for (const p of page.data) {
+    const row = document.createElement("tr");
+    row.dataset.id = p.id;
+    cell(row, poolName(p), "Pool");
+    cell(row, p.status, "Status").dataset.status = p.status;
+    cell(row, amounts(p), "Amounts");
+    cell(row, usd(p.valueUsd), "Value").dataset.usd = "valueUsd";
+    cell(row, feesOf(p), "Fees");
+    cell(row, signedUsd(p.pnlUsd), "PnL").dataset.usd = "pnlUsd";
+    cell(row, p.valuationError ? p.valuationError : rangeBar(p), "Range");
+    const open = document.createElement("button");
+    open.type = "button";
+    open.textContent = "Details";
+    open.addEventListener("click", () => showDetail(p.id));
+    cell(row, open, "");
+    body.append(row);
+  }
+  if (page.data.length === 0) {
+    const row = document.createElement("tr");
+    cell(row, "No positions here yet.", "").colSpan = 8;
+    body.append(row);
+  }
+  const first = page.total === 0 ? 0 : state.offset + 1;
+  $("page-info").textContent = `${first}–${state.offset + page.data.length} of ${page.total}`;
+  $("prev").disabled = state.offset === 0;
+  $("next").disabled = state.offset + PAGE_SIZE >= page.total;
+}
+
+// ---- a position's detail, its transactions and its close -------------------------------------
+
+const DETAIL_FIELDS = [
+  ["id", "Id"], ["source", "Source"], ["status", "Status"], ["chain", "Chain"], ["protocol", "Protocol"],
+  ["pool", "Pool"], ["wallet", "Wallet"], ["tokenId", "Token id"], ["positionMint", "Position mint"],
+  ["liquidity", "Liquidity"], ["tickLower", "Lower tick"], ["tickUpper", "Upper tick"],
+  ["priceLower", "Lower price", price], ["priceUpper", "Upper price", price],
+  ["currentPrice", "Current price", price], ["inRange", "In range"], ["stale", "Stale"],
+  ["valueUsd", "Value", usd], ["costBasisUsd", "Cost basis", usd], ["feesEarnedUsd", "Fees earned", usd],
+  ["hodlValueUsd", "Held instead", usd], ["impermanentLossUsd", "Impermanent loss", usd],
+  ["pnlUsd", "PnL", signedUsd], ["pnlPercent", "PnL %", percent], ["feeAprPercent", "Fee APR", percent],
+  ["readHeight", "Read at block"], ["refreshedAt", "Read", time], ["createdAt", "Opened", time],
+  ["expiresAt", "Deadline", time], ["transactionHash", "Transaction"], ["closedAt", "Closed", time],
+  ["closeReason", "Close reason"], ["valuationError", "Not valued"],
+];
+
+function renderDetail(p) {
+  state.detail = p;
+  $("detail-title").textContent = `${p.tokenA?.symbol ?? ""}/${p.tokenB?.symbol ?? ""} position`;
+  $("detail-range").replaceChildren(p.priceLower ? rangeBar(p) : "");
+  const list = $("detail-fields");
+  list.replaceChildren();
+  for (const [key, label, format] of DETAIL_FIELDS) {
+    if (!(key in p)) continue;
+    const value = p[key];
+    figure(list, label, value === null ? "—" : format ? format(value) : String(value), key, String(value));
+  }
+  for (const token of [p.tokenA, p.tokenB].filter(Boolean)) {
+    figure(list, token.symbol, `${amount(token.amount)} (${usd(token.valueUsd)})`, null, token.amount);
+    figure(list, `${token.symbol} fees`, `${amount(token.feesEarned)} (${usd(token.feesEarnedUsd)})`, null, token.feesEarned);
+  }
+  if (p.closing) figure(list, "Close requested", time(p.closing.requestedAt), "closing");
+  const transactions = $("detail-transactions");
+  transactions.replaceChildren();
+  if (p.transactions?.length) {
+    const h = document.createElement("h3");
+    h.textContent = "To sign and send, in order";
+    const ol = document.createElement("ol");
+    for (const t of p.transactions) {
+      const li = document.createElement("li");
+      li.textContent = `${t.kind} → ${t.to}`;
+      li.title = t.data;
+      ol.append(li);
+    }
+    transactions.append(h, ol);
+  }
+  $("close-position").hidden = p.status === "closed";
+  $("close-position").textContent = p.status === "pending" ? "Cancel" : "Close position";
+}
+
+async function showDetail(id) {
+  try {
+    clearError();
+    renderDetail(await state.api.get(`/positions/${id}`));
+    $("detail-progress").textContent = "";
+    $("detail").hidden = false;
+    $("detail").focus();
+  } catch (e) {
+    fail(e);
+  }
+}
+
+/** Polls the position until it leaves `waiting` (pending, or a close not yet confirmed). */
+async function follow(id, progress) {
+  for (let i = 0; i < 400; i++) {
+    const p = await state.api.get(`/positions/${id}`);
+    if (p.status === "closed" || (p.status === "active" && !p.closing)) return p;
+    progress(`waiting for the chain (${p.status})…`);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  throw new Error("the chain has not settled it yet: look again later");
+}
+
+/** Sends an answer's transactions from the wallet, reports the last one's hash, follows it. */
+async function signAndFollow(position, progress) {
+  if (!wallet.available()) throw new Error("this position's transactions need the wallet that signs them");
+  const hash = await wallet.sendAll(position.transactions, (kind, h, status) =>
+    progress(`${kind} ${status === "0x1" ? "mined" : "reverted"}: ${h}`));
+  await state.api.post(`/positions/${position.id}/transactions`, { hash });
+  progress(`reported ${hash}`);
+  return follow(position.id, progress);
+}
+
+async function closeDetail() {
+  const progress = (text) => { $("detail-progress").textContent = text; };
+  try {
+    clearError();
+    let p = await state.api.post(`/positions/${state.detail.id}/close`);
+    renderDetail(p);
+    if (p.transactions?.length && p.status !== "closed") {
+      p = await signAndFollow(p, progress);
+      renderDetail(p);
+    }
+    progress(`${p.status}${p.closeReason ? `: ${p.closeReason}` : ""}`);
+    await Promise.all([showPortfolio(), showPositions()]);
+  } catch (e) {
+    fail(e);
+  }
+}
+
+// ---- wallets and the open form ----------------------------------------------------------------
+
+async function showWallets() {
+  const { data } = await state.api.get("/wallets");
+  state.wallets = data;
+  const list = $("wallet-list");
+  list.replaceChildren();
+  for (const w of data) {
+    const li = document.createElement("li");
+    li.textContent = `${w.chain} ${w.address} · ${w.positions ?? "?"} position(s)`;
+    li.dataset.address = w.address;
+    list.append(li);
+  }
+  $("link-wallet").hidden = !wallet.available();
+  $("no-wallet").hidden = wallet.available();
+  fillWalletChoice();
+}
+
+function fillWalletChoice() {
+  const pool = state.pools[$("open-pool").selectedIndex];
+  const select = $("open-wallet");
+  const chosen = select.value;
+  select.replaceChildren(new Option("simulated (no wallet)", ""));
+  for (const w of state.wallets.filter((w) => pool && w.chain === pool.chain)) {
+    select.append(new Option(w.address, w.address, false, w.address === chosen));
+  }
+}
+
+async function loadPools() {
+  const { data } = await state.api.get("/pools");
+  state.pools = data.filter((p) => !p.discovered);
+  const select = $("open-pool");
+  const chosen = select.value;
+  select.replaceChildren(...state.pools.map((p) =>
+    new Option(`${p.tokenA.symbol}/${p.tokenB.symbol} · ${p.chain} · ${p.protocol} · ${p.feeTier / 10000}%`, p.pool, false, p.pool === chosen)));
+  choosePool();
+}
+
+function choosePool() {
+  const pool = state.pools[$("open-pool").selectedIndex];
+  if (!pool) return;
+  document.querySelector('[data-token="a"]').textContent = pool.tokenA.symbol;
+  document.querySelector('[data-token="b"]').textContent = pool.tokenB.symbol;
+  const current = pool.currentPrice;
+  if (!$("open-lower").value) $("open-lower").value = Number((current * 0.85).toPrecision(6));
+  if (!$("open-upper").value) $("open-upper").value = Number((current * 1.15).toPrecision(6));
+  fillWalletChoice();
+}
+
+async function openPosition(event) {
+  event.preventDefault();
+  const progress = (text) => { $("open-progress").textContent = text; };
+  const pool = state.pools[$("open-pool").selectedIndex];
+  const body = {
+    chain: pool.chain, protocol: pool.protocol, pool: pool.pool,
+    amountA: $("open-a").value.trim(), amountB: $("open-b").value.trim(),
+    priceLower: Number($("open-lower").value), priceUpper: Number($("open-upper").value),
+  };
+  if ($("open-wallet").value) {
+    body.wallet = $("open-wallet").value;
+    body.slippageBps = Number($("open-slippage").value);
+    body.deadlineSeconds = Number($("open-deadline").value);
+  }
+  try {
+    clearError();
+    progress("opening…");
+    let p = await state.api.post("/positions", body);
+    progress(`opened ${p.id} (${p.status})`);
+    if (p.transactions?.length) {
+      p = await signAndFollow(p, progress);
+      progress(`${p.id}: ${p.status}${p.tokenId ? `, token ${p.tokenId}` : ""}${p.closeReason ? `: ${p.closeReason}` : ""}`);
+    }
+    await Promise.all([showPortfolio(), showPositions()]);
+  } catch (e) {
+    progress("");
+    fail(e);
+  }
+}
+
+async function linkWallet() {
+  try {
+    clearError();
+    await wallet.link(state.api, $("link-chain").value);
+    await showWallets();
+  } catch (e) {
+    fail(e);
+  }
+}
+
+// ---- wiring ---------------------------------------------------------------------------------
+
+function selectTab(button) {
+  for (const tab of $("status-tabs").querySelectorAll("button")) {
+    tab.setAttribute("aria-selected", String(tab === button));
+  }
+  state.status = button.dataset.status;
+  state.offset = 0;
+  showPositions().catch(fail);
+}
+
+$("status-tabs").addEventListener("click", (e) => { if (e.target.dataset.status !== undefined) selectTab(e.target); });
+$("source-filter").addEventListener("change", (e) => { state.source = e.target.value; state.offset = 0; showPositions().catch(fail); });
+$("prev").addEventListener("click", () => { state.offset = Math.max(0, state.offset - PAGE_SIZE); showPositions().catch(fail); });
+$("next").addEventListener("click", () => { state.offset += PAGE_SIZE; showPositions().catch(fail); });
+$("detail-back").addEventListener("click", () => { $("detail").hidden = true; });
+$("close-position").addEventListener("click", closeDetail);
+$("open-pool").addEventListener("change", () => { $("open-lower").value = ""; $("open-upper").value = ""; choosePool(); });
+$("open-form").addEventListener("submit", openPosition);
+$("link-button").addEventListener("click", linkWallet);
+$("sign-out").addEventListener("click", () => signIn());
+$("signin-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const token = $("token").value.trim();
+  sessionStorage.setItem("token", token);
+  start(token);
+});
+
+const token = takeToken();
+apiBase();
+if (token) start(token);
+else signIn();
