@@ -264,8 +264,13 @@ async function signAndFollow(position, progress) {
   if (!wallet.available()) throw new Error("this position's transactions need the wallet that signs them");
   const hash = await wallet.sendAll(position.transactions, (kind, h, status) =>
     progress(`${kind} ${status === "0x1" ? "mined" : "reverted"}: ${h}`));
-  await state.api.post(`/positions/${position.id}/transactions`, { hash });
-  progress(`reported ${hash}`);
+  try {
+    await state.api.post(`/positions/${position.id}/transactions`, { hash });
+    progress(`reported ${hash}`);
+  } catch (e) {
+    // 409: nothing waits any more: the wallet's read settled it from the chain first.
+    if (!(e instanceof ApiError && e.status === 409)) throw e;
+  }
   return follow(position.id, progress);
 }
 

@@ -292,9 +292,11 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
         domain: signing_domain.unwrap_or_else(|| bound.to_string()),
         uri: signing_uri.unwrap_or_else(|| format!("http://{bound}")),
     };
-    println!("local-api listening on http://{bound} (store: {store_name})");
+    // The page's link carries a token in the fragment, which the browser never sends.
     let token = jwt.issue("alice", 86_400);
-    println!("page: http://{bound}/#token={token}");
+    println!(
+        "local-api listening on http://{bound} (store: {store_name}); the page: http://{bound}/#token={token}"
+    );
     println!("try: curl -s http://{bound}/positions -H 'Authorization: Bearer {token}'");
     let gateway = Arc::new(Gateway {
         app,

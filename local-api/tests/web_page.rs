@@ -1,0 +1,219 @@
+//! The page (`web/`) in a real browser: Debian's chromium driven by playwright-core
+//! (`web/tests/page.mjs`) against local-api on the devnet. What the page shows is compared with
+//! what the API answers: the portfolio's figures, every position over every page, each range
+//! bar's marker against the position's `inRange`; the wallet flows run through an injected
+//! `window.ethereum` that forwards to anvil (which signs for its unlocked account), and the
+//! position they open and close is checked on the API. Screenshots at phone and desktop widths
+//! are saved under `target/screenshots/`.
+
+use lambda_http::http::StatusCode;
+use local_api::auth::JwtSettings;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use test_support::devnet::Devnet;
+use test_support::local_api::LocalApi;
+use test_support::wallets::post;
+
+fn jwt() -> JwtSettings {
+    JwtSettings {
+        secret: "local-dev-secret".into(),
+        issuer: "local-dev".into(),
+        audience: "positions-api".into(),
+    }
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// What the page shows for USD (`$1,234.56`, `+$1.00`, `-$2.50`) as a number.
+fn shown_usd(shown: &str) -> f64 {
+    let negative = shown.starts_with('-');
+    let digits: String = shown
+        .chars()
+        .filter(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let value: f64 = digits.parse().unwrap_or_else(|_| panic!("{shown:?}"));
+    if negative {
+        -value
+    } else {
+        value
+    }
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+#[tokio::test]
+async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
+    let devnet = Devnet::up(3000).await;
+    let wallet = text(&devnet.run("account", &["--index", "1"]).await["address"]);
+    devnet.run("fund", &["--account", &wallet]).await;
+    let rpc = format!("ethereum={}", devnet.rpc);
+    let args = [
+        "--catalog",
+        devnet.catalog.to_str().unwrap(),
+        "--rpc",
+        &rpc,
+        "--sync-interval",
+        "3600",
+        "--confirmations",
+        "0",
+    ];
+    let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
+    let token = jwt().issue("paula", 3600);
+    let paula = server.client(Some(&token));
+    let ops = jwt().issue_with_scope("ops", 3600, Some("markets:sync"));
+
+    // 23 simulated positions: in range, and out of it on either side (more than two pages).
+    let pool = devnet.address("pool");
+    for i in 0..23 {
+        let (lower, upper) = match i % 3 {
+            0 => (2500, 3600),
+            1 => (3500, 4500),
+            _ => (1500, 2400),
+        };
+        let body = json!({
+            "chain": "ethereum", "protocol": "uniswap-v3", "pool": pool,
+            "amountA": format!("0.{}", 10 + i), "amountB": "1000",
+            "priceLower": lower, "priceUpper": upper,
+        });
+        let reply = post(&paula, "/positions", &body).await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
+    }
+    let portfolio = paula.portfolio().await.json;
+    let listed = paula.list("limit=100").await.json;
+
+    let screenshots = root().join("target/screenshots");
+    let config = std::env::temp_dir().join(format!("page-{}.json", ulid::Ulid::new()));
+    std::fs::write(
+        &config,
+        json!({
+            "base": server.base, "token": token, "opsToken": ops,
+            "badToken": jwt().issue("paula", -60), "rpc": devnet.rpc, "wallet": wallet,
+            "screenshots": screenshots,
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let run = tokio::process::Command::new("node")
+        .arg(root().join("web/tests/page.mjs"))
+        .arg(&config)
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(std::time::Duration::from_secs(300), run)
+        .await
+        .expect("the browser run ends in time")
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let shown: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(shown.get("failure"), None, "{shown}");
+    assert_eq!(shown["errors"], json!([]), "the page logged errors");
+
+    // The portfolio, figure by figure.
+    for field in [
+        "totalValueUsd",
+        "unrealizedPnlUsd",
+        "realizedPnlUsd",
+        "totalFeesEarnedUsd",
+        "totalImpermanentLossUsd",
+    ] {
+        let on_page = shown_usd(&text(&shown["portfolio"][field]));
+        let answered = portfolio[field].as_f64().unwrap();
+        assert!(
+            (on_page - answered).abs() < 0.005,
+            "{field}: {on_page} vs {answered}"
+        );
+    }
+    assert_eq!(
+        text(&shown["portfolio"]["positions"]),
+        text(&portfolio["positions"])
+    );
+    let assets = portfolio["assets"].as_array().unwrap();
+    assert_eq!(shown["assets"].as_array().unwrap().len(), assets.len());
+    for (on_page, answered) in shown["assets"].as_array().unwrap().iter().zip(assets) {
+        assert_eq!(on_page["label"], answered["symbol"]);
+        assert!(
+            (shown_usd(&text(&on_page["usd"])) - answered["valueUsd"].as_f64().unwrap()).abs()
+                < 0.005
+        );
+        assert_eq!(
+            text(&on_page["percent"]),
+            format!("{:.2}%", answered["percentage"].as_f64().unwrap())
+        );
+    }
+    assert_eq!(shown["chains"][0]["label"], "ethereum");
+
+    // Every position, in the API's order, over three pages of ten.
+    let data = listed["data"].as_array().unwrap();
+    let rows = shown["rows"].as_array().unwrap();
+    assert_eq!(shown["pages"], 3);
+    assert_eq!(shown["pageInfo"], "1–10 of 23");
+    assert_eq!(rows.len(), data.len());
+    let (mut inside, mut outside) = (0, 0);
+    for (row, position) in rows.iter().zip(data) {
+        assert_eq!(row["id"], position["id"]);
+        assert_eq!(row["status"], position["status"]);
+        let value = position["valueUsd"].as_f64().unwrap();
+        assert!(
+            (shown_usd(&text(&row["value"])) - value).abs() < 0.005,
+            "{row}"
+        );
+        let in_range = position["inRange"].as_bool().unwrap();
+        assert_eq!(
+            row["marker"],
+            if in_range { "between" } else { "outside" },
+            "{row} {position}"
+        );
+        assert_eq!(row["side"] == "in", in_range);
+        if in_range {
+            inside += 1;
+        } else {
+            outside += 1;
+        }
+    }
+    assert!(inside > 0 && outside > 0);
+    assert!(shown["firstFocus"].is_string());
+
+    // The wallet flows: the position the page opened from the wallet, then closed.
+    let id = text(&shown["openedId"]);
+    assert!(
+        text(&shown["opened"]).contains(": active, token "),
+        "{shown}"
+    );
+    assert!(shown["detailBefore"]["tokenId"].is_string(), "{shown}");
+    assert!(
+        text(&shown["closed"]).starts_with("closed: withdrawn"),
+        "{shown}"
+    );
+    let closed = paula.get(&id).await.json;
+    assert_eq!(closed["status"], "closed", "{closed}");
+    assert_eq!(closed["source"], "wallet");
+    assert_eq!(closed["closeReason"], "withdrawn");
+    assert_eq!(
+        text(&closed["tokenId"]),
+        text(&shown["detailBefore"]["tokenId"])
+    );
+    let quote = devnet
+        .run("position-quote", &["--token-id", &text(&closed["tokenId"])])
+        .await;
+    assert_eq!(text(&quote["liquidity"]), "0", "emptied on chain");
+    assert_eq!(text(&quote["owner"]), wallet);
+
+    // The phone layout fits 375 px; a refused token is back to signing in, with the reason.
+    assert!(shown["phoneWidth"].as_u64().unwrap() <= 375, "{shown}");
+    assert_eq!(shown["signinShown"], true);
+    assert!(text(&shown["refused"]).contains("refused"), "{shown}");
+    for name in ["desktop.png", "phone.png"] {
+        let size = std::fs::metadata(screenshots.join(name)).unwrap().len();
+        assert!(size > 10_000, "{name}: {size} bytes");
+    }
+}

@@ -1,0 +1,158 @@
+// Drives the page in Debian's chromium (playwright-core) against a running local-api and devnet,
+// for local-api/tests/web_page.rs, which compares what this reports the page showed with the
+// API's own answers. Usage: node page.mjs CONFIG.json, CONFIG holding
+//   {base, token, opsToken, badToken, rpc, wallet, screenshots}
+// Prints one JSON object: the portfolio as shown, every position row over every page (with where
+// its range bar's marker sits against the bounds), the wallet flow's outcome, the phone layout's
+// width, the sign-in state after a refused token, and any error the page logged.
+
+import { readFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const config = JSON.parse(readFileSync(process.argv[2], "utf8"));
+mkdirSync(config.screenshots, { recursive: true });
+const errors = [];
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync"],
+});
+
+async function rpc(method, params) {
+  const response = await fetch(config.rpc, {
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return response.json();
+}
+
+async function sync() {
+  await fetch(`${config.base}/markets/sync`, { method: "POST", headers: { Authorization: `Bearer ${config.opsToken}` } });
+}
+
+/** A page at `viewport`; with `wallet`, an injected EIP-1193 provider that forwards to anvil,
+ * which signs for its unlocked account (as a wallet extension would after the user approves). */
+async function open(viewport, wallet, token = config.token) {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  page.on("pageerror", (e) => errors.push(String(e)));
+  // The browser logs every 4xx answer it loads; the refused token's 401 is the expected one.
+  page.on("console", (m) => {
+    if (m.type() === "error" && !(token !== config.token && m.text().includes("401"))) errors.push(`${m.text()} at ${m.location().url}`);
+  });
+  if (wallet) {
+    await page.exposeFunction("__devnet", (method, params) => rpc(method, params));
+    await page.addInitScript((account) => {
+      window.ethereum = {
+        async request({ method, params = [] }) {
+          if (method === "eth_requestAccounts" || method === "eth_accounts") return [account];
+          if (method === "eth_sendTransaction") params = [{ gas: "0x7a1200", ...params[0] }];
+          const answer = await window.__devnet(method, params);
+          if (answer.error) throw new Error(answer.error.message);
+          return answer.result;
+        },
+      };
+    }, wallet);
+  }
+  await page.goto(`${config.base}/#token=${token}`);
+  return page;
+}
+
+/** Where each row's marker sits against its bounds, from the drawn boxes. */
+async function rows(page) {
+  return page.$$eval("#position-table tbody tr[data-id]", (trs) => trs.map((tr) => {
+    const center = (el) => { const r = el.getBoundingClientRect(); return r.left + r.width / 2; };
+    const svg = tr.querySelector("svg.range");
+    let marker = null;
+    if (svg) {
+      const [lower, upper, dot] = ["[data-bound=lower]", "[data-bound=upper]", "[data-marker]"].map((s) => center(svg.querySelector(s)));
+      marker = lower < dot && dot < upper ? "between" : "outside";
+    }
+    return {
+      id: tr.dataset.id,
+      status: tr.querySelector("[data-status]").textContent,
+      value: tr.querySelector('[data-usd="valueUsd"]').textContent,
+      pnl: tr.querySelector('[data-usd="pnlUsd"]').textContent,
+      side: svg?.dataset.side ?? null,
+      marker,
+    };
+  }));
+}
+
+async function waitText(page, selector, pattern, work) {
+  for (let i = 0; i < 240; i++) {
+    const text = await page.textContent(selector);
+    if (pattern.test(text)) return text;
+    if (work) await work();
+    await page.waitForTimeout(500);
+  }
+  throw new Error(`${selector} never showed ${pattern}: ${await page.textContent(selector)}`);
+}
+
+const out = { errors };
+try {
+  // Desktop: the portfolio and every page of positions.
+  const page = await open({ width: 1280, height: 900 }, config.wallet);
+  await page.waitForSelector('#totals [data-field="totalValueUsd"]');
+  await page.waitForSelector("#position-table tbody tr[data-id]");
+  out.portfolio = await page.$$eval("#totals dd[data-field]", (dds) => Object.fromEntries(dds.map((d) => [d.dataset.field, d.textContent])));
+  out.assets = await page.$$eval("#assets .bar-row", (rs) => rs.map((r) => ({
+    label: r.dataset.label, usd: r.querySelector("[data-usd]").textContent, percent: r.querySelector("[data-percent]").textContent,
+  })));
+  out.chains = await page.$$eval("#chains .bar-row", (rs) => rs.map((r) => ({
+    label: r.dataset.label, usd: r.querySelector("[data-usd]").textContent, percent: r.querySelector("[data-percent]").textContent,
+  })));
+  out.pageInfo = await page.textContent("#page-info");
+  await page.screenshot({ path: join(config.screenshots, "desktop.png"), fullPage: true });
+  out.rows = [];
+  out.pages = 0;
+  for (;;) {
+    out.pages += 1;
+    out.rows.push(...await rows(page));
+    if (await page.isDisabled("#next")) break;
+    const first = await page.getAttribute("#position-table tbody tr[data-id]", "data-id");
+    await page.click("#next");
+    await page.waitForFunction((id) => document.querySelector("#position-table tbody tr[data-id]")?.dataset.id !== id, first);
+  }
+  // Keyboard: the first tab stops are the page's own controls.
+  await page.keyboard.press("Tab");
+  out.firstFocus = await page.evaluate(() => document.activeElement?.tagName);
+
+  // The wallet flows: link, open from the wallet (approvals and mint sent, the hash reported,
+  // followed until active), then close it the same way.
+  await page.selectOption("#link-chain", "ethereum");
+  await page.click("#link-button");
+  await page.waitForSelector(`#wallet-list li[data-address="${config.wallet}"]`);
+  await page.selectOption("#open-wallet", config.wallet);
+  await page.fill("#open-slippage", "100");
+  await page.click('#open-form button[type="submit"]');
+  out.opened = await waitText(page, "#open-progress", /: (active|closed)/, sync);
+  const id = out.opened.match(/^([0-9A-Z]{26})/)[1];
+  out.openedId = id;
+  await page.selectOption("#source-filter", "wallet");
+  await page.waitForSelector(`#position-table tbody tr[data-id="${id}"]`);
+  await page.click(`#position-table tbody tr[data-id="${id}"] button`);
+  await page.waitForSelector('#detail-fields [data-field="tokenId"]');
+  out.detailBefore = await page.$$eval("#detail-fields dd[data-field]", (dds) => Object.fromEntries(dds.map((d) => [d.dataset.field, d.title])));
+  await page.click("#close-position");
+  out.closed = await waitText(page, "#detail-progress", /^closed/, sync);
+  out.detailAfter = await page.$$eval("#detail-fields dd[data-field]", (dds) => Object.fromEntries(dds.map((d) => [d.dataset.field, d.title])));
+
+  // A phone: the same page in 375 px, nothing wider than the screen.
+  const phone = await open({ width: 375, height: 812 }, null);
+  await phone.waitForSelector("#position-table tbody tr[data-id]");
+  out.phoneWidth = await phone.evaluate(() => document.documentElement.scrollWidth);
+  await phone.screenshot({ path: join(config.screenshots, "phone.png") });
+
+  // A token the API refuses: back to signing in, with the reason.
+  const refused = await open({ width: 800, height: 600 }, null, config.badToken);
+  await refused.waitForSelector("#signin-reason:not([hidden])");
+  out.refused = await refused.textContent("#signin-reason");
+  out.signinShown = await refused.isVisible("#signin");
+} catch (e) {
+  out.failure = String(e.stack ?? e);
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(out));
