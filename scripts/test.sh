@@ -5,8 +5,10 @@
 # - builds every function's binary (the `emulator` profile: release without fat LTO), which
 #   the tests run under the Lambda
 #   Runtime Interface Emulator;
-# - installs the devnet's pinned npm packages (anvil and the Uniswap v3 contracts) into
+# - installs the devnet's pinned npm packages (anvil, the Uniswap v3 contracts and SDK) into
 #   devnet/node_modules, on which the chain tests deploy real pools;
+# - installs Debian's chromium when missing, and playwright-core into web/tests/node_modules:
+#   the page's tests drive it;
 # - starts moto's DynamoDB-API server on a free loopback port, runs the whole cargo test suite
 #   against it, and stops the server;
 # - meanwhile validates the OpenAPI document and runs schemathesis against local-api
@@ -29,6 +31,16 @@ export LAMBDA_BIN_DIR="$PWD/target/emulator"
 
 echo "== devnet packages"
 (cd devnet && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+
+echo "== the page's browser: Debian's chromium, and playwright-core to drive it"
+if ! command -v chromium >/dev/null 2>&1; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get install -y --no-install-recommends chromium >/dev/null \
+    || { $sudo apt-get update -qq && $sudo apt-get install -y --no-install-recommends chromium >/dev/null; }
+fi
+chromium --version
+(cd web/tests && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 
 echo "== tests"
 source scripts/dynamodb-server.sh
