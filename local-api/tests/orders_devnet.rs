@@ -248,18 +248,9 @@ async fn start(store_args: &[&str]) -> World {
     let devnet = Devnet::up(3000).await;
     let wallet = text(&devnet.run("account", &["--index", "1"]).await["address"]);
     devnet.run("fund", &["--account", &wallet]).await;
-    let rpc = format!("ethereum={}", devnet.rpc);
-    let mut args = vec![
-        "--catalog",
-        devnet.catalog.to_str().unwrap(),
-        "--rpc",
-        &rpc,
-        "--sync-interval",
-        "3600",
-        "--confirmations",
-        "0",
-    ];
-    args.extend_from_slice(store_args);
+    let mut args = devnet.local_api_args();
+    args.extend(store_args.iter().map(|a| a.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
     let alice = server.client(Some(&jwt().issue("alice", 3600)));
     let ops = server.client(Some(&jwt().issue_with_scope(
@@ -267,20 +258,7 @@ async fn start(store_args: &[&str]) -> World {
         600,
         Some("markets:sync"),
     )));
-    let reply = post(
-        &alice,
-        "/wallets/challenge",
-        &json!({"chain": "ethereum", "address": wallet}),
-    )
-    .await;
-    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
-    let message = text(&reply.json["message"]);
-    let signed = devnet
-        .run("sign", &["--account", &wallet, "--message", &message])
-        .await;
-    let link = json!({"chain": "ethereum", "address": wallet, "message": message, "signature": signed["signature"]});
-    let reply = post(&alice, "/wallets", &link).await;
-    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
+    devnet.link_account(&alice, &wallet).await;
     World {
         devnet,
         server,

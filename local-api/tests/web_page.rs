@@ -53,17 +53,8 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
     let devnet = Devnet::up(3000).await;
     let wallet = text(&devnet.run("account", &["--index", "1"]).await["address"]);
     devnet.run("fund", &["--account", &wallet]).await;
-    let rpc = format!("ethereum={}", devnet.rpc);
-    let args = [
-        "--catalog",
-        devnet.catalog.to_str().unwrap(),
-        "--rpc",
-        &rpc,
-        "--sync-interval",
-        "3600",
-        "--confirmations",
-        "0",
-    ];
+    let args = devnet.local_api_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
     let token = jwt().issue("paula", 3600);
     let paula = server.client(Some(&token));

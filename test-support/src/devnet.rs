@@ -177,6 +177,38 @@ impl Devnet {
         panic!("no receipt for {hash}");
     }
 
+    /// local-api's arguments to serve this devnet's catalog and read its chain, taking the head
+    /// (a devnet mines a block per transaction), syncing only when asked.
+    pub fn local_api_args(&self) -> Vec<String> {
+        [
+            "--catalog",
+            self.catalog.to_str().unwrap(),
+            "--rpc",
+            &format!("ethereum={}", self.rpc),
+            "--sync-interval",
+            "3600",
+            "--confirmations",
+            "0",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+
+    /// Links `account` (one of anvil's unlocked accounts, funded with both tokens) to the
+    /// caller of `client`: the API's challenge, anvil's `personal_sign`, the link (checked 201).
+    pub async fn link_account(&self, client: &crate::client::TestClient, account: &str) {
+        let challenge = json!({"chain": "ethereum", "address": account});
+        let reply = crate::wallets::post(client, "/wallets/challenge", &challenge).await;
+        assert_eq!(reply.status, 201, "{}", reply.text());
+        let message = reply.json["message"].as_str().unwrap().to_string();
+        let signed = self
+            .run("sign", &["--account", account, "--message", &message])
+            .await;
+        let link = json!({"chain": "ethereum", "address": account, "message": message, "signature": signed["signature"]});
+        let reply = crate::wallets::post(client, "/wallets", &link).await;
+        assert_eq!(reply.status, 201, "{}", reply.text());
+    }
+
     /// Moves the chain's clock on by `seconds` and mines a block there.
     pub async fn advance_time(&self, seconds: u64) {
         self.rpc("evm_increaseTime", json!([seconds])).await;
