@@ -370,7 +370,13 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
     let mint_hash = receipts.last().unwrap().0.clone();
     let reported = world.report(&id, &mint_hash).await;
     assert_eq!(reported["transactionHash"], mint_hash.as_str());
-    world.sync().await;
+    // The sync settles it from the receipt (before the wallets' refresh could).
+    let report = world.sync().await;
+    assert_eq!(
+        report["orders"],
+        json!({"opened": 1, "withdrawn": 0, "ended": 0}),
+        "{report}"
+    );
     let active = world.get(&id).await;
     assert_eq!(active["status"], "active", "{active}");
     let events = world.events(&mint_hash).await;
@@ -486,7 +492,12 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
     let (withdraw_hash, receipt) = devnet.send(withdraw).await;
     assert_eq!(receipt["status"], "0x1");
     world.report(&id, &withdraw_hash).await;
-    world.sync().await;
+    let report = world.sync().await;
+    assert_eq!(
+        report["orders"],
+        json!({"opened": 0, "withdrawn": 1, "ended": 0}),
+        "{report}"
+    );
     let closed = world.get(&id).await;
     assert_eq!(closed["status"], "closed", "{closed}");
     assert_eq!(closed["closeReason"], "withdrawn");
@@ -632,7 +643,12 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
     let (wide_hash, receipt) = world.send_all(&wide["transactions"]).await.pop().unwrap();
     assert_eq!(receipt["status"], "0x1", "within the tolerance");
     world.report(&text(&wide["id"]), &wide_hash).await;
-    world.sync().await;
+    let report = world.sync().await;
+    assert_eq!(
+        report["orders"],
+        json!({"opened": 1, "withdrawn": 0, "ended": 1}),
+        "{report}"
+    );
     let reverted = world.get(&text(&tight["id"])).await;
     assert_eq!(reverted["status"], "closed");
     assert_eq!(reverted["closeReason"], "the transaction reverted on chain");

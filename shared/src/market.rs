@@ -171,6 +171,19 @@ pub struct SyncReport {
     /// The linked wallets' refresh that followed (where wallets are refreshed in process).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wallets: Option<WalletsRefreshed>,
+    /// What the chains did with the orders waiting on the pools updated (where any waited).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub orders: Option<OrdersSettled>,
+}
+
+/// The on-chain orders one sync settled: opens confirmed, withdraws confirmed, orders ended
+/// (reverted or expired).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrdersSettled {
+    pub opened: u32,
+    pub withdrawn: u32,
+    pub ended: u32,
 }
 
 /// What a refresh of every linked wallet did.
@@ -230,6 +243,7 @@ impl SyncReport {
             updated,
             pools,
             wallets: None,
+            orders: None,
         }
     }
 }

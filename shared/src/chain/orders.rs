@@ -9,14 +9,16 @@
 use super::events::{block_times, mint_of, minted_in, receipt, withdrawal_of, withdrawn_in, Log};
 use super::evm::{self, hex_bytes};
 use super::rpc::RpcClient;
+use super::wallets::position_terms;
 use crate::app::OrderChain;
 use crate::catalog::{Catalog, Pool};
 use crate::config::Confirmations;
 use crate::holdings::{holding_of, ReadPosition};
 use crate::lifecycle::unfunded_close;
-use crate::market::PoolState;
+use crate::market::{OrdersSettled, PoolState};
 use crate::math::U256;
 use crate::model::{Chain, ChainOrder, OrderKind, Position, Status};
+use crate::orders::build::protocol_tokens;
 use crate::orders::settle::{
     holding_at_pool, opened, withdrawn, Minted, Withdrawal, EXPIRED, REVERTED,
 };
@@ -98,14 +100,6 @@ impl OrderChain for ChainOrders {
         }
         Ok(out)
     }
-}
-
-/// What one pass settled: opens confirmed, orders ended (reverted, expired), closes confirmed.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct OrdersSettled {
-    pub opened: u32,
-    pub ended: u32,
-    pub withdrawn: u32,
 }
 
 /// What the chain did with one order.
@@ -193,6 +187,17 @@ impl ChainOrders {
             let Some(pool) = catalog.find(chain, position.protocol, &position.pool) else {
                 continue;
             };
+            // A reported hash that minted another position of the wallet (another pool or range)
+            // is not this open's mint: it waits on, until its own or its deadline.
+            let outcome = match outcome {
+                Outcome::Minted(minted)
+                    if !mint_matches(rpc, pool, &position, order, &minted).await =>
+                {
+                    tracing::warn!(position = %position.id, token = %minted.token_id, "the reported mint is of another position");
+                    Outcome::Waiting
+                }
+                other => other,
+            };
             match apply(store, pool, &position, order, outcome, now).await {
                 Ok(Some(Outcome::Minted(_))) => settled.opened += 1,
                 Ok(Some(Outcome::Withdrawn(_))) => settled.withdrawn += 1,
@@ -203,6 +208,32 @@ impl ChainOrders {
         }
         Ok(settled)
     }
+}
+
+/// Whether the minted token is the open's: the pool's tokens and fee, the position's ticks, as
+/// the position manager's `positions` answers at the mint's block.
+async fn mint_matches(
+    rpc: &RpcClient,
+    pool: &Pool,
+    position: &Position,
+    order: &ChainOrder,
+    minted: &Minted,
+) -> bool {
+    let at = json!(format!("0x{:x}", minted.block));
+    let Ok((token0, token1, fee, lower, upper)) =
+        position_terms(rpc, &order.manager, minted.token_id, at).await
+    else {
+        return false;
+    };
+    let [a, b] = protocol_tokens(pool).map(|t| t.address.to_ascii_lowercase());
+    (token0, token1, fee, lower, upper)
+        == (
+            a,
+            b,
+            pool.fee_tier,
+            position.tick_lower,
+            position.tick_upper,
+        )
 }
 
 /// What the receipt (if any) and the chain's time say of `order`.

@@ -12,7 +12,7 @@ use crate::clock::Clock;
 use crate::config::Confirmations;
 use crate::fee_ticks::advance_all;
 use crate::lifecycle::{settle_offers, waiting_on};
-use crate::market::{PoolState, PoolSync, Succession, SyncReport};
+use crate::market::{OrdersSettled, PoolState, PoolSync, Succession, SyncReport};
 use crate::model::Chain;
 use crate::model::Position;
 use crate::store::{Market, PositionStore, StoreError};
@@ -223,15 +223,19 @@ impl Syncer {
     }
 
     /// Follows the orders waiting on the pools just updated, at the states just stored.
-    async fn settle_orders(&self, orders: Vec<Position>, now: chrono::DateTime<chrono::Utc>) {
+    async fn settle_orders(
+        &self,
+        orders: Vec<Position>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Option<OrdersSettled> {
         if orders.is_empty() {
-            return;
+            return None;
         }
         let catalog = match self.market.catalog().await {
             Ok(catalog) => catalog,
             Err(e) => {
                 tracing::error!(cause = %e, "orders not followed: the catalog cannot be read");
-                return;
+                return None;
             }
         };
         let chains = ChainOrders::new(self.endpoints.clone(), self.confirmations.clone());
@@ -244,6 +248,7 @@ impl Syncer {
             ended = settled.ended,
             "orders followed"
         );
+        Some(settled)
     }
 
     /// Syncs every pool of `catalog`; the report lists them in catalog order.
@@ -282,7 +287,8 @@ impl Syncer {
         };
         let (orders, offers): (Vec<_>, Vec<_>) =
             waiting.into_iter().partition(|(_, p)| p.order.is_some());
-        self.settle_orders(orders.into_iter().map(|(_, p)| p).collect(), now)
+        let orders = self
+            .settle_orders(orders.into_iter().map(|(_, p)| p).collect(), now)
             .await;
         match settle_offers(store, market, &updated, offers, now).await {
             Ok(settled) => {
@@ -305,7 +311,10 @@ impl Syncer {
                 .position(|c| c.chain == p.chain && c.id == p.pool)
         };
         pools.sort_by_key(order);
-        SyncReport::new(pools)
+        SyncReport {
+            orders,
+            ..SyncReport::new(pools)
+        }
     }
 }
 

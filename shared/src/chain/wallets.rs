@@ -115,6 +115,31 @@ fn call(to: Address, data: Vec<u8>, block: &Block) -> (&'static str, Value) {
     )
 }
 
+/// What `positions(tokenId)` says a token of `manager` is at the block `at` (EIP-1898): its
+/// tokens (lower-case hex), fee and ticks: the terms an on-chain open's mint must match.
+pub async fn position_terms(
+    rpc: &RpcClient,
+    manager: &str,
+    token_id: U256,
+    at: Value,
+) -> Result<(String, String, u32, i32, i32), String> {
+    let data = positionsCall {
+        tokenId: alloy_primitives::U256::from_limbs(*token_id.as_limbs()),
+    }
+    .abi_encode();
+    let request = json!([{"to": manager, "data": evm::hex_data(&data)}, at]);
+    let answer = rpc.call("eth_call", request).await;
+    let p = decoded::<positionsCall>(answer, 12, "positions")?;
+    let hex = |a: Address| format!("{a:#x}");
+    Ok((
+        hex(p.token0),
+        hex(p.token1),
+        p.fee.to::<u32>(),
+        p.tickLower.as_i32(),
+        p.tickUpper.as_i32(),
+    ))
+}
+
 /// An answer decoded strictly (exactly `words` words, each valid for its type).
 fn decoded<C: SolCall>(
     answer: Result<Value, RpcError>,
