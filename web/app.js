@@ -211,7 +211,8 @@ function renderDetail(p) {
   for (const [key, label, format] of DETAIL_FIELDS) {
     if (!(key in p)) continue;
     const value = p[key];
-    figure(list, label, value === null ? "—" : format ? format(value) : String(value), key, String(value));
+    const shown = format ? format(value) : value === null ? "—" : String(value);
+    figure(list, label, shown, key, String(value));
   }
   for (const token of [p.tokenA, p.tokenB].filter(Boolean)) {
     figure(list, token.symbol, `${amount(token.amount)} (${usd(token.valueUsd)})`, null, token.amount);

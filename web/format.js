@@ -5,13 +5,15 @@ const usdFormat = new Intl.NumberFormat("en-US", {
   style: "currency", currency: "USD", minimumFractionDigits: 2, maximumFractionDigits: 2,
 });
 
-/** USD, or a dash where the API has no USD figure (a token without a price). */
+/** Said where the API has no USD figure (a token without a route to a USD price): never 0. */
+export const NO_PRICE = "no USD price";
+
 export function usd(value) {
-  return value === null || value === undefined ? "—" : usdFormat.format(value);
+  return value === null || value === undefined ? NO_PRICE : usdFormat.format(value);
 }
 
 export function signedUsd(value) {
-  if (value === null || value === undefined) return "—";
+  if (value === null || value === undefined) return NO_PRICE;
   return (value > 0 ? "+" : "") + usdFormat.format(value);
 }
 

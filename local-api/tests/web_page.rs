@@ -53,6 +53,34 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
     let devnet = Devnet::up(3000).await;
     let wallet = text(&devnet.run("account", &["--index", "1"]).await["address"]);
     devnet.run("fund", &["--account", &wallet]).await;
+    // The wallet also holds a position on a pool of two tokens no route prices.
+    let lone = devnet
+        .run(
+            "new-pool",
+            &["--symbol", "AAA", "--fee", "500", "--with", "BBB"],
+        )
+        .await;
+    let units = "1000000000000000000000";
+    let (token0, token1) = (text(&lone["token0"]), text(&lone["token1"]));
+    let mint_args = [
+        "--lower",
+        "-600",
+        "--upper",
+        "600",
+        "--amount0",
+        units,
+        "--amount1",
+        units,
+        "--recipient",
+        &wallet,
+        "--token0",
+        &token0,
+        "--token1",
+        &token1,
+        "--fee",
+        "500",
+    ];
+    devnet.run("mint", &mint_args).await;
     let args = devnet.local_api_args();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
@@ -198,6 +226,27 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
         .await;
     assert_eq!(text(&quote["liquidity"]), "0", "emptied on chain");
     assert_eq!(text(&quote["owner"]), wallet);
+
+    // Unpriced: said so on the page, never 0.
+    let wallet_positions = paula.list("source=wallet").await.json;
+    let unpriced = wallet_positions["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["valueUsd"].is_null())
+        .expect("the AAA/BBB position")
+        .clone();
+    let row = shown["walletRows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == unpriced["id"])
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert_eq!(row["value"], "no USD price", "{row}");
+    assert!(
+        text(&shown["unpriced"]).starts_with("1 position"),
+        "{shown}"
+    );
 
     // The phone layout fits 375 px; a refused token is back to signing in, with the reason.
     assert!(shown["phoneWidth"].as_u64().unwrap() <= 375, "{shown}");

@@ -138,6 +138,9 @@ try {
   await page.click("#close-position");
   out.closed = await waitText(page, "#detail-progress", /^closed/, sync);
   out.detailAfter = await page.$$eval("#detail-fields dd[data-field]", (dds) => Object.fromEntries(dds.map((d) => [d.dataset.field, d.title])));
+  // The wallet's positions as listed now (one on a pool no route prices), and the portfolio's note.
+  out.walletRows = await rows(page);
+  out.unpriced = await page.isVisible("#unpriced") ? await page.textContent("#unpriced") : null;
 
   // A phone: the same page in 375 px, nothing wider than the screen.
   const phone = await open({ width: 375, height: 812 }, null);
