@@ -129,6 +129,7 @@ async fn calldata_and_minimums_are_the_sdks() {
         }
     }
     assert!(cases.len() >= 100, "{} cases", cases.len());
+    println!("{} cases checked against the SDK", cases.len());
     let theirs = sdk(&Value::Array(cases.clone())).await;
     for ((case, ours), theirs) in cases.iter().zip(&ours).zip(theirs.as_array().unwrap()) {
         for field in ["amount0Min", "amount1Min", "liquidityMinted", "calldata"] {
