@@ -285,13 +285,10 @@ impl CreateRequest {
             amount_b: body.amount_b,
             price_lower,
             price_upper,
-            // The limits only apply to an open from a wallet: without one they are ignored.
-            on_chain: match body.wallet {
-                Some(wallet) => Some((
-                    wallet,
-                    OrderLimits::from_fields(body.slippage_bps, body.deadline_seconds)?,
-                )),
-                None => None,
+            // The limits are checked whenever given, and apply to an open from a wallet only.
+            on_chain: {
+                let limits = OrderLimits::from_fields(body.slippage_bps, body.deadline_seconds)?;
+                body.wallet.map(|wallet| (wallet, limits))
             },
         })
     }

@@ -137,6 +137,11 @@ async fn opening_from_a_wallet_asks_for_exactly_the_approvals_it_needs() {
             reply.text()
         );
     }
+    // Checked without a wallet too (a simulated create), where they change nothing.
+    let mut simulated = body(&wallet.address, json!({"slippageBps": 5001}));
+    simulated.as_object_mut().unwrap().remove("wallet");
+    let reply = post(&client, "/positions", &simulated).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.text());
     assert_eq!(client.list("").await.json["total"], 0);
 
     let chain = Arc::new(Allowances(Mutex::new([U256::ZERO; 2])));
