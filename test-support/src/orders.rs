@@ -184,6 +184,21 @@ pub async fn orders_wait_on_the_index_and_settle_once(store: &dyn PositionStore)
         .await
         .unwrap();
 
+    // An order written over a read older than the stored one is refused: the read stands.
+    let over_older_read = Position {
+        order: Some(Box::new(ChainOrder {
+            hash: Some(format!("0x{}", "ef".repeat(32))),
+            ..order(OrderKind::Close)
+        })),
+        ..closing_order.clone()
+    };
+    assert!(matches!(
+        store
+            .set_order(&over_older_read, closing_order.order.as_deref())
+            .await,
+        Err(StoreError::Conflict)
+    ));
+
     // Confirmed: closed, off the index, its PnL realized once.
     let paid = closing("12.5", "10");
     store

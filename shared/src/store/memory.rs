@@ -239,7 +239,7 @@ impl PositionStore for MemoryStore {
     ) -> StoreResult<()> {
         self.write(|inner| {
             let stored = inner.in_status(&position.owner, &position.id, position.status)?;
-            if stored.order.as_deref() != previous {
+            if stored.order.as_deref() != previous || stored.holding != position.holding {
                 return Err(StoreError::Conflict);
             }
             stored.order = position.order.clone();

@@ -131,8 +131,8 @@ pub trait PositionStore: Send + Sync {
     async fn update_holding(&self, read: &Position, previous: &Position) -> StoreResult<()>;
 
     /// Stores `position`'s order (built, its hash reported, or cleared) over the stored one's
-    /// if that is still `previous` and the status `position`'s, all at once; `Conflict`
-    /// otherwise. An active position with an order (a close waiting for the chain) is on its
+    /// if that is still `previous`, and the status and wallet read `position`'s, all at once;
+    /// `Conflict` otherwise (a newer read is never undone). An active position with an order (a close waiting for the chain) is on its
     /// pool's pending index, which the sync reads: it joins it with its order and leaves it
     /// without.
     async fn set_order(

@@ -98,7 +98,7 @@ impl DynamoDbStore {
     }
 
     /// One transaction: the item replaced with `position`'s order if it still holds
-    /// `previous` in `position`'s status; an active position joins its pool's pending index
+    /// `previous` in `position`'s status (and, for a wallet position, `position`'s read); an active position joins its pool's pending index
     /// with an order (the sync follows its close) and leaves it without.
     pub(super) async fn replace_order(
         &self,
@@ -110,15 +110,26 @@ impl DynamoDbStore {
             ..position.clone()
         };
         let (order_condition, order) = same_order(&stored);
+        // A wallet position's read as well: a newer read stored meanwhile is never undone.
+        let read_condition = match &position.holding {
+            Some(_) => " AND holdingHeight = :height",
+            None => "",
+        };
         let mut put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(position_item(position)))
-            .condition_expression(format!("#s = :s AND {order_condition}"))
+            .condition_expression(format!("#s = :s AND {order_condition}{read_condition}"))
             .expression_attribute_names("#s", "status")
             .expression_attribute_names("#o", ORDER)
             .expression_attribute_values(":s", s(position.status.as_str()));
         if let Some(order) = order {
             put = put.expression_attribute_values(":order", order);
+        }
+        if let Some(holding) = &position.holding {
+            put = put.expression_attribute_values(
+                ":height",
+                AttributeValue::N(holding.height.to_string()),
+            );
         }
         let mut items = vec![TransactWriteItem::builder()
             .put(put.build().map_err(build_error)?)
