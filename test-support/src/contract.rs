@@ -739,6 +739,11 @@ macro_rules! store_contract {
                 $crate::orders::orders_wait_on_the_index_and_settle_once(&$make).await;
             }
 
+            #[tokio::test]
+            async fn pages_answer_what_get_answers() {
+                $crate::orders::pages_answer_what_get_answers(&$make).await;
+            }
+
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn concurrent_closes_and_inserts_stay_exact() {
                 $crate::contract::concurrent_closes_and_inserts_stay_exact(std::sync::Arc::new($make))

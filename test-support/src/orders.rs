@@ -246,3 +246,96 @@ pub async fn orders_wait_on_the_index_and_settle_once(store: &dyn PositionStore)
         Some(&third)
     );
 }
+
+/// Every list page, the first and deeper ones, and the open positions answer each position
+/// exactly as `get` does after every kind of write: inserts, an order stored, a wallet read
+/// replaced, activations, a close, a withdrawal read. A store that keeps copies of positions
+/// for its pages keeps them equal to the positions.
+pub async fn pages_answer_what_get_answers(store: &dyn PositionStore) {
+    use crate::contract::{activated, every_filter, insert_all, mixed};
+    use shared::model::PageRequest;
+
+    let owner = unique_owner("pages");
+    let positions = mixed(&owner, 12);
+    insert_all(store, &positions).await;
+
+    // A wallet position: an order on it, then a newer read, then the read that withdrew it.
+    let held = Position {
+        holding: Some(Box::new(holding("9", 100))),
+        ..position(&owner, Status::Active, Chain::Ethereum, 1_795_000_000_000)
+    };
+    store.insert(&held).await.unwrap();
+    let ordered = Position {
+        order: Some(Box::new(order(OrderKind::Close))),
+        ..held.clone()
+    };
+    store.set_order(&ordered, None).await.unwrap();
+    let reread = Position {
+        holding: Some(Box::new(WalletHolding {
+            fees: ["5".into(), "6".into()],
+            ..holding("9", 101)
+        })),
+        ..ordered.clone()
+    };
+    store.update_holding(&reread, &ordered).await.unwrap();
+    let other = Position {
+        holding: Some(Box::new(holding("11", 100))),
+        ..position(&owner, Status::Active, Chain::Base, 1_795_000_001_000)
+    };
+    store.insert(&other).await.unwrap();
+    let withdrawn = Position {
+        status: Status::Closed,
+        holding: Some(Box::new(WalletHolding {
+            close_reason: Some("withdrawn".into()),
+            ..holding("11", 102)
+        })),
+        ..other.clone()
+    };
+    store.update_holding(&withdrawn, &other).await.unwrap();
+
+    // An open from a wallet, minted; a simulated offer sized; a simulated close.
+    let opened = open(&owner, 1_795_000_002_000);
+    store.insert(&opened).await.unwrap();
+    let minted = Position {
+        status: Status::Active,
+        liquidity: 5,
+        holding: Some(Box::new(holding("10", 100))),
+        order: None,
+        ..opened.clone()
+    };
+    store.activate(&minted).await.unwrap();
+    let offer = positions
+        .iter()
+        .find(|p| p.status == Status::Pending)
+        .unwrap();
+    store.activate(&activated(offer)).await.unwrap();
+    let active = positions
+        .iter()
+        .find(|p| p.status == Status::Active)
+        .unwrap();
+    store
+        .close(&owner, &active.id, Status::Active, &closing("-5", "100"))
+        .await
+        .unwrap();
+
+    let mut seen = 0;
+    for filter in every_filter() {
+        for offset in [0u64, 1, 4] {
+            let page = store
+                .list(&owner, filter, PageRequest { offset, limit: 3 })
+                .await
+                .unwrap();
+            for p in &page.items {
+                let stored = store.get(&owner, &p.id).await.unwrap();
+                assert_eq!(Some(p), stored.as_ref(), "{filter:?} at {offset}");
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen > 100, "the pages held {seen} positions");
+    let open_now = store.open_positions(&owner).await.unwrap();
+    assert_eq!(open_now.len(), 9);
+    for p in &open_now {
+        assert_eq!(Some(p), store.get(&owner, &p.id).await.unwrap().as_ref());
+    }
+}

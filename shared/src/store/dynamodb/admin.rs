@@ -3,7 +3,7 @@
 
 use super::errors::{back_off, build_error, classify};
 use super::item::position_item;
-use super::keys::{counter_attribute, counter_key, list_key, variants};
+use super::keys::{copied, counter_attribute, counter_key, list_key, page_copy, variants};
 use super::store::DynamoDbStore;
 use crate::market::Freshness;
 use crate::model::Position;
@@ -73,8 +73,13 @@ impl DynamoDbStore {
         let mut items = Vec::new();
         let mut counts: HashMap<String, u64> = HashMap::new();
         for position in positions.iter().filter(|p| p.owner == owner) {
-            items.push(position_item(position));
-            for v in variants(position.status, position.chain, position.source()) {
+            let item = position_item(position);
+            let every = variants(position.status, position.chain, position.source());
+            for v in copied(&every) {
+                items.push(page_copy(&item, v, owner, &position.id));
+            }
+            items.push(item);
+            for v in every {
                 items.push(list_key(&v, owner, &position.id));
                 *counts.entry(counter_attribute(&v)).or_default() += 1;
             }

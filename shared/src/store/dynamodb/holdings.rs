@@ -9,7 +9,7 @@ use super::errors::build_error;
 use super::item::{position_item, same_order, text, ORDER};
 use super::keys::{
     counter_attribute, holding_index, holding_prefix, list_key, pending_key, position_key, s,
-    status_variants, user_pk, variants,
+    status_variants, user_pk, variants, Item,
 };
 use super::store::DynamoDbStore;
 use crate::model::{Chain, ChainOrder, Position, Status};
@@ -17,9 +17,10 @@ use crate::store::traits::{StoreError, StoreResult};
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
 use std::collections::BTreeMap;
 
-/// The most positions a wallet's unlink removes in its own transaction: ten items each, with
-/// the wallet's two and the counters, within DynamoDB's 100.
-const UNLINK_IN_ONE: usize = 9;
+/// The most positions a wallet's unlink removes in its own transaction: seventeen items each
+/// (the item, its key item, eight list entries, seven page copies), with the wallet's two and
+/// the counters, within DynamoDB's 100.
+const UNLINK_IN_ONE: usize = 5;
 
 impl DynamoDbStore {
     /// The owner's positions read from `wallet` on `chain`: one Query of their key items, then
@@ -82,9 +83,15 @@ impl DynamoDbStore {
         }
         let put = put.build().map_err(build_error)?;
         let mut items = vec![TransactWriteItem::builder().put(put).build()];
+        let (owner, id) = (&read.owner, &read.id);
+        let current = variants(read.status, read.chain, read.source());
+        let left = match read.status == previous.status {
+            true => Vec::new(),
+            false => status_variants(previous.status, read.chain, read.source()),
+        };
+        items.extend(self.page_writes(&position_item(read), (owner, id), &current, &left)?);
         if read.status != previous.status {
-            let (owner, id) = (&read.owner, &read.id);
-            let old = status_variants(previous.status, read.chain, read.source());
+            let old = left;
             let new = status_variants(read.status, read.chain, read.source());
             for v in &old {
                 items.push(self.delete(list_key(v, owner, id))?);
@@ -134,6 +141,9 @@ impl DynamoDbStore {
         let mut items = vec![TransactWriteItem::builder()
             .put(put.build().map_err(build_error)?)
             .build()];
+        let every = variants(position.status, position.chain, position.source());
+        let (owner, id) = (position.owner.as_str(), position.id.as_str());
+        items.extend(self.page_writes(&position_item(position), (owner, id), &every, &[])?);
         if position.status == Status::Active {
             let (p, id) = (position, &position.id);
             match (&position.order, previous) {
@@ -171,6 +181,7 @@ impl DynamoDbStore {
         for v in &every {
             items.push(self.delete(list_key(v, owner, id))?);
         }
+        items.extend(self.page_writes(&Item::new(), (owner, id), &[], &every)?);
         Ok((items, every))
     }
 

@@ -4,10 +4,13 @@
 //! counters never drift (`bulk_import`, for backfills into an idle table, is the one exception).
 
 use super::errors::{back_off, build_error, classify, classify_transaction};
-use super::item::{closing_attributes, malformed, position_from, position_item, text, ORDER};
+use super::item::{
+    closing_attributes, malformed, position_from, position_item, same_order, text, ORDER,
+};
 use super::keys::{
-    counter_attribute, counter_key, holding_index, list_key, list_pk, pending_key, pending_pk,
-    position_key, s, status_variants, variant, variants, Item,
+    copied, counter_attribute, counter_key, holding_index, list_key, list_pk, page_copy, page_key,
+    page_partition, pending_key, pending_pk, position_key, s, status_variants, variant, variants,
+    Item,
 };
 use super::metrics::{Meter, ReadKind, ReadMetrics};
 use crate::model::{
@@ -68,35 +71,77 @@ impl DynamoDbStore {
         &self.table
     }
 
-    /// The key-only entries of partition `pk` (consistent, key order, newest first when
-    /// `newest_first`): up to `wanted`, page after page.
-    async fn entries(&self, pk: String, newest_first: bool, wanted: u64) -> StoreResult<Vec<Item>> {
-        let mut entries = Vec::new();
-        let mut start = None;
-        while (entries.len() as u64) < wanted {
-            let remaining = wanted - entries.len() as u64;
+    /// Up to `wanted` items of partition `pk` whose sort keys start with `prefix` (consistent,
+    /// key order, newest first when `newest_first`), after the key `start` when given; page
+    /// after page, each counted as `kind`.
+    async fn query_items(
+        &self,
+        (pk, prefix): (String, &str),
+        start: Option<Item>,
+        newest_first: bool,
+        wanted: u64,
+        kind: ReadKind,
+    ) -> StoreResult<Vec<Item>> {
+        let mut items = Vec::new();
+        let mut start = start;
+        while (items.len() as u64) < wanted {
+            let remaining = wanted - items.len() as u64;
             self.meter.request();
-            let page = self
+            let mut query = self
                 .client
                 .query()
                 .table_name(&self.table)
-                .key_condition_expression("PK = :pk")
                 .expression_attribute_values(":pk", s(pk.clone()))
                 .scan_index_forward(!newest_first)
                 .consistent_read(true)
                 .limit(i32::try_from(remaining).unwrap_or(i32::MAX))
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            self.meter.items(ReadKind::ListKeys, page.items(), false);
-            entries.extend(page.items().iter().cloned());
+                .set_exclusive_start_key(start);
+            query = if prefix.is_empty() {
+                query.key_condition_expression("PK = :pk")
+            } else {
+                query
+                    .key_condition_expression("PK = :pk AND begins_with(SK, :prefix)")
+                    .expression_attribute_values(":prefix", s(prefix))
+            };
+            let page = query.send().await.map_err(classify)?;
+            self.meter.items(kind, page.items(), false);
+            items.extend(page.items().iter().cloned());
             start = page.last_evaluated_key().cloned();
             if start.is_none() {
                 break;
             }
         }
-        Ok(entries)
+        Ok(items)
+    }
+
+    /// The key-only entries of partition `pk` (consistent, key order, newest first when
+    /// `newest_first`): up to `wanted`, page after page.
+    async fn entries(&self, pk: String, newest_first: bool, wanted: u64) -> StoreResult<Vec<Item>> {
+        self.query_items((pk, ""), None, newest_first, wanted, ReadKind::ListKeys)
+            .await
+    }
+
+    /// Up to `wanted` positions of `variant`, newest first, from its page items: after the
+    /// position `after` when given.
+    async fn page_items(
+        &self,
+        variant: &str,
+        owner: &str,
+        after: Option<&str>,
+        wanted: u64,
+    ) -> StoreResult<Vec<Position>> {
+        let start = after.map(|id| page_key(variant, owner, id));
+        self.query_items(
+            page_partition(variant, owner),
+            start,
+            true,
+            wanted,
+            ReadKind::PositionItems,
+        )
+        .await?
+        .iter()
+        .map(position_from)
+        .collect()
     }
 
     /// The list entries of one variant, newest first: up to `wanted` ids.
@@ -227,6 +272,37 @@ impl DynamoDbStore {
         Ok(TransactWriteItem::builder().delete(delete).build())
     }
 
+    /// The page copies of `item` (a position item, as its transaction leaves it): a Put in
+    /// each variant of `current`, a Delete in each of `left`. Neither is conditioned: the
+    /// position's own write in the same transaction is, and a position stored before page
+    /// copies existed has none to delete.
+    pub(super) fn page_writes(
+        &self,
+        item: &Item,
+        (owner, id): (&str, &str),
+        current: &[String],
+        left: &[String],
+    ) -> StoreResult<Vec<TransactWriteItem>> {
+        let mut writes = Vec::new();
+        for v in copied(current) {
+            let put = Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(page_copy(item, v, owner, id)))
+                .build()
+                .map_err(build_error)?;
+            writes.push(TransactWriteItem::builder().put(put).build());
+        }
+        for v in copied(left) {
+            let delete = Delete::builder()
+                .table_name(&self.table)
+                .set_key(Some(page_key(v, owner, id)))
+                .build()
+                .map_err(build_error)?;
+            writes.push(TransactWriteItem::builder().delete(delete).build());
+        }
+        Ok(writes)
+    }
+
     /// `ADD` to counters: +1 for `up` variants, -1 for `down` ones, and the `sums` (attribute,
     /// decimal number) added as they are.
     pub(super) fn count_update(
@@ -262,8 +338,11 @@ impl DynamoDbStore {
     }
 
     /// One transaction moving a position from `from` to `to`: the status (conditioned on
-    /// `from`) with `set` attributes, the status list entries moved, the status counters
-    /// adjusted and `sums` added to the owner's totals.
+    /// `from`) with `set` attributes, the status list entries and page copies moved, the other
+    /// page copies rewritten, the status counters adjusted and `sums` added to the owner's
+    /// totals. The copies are made from the position as read, so the write is also conditioned
+    /// on what else could change it meanwhile (its order, its wallet read); when that is what
+    /// failed, the position is read again and moved again.
     async fn transition(
         &self,
         owner: &str,
@@ -273,62 +352,107 @@ impl DynamoDbStore {
         sums: &[(&str, String)],
         answer: Option<&KeyAnswer>,
     ) -> StoreResult<()> {
-        let position = self.get(owner, id).await?.ok_or(StoreError::Conflict)?;
-        if position.status != from {
-            return Err(StoreError::Conflict);
+        const ATTEMPTS: usize = 3;
+        for attempt in 1.. {
+            let position = self.get(owner, id).await?.ok_or(StoreError::Conflict)?;
+            if position.status != from {
+                return Err(StoreError::Conflict);
+            }
+            if from == to {
+                return Ok(());
+            }
+            let items = self.transition_items(&position, to, (&set, &extra), sums, answer)?;
+            match self.transact(items, None).await {
+                Err(StoreError::Conflict) if attempt < ATTEMPTS => continue,
+                other => return other,
+            }
         }
-        if from == to {
-            return Ok(());
-        }
+        unreachable!("the loop returns")
+    }
+
+    /// The items of [`Self::transition`]'s transaction for `position` as read.
+    fn transition_items(
+        &self,
+        position: &Position,
+        to: Status,
+        (set, extra): (&[(String, AttributeValue)], &[TransactWriteItem]),
+        sums: &[(&str, String)],
+        answer: Option<&KeyAnswer>,
+    ) -> StoreResult<Vec<TransactWriteItem>> {
+        let (owner, id, from) = (position.owner.as_str(), position.id.as_str(), position.status);
         let source = position.source();
         let old_moved = status_variants(from, position.chain, source);
         let new_moved = status_variants(to, position.chain, source);
-        let mut expression = "SET #s = :to".to_string();
         // An on-chain open confirmed: its order is done.
         let order_done =
             from == Status::Pending && to == Status::Active && position.order.is_some();
+        let mut moved = position_item(position);
+        moved.insert("status".into(), s(to.as_str()));
+        moved.extend(set.iter().cloned());
+        if order_done {
+            moved.remove(ORDER);
+        }
+        let (order_condition, order) = same_order(position);
+        let (read_condition, height) = match &position.holding {
+            Some(h) => (
+                "holdingHeight = :height",
+                Some(AttributeValue::N(h.height.to_string())),
+            ),
+            None => ("attribute_not_exists(holdingHeight)", None),
+        };
+        let mut expression = "SET #s = :to".to_string();
         let mut update = Update::builder()
             .table_name(&self.table)
             .set_key(Some(position_key(owner, id)))
-            .condition_expression("#s = :from")
+            .condition_expression(format!(
+                "#s = :from AND {order_condition} AND {read_condition}"
+            ))
             .expression_attribute_names("#s", "status")
+            .expression_attribute_names("#o", ORDER)
             .expression_attribute_values(":to", s(to.as_str()))
             .expression_attribute_values(":from", s(from.as_str()));
-        for (i, (name, value)) in set.into_iter().enumerate() {
+        if let Some(order) = order {
+            update = update.expression_attribute_values(":order", order);
+        }
+        if let Some(height) = height {
+            update = update.expression_attribute_values(":height", height);
+        }
+        for (i, (name, value)) in set.iter().enumerate() {
             expression.push_str(&format!(", #a{i} = :a{i}"));
             update = update
                 .expression_attribute_names(format!("#a{i}"), name)
-                .expression_attribute_values(format!(":a{i}"), value);
+                .expression_attribute_values(format!(":a{i}"), value.clone());
         }
         if order_done {
             expression.push_str(" REMOVE #o");
-            update = update.expression_attribute_names("#o", ORDER);
         }
         let update = update
             .update_expression(expression)
             .build()
             .map_err(build_error)?;
         let mut items = vec![TransactWriteItem::builder().update(update).build()];
-        items.extend(extra);
+        items.extend(extra.iter().cloned());
         for v in &old_moved {
             items.push(self.delete(list_key(v, owner, id))?);
         }
         for v in &new_moved {
             items.push(self.put(list_key(v, owner, id), "attribute_not_exists(PK)")?);
         }
+        let current = variants(to, position.chain, source);
+        items.extend(self.page_writes(&moved, (owner, id), &current, &old_moved)?);
         // Pending, or active with a close waiting for the chain: on the pool's pending index.
         if from == Status::Pending || (from == Status::Active && position.order.is_some()) {
-            let p = &position;
+            let p = position;
             items.push(self.delete(pending_key(p.chain, p.protocol, &p.pool, id, owner))?);
         }
         if to == Status::Pending {
-            items.push(self.pending_entry(&position)?);
+            items.push(self.pending_entry(position)?);
         }
         items.push(self.count_update(owner, &new_moved, &old_moved, sums)?);
         if let Some(answer) = answer {
             items.push(self.answer_item(answer)?);
         }
-        self.transact(items, None).await
+        Ok(items)
     }
 
     pub(super) async fn transact(
@@ -357,7 +481,8 @@ impl PositionStore for DynamoDbStore {
         answer: Option<&KeyAnswer>,
     ) -> StoreResult<()> {
         let variants = variants(position.status, position.chain, position.source());
-        let mut items = vec![self.put(position_item(position), "attribute_not_exists(PK)")?];
+        let item = position_item(position);
+        let mut items = vec![self.put(item.clone(), "attribute_not_exists(PK)")?];
         if let Some(holding) = &position.holding {
             // The holding's key, taken once: a racing refresh's insert of it fails whole.
             items.push(self.put(holding_index(position, holding), "attribute_not_exists(PK)")?);
@@ -368,6 +493,7 @@ impl PositionStore for DynamoDbStore {
                 "attribute_not_exists(PK)",
             )?);
         }
+        items.extend(self.page_writes(&item, (&position.owner, &position.id), &variants, &[])?);
         if position.status == Status::Pending {
             items.push(self.pending_entry(position)?);
         }
@@ -388,42 +514,50 @@ impl PositionStore for DynamoDbStore {
         item.as_ref().map(position_from).transpose()
     }
 
-    /// The counter for `total`, the list entries up to the page's end, then full items for the
-    /// page only. The first page reads counter and entries concurrently; deeper pages read the
-    /// counter first so an offset past the end reads no entries at all.
+    /// The counter for `total` and the page's items: at offset 0 both at once, the page one
+    /// `Query` of the variant's page items; deeper, the counter first (an offset past the end
+    /// reads nothing more), the key-only entries before the page, then the page's items after
+    /// the last of them.
     async fn list(&self, owner: &str, filter: Filter, page: PageRequest) -> StoreResult<Page> {
         let variant = variant(filter);
-        let pk = list_pk(&variant, owner);
-        let end = page.offset.saturating_add(u64::from(page.limit));
-        let (total, ids) = if page.offset == 0 {
-            tokio::try_join!(self.count(owner, &variant), self.list_ids(pk, end))?
-        } else {
-            let total = self.count(owner, &variant).await?;
-            let ids = if page.offset < total {
-                self.list_ids(pk, end.min(total)).await?
-            } else {
-                Vec::new()
-            };
-            (total, ids)
-        };
-        let skip = usize::try_from(page.offset)
-            .unwrap_or(usize::MAX)
-            .min(ids.len());
-        let items = self.fetch_positions(owner, &ids[skip..]).await?;
+        let limit = u64::from(page.limit);
+        if page.offset == 0 {
+            let (total, items) = tokio::try_join!(
+                self.count(owner, &variant),
+                self.page_items(&variant, owner, None, limit)
+            )?;
+            return Ok(Page { items, total });
+        }
+        let total = self.count(owner, &variant).await?;
+        let mut items = Vec::new();
+        if page.offset < total {
+            let before = self
+                .list_ids(list_pk(&variant, owner), page.offset)
+                .await?;
+            // Fewer than `offset` entries: the list shrank since the count, the page is empty.
+            if let (Some(last), true) = (before.last(), before.len() as u64 == page.offset) {
+                let wanted = limit.min(total - page.offset);
+                items = self.page_items(&variant, owner, Some(last), wanted).await?;
+            }
+        }
         Ok(Page { items, total })
     }
 
+    /// The open positions from the `active` and `pending` page items: one paginated `Query`
+    /// each, newest first.
     async fn open_positions(&self, owner: &str) -> StoreResult<Vec<Position>> {
         let of = |status| {
             let filter = Filter {
                 status: Some(status),
                 ..Filter::default()
             };
-            self.list_ids(list_pk(&variant(filter), owner), u64::MAX)
+            async move {
+                self.page_items(&variant(filter), owner, None, u64::MAX)
+                    .await
+            }
         };
         let (active, pending) = tokio::try_join!(of(Status::Active), of(Status::Pending))?;
-        let ids: Vec<String> = active.into_iter().chain(pending).collect();
-        self.fetch_positions(owner, &ids).await
+        Ok(active.into_iter().chain(pending).collect())
     }
 
     /// One consistent Query of the pool's pending partition, then each position's item.
