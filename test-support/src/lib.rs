@@ -22,5 +22,6 @@ pub mod lifecycle;
 pub mod local_api;
 pub mod orders;
 pub mod rpc_stub;
+pub mod sample;
 pub mod tracked_ticks;
 pub mod wallets;
