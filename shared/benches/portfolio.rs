@@ -26,12 +26,15 @@ fn valuation(c: &mut Criterion) {
     c.bench_function("portfolio: value 1,000 open positions", |b| {
         b.iter(|| portfolio(black_box(&positions), &realized, &catalog, now).unwrap())
     });
-    c.bench_function("portfolio: value 1,000 open positions and write the JSON", |b| {
-        b.iter(|| {
-            let view = portfolio(black_box(&positions), &realized, &catalog, now).unwrap();
-            serde_json::to_vec(&view).unwrap()
-        })
-    });
+    c.bench_function(
+        "portfolio: value 1,000 open positions and write the JSON",
+        |b| {
+            b.iter(|| {
+                let view = portfolio(black_box(&positions), &realized, &catalog, now).unwrap();
+                serde_json::to_vec(&view).unwrap()
+            })
+        },
+    );
 }
 
 criterion_group!(benches, valuation);

@@ -99,7 +99,7 @@ pub fn usd_price(catalog: &Catalog, chain: Chain, address: &str) -> Option<BigDe
         .map(|t| t.price_usd.clone())
 }
 
-fn amount(text: &str) -> U256 {
+pub(crate) fn amount(text: &str) -> U256 {
     U256::from_str(text).unwrap_or_default()
 }
 

@@ -1,15 +1,21 @@
 //! The portfolio overview: totals, profit and loss, and the breakdown by asset, computed in
 //! exact decimals and rounded only when written.
 
-use crate::catalog::Catalog;
-use crate::holdings::holding_view;
+use crate::catalog::{Catalog, Pool};
+use crate::holdings::{amount, usd_price};
 use crate::json::{Percent, Usd};
-use crate::model::{Chain, Position, Realized};
-use crate::valuation::{percent_of, value_position, ValuationError, Valued};
-use bigdecimal::{BigDecimal, RoundingMode, Zero};
+use crate::math::num::widen;
+use crate::math::{Curve, U256, U512};
+use crate::model::{Chain, HeldToken, Position, Protocol, Realized, Status};
+use crate::valuation::{nothing, percent_of, pool_of, value_position, ValuationError, Valued};
+use bigdecimal::num_bigint::{BigInt, Sign};
+use bigdecimal::num_traits::Signed;
+use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::str::FromStr;
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -51,40 +57,242 @@ pub struct ChainView {
     pub percentage: Percent,
 }
 
+/// A sum of base units: a `U256` and how many times it wrapped (amounts are below 2^256, and
+/// no book holds 2^32 positions), exact without 512-bit additions.
+#[derive(Default, Clone, Copy)]
+struct Sum {
+    low: U256,
+    wraps: u32,
+}
+
+impl Sum {
+    fn add(&mut self, units: U256) {
+        let (low, wrapped) = self.low.overflowing_add(units);
+        self.low = low;
+        self.wraps += u32::from(wrapped);
+    }
+
+    fn total(self) -> U512 {
+        (U512::from(self.wraps) << 256) + widen(self.low)
+    }
+}
+
+/// Base units of one token summed over positions, valued once: a USD value is linear in base
+/// units, so the value of the summed units is exactly the sum of the positions' values.
+#[derive(Default)]
+struct Units {
+    /// What the liquidity holds plus the fees, of every position counted.
+    held: Sum,
+    fees: Sum,
+    /// The principal of the positions with a recorded deposit, and those deposits: their
+    /// impermanent loss.
+    principal_with_deposit: Sum,
+    deposited: Sum,
+    /// Pending offers' amounts: their cost basis is their value today.
+    offered: Sum,
+}
+
+/// One token's units with what values them: its symbol, chain, decimals and USD price.
+struct TokenUnits<'a> {
+    symbol: &'a str,
+    chain: Chain,
+    decimals: u8,
+    price: Cow<'a, BigDecimal>,
+    units: Units,
+}
+
+/// The tokens the portfolio counts: a catalog pool's two (simulated positions, priced as their
+/// pool prices them), or a wallet position's (priced as [`usd_price`] finds them).
+#[derive(Default)]
+struct Tokens<'a> {
+    slots: Vec<TokenUnits<'a>>,
+    of_pool: Vec<(*const Pool, [usize; 2])>,
+    of_wallet: HashMap<(Chain, &'a str, &'a str, u8), Option<usize>>,
+}
+
+impl<'a> Tokens<'a> {
+    fn slot(
+        &mut self,
+        symbol: &'a str,
+        chain: Chain,
+        decimals: u8,
+        price: Cow<'a, BigDecimal>,
+    ) -> usize {
+        self.slots.push(TokenUnits {
+            symbol,
+            chain,
+            decimals,
+            price,
+            units: Units::default(),
+        });
+        self.slots.len() - 1
+    }
+
+    /// The slots of `pool`'s token A and token B.
+    fn of_pool(&mut self, pool: &'a Pool) -> [usize; 2] {
+        if let Some((_, slots)) = self.of_pool.iter().find(|(p, _)| std::ptr::eq(*p, pool)) {
+            return *slots;
+        }
+        let slots = [&pool.token_a, &pool.token_b].map(|t| {
+            self.slot(
+                &t.symbol,
+                pool.chain,
+                t.decimals,
+                Cow::Borrowed(&t.price_usd),
+            )
+        });
+        self.of_pool.push((pool, slots));
+        slots
+    }
+
+    /// The slot of a wallet's token, `None` when it has no USD price.
+    fn of_wallet(
+        &mut self,
+        catalog: &Catalog,
+        chain: Chain,
+        token: &'a HeldToken,
+    ) -> Option<usize> {
+        let key = (
+            chain,
+            token.address.as_str(),
+            token.symbol.as_str(),
+            token.decimals,
+        );
+        if let Some(slot) = self.of_wallet.get(&key) {
+            return *slot;
+        }
+        let slot = usd_price(catalog, chain, &token.address)
+            .map(|price| self.slot(&token.symbol, chain, token.decimals, Cow::Owned(price)));
+        self.of_wallet.insert(key, slot);
+        slot
+    }
+}
+
+/// The catalog's pools by the names positions give them, and square-root prices by curve and
+/// tick: a whale's positions share a few pools and ranges.
+#[derive(Default)]
+struct Pools<'a, 'p> {
+    named: HashMap<(Chain, Protocol, &'p str), &'a Pool>,
+    sqrt_prices: HashMap<(Curve, i32), U256>,
+}
+
+impl<'a, 'p> Pools<'a, 'p> {
+    fn of(
+        &mut self,
+        position: &'p Position,
+        catalog: &'a Catalog,
+    ) -> Result<&'a Pool, ValuationError> {
+        let key = (position.chain, position.protocol, position.pool.as_str());
+        if let Some(pool) = self.named.get(&key) {
+            return Ok(pool);
+        }
+        let pool = pool_of(position, catalog)?;
+        self.named.insert(key, pool);
+        Ok(pool)
+    }
+
+    fn bounds(
+        &mut self,
+        pool: &Pool,
+        lower: i32,
+        upper: i32,
+    ) -> Result<(U256, U256), ValuationError> {
+        let curve = pool.curve();
+        let mut at = |tick: i32| -> Result<U256, ValuationError> {
+            if let Some(sqrt) = self.sqrt_prices.get(&(curve, tick)) {
+                return Ok(*sqrt);
+            }
+            let sqrt = curve.sqrt_price_at_tick(tick)?;
+            self.sqrt_prices.insert((curve, tick), sqrt);
+            Ok(sqrt)
+        };
+        Ok((at(lower)?, at(upper)?))
+    }
+}
+
+/// `units` base units of a token with `decimals`, at `price` USD a whole token.
+fn usd(units: U512, decimals: u8, price: &BigDecimal) -> BigDecimal {
+    let int = BigInt::from_bytes_le(Sign::Plus, &units.to_le_bytes::<64>());
+    BigDecimal::new(int, i64::from(decimals)) * price
+}
+
 /// The overview of `positions` (the caller's positions that are not closed) and the
-/// `realized` totals of the closed ones.
+/// `realized` totals of the closed ones. The positions' base units are summed per token and
+/// valued once per token (cost basis per position, as recorded): the same exact figures as
+/// valuing each position, in a fraction of the work.
 pub fn portfolio(
     positions: &[Position],
     realized: &Realized,
     catalog: &Catalog,
     now: DateTime<Utc>,
 ) -> Result<PortfolioView, ValuationError> {
-    let mut total_value = BigDecimal::zero();
+    let mut tokens = Tokens::default();
+    let mut pools = Pools::default();
     let mut cost_basis = BigDecimal::zero();
-    let mut fees = BigDecimal::zero();
-    let mut impermanent_loss = BigDecimal::zero();
-    let mut by_symbol: BTreeMap<String, BigDecimal> = BTreeMap::new();
-    let mut by_chain: BTreeMap<String, BigDecimal> = BTreeMap::new();
+    // Figures of the positions valued one by one (frozen ones: none is open in practice).
+    let mut valued: Vec<(Chain, [(&str, BigDecimal); 2], BigDecimal, BigDecimal)> = Vec::new();
     let (mut unvalued, mut unpriced) = (0, 0);
     for position in positions {
+        if position.closing.is_some() {
+            let figures = match value_position(position, catalog, now) {
+                Ok(Valued { figures, .. }) => figures,
+                Err(ValuationError::Math(e)) => {
+                    tracing::warn!(position = %position.id, cause = %e, "position left out of the portfolio");
+                    unvalued += 1;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let pool = pool_of(position, catalog)?;
+            cost_basis += &figures.cost_basis;
+            let il = figures.impermanent_loss().unwrap_or_default();
+            valued.push((
+                position.chain,
+                [
+                    (&pool.token_a.symbol, &figures.principal_a + &figures.fees_a),
+                    (&pool.token_b.symbol, &figures.principal_b + &figures.fees_b),
+                ],
+                figures.fees(),
+                il,
+            ));
+            continue;
+        }
         if let Some(holding) = &position.holding {
-            let (view, held) = holding_view(position, holding, catalog);
-            let (Some(value), Some(basis), [Some(a), Some(b)]) =
-                (held.value, held.cost_basis, held.token_values)
-            else {
+            let slots =
+                [0, 1].map(|i| tokens.of_wallet(catalog, position.chain, &holding.tokens[i]));
+            let basis = holding
+                .first_value_usd
+                .as_deref()
+                .and_then(|v| BigDecimal::from_str(v).ok());
+            let ([Some(slot0), Some(slot1)], Some(basis)) = (slots, basis) else {
                 unpriced += 1;
                 continue;
             };
-            *by_chain.entry(position.chain.to_string()).or_default() += &value;
-            total_value += value;
             cost_basis += basis;
-            fees += held.fees.unwrap_or_default();
-            *by_symbol.entry(view.token_a.symbol).or_default() += a;
-            *by_symbol.entry(view.token_b.symbol).or_default() += b;
+            for (i, slot) in [slot0, slot1].into_iter().enumerate() {
+                let units = &mut tokens.slots[slot].units;
+                let fees = amount(&holding.fees[i]);
+                units.held.add(amount(&holding.amounts[i]));
+                units.held.add(fees);
+                units.fees.add(fees);
+            }
             continue;
         }
-        let Valued { view, figures } = match value_position(position, catalog, now) {
-            Ok(valued) => valued,
+        let pool = pools.of(position, catalog)?;
+        if position.status == Status::Pending {
+            // An offer: its amounts at today's prices, its cost basis their value.
+            let offered = position.deposit.unwrap_or_else(nothing);
+            let slots = tokens.of_pool(pool);
+            for (slot, units) in slots.into_iter().zip([offered.a, offered.b]) {
+                let sums = &mut tokens.slots[slot].units;
+                sums.held.add(units);
+                sums.offered.add(units);
+            }
+            continue;
+        }
+        let bounds = pools.bounds(pool, position.tick_lower, position.tick_upper);
+        let held = match bounds.and_then(|b| pool.holdings_within(b, position.liquidity)) {
+            Ok(held) => held,
             Err(ValuationError::Math(e)) => {
                 tracing::warn!(position = %position.id, cause = %e, "position left out of the portfolio");
                 unvalued += 1;
@@ -92,19 +300,49 @@ pub fn portfolio(
             }
             Err(e) => return Err(e),
         };
-        *by_chain.entry(position.chain.to_string()).or_default() += figures.value();
-        total_value += figures.value();
-        cost_basis += &figures.cost_basis;
-        fees += figures.fees();
-        // Positions without a recorded deposit have no HODL comparison: they add nothing.
-        impermanent_loss += figures.impermanent_loss().unwrap_or_default();
-        // An asset's value holds its uncollected fees too: the assets sum to the total.
-        for (symbol, value) in [
-            (view.token_a.symbol, figures.principal_a + figures.fees_a),
-            (view.token_b.symbol, figures.principal_b + figures.fees_b),
-        ] {
-            *by_symbol.entry(symbol).or_default() += value;
+        let fees = pool.fees_owed(position);
+        cost_basis += &position.cost_basis_usd;
+        let slots = tokens.of_pool(pool);
+        let deposit = position.deposit.map(|d| [d.a, d.b]);
+        for (i, slot) in slots.into_iter().enumerate() {
+            let sums = &mut tokens.slots[slot].units;
+            let (principal, fee) = ([held.a, held.b][i], [fees.a, fees.b][i]);
+            sums.held.add(principal);
+            sums.held.add(fee);
+            sums.fees.add(fee);
+            // Positions without a recorded deposit have no HODL comparison: they add nothing.
+            if let Some(deposit) = deposit {
+                sums.principal_with_deposit.add(principal);
+                sums.deposited.add(deposit[i]);
+            }
         }
+    }
+
+    let mut total_value = BigDecimal::zero();
+    let mut fees = BigDecimal::zero();
+    let mut impermanent_loss = BigDecimal::zero();
+    let mut by_symbol: BTreeMap<String, BigDecimal> = BTreeMap::new();
+    let mut by_chain: BTreeMap<String, BigDecimal> = BTreeMap::new();
+    for token in &tokens.slots {
+        let u = &token.units;
+        let value_of = |units: Sum| usd(units.total(), token.decimals, &token.price);
+        let value = value_of(u.held);
+        fees += value_of(u.fees);
+        impermanent_loss += value_of(u.principal_with_deposit) - value_of(u.deposited);
+        cost_basis += value_of(u.offered);
+        // An asset's value holds its uncollected fees too: the assets sum to the total.
+        *by_symbol.entry(token.symbol.to_string()).or_default() += &value;
+        *by_chain.entry(token.chain.to_string()).or_default() += &value;
+        total_value += value;
+    }
+    for (chain, per_token, position_fees, il) in valued {
+        for (symbol, value) in per_token {
+            *by_symbol.entry(symbol.to_string()).or_default() += &value;
+            *by_chain.entry(chain.to_string()).or_default() += &value;
+            total_value += value;
+        }
+        fees += position_fees;
+        impermanent_loss += il;
     }
     let unrealized = &total_value - &cost_basis;
     let pnl = &unrealized + &realized.pnl_usd;
@@ -147,33 +385,39 @@ pub fn portfolio(
 fn breakdown(by_name: BTreeMap<String, BigDecimal>) -> Vec<(String, Usd, Percent)> {
     let mut assets: Vec<(String, BigDecimal)> = by_name.into_iter().collect();
     assets.sort_by(|(sa, va), (sb, vb)| vb.cmp(va).then_with(|| sa.cmp(sb)));
-    let total: BigDecimal = assets.iter().map(|(_, v)| v).sum();
+    // The values as integers at one scale: the shares are then exact integer quotients.
+    let scale = assets
+        .iter()
+        .map(|(_, v)| v.as_bigint_and_exponent().1)
+        .max()
+        .unwrap_or(0);
+    let units: Vec<BigInt> = assets
+        .iter()
+        .map(|(_, v)| v.with_scale(scale).as_bigint_and_exponent().0)
+        .collect();
+    let total: BigInt = units.iter().sum();
     if total.is_zero() {
         return assets
             .into_iter()
             .map(|(name, value)| (name, Usd::new(value), Percent::new(BigDecimal::zero())))
             .collect();
     }
-    // Shares in hundredths of a percent: 10_000 in all.
-    let shares: Vec<BigDecimal> = assets
+    // Shares in hundredths of a percent: 10_000 in all, each floored (toward zero), with what
+    // the floor left over (in units of 1/total).
+    let shares: Vec<(BigInt, BigInt)> = units
         .iter()
-        .map(|(_, v)| v * BigDecimal::from(10_000) / &total)
+        .map(|u| {
+            let scaled = u * 10_000;
+            (&scaled / &total, (&scaled % &total) * total.signum())
+        })
         .collect();
-    let mut floors: Vec<BigDecimal> = shares
-        .iter()
-        .map(|s| s.with_scale_round(0, RoundingMode::Down))
-        .collect();
-    let assigned: BigDecimal = floors.iter().sum();
-    let left_over = (BigDecimal::from(10_000) - assigned).with_scale(0);
+    let mut floors: Vec<BigInt> = shares.iter().map(|(floor, _)| floor.clone()).collect();
+    let assigned: BigInt = floors.iter().sum();
+    let left_over = usize::try_from(BigInt::from(10_000) - assigned).unwrap_or(0);
     let mut order: Vec<usize> = (0..shares.len()).collect();
-    order.sort_by(|&i, &j| {
-        (&shares[j] - &floors[j])
-            .cmp(&(&shares[i] - &floors[i]))
-            .then(i.cmp(&j))
-    });
-    let left_over: usize = left_over.to_string().parse().unwrap_or(0);
+    order.sort_by(|&i, &j| shares[j].1.cmp(&shares[i].1).then(i.cmp(&j)));
     for &i in order.iter().take(left_over) {
-        floors[i] += BigDecimal::from(1);
+        floors[i] += 1;
     }
     assets
         .into_iter()
@@ -182,7 +426,7 @@ fn breakdown(by_name: BTreeMap<String, BigDecimal>) -> Vec<(String, Usd, Percent
             (
                 name,
                 Usd::new(value),
-                Percent::new(hundredths / BigDecimal::from(100)),
+                Percent::new(BigDecimal::new(hundredths, 2)),
             )
         })
         .collect()

@@ -214,7 +214,17 @@ impl Pool {
         liquidity: u128,
         round_up: bool,
     ) -> Result<TokenPair, ValuationError> {
-        let (sqrt_a, sqrt_b) = self.sqrt_bounds(tick_lower, tick_upper)?;
+        let bounds = self.sqrt_bounds(tick_lower, tick_upper)?;
+        self.amounts_within(bounds, liquidity, round_up)
+    }
+
+    /// What `liquidity` holds at the current price between the square-root prices `bounds`.
+    fn amounts_within(
+        &self,
+        (sqrt_a, sqrt_b): (U256, U256),
+        liquidity: u128,
+        round_up: bool,
+    ) -> Result<TokenPair, ValuationError> {
         let amounts = self.curve().amounts_for_liquidity(
             self.sqrt_price,
             sqrt_a,
@@ -223,6 +233,15 @@ impl Pool {
             round_up,
         )?;
         Ok(self.to_api_order(amounts))
+    }
+
+    /// [`Self::holdings`] of a range given by its bounds' square-root prices.
+    pub fn holdings_within(
+        &self,
+        bounds: (U256, U256),
+        liquidity: u128,
+    ) -> Result<TokenPair, ValuationError> {
+        self.amounts_within(bounds, liquidity, true)
     }
 
     /// What `liquidity` in the range holds at the pool's current price: rounded up, as a mint

@@ -4,7 +4,7 @@ use super::num::{to_u128, to_u64, Amounts, MathError, U256};
 use super::{orca, uniswap};
 
 /// The operations the API needs from a concentrated-liquidity protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Curve {
     /// Uniswap v3 and its forks (PancakeSwap v3): Q64.96, ticks ±887272.
     UniswapV3,

@@ -6,6 +6,7 @@ mod close;
 mod events;
 mod handlers;
 mod orders;
+mod portfolio;
 mod routes;
 mod store_memory;
 mod valuation;

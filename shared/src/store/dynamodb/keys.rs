@@ -96,7 +96,10 @@ pub(super) fn copied(variants: &[String]) -> impl Iterator<Item = &String> {
 /// The key of a position's page item in `variant`.
 pub(super) fn page_key(variant: &str, owner: &str, id: &str) -> Item {
     let (pk, prefix) = page_partition(variant, owner);
-    HashMap::from([("PK".into(), s(pk)), ("SK".into(), s(format!("{prefix}{id}")))])
+    HashMap::from([
+        ("PK".into(), s(pk)),
+        ("SK".into(), s(format!("{prefix}{id}"))),
+    ])
 }
 
 /// `item` (a position item) as its page copy in `variant`.

@@ -379,7 +379,11 @@ impl DynamoDbStore {
         sums: &[(&str, String)],
         answer: Option<&KeyAnswer>,
     ) -> StoreResult<Vec<TransactWriteItem>> {
-        let (owner, id, from) = (position.owner.as_str(), position.id.as_str(), position.status);
+        let (owner, id, from) = (
+            position.owner.as_str(),
+            position.id.as_str(),
+            position.status,
+        );
         let source = position.source();
         let old_moved = status_variants(from, position.chain, source);
         let new_moved = status_variants(to, position.chain, source);
@@ -531,9 +535,7 @@ impl PositionStore for DynamoDbStore {
         let total = self.count(owner, &variant).await?;
         let mut items = Vec::new();
         if page.offset < total {
-            let before = self
-                .list_ids(list_pk(&variant, owner), page.offset)
-                .await?;
+            let before = self.list_ids(list_pk(&variant, owner), page.offset).await?;
             // Fewer than `offset` entries: the list shrank since the count, the page is empty.
             if let (Some(last), true) = (before.last(), before.len() as u64 == page.offset) {
                 let wanted = limit.min(total - page.offset);

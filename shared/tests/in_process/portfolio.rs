@@ -1,0 +1,65 @@
+//! The portfolio sums base units per token and values each token once; this checks that it
+//! answers exactly what valuing each position on its own and adding them up answers.
+
+use bigdecimal::{BigDecimal, Zero};
+use shared::holdings::holding_view;
+use shared::model::Realized;
+use shared::portfolio::portfolio;
+use shared::valuation::value_position;
+use std::collections::BTreeMap;
+use test_support::sample;
+
+#[test]
+fn the_portfolio_equals_its_positions_valued_one_by_one() {
+    let catalog = sample::catalog();
+    let now = chrono::DateTime::from_timestamp(1_795_000_100, 0).unwrap();
+    let realized = Realized {
+        pnl_usd: "-12.345".parse().unwrap(),
+        cost_basis_usd: "100".parse().unwrap(),
+    };
+    for count in [1, 7, 23, 400] {
+        let positions = sample::book("whale", &catalog, count, false);
+        let zero = BigDecimal::zero;
+        let (mut value, mut fees, mut basis, mut loss) = (zero(), zero(), zero(), zero());
+        let mut by_symbol: BTreeMap<String, BigDecimal> = BTreeMap::new();
+        for p in &positions {
+            if let Some(holding) = &p.holding {
+                let (_, held) = holding_view(p, holding, &catalog);
+                value += held.value.unwrap();
+                fees += held.fees.unwrap();
+                basis += held.cost_basis.unwrap();
+                // Each token's value under that token's own symbol.
+                for (token, worth) in holding.tokens.iter().zip(held.token_values) {
+                    *by_symbol.entry(token.symbol.clone()).or_default() += worth.unwrap();
+                }
+                continue;
+            }
+            let valued = value_position(p, &catalog, now).unwrap();
+            let f = &valued.figures;
+            value += f.value();
+            fees += f.fees();
+            basis += &f.cost_basis;
+            loss += f.impermanent_loss().unwrap_or_default();
+            for (token, worth) in [
+                (&valued.view.token_a, &f.principal_a + &f.fees_a),
+                (&valued.view.token_b, &f.principal_b + &f.fees_b),
+            ] {
+                *by_symbol.entry(token.symbol.clone()).or_default() += worth;
+            }
+        }
+        let view = portfolio(&positions, &realized, &catalog, now).unwrap();
+        // Exactly, before the answer rounds them to cents.
+        assert_eq!(view.total_value_usd.0, value, "{count}");
+        assert_eq!(view.total_fees_earned_usd.0, fees);
+        assert_eq!(view.total_impermanent_loss_usd.0, loss);
+        assert_eq!(view.unrealized_pnl_usd.0, &value - &basis);
+        assert_eq!(view.total_pnl_usd.0, &value - &basis + &realized.pnl_usd);
+        assert!(count == 1 || !value.is_zero() && !fees.is_zero());
+        let assets: BTreeMap<String, BigDecimal> = view
+            .assets
+            .iter()
+            .map(|a| (a.symbol.clone(), a.value_usd.0.clone()))
+            .collect();
+        assert_eq!(assets, by_symbol, "{count}");
+    }
+}
