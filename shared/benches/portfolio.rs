@@ -24,7 +24,7 @@ fn valuation(c: &mut Criterion) {
     assert_ne!(json["totalFeesEarnedUsd"], 0, "{json}");
 
     c.bench_function("portfolio: value 1,000 open positions", |b| {
-        b.iter(|| portfolio(black_box(&positions), &realized, &catalog, now).unwrap())
+        b.iter(|| portfolio(black_box(&positions), &realized, &catalog, now).unwrap());
     });
     c.bench_function(
         "portfolio: value 1,000 open positions and write the JSON",
@@ -32,7 +32,7 @@ fn valuation(c: &mut Criterion) {
             b.iter(|| {
                 let view = portfolio(black_box(&positions), &realized, &catalog, now).unwrap();
                 serde_json::to_vec(&view).unwrap()
-            })
+            });
         },
     );
 }

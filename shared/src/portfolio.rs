@@ -2,7 +2,7 @@
 //! exact decimals and rounded only when written.
 
 use crate::catalog::{Catalog, Pool};
-use crate::holdings::{amount, usd_price};
+use crate::holdings::{amount, holding_view, usd_price};
 use crate::json::{Percent, Usd};
 use crate::math::num::widen;
 use crate::math::{Curve, U256, U512};
@@ -229,32 +229,12 @@ pub fn portfolio(
     let mut tokens = Tokens::default();
     let mut pools = Pools::default();
     let mut cost_basis = BigDecimal::zero();
-    // Figures of the positions valued one by one (frozen ones: none is open in practice).
-    let mut valued: Vec<(Chain, [(&str, BigDecimal); 2], BigDecimal, BigDecimal)> = Vec::new();
+    // Positions with frozen figures, valued one by one (none is open in practice).
+    let mut frozen = Vec::new();
     let (mut unvalued, mut unpriced) = (0, 0);
     for position in positions {
         if position.closing.is_some() {
-            let figures = match value_position(position, catalog, now) {
-                Ok(Valued { figures, .. }) => figures,
-                Err(ValuationError::Math(e)) => {
-                    tracing::warn!(position = %position.id, cause = %e, "position left out of the portfolio");
-                    unvalued += 1;
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            let pool = pool_of(position, catalog)?;
-            cost_basis += &figures.cost_basis;
-            let il = figures.impermanent_loss().unwrap_or_default();
-            valued.push((
-                position.chain,
-                [
-                    (&pool.token_a.symbol, &figures.principal_a + &figures.fees_a),
-                    (&pool.token_b.symbol, &figures.principal_b + &figures.fees_b),
-                ],
-                figures.fees(),
-                il,
-            ));
+            frozen.push(position);
             continue;
         }
         if let Some(holding) = &position.holding {
@@ -335,14 +315,46 @@ pub fn portfolio(
         *by_chain.entry(token.chain.to_string()).or_default() += &value;
         total_value += value;
     }
-    for (chain, per_token, position_fees, il) in valued {
-        for (symbol, value) in per_token {
-            *by_symbol.entry(symbol.to_string()).or_default() += &value;
-            *by_chain.entry(chain.to_string()).or_default() += &value;
+    for position in frozen {
+        if let Some(holding) = &position.holding {
+            let (_, held) = holding_view(position, holding, catalog);
+            let (Some(value), Some(basis), [Some(a), Some(b)]) =
+                (held.value, held.cost_basis, held.token_values)
+            else {
+                unpriced += 1;
+                continue;
+            };
+            *by_chain.entry(position.chain.to_string()).or_default() += &value;
             total_value += value;
+            cost_basis += basis;
+            fees += held.fees.unwrap_or_default();
+            // Token values in protocol order, each under its own token's symbol.
+            let [token0, token1] = &holding.tokens;
+            *by_symbol.entry(token0.symbol.clone()).or_default() += a;
+            *by_symbol.entry(token1.symbol.clone()).or_default() += b;
+            continue;
         }
-        fees += position_fees;
-        impermanent_loss += il;
+        let figures = match value_position(position, catalog, now) {
+            Ok(Valued { figures, .. }) => figures,
+            Err(ValuationError::Math(e)) => {
+                tracing::warn!(position = %position.id, cause = %e, "position left out of the portfolio");
+                unvalued += 1;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let pool = pool_of(position, catalog)?;
+        *by_chain.entry(position.chain.to_string()).or_default() += figures.value();
+        total_value += figures.value();
+        cost_basis += &figures.cost_basis;
+        fees += figures.fees();
+        impermanent_loss += figures.impermanent_loss().unwrap_or_default();
+        for (token, value) in [
+            (&pool.token_a, figures.principal_a + figures.fees_a),
+            (&pool.token_b, figures.principal_b + figures.fees_b),
+        ] {
+            *by_symbol.entry(token.symbol.clone()).or_default() += value;
+        }
     }
     let unrealized = &total_value - &cost_basis;
     let pnl = &unrealized + &realized.pnl_usd;
