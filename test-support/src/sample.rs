@@ -72,61 +72,65 @@ pub fn catalog() -> Catalog {
     Catalog::build(&records, markets, shared::market::Freshness::Snapshot).unwrap()
 }
 
-/// `count` positions of `owner` over every pool of `catalog`, in creation order: three in ten
-/// read from a wallet (active), one in ten a pending offer, the rest active simulated ones; when
-/// `closed`, every one is closed instead, with its frozen figures.
+/// `count` positions of `owner` over every pool of `catalog`, in creation order
+/// ([`position_at`]).
 pub fn book(owner: &str, catalog: &Catalog, count: usize, closed: bool) -> Vec<Position> {
     (0..count)
-        .map(|i| {
-            let pool = &catalog.pools[i % catalog.pools.len()];
-            let (tick_lower, tick_upper) = range(pool, i / catalog.pools.len());
-            let created_at = DateTime::from_timestamp_millis(1_790_000_000_000 + i as i64).unwrap();
-            let simulated = Position {
-                id: ulid::Ulid::from_datetime(created_at.into()).to_string(),
-                owner: owner.to_string(),
-                chain: pool.chain,
-                protocol: pool.protocol,
-                pool: pool.id.clone(),
-                status: Status::Active,
-                tick_lower,
-                tick_upper,
-                liquidity: 1_000_000_000_000 + i as u128,
-                cost_basis_usd: BigDecimal::from_str("2500.123456").unwrap(),
-                deposit: Some(TokenPair {
-                    a: U256::from(1_234_567_890_123_456_789u128),
-                    b: U256::from(2_500_123_456u64),
-                }),
-                fee_checkpoint: Some(FeeCheckpoint {
-                    height: HEIGHT - 1000,
-                    growth: [U256::from(5u8) << 128, U256::from(2u8) << 140],
-                }),
-                closing: None,
-                created_at,
-                holding: None,
-                order: None,
-            };
-            match i % 10 {
-                _ if closed => Position {
-                    status: Status::Closed,
-                    closing: Some(closing(created_at)),
-                    ..simulated
-                },
-                0 => Position {
-                    status: Status::Pending,
-                    deposit: None,
-                    fee_checkpoint: None,
-                    ..simulated
-                },
-                1 | 4 | 7 => Position {
-                    deposit: None,
-                    fee_checkpoint: None,
-                    holding: Some(Box::new(holding(pool, i))),
-                    ..simulated
-                },
-                _ => simulated,
-            }
-        })
+        .map(|i| position_at(owner, catalog, i, closed))
         .collect()
+}
+
+/// The `i`th position of `owner`'s book, on the catalog's pools in turn: three in ten read
+/// from a wallet (active), one in ten a pending offer, the rest active simulated ones; when
+/// `closed`, closed instead, with its frozen figures.
+pub fn position_at(owner: &str, catalog: &Catalog, i: usize, closed: bool) -> Position {
+    let pool = &catalog.pools[i % catalog.pools.len()];
+    let (tick_lower, tick_upper) = range(pool, i / catalog.pools.len());
+    let created_at = DateTime::from_timestamp_millis(1_790_000_000_000 + i as i64).unwrap();
+    let simulated = Position {
+        id: ulid::Ulid::from_datetime(created_at.into()).to_string(),
+        owner: owner.to_string(),
+        chain: pool.chain,
+        protocol: pool.protocol,
+        pool: pool.id.clone(),
+        status: Status::Active,
+        tick_lower,
+        tick_upper,
+        liquidity: 1_000_000_000_000 + i as u128,
+        cost_basis_usd: BigDecimal::from_str("2500.123456").unwrap(),
+        deposit: Some(TokenPair {
+            a: U256::from(1_234_567_890_123_456_789u128),
+            b: U256::from(2_500_123_456u64),
+        }),
+        fee_checkpoint: Some(FeeCheckpoint {
+            height: HEIGHT - 1000,
+            growth: [U256::from(5u8) << 128, U256::from(2u8) << 140],
+        }),
+        closing: None,
+        created_at,
+        holding: None,
+        order: None,
+    };
+    match i % 10 {
+        _ if closed => Position {
+            status: Status::Closed,
+            closing: Some(closing(created_at)),
+            ..simulated
+        },
+        0 => Position {
+            status: Status::Pending,
+            deposit: None,
+            fee_checkpoint: None,
+            ..simulated
+        },
+        1 | 4 | 7 => Position {
+            deposit: None,
+            fee_checkpoint: None,
+            holding: Some(Box::new(holding(pool, i))),
+            ..simulated
+        },
+        _ => simulated,
+    }
 }
 
 fn holding(pool: &Pool, i: usize) -> WalletHolding {

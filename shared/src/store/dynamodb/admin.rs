@@ -2,8 +2,8 @@
 //! Production creates the table from `template.yaml`.
 
 use super::errors::{back_off, build_error, classify};
-use super::item::position_item;
-use super::keys::{copied, counter_attribute, counter_key, list_key, page_copy, variants};
+use super::item::{page_body, position_item, PAGE};
+use super::keys::{counter_attribute, counter_key, list_key, page_key, variants};
 use super::store::DynamoDbStore;
 use crate::market::Freshness;
 use crate::model::Position;
@@ -75,8 +75,11 @@ impl DynamoDbStore {
         for position in positions.iter().filter(|p| p.owner == owner) {
             let item = position_item(position);
             let every = variants(position.status, position.chain, position.source());
-            for v in copied(&every) {
-                items.push(page_copy(&item, v, owner, &position.id));
+            let body = page_body(&item)?;
+            for v in &every {
+                let mut copy = page_key(v, owner, &position.id);
+                copy.insert(PAGE.into(), body.clone());
+                items.push(copy);
             }
             items.push(item);
             for v in every {

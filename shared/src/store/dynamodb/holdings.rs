@@ -17,8 +17,8 @@ use crate::store::traits::{StoreError, StoreResult};
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
 use std::collections::BTreeMap;
 
-/// The most positions a wallet's unlink removes in its own transaction: seventeen items each
-/// (the item, its key item, eight list entries, seven page copies), with the wallet's two and
+/// The most positions a wallet's unlink removes in its own transaction: eighteen items each
+/// (the item, its key item, eight list entries, eight page copies), with the wallet's two and
 /// the counters, within DynamoDB's 100.
 const UNLINK_IN_ONE: usize = 5;
 

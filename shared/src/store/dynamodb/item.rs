@@ -1,6 +1,12 @@
 //! Positions to and from table items.
 
 use super::keys::{position_key, s, Item};
+use aws_sdk_dynamodb::primitives::Blob;
+use flate2::read::DeflateDecoder;
+use flate2::write::DeflateEncoder;
+use flate2::Compression;
+use serde_json::Value;
+use std::io::{Read, Write};
 use crate::model::{
     format_time, Chain, Closing, FeeCheckpoint, Position, Protocol, Status, TokenPair,
 };
@@ -157,6 +163,66 @@ fn optional<T: FromStr>(item: &Item, name: &str) -> Result<Option<T>, StoreError
     }
 }
 
+/// The attribute holding a page copy's body.
+pub(super) const PAGE: &str = "page";
+
+/// The most bytes a page copy's body inflates to: an item is at most 400 KB.
+const PAGE_LIMIT: u64 = 400 * 1024;
+
+/// A page copy's body: the position item's attributes but its keys, id and owner (the copy's
+/// keys name them) as JSON (a string for `S`, a one-element array for `N`), deflated: a page
+/// is billed by the bytes it reads, and this is about half of the item's.
+pub(super) fn page_body(item: &Item) -> Result<AttributeValue, StoreError> {
+    let mut fields = serde_json::Map::new();
+    for (name, value) in item {
+        if matches!(name.as_str(), "PK" | "SK" | "id" | "owner") {
+            continue;
+        }
+        let json = match value {
+            AttributeValue::S(text) => Value::String(text.clone()),
+            AttributeValue::N(number) => Value::Array(vec![Value::String(number.clone())]),
+            _ => return Err(malformed("a position attribute of another type")),
+        };
+        fields.insert(name.clone(), json);
+    }
+    let json = serde_json::to_vec(&fields).map_err(|_| malformed("page body"))?;
+    let mut encoder = DeflateEncoder::new(Vec::with_capacity(json.len()), Compression::best());
+    let deflated = encoder
+        .write_all(&json)
+        .and_then(|()| encoder.finish())
+        .map_err(|_| malformed("page body"))?;
+    Ok(AttributeValue::B(Blob::new(deflated)))
+}
+
+/// The position a page copy of `owner`'s holds.
+pub(super) fn position_from_page(copy: &Item, owner: &str) -> Result<Position, StoreError> {
+    let Some(AttributeValue::B(body)) = copy.get(PAGE) else {
+        return Err(malformed(PAGE));
+    };
+    let mut json = Vec::new();
+    DeflateDecoder::new(body.as_ref())
+        .take(PAGE_LIMIT)
+        .read_to_end(&mut json)
+        .map_err(|_| malformed(PAGE))?;
+    let fields: serde_json::Map<String, Value> =
+        serde_json::from_slice(&json).map_err(|_| malformed(PAGE))?;
+    let mut item = Item::with_capacity(fields.len() + 2);
+    for (name, value) in fields {
+        let value = match value {
+            Value::String(text) => AttributeValue::S(text),
+            Value::Array(mut number) => match number.pop() {
+                Some(Value::String(n)) if number.is_empty() => AttributeValue::N(n),
+                _ => return Err(malformed(PAGE)),
+            },
+            _ => return Err(malformed(PAGE)),
+        };
+        item.insert(name, value);
+    }
+    item.insert("id".into(), s(text(copy, "SK")?));
+    item.insert("owner".into(), s(owner));
+    position_from(&item)
+}
+
 pub(super) fn malformed(what: &str) -> StoreError {
     StoreError::Failure(format!("malformed position item: {what}").into())
 }
@@ -229,6 +295,15 @@ mod tests {
     use super::*;
     use crate::math::U256;
 
+    /// Through its item, and through a page copy of it (keyed by its owner and id).
+    fn assert_round_trips(position: &Position) {
+        let item = position_item(position);
+        assert_eq!(position_from(&item).unwrap(), *position);
+        let mut copy = super::super::keys::page_key("all", &position.owner, &position.id);
+        copy.insert(PAGE.into(), page_body(&item).unwrap());
+        assert_eq!(position_from_page(&copy, &position.owner).unwrap(), *position);
+    }
+
     #[test]
     fn position_items_round_trip() {
         let position = Position {
@@ -255,7 +330,7 @@ mod tests {
             holding: None,
             order: None,
         };
-        assert_eq!(position_from(&position_item(&position)).unwrap(), position);
+        assert_round_trips(&position);
         let closed = Position {
             status: Status::Closed,
             closing: Some(Closing {
@@ -280,13 +355,13 @@ mod tests {
             }),
             ..position.clone()
         };
-        assert_eq!(position_from(&position_item(&closed)).unwrap(), closed);
+        assert_round_trips(&closed);
         let legacy = Position {
             deposit: None,
             fee_checkpoint: None,
             ..position
         };
-        assert_eq!(position_from(&position_item(&legacy)).unwrap(), legacy);
+        assert_round_trips(&legacy);
         let token = |symbol: &str| crate::model::HeldToken {
             symbol: symbol.into(),
             address: format!("0x{symbol}"),
@@ -310,7 +385,7 @@ mod tests {
             })),
             ..legacy
         };
-        assert_eq!(position_from(&position_item(&held)).unwrap(), held);
+        assert_round_trips(&held);
         let ordered = Position {
             order: Some(Box::new(crate::model::ChainOrder {
                 kind: crate::model::OrderKind::Close,
@@ -332,6 +407,6 @@ mod tests {
             })),
             ..held
         };
-        assert_eq!(position_from(&position_item(&ordered)).unwrap(), ordered);
+        assert_round_trips(&ordered);
     }
 }

@@ -72,41 +72,18 @@ pub(super) fn list_pk(variant: &str, owner: &str) -> String {
     format!("IX#{variant}#{owner}")
 }
 
-/// The variant every position belongs to: its page is the position items themselves.
-const ALL: &str = "all";
-
-/// Where a variant's page items live, newest first by sort key: the partition and the prefix
-/// its sort keys put before the id. `all` reads the position items (`U#{owner}` / `P#{id}`);
-/// every other variant has a copy of each of its positions under `PG#{variant}#{owner}` / `{id}`,
-/// so a page is one `Query` of the items it shows (the tag before the owner keeps it
-/// prefix-free, as for list entries).
-pub(super) fn page_partition(variant: &str, owner: &str) -> (String, &'static str) {
-    if variant == ALL {
-        (user_pk(owner), "P#")
-    } else {
-        (format!("PG#{variant}#{owner}"), "")
-    }
-}
-
-/// The variants that keep a copy of the position (every one but `all`).
-pub(super) fn copied(variants: &[String]) -> impl Iterator<Item = &String> {
-    variants.iter().filter(|v| v.as_str() != ALL)
-}
-
-/// The key of a position's page item in `variant`.
+/// A position's page item in `variant`: `PG#{variant}#{owner}` / `{id}`, a copy of the
+/// position in each list variant it belongs to, so a page is one `Query` of the items it shows
+/// (the tag before the owner keeps the key prefix-free, as for list entries).
 pub(super) fn page_key(variant: &str, owner: &str, id: &str) -> Item {
-    let (pk, prefix) = page_partition(variant, owner);
     HashMap::from([
-        ("PK".into(), s(pk)),
-        ("SK".into(), s(format!("{prefix}{id}"))),
+        ("PK".into(), s(page_pk(variant, owner))),
+        ("SK".into(), s(id)),
     ])
 }
 
-/// `item` (a position item) as its page copy in `variant`.
-pub(super) fn page_copy(item: &Item, variant: &str, owner: &str, id: &str) -> Item {
-    let mut copy = item.clone();
-    copy.extend(page_key(variant, owner, id));
-    copy
+pub(super) fn page_pk(variant: &str, owner: &str) -> String {
+    format!("PG#{variant}#{owner}")
 }
 
 pub(super) fn counter_attribute(variant: &str) -> String {

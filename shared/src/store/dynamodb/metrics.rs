@@ -59,6 +59,7 @@ fn item_size(item: &Item) -> u64 {
             name.len() as u64
                 + match value {
                     AttributeValue::S(s) | AttributeValue::N(s) => s.len() as u64,
+                    AttributeValue::B(b) => b.as_ref().len() as u64,
                     _ => 8,
                 }
         })

@@ -1,10 +1,13 @@
 //! The production store on one DynamoDB table (design: `docs/dynamodb-design.md`).
 //!
 //! Keys (`PK`, `SK`, both strings; no secondary indexes):
-//! - position      `U#{owner}` / `P#{id}`: the full item, read by `GetItem` and `BatchGetItem`.
+//! - position      `U#{owner}` / `P#{id}`: the full item, read by `GetItem`, and newest first
+//!   by `Query` as the `all` list's pages.
 //! - counters      `U#{owner}` / `COUNTS`: one number per list variant, the O(1) `total`.
 //! - list entries  `IX#{variant}#{owner}` / `{id}`: key-only items, one per list variant a
 //!   position appears in, queried newest first so skipping `offset` costs keys, not items.
+//! - page items    `PG#{variant}#{owner}` / `{id}`: a copy of the position in each list variant
+//!   but `all`, so a page (and the portfolio's open positions) is one `Query` of what it shows.
 //! - catalog       `CATALOG` / `{chain}#{protocol}#{pool}`: the pool catalog and market state.
 //! - pending       `PENDING#{chain}#{protocol}#{pool}` / `{id}#{owner}`: offers waiting for a sync.
 //! - idempotency   `U#{owner}` / `K#{key}`: a key's request fingerprint and answer, with a TTL.
@@ -12,8 +15,8 @@
 //!   challenges    `U#{owner}` / `CH#{nonce}` (see `wallets`).
 //!
 //! One concern per file: `client` (TLS, retries, timeouts), `keys`, `item` (conversion),
-//! `errors` (classification, backoff), `metrics` (read counting, off by default), `store` (the
-//! `PositionStore`), `idempotency` (its keys), `catalog` (the market source) and `admin`
+//! `errors` (classification, backoff), `metrics` (read counting, off by default), `reads`
+//! (queries, batch and key reads, counters), `store` (the `PositionStore`), `idempotency` (its keys), `catalog` (the market source) and `admin`
 //! (table creation, seeding, bulk import).
 
 mod admin;
@@ -25,6 +28,7 @@ mod idempotency;
 mod item;
 mod keys;
 mod metrics;
+mod reads;
 mod store;
 mod wallets;
 
