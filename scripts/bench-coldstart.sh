@@ -8,7 +8,7 @@ runs=${RUNS:-101}
 
 cargo build --release --quiet -p coldstart -p list-positions -p get-position -p create-position -p get-portfolio -p list-pools
 bin=target/release
-"$bin/coldstart" --runs "$runs" "$bin/hello-lambda" "$bin/list-positions" "$bin/get-position" \
+"$bin/coldstart" --runs "$runs" --events events "$bin/hello-lambda" "$bin/list-positions" "$bin/get-position" \
   "$bin/create-position" "$bin/get-portfolio" "$bin/list-pools"
 
 if ls .aws-sam/build/*Function/bootstrap >/dev/null 2>&1; then

@@ -204,18 +204,7 @@ impl Pool {
         tick_upper: i32,
         liquidity: u128,
     ) -> Result<TokenPair, ValuationError> {
-        self.amounts_at_price(tick_lower, tick_upper, liquidity, false)
-    }
-
-    fn amounts_at_price(
-        &self,
-        tick_lower: i32,
-        tick_upper: i32,
-        liquidity: u128,
-        round_up: bool,
-    ) -> Result<TokenPair, ValuationError> {
-        let bounds = self.sqrt_bounds(tick_lower, tick_upper)?;
-        self.amounts_within(bounds, liquidity, round_up)
+        self.amounts_within(self.sqrt_bounds(tick_lower, tick_upper)?, liquidity, false)
     }
 
     /// What `liquidity` holds at the current price between the square-root prices `bounds`.
@@ -225,13 +214,9 @@ impl Pool {
         liquidity: u128,
         round_up: bool,
     ) -> Result<TokenPair, ValuationError> {
-        let amounts = self.curve().amounts_for_liquidity(
-            self.sqrt_price,
-            sqrt_a,
-            sqrt_b,
-            liquidity,
-            round_up,
-        )?;
+        let curve = self.curve();
+        let amounts =
+            curve.amounts_for_liquidity(self.sqrt_price, sqrt_a, sqrt_b, liquidity, round_up)?;
         Ok(self.to_api_order(amounts))
     }
 
@@ -252,7 +237,7 @@ impl Pool {
         tick_upper: i32,
         liquidity: u128,
     ) -> Result<TokenPair, ValuationError> {
-        self.amounts_at_price(tick_lower, tick_upper, liquidity, true)
+        self.amounts_within(self.sqrt_bounds(tick_lower, tick_upper)?, liquidity, true)
     }
 
     pub fn fee_accounting(&self) -> FeeAccounting {

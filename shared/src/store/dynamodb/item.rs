@@ -1,18 +1,18 @@
 //! Positions to and from table items.
 
 use super::keys::{position_key, s, Item};
+use crate::model::{
+    format_time, Chain, Closing, FeeCheckpoint, Position, Protocol, Status, TokenPair,
+};
+use crate::store::traits::StoreError;
 use aws_sdk_dynamodb::primitives::Blob;
+use aws_sdk_dynamodb::types::AttributeValue;
+use bigdecimal::BigDecimal;
 use flate2::read::DeflateDecoder;
 use flate2::write::DeflateEncoder;
 use flate2::Compression;
 use serde_json::Value;
 use std::io::{Read, Write};
-use crate::model::{
-    format_time, Chain, Closing, FeeCheckpoint, Position, Protocol, Status, TokenPair,
-};
-use crate::store::traits::StoreError;
-use aws_sdk_dynamodb::types::AttributeValue;
-use bigdecimal::BigDecimal;
 use std::str::FromStr;
 
 pub(super) fn position_item(p: &Position) -> Item {
@@ -301,7 +301,10 @@ mod tests {
         assert_eq!(position_from(&item).unwrap(), *position);
         let mut copy = super::super::keys::page_key("all", &position.owner, &position.id);
         copy.insert(PAGE.into(), page_body(&item).unwrap());
-        assert_eq!(position_from_page(&copy, &position.owner).unwrap(), *position);
+        assert_eq!(
+            position_from_page(&copy, &position.owner).unwrap(),
+            *position
+        );
     }
 
     #[test]

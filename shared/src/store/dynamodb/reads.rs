@@ -4,9 +4,7 @@
 
 use super::errors::{back_off, build_error, classify};
 use super::item::{malformed, position_from, position_from_page, text};
-use super::keys::{
-    counter_attribute, counter_key, page_key, page_pk, position_key, s, Item,
-};
+use super::keys::{counter_attribute, counter_key, page_key, page_pk, position_key, s, Item};
 use super::metrics::ReadKind;
 use super::store::DynamoDbStore;
 use crate::model::Position;

@@ -9,8 +9,8 @@ use super::item::{
     ORDER, PAGE,
 };
 use super::keys::{
-    counter_attribute, counter_key, holding_index, list_key, list_pk, page_key,
-    pending_key, pending_pk, position_key, s, status_variants, variant, variants, Item,
+    counter_attribute, counter_key, holding_index, list_key, list_pk, page_key, pending_key,
+    pending_pk, position_key, s, status_variants, variant, variants, Item,
 };
 use super::metrics::{Meter, ReadKind, ReadMetrics};
 use crate::model::{
