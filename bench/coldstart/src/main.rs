@@ -183,28 +183,41 @@ fn main() {
         "usage: coldstart [--runs N] [--events DIR] BASELINE BINARY..."
     );
     let dynamodb = fake_dynamodb();
-    let mut baseline = None;
+    let binaries: Vec<(String, Vec<u8>)> = args
+        .iter()
+        .map(|binary| {
+            let name = std::path::Path::new(binary)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let event = events
+                .as_ref()
+                .and_then(|dir| {
+                    ["success", "default"].iter().find_map(|kind| {
+                        std::fs::read(dir.join(format!("{name}-{kind}.json"))).ok()
+                    })
+                })
+                .unwrap_or_else(|| b"{}".to_vec());
+            (name, event)
+        })
+        .collect();
+    // One warm-up start each so the page cache holds the binaries, as on a warm Lambda host;
+    // then the binaries in turn, run after run, so that the machine's drift touches them alike.
+    let mut samples = vec![(Vec::new(), Vec::new()); args.len()];
+    for round in 0..=runs {
+        for (i, binary) in args.iter().enumerate() {
+            let (init, first) = start_once(binary, &binaries[i].1, &dynamodb);
+            if round > 0 {
+                samples[i].0.push(init);
+                samples[i].1.push(first);
+            }
+        }
+    }
     println!("| binary | median init (ms) | ratio to baseline | median first invocation (ms) | size (bytes) |");
     println!("|---|---:|---:|---:|---:|");
-    for binary in &args {
-        let name = std::path::Path::new(binary)
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        let event = events
-            .as_ref()
-            .and_then(|dir| {
-                ["success", "default"]
-                    .iter()
-                    .find_map(|kind| std::fs::read(dir.join(format!("{name}-{kind}.json"))).ok())
-            })
-            .unwrap_or_else(|| b"{}".to_vec());
-        // One warm-up start so the page cache holds the binary, as on a warm Lambda host.
-        start_once(binary, &event, &dynamodb);
-        let (inits, firsts): (Vec<_>, Vec<_>) = (0..runs)
-            .map(|_| start_once(binary, &event, &dynamodb))
-            .unzip();
+    let mut baseline = None;
+    for ((binary, (name, _)), (inits, firsts)) in args.iter().zip(&binaries).zip(samples) {
         let (init, first) = (median(inits), median(firsts));
         let base = *baseline.get_or_insert(init);
         let size = std::fs::metadata(binary).map(|m| m.len()).unwrap_or(0);

@@ -1,6 +1,6 @@
 //! `close-position`: close position behind API Gateway's JWT authorizer, on DynamoDB.
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), lambda_http::Error> {
     shared::lambda::run(shared::Endpoint::ClosePosition).await
 }

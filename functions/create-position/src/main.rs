@@ -2,7 +2,7 @@
 //! wallet's allowances are read from its chain) behind API Gateway's JWT authorizer, on
 //! DynamoDB.
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), lambda_http::Error> {
     shared::chain::lambda::serve_reading_chains(shared::Endpoint::CreatePosition).await
 }

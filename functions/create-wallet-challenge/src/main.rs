@@ -1,7 +1,7 @@
 //! `create-wallet-challenge`: the message a wallet signs to be linked, behind API Gateway's JWT
 //! authorizer, on DynamoDB.
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), lambda_http::Error> {
     shared::lambda::run(shared::Endpoint::CreateWalletChallenge).await
 }

@@ -1,6 +1,6 @@
 //! `list-pools`: list pools behind API Gateway's JWT authorizer, on DynamoDB.
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), lambda_http::Error> {
     shared::lambda::run(shared::Endpoint::ListPools).await
 }

@@ -1,7 +1,7 @@
 //! `unlink-wallet`: unlinks one of the caller's wallets, behind API Gateway's JWT authorizer, on
 //! DynamoDB.
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), lambda_http::Error> {
     shared::lambda::run(shared::Endpoint::UnlinkWallet).await
 }
