@@ -1,5 +1,6 @@
 //! `local-api` serves the API on one machine; `token` prints a bearer token; `seed-catalog`
-//! loads the pool catalog into a DynamoDB table.
+//! loads the pool catalog into a DynamoDB table; `backfill-pages` writes the page copies a table
+//! from before them lacks.
 
 use local_api::auth::JwtSettings;
 use local_api::gateway::{Cors, Gateway};
@@ -44,7 +45,9 @@ const USAGE: &str = "usage:
       scope claim, e.g. \"markets:sync\"
   local-api seed-catalog --table NAME [--dynamodb-endpoint URL]
       load data/pools.json (its pools and deployments) into a table (AWS credentials and region from the environment
-      unless an endpoint is given)";
+      unless an endpoint is given)
+  local-api backfill-pages --table NAME [--dynamodb-endpoint URL]
+      write the page copies of every position of a table from before them (README decision 51)";
 
 /// `--name value` pairs after the subcommand.
 fn options(args: &[String]) -> Result<Vec<(&str, &str)>, String> {
@@ -63,6 +66,7 @@ async fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("token") => token(&jwt, &args[1..]),
         Some("seed-catalog") => seed_catalog(&args[1..]).await,
+        Some("backfill-pages") => backfill_pages(&args[1..]).await,
         Some("--help" | "-h" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -151,7 +155,8 @@ fn catalog_file(path: &str) -> Result<CatalogFile, String> {
     Ok(file)
 }
 
-async fn seed_catalog(args: &[String]) -> Result<(), String> {
+/// The table an admin subcommand works on: `--table`, on `--dynamodb-endpoint` or AWS.
+async fn admin_store(command: &str, args: &[String]) -> Result<DynamoDbStore, String> {
     let (mut table, mut endpoint) = (None, None);
     for (name, value) in options(args)? {
         match name {
@@ -164,7 +169,12 @@ async fn seed_catalog(args: &[String]) -> Result<(), String> {
         Some(url) => local_client(url),
         None => user_client().await,
     };
-    let store = DynamoDbStore::new(client, table.ok_or("seed-catalog needs --table NAME")?);
+    let table = table.ok_or(format!("{command} needs --table NAME"))?;
+    Ok(DynamoDbStore::new(client, table))
+}
+
+async fn seed_catalog(args: &[String]) -> Result<(), String> {
+    let store = admin_store("seed-catalog", args).await?;
     let records = embedded_records();
     store
         .seed_catalog(&records)
@@ -175,6 +185,19 @@ async fn seed_catalog(args: &[String]) -> Result<(), String> {
         .await
         .map_err(|e| format!("seeding failed: {e}"))?;
     println!("seeded {} pools into {}", records.len(), store.table());
+    Ok(())
+}
+
+async fn backfill_pages(args: &[String]) -> Result<(), String> {
+    let store = admin_store("backfill-pages", args).await?;
+    let copied = store
+        .backfill_pages()
+        .await
+        .map_err(|e| format!("backfill failed: {e}"))?;
+    println!(
+        "wrote the page copies of {copied} positions in {}",
+        store.table()
+    );
     Ok(())
 }
 

@@ -81,3 +81,46 @@ async fn dynamodb_catalog_is_cached_for_its_ttl() {
         "after the TTL"
     );
 }
+
+/// A table from before page copies (its positions without them) lists every position again
+/// once backfilled, and the backfill changes nothing a second time.
+#[tokio::test]
+async fn dynamodb_backfilled_pages_list_a_tables_older_positions() {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let store = dynamodb_store().await;
+    let owner = unique_owner("backfill");
+    let positions = mixed(&owner, 24);
+    store.bulk_import(&owner, &positions).await.unwrap();
+    // The table as it was: no page copies.
+    let copies = store
+        .client()
+        .scan()
+        .table_name(store.table())
+        .filter_expression("begins_with(PK, :pg)")
+        .expression_attribute_values(":pg", AttributeValue::S("PG#".into()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(copies.items().len(), 24 * 8);
+    for copy in copies.items() {
+        store
+            .client()
+            .delete_item()
+            .table_name(store.table())
+            .key("PK", copy["PK"].clone())
+            .key("SK", copy["SK"].clone())
+            .send()
+            .await
+            .unwrap();
+    }
+    let first = shared::model::PageRequest {
+        offset: 0,
+        limit: 20,
+    };
+    let page = store.list(&owner, Default::default(), first).await.unwrap();
+    assert!(page.items.is_empty(), "no copies, no page");
+    assert_eq!(store.backfill_pages().await.unwrap(), 24);
+    assert_every_list(&store, &owner, &positions).await;
+    assert_eq!(store.backfill_pages().await.unwrap(), 24);
+    assert_every_list(&store, &owner, &positions).await;
+}

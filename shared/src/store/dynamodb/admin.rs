@@ -2,8 +2,8 @@
 //! Production creates the table from `template.yaml`.
 
 use super::errors::{back_off, build_error, classify};
-use super::item::{page_body, position_item, PAGE};
-use super::keys::{counter_attribute, counter_key, list_key, page_key, variants};
+use super::item::{page_body, position_from, position_item, PAGE};
+use super::keys::{counter_attribute, counter_key, list_key, page_key, variants, Item};
 use super::store::DynamoDbStore;
 use crate::market::Freshness;
 use crate::model::Position;
@@ -94,6 +94,49 @@ impl DynamoDbStore {
                 .map(|(name, n)| (name, AttributeValue::N(n.to_string()))),
         );
         items.push(counter);
+        self.put_all(&items).await
+    }
+
+    /// Writes the page copies of every position in the table that lacks them (a table from
+    /// before page copies: README decision 51): one `Scan` of the position items, paged, and
+    /// their copies in batches. Idempotent: a copy written again is the same item. Run on an
+    /// idle table, as the bulk import is. Returns how many positions it copied.
+    pub async fn backfill_pages(&self) -> Result<u64, StoreError> {
+        let mut start = None;
+        let mut copied = 0;
+        loop {
+            let page = self
+                .client
+                .scan()
+                .table_name(&self.table)
+                .filter_expression("begins_with(PK, :user) AND begins_with(SK, :position)")
+                .expression_attribute_values(":user", AttributeValue::S("U#".into()))
+                .expression_attribute_values(":position", AttributeValue::S("P#".into()))
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            let mut copies = Vec::new();
+            for item in page.items() {
+                let position = position_from(item)?;
+                let body = page_body(item)?;
+                for v in variants(position.status, position.chain, position.source()) {
+                    let mut copy = page_key(&v, &position.owner, &position.id);
+                    copy.insert(PAGE.into(), body.clone());
+                    copies.push(copy);
+                }
+                copied += 1;
+            }
+            self.put_all(&copies).await?;
+            start = page.last_evaluated_key().cloned();
+            if start.is_none() {
+                return Ok(copied);
+            }
+        }
+    }
+
+    /// `items` put in batches of 25, unprocessed ones retried with backoff.
+    async fn put_all(&self, items: &[Item]) -> Result<(), StoreError> {
         for chunk in items.chunks(25) {
             let mut pending: Vec<WriteRequest> = chunk
                 .iter()
