@@ -85,9 +85,10 @@ impl DynamoDbStore {
         let mut items = vec![TransactWriteItem::builder().put(put).build()];
         let (owner, id) = (&read.owner, &read.id);
         let current = variants(read.status, read.chain, read.source());
-        let left = match read.status == previous.status {
-            true => Vec::new(),
-            false => status_variants(previous.status, read.chain, read.source()),
+        let left = if read.status == previous.status {
+            Vec::new()
+        } else {
+            status_variants(previous.status, read.chain, read.source())
         };
         items.extend(self.page_writes(&position_item(read), (owner, id), &current, &left)?);
         if read.status != previous.status {
