@@ -2,8 +2,8 @@
 //! Production creates the table from `template.yaml`.
 
 use super::errors::{back_off, build_error, classify};
-use super::item::{page_body, position_from, position_item, PAGE};
-use super::keys::{counter_attribute, counter_key, list_key, page_key, variants, Item};
+use super::item::{page_body, page_copy, position_from, position_item};
+use super::keys::{counter_attribute, counter_key, list_key, variants, Item};
 use super::store::DynamoDbStore;
 use crate::market::Freshness;
 use crate::model::Position;
@@ -77,9 +77,7 @@ impl DynamoDbStore {
             let every = variants(position.status, position.chain, position.source());
             let body = page_body(&item)?;
             for v in &every {
-                let mut copy = page_key(v, owner, &position.id);
-                copy.insert(PAGE.into(), body.clone());
-                items.push(copy);
+                items.push(page_copy(&body, v, owner, &position.id));
             }
             items.push(item);
             for v in every {
@@ -121,9 +119,7 @@ impl DynamoDbStore {
                 let position = position_from(item)?;
                 let body = page_body(item)?;
                 for v in variants(position.status, position.chain, position.source()) {
-                    let mut copy = page_key(&v, &position.owner, &position.id);
-                    copy.insert(PAGE.into(), body.clone());
-                    copies.push(copy);
+                    copies.push(page_copy(&body, &v, &position.owner, &position.id));
                 }
                 copied += 1;
             }

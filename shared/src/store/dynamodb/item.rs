@@ -194,6 +194,13 @@ pub(super) fn page_body(item: &Item) -> Result<AttributeValue, StoreError> {
     Ok(AttributeValue::B(Blob::new(deflated)))
 }
 
+/// The page copy in `variant` of `owner`'s position `id` with its `body` ([`page_body`]).
+pub(super) fn page_copy(body: &AttributeValue, variant: &str, owner: &str, id: &str) -> Item {
+    let mut copy = super::keys::page_key(variant, owner, id);
+    copy.insert(PAGE.into(), body.clone());
+    copy
+}
+
 /// The position a page copy of `owner`'s holds.
 pub(super) fn position_from_page(copy: &Item, owner: &str) -> Result<Position, StoreError> {
     let Some(AttributeValue::B(body)) = copy.get(PAGE) else {
@@ -299,8 +306,8 @@ mod tests {
     fn assert_round_trips(position: &Position) {
         let item = position_item(position);
         assert_eq!(position_from(&item).unwrap(), *position);
-        let mut copy = super::super::keys::page_key("all", &position.owner, &position.id);
-        copy.insert(PAGE.into(), page_body(&item).unwrap());
+        let body = page_body(&item).unwrap();
+        let copy = page_copy(&body, "all", &position.owner, &position.id);
         assert_eq!(
             position_from_page(&copy, &position.owner).unwrap(),
             *position

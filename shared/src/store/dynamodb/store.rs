@@ -5,8 +5,8 @@
 
 use super::errors::{back_off, build_error, classify_transaction};
 use super::item::{
-    closing_attributes, malformed, page_body, position_from, position_item, same_order, text,
-    ORDER, PAGE,
+    closing_attributes, malformed, page_body, page_copy, position_from, position_item, same_order,
+    text, ORDER,
 };
 use super::keys::{
     counter_attribute, counter_key, holding_index, list_key, list_pk, page_key, pending_key,
@@ -108,11 +108,9 @@ impl DynamoDbStore {
         if !current.is_empty() {
             let body = page_body(item)?;
             for v in current {
-                let mut copy = page_key(v, owner, id);
-                copy.insert(PAGE.into(), body.clone());
                 let put = Put::builder()
                     .table_name(&self.table)
-                    .set_item(Some(copy))
+                    .set_item(Some(page_copy(&body, v, owner, id)))
                     .build()
                     .map_err(build_error)?;
                 writes.push(TransactWriteItem::builder().put(put).build());
