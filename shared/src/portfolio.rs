@@ -106,7 +106,7 @@ struct TokenUnits<'a> {
 #[derive(Default)]
 struct Tokens<'a> {
     slots: Vec<TokenUnits<'a>>,
-    of_pool: Vec<(*const Pool, [usize; 2])>,
+    of_pool: Vec<(&'a Pool, [usize; 2])>,
     of_wallet: HashMap<(Chain, &'a str, &'a str, u8), Option<usize>>,
 }
 
