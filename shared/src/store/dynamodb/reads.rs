@@ -16,12 +16,12 @@ use std::collections::HashMap;
 const BATCH_GET_LIMIT: usize = 100;
 
 impl DynamoDbStore {
-    /// Up to `wanted` items of partition `pk` whose sort keys start with `prefix` (consistent,
-    /// key order, newest first when `newest_first`), after the key `start` when given; page
-    /// after page, each counted as `kind`.
+    /// Up to `wanted` items of partition `pk` (consistent, key order, newest first when
+    /// `newest_first`), after the key `start` when given; page after page, each counted as
+    /// `kind`.
     pub(super) async fn query_items(
         &self,
-        (pk, prefix): (String, &str),
+        pk: String,
         start: Option<Item>,
         newest_first: bool,
         wanted: u64,
@@ -32,23 +32,19 @@ impl DynamoDbStore {
         while (items.len() as u64) < wanted {
             let remaining = wanted - items.len() as u64;
             self.meter.request();
-            let mut query = self
+            let page = self
                 .client
                 .query()
                 .table_name(&self.table)
+                .key_condition_expression("PK = :pk")
                 .expression_attribute_values(":pk", s(pk.clone()))
                 .scan_index_forward(!newest_first)
                 .consistent_read(true)
                 .limit(i32::try_from(remaining).unwrap_or(i32::MAX))
-                .set_exclusive_start_key(start);
-            query = if prefix.is_empty() {
-                query.key_condition_expression("PK = :pk")
-            } else {
-                query
-                    .key_condition_expression("PK = :pk AND begins_with(SK, :prefix)")
-                    .expression_attribute_values(":prefix", s(prefix))
-            };
-            let page = query.send().await.map_err(classify)?;
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
             self.meter.items(kind, page.items(), false);
             items.extend(page.items().iter().cloned());
             start = page.last_evaluated_key().cloned();
@@ -67,7 +63,7 @@ impl DynamoDbStore {
         newest_first: bool,
         wanted: u64,
     ) -> StoreResult<Vec<Item>> {
-        self.query_items((pk, ""), None, newest_first, wanted, ReadKind::ListKeys)
+        self.query_items(pk, None, newest_first, wanted, ReadKind::ListKeys)
             .await
     }
 
@@ -82,7 +78,7 @@ impl DynamoDbStore {
     ) -> StoreResult<Vec<Position>> {
         let start = after.map(|id| page_key(variant, owner, id));
         let pk = page_pk(variant, owner);
-        self.query_items((pk, ""), start, true, wanted, ReadKind::PositionItems)
+        self.query_items(pk, start, true, wanted, ReadKind::PositionItems)
             .await?
             .iter()
             .map(|item| position_from_page(item, owner))
