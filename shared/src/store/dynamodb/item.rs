@@ -171,7 +171,7 @@ const PAGE_LIMIT: u64 = 400 * 1024;
 
 /// A page copy's body: the position item's attributes but its keys, id and owner (the copy's
 /// keys name them) as JSON (a string for `S`, a one-element array for `N`), deflated: a page
-/// is billed by the bytes it reads, and this is about half of the item's.
+/// is billed by the bytes it reads, and this is about two thirds of the item's.
 pub(super) fn page_body(item: &Item) -> Result<AttributeValue, StoreError> {
     let mut fields = serde_json::Map::new();
     for (name, value) in item {
