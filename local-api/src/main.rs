@@ -195,7 +195,7 @@ async fn backfill_pages(args: &[String]) -> Result<(), String> {
         .await
         .map_err(|e| format!("backfill failed: {e}"))?;
     println!(
-        "wrote the page copies of {copied} positions in {}",
+        "{}: page copies written for {copied} positions",
         store.table()
     );
     Ok(())
