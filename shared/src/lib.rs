@@ -1,40 +1,55 @@
-//! The positions API's logic, independent of AWS: models, validation, the concentrated-liquidity
-//! math, valuation, the stores, and the HTTP handlers that every Lambda binary and the local
-//! server run. `docs/architecture.md` maps the modules and what each may use.
+//! The positions API's logic, independent of AWS, in five layers, each using only those below it:
+//!
+//! - [`wiring`]: settings, the app's assembly, logging, the Lambda entry points;
+//! - [`edge`]: the API: events, HTTP, callers, validation, idempotency, errors, handlers, routes;
+//! - [`adapters`]: what talks to the outside: the stores (memory, DynamoDB) and the chains;
+//! - [`application`]: the use cases over the ports the adapters implement;
+//! - [`domain`]: the protocols' math, the model, figures and valuation, with no I/O at all.
+//!
+//! `docs/architecture.md` maps the layers and their modules, and what each may use. Inside the
+//! crate every path names its layer (`crate::domain::model`); the names below are the crate's
+//! public ones, as the functions, local-api and the tests call them.
 
-pub mod app;
-pub mod calldata;
-pub mod caller;
-pub mod catalog;
+pub mod adapters;
+pub mod application;
+pub mod domain;
+pub mod edge;
+pub mod wiring;
+
+pub use application::app;
+pub use domain::{
+    calldata, catalog, clock, fee_ticks, figures, json, limits, market, math, model, orders,
+    portfolio, valuation, wallets,
+};
+pub use edge::{
+    caller, error, event, handlers, http, idempotency, order_handlers, routes, validation,
+    wallet_handlers,
+};
+pub use wiring::{config, lambda, telemetry};
+
+pub use adapters::store;
+
+/// The life cycle: its figures (`domain::lifecycle`) and their settling over the store
+/// (`application::settling`).
+pub mod lifecycle {
+    pub use crate::application::settling::*;
+    pub use crate::domain::lifecycle::*;
+}
+
+/// Wallet positions: how a read is shown (`domain::holdings`) and stored
+/// (`application::wallet_reads`).
+pub mod holdings {
+    pub use crate::application::wallet_reads::*;
+    pub use crate::domain::holdings::*;
+}
+
+/// The chains' readers (`adapters::chain`) and the entry points of the functions that read them
+/// (`wiring::chain_lambda`).
 #[cfg(feature = "chain")]
-pub mod chain;
-pub mod clock;
-pub mod config;
-pub mod error;
-pub mod event;
-pub mod fee_ticks;
-pub mod figures;
-pub mod handlers;
-pub mod holdings;
-pub mod http;
-pub mod idempotency;
-pub mod json;
-pub mod lambda;
-pub mod lifecycle;
-pub mod limits;
-pub mod market;
-pub mod math;
-pub mod model;
-pub mod order_handlers;
-pub mod orders;
-pub mod portfolio;
-pub mod routes;
-pub mod store;
-pub mod telemetry;
-pub mod validation;
-pub mod valuation;
-pub mod wallet_handlers;
-pub mod wallets;
+pub mod chain {
+    pub use crate::adapters::chain::*;
+    pub use crate::wiring::chain_lambda as lambda;
+}
 
 pub use app::App;
 pub use clock::{Clock, SystemClock};

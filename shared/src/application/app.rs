@@ -1,19 +1,16 @@
-//! Assembles the dependencies every handler receives: the store, the market (pool catalog) and
-//! a clock.
+//! What every handler receives: the store, the market (pool catalog), a clock, the wallets and,
+//! where chains are read, the readers behind their traits; and the wallet refresh over them.
+//! Which implementations fill it is the wiring's `assemble`.
 
-use crate::clock::{Clock, SystemClock};
-use crate::market::{Freshness, PoolState, SyncReport, WalletFailure, WalletsRefreshed};
-use crate::math::U256;
-use crate::model::Chain;
-use crate::store::{
-    DynamoDbMarket, DynamoDbStore, Market, MemoryMarket, MemoryStore, MemoryWallets, PositionStore,
-    StoreError, WalletStore,
-};
-use crate::wallets::challenge::SigningDomain;
-use crate::wallets::LinkedWallet;
+use crate::application::ports::{Market, PositionStore, StoreError, WalletStore};
+use crate::domain::clock::Clock;
+use crate::domain::market::{PoolState, SyncReport, WalletFailure, WalletsRefreshed};
+use crate::domain::math::U256;
+use crate::domain::model::Chain;
+use crate::domain::wallets::challenge::SigningDomain;
+use crate::domain::wallets::LinkedWallet;
 use async_trait::async_trait;
 use std::sync::Arc;
-use std::time::Duration;
 
 #[derive(Clone)]
 pub struct App {
@@ -64,20 +61,6 @@ pub trait MarketSync: Send + Sync {
 }
 
 impl App {
-    /// The embedded default: in-memory positions, the shipped catalog, the system clock.
-    pub fn in_memory() -> App {
-        App {
-            store: Arc::new(MemoryStore::new()),
-            market: Arc::new(MemoryMarket::embedded()),
-            clock: Arc::new(SystemClock),
-            sync: None,
-            wallets: Arc::new(MemoryWallets::default()),
-            signing: SigningDomain::default(),
-            wallet_refresh: None,
-            order_chain: None,
-        }
-    }
-
     /// Refreshes every linked wallet, a few at a time (the in-process path: local-api; the
     /// stack fans out through its queue instead).
     pub async fn refresh_all_wallets(&self) -> Result<WalletsRefreshed, StoreError> {
@@ -131,23 +114,5 @@ impl App {
             tracing::warn!(cause = %e, chain = %wallet.chain, address = %wallet.address, "wallet refresh not recorded");
         }
         wallet
-    }
-
-    /// Production: positions and the catalog in DynamoDB, the catalog cached in the container
-    /// for `catalog_ttl`; states live (stale after a while) where a sync runs, a snapshot where
-    /// none does (local-api without `--rpc`).
-    pub fn on_dynamodb(store: DynamoDbStore, catalog_ttl: Duration, freshness: Freshness) -> App {
-        let market = DynamoDbMarket::new(store.clone(), catalog_ttl, freshness);
-        let store = Arc::new(store);
-        App {
-            store: store.clone(),
-            market: Arc::new(market),
-            clock: Arc::new(SystemClock),
-            sync: None,
-            wallets: store,
-            signing: SigningDomain::default(),
-            wallet_refresh: None,
-            order_chain: None,
-        }
     }
 }

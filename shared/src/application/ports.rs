@@ -1,15 +1,15 @@
 //! What the handlers need from persistence: positions behind [`PositionStore`], the pool
 //! catalog and market state behind [`Market`]. Each backend implements both beside each other.
 
-use crate::catalog::{Catalog, Pool, PoolMarket, PoolRecord};
-use crate::fee_ticks::FeeTick;
-use crate::market::{PoolState, Succession};
-use crate::model::{
+use crate::domain::catalog::{Catalog, Pool, PoolMarket, PoolRecord};
+use crate::domain::fee_ticks::FeeTick;
+use crate::domain::market::{PoolState, Succession};
+use crate::domain::model::{
     Chain, ChainOrder, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol,
     Realized, Status,
 };
-use crate::wallets::challenge::Challenge;
-use crate::wallets::{LinkOutcome, LinkedWallet};
+use crate::domain::wallets::challenge::Challenge;
+use crate::domain::wallets::{LinkOutcome, LinkedWallet};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
@@ -119,7 +119,7 @@ pub trait PositionStore: Send + Sync {
 
     /// The owner's positions read from `wallet` on `chain`, any status. A new one is stored by
     /// [`Self::insert`], which refuses (`Conflict`) a second position with the same
-    /// [`crate::model::WalletHolding::key`] for the owner: a position read twice, even by two
+    /// [`crate::domain::model::WalletHolding::key`] for the owner: a position read twice, even by two
     /// racing refreshes, keeps one id.
     async fn holdings(&self, owner: &str, chain: Chain, wallet: &str)
         -> StoreResult<Vec<Position>>;
@@ -157,7 +157,7 @@ pub trait Market: Send + Sync {
     async fn catalog(&self) -> StoreResult<Arc<Catalog>>;
 
     /// Adds a pool a linked wallet holds a position on to the pools the sync reads
-    /// ([`crate::catalog::PoolRecord::discovered`]); a pool already known is left as it is.
+    /// ([`crate::domain::catalog::PoolRecord::discovered`]); a pool already known is left as it is.
     async fn discover(&self, record: &PoolRecord) -> StoreResult<()>;
 
     /// Counts one more position on each of `ticks` (so the sync reads them while any uses

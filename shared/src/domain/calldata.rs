@@ -4,7 +4,7 @@
 //! ABI type, so the encoding is the words themselves; `multicall`'s `bytes[]` is the one
 //! dynamic value. Addresses come from the catalog and the caller's own linked wallet only.
 
-use crate::math::U256;
+use crate::domain::math::U256;
 use alloy_primitives::{keccak256, Address};
 use std::str::FromStr;
 

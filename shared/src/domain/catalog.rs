@@ -2,12 +2,12 @@
 //! prices). It ships as data (`data/pools.json`, a snapshot) and is served by `GET /pools`; the
 //! states read from the chains replace the snapshot's prices pool by pool.
 
-use crate::fee_ticks::FeeTick;
-use crate::json::Exact;
-use crate::market::{derive_usd_prices, Freshness, Height, PoolKey, PoolState, PricedPair};
-use crate::math::price::Orientation;
-use crate::math::{Curve, U256};
-use crate::model::{format_time, Chain, Protocol};
+use crate::domain::fee_ticks::FeeTick;
+use crate::domain::json::Exact;
+use crate::domain::market::{derive_usd_prices, Freshness, Height, PoolKey, PoolState, PricedPair};
+use crate::domain::math::price::Orientation;
+use crate::domain::math::{Curve, U256};
+use crate::domain::model::{format_time, Chain, Protocol};
 use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::str::FromStr;
 
 /// The catalog shipped with the code, used by the in-memory setup and to seed DynamoDB.
-pub const EMBEDDED_CATALOG: &str = include_str!("../data/pools.json");
+pub const EMBEDDED_CATALOG: &str = include_str!("../../data/pools.json");
 
 /// What the market keeps of one pool besides its catalog entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -23,7 +23,7 @@ pub struct PoolMarket {
     pub state: Option<PoolState>,
     /// The ticks positions opened on the pool use: the sync reads them.
     pub tracked_ticks: BTreeSet<i32>,
-    /// The service's fee accounting of the tracked ticks ([`crate::fee_ticks`]).
+    /// The service's fee accounting of the tracked ticks ([`crate::domain::fee_ticks`]).
     pub fee_ticks: BTreeMap<i32, FeeTick>,
 }
 

@@ -9,9 +9,9 @@
 //! else 0) and flipped (`outside = global − outside`) when a sync sees the current tick cross it.
 //! A switch between the two carries the `below` over, so fees never jump.
 
-use crate::market::{PoolState, TickState};
-use crate::math::fees::{BoundTick, FeeAccounting};
-use crate::math::U256;
+use crate::domain::market::{PoolState, TickState};
+use crate::domain::math::fees::{BoundTick, FeeAccounting};
+use crate::domain::math::U256;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -22,17 +22,17 @@ pub struct FeeTick {
     pub tick: i32,
     /// The pool's current tick the `outside` values are relative to (the side they are on).
     pub at_tick: i32,
-    #[serde(with = "crate::market::integer_string")]
+    #[serde(with = "crate::domain::market::integer_string")]
     pub outside0: U256,
-    #[serde(with = "crate::market::integer_string")]
+    #[serde(with = "crate::domain::market::integer_string")]
     pub outside1: U256,
     /// Initialized on chain at the last sync: `outside` then follows the pool's values.
     pub on_chain: bool,
     /// While on chain: the service's `below` minus the pool's, per token (constant while the
     /// tick stays initialized).
-    #[serde(with = "crate::market::integer_string")]
+    #[serde(with = "crate::domain::market::integer_string")]
     pub offset0: U256,
-    #[serde(with = "crate::market::integer_string")]
+    #[serde(with = "crate::domain::market::integer_string")]
     pub offset1: U256,
 }
 

@@ -1,23 +1,20 @@
-//! Positions read from linked wallets: what a read of a wallet makes of the positions stored for
-//! it (new ones with an id of their own, later reads over earlier ones, closes when the wallet
-//! withdrew or no longer holds one), and how such a position is shown and summed, at its last
-//! read, with USD figures only where its tokens have a USD price.
+//! Positions read from linked wallets: a position as a read found it, what it holds, and how
+//! such a position is shown and summed, at its last read, with USD figures only where its
+//! tokens have a USD price. Storing a read over the stored positions is the application's
+//! `wallet_reads`.
 
-use crate::catalog::{curve_of, BaseToken, Catalog, Pool, PoolRecord, TokenRecord};
-use crate::json::{plain_exact, Usd};
-use crate::math::price::{base_units_to_decimal, Orientation};
-use crate::math::U256;
-use crate::model::{
+use crate::domain::catalog::{curve_of, BaseToken, Catalog, Pool, PoolRecord, TokenRecord};
+use crate::domain::json::{plain_exact, Usd};
+use crate::domain::math::price::{base_units_to_decimal, Orientation};
+use crate::domain::math::U256;
+use crate::domain::model::{
     format_time, Chain, HeldAmountView, HeldToken, OrderKind, Position, PositionEntry, Protocol,
     Source, Status, WalletHolding, WalletPositionView,
 };
-use crate::orders::view::{closing_view, with_open_order};
-use crate::store::{PositionStore, StoreError};
-use crate::valuation::{position_entry, ValuationError};
-use crate::wallets::LinkedWallet;
+use crate::domain::orders::view::{closing_view, with_open_order};
+use crate::domain::valuation::{position_entry, ValuationError};
 use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, Utc};
-use std::collections::HashMap;
 use std::str::FromStr;
 
 /// One position as a wallet read found it, at the read's block or slot.
@@ -104,7 +101,7 @@ pub(crate) fn amount(text: &str) -> U256 {
 }
 
 /// The USD value of base-unit amounts of both tokens, if both have a price.
-fn value_of(
+pub(crate) fn value_of(
     prices: &[Option<BigDecimal>; 2],
     tokens: &[HeldToken; 2],
     amounts: [U256; 2],
@@ -136,132 +133,6 @@ pub fn holding_of(
         tick: found.tick,
         first_value_usd: None,
         close_reason: (found.liquidity == 0).then(|| WITHDRAWN.to_string()),
-    }
-}
-
-/// Stores what one read of `wallet` found at `height` over `stored` (the wallet's positions as
-/// stored): positions seen for the first time get an id; positions already stored take the read
-/// where it changed them (unless a newer read was stored meanwhile: one write per changed
-/// position); the wallet's open positions the read did not find are closed as transferred.
-/// Answers how many positions the wallet holds.
-pub async fn record(
-    store: &dyn PositionStore,
-    catalog: &Catalog,
-    wallet: &LinkedWallet,
-    (height, read): (u64, Vec<ReadPosition>),
-    stored: Vec<Position>,
-    now: DateTime<Utc>,
-) -> Result<u64, StoreError> {
-    let chain = wallet.chain;
-    let mut by_key: HashMap<String, Position> = stored
-        .into_iter()
-        .filter_map(|p| Some((p.holding.as_ref()?.key(chain), p)))
-        .collect();
-    let held = read.len() as u64;
-    for found in read {
-        let holding = holding_of(&wallet.address, &found, height, now);
-        let status = if found.liquidity == 0 {
-            Status::Closed
-        } else {
-            Status::Active
-        };
-        match by_key.remove(&holding.key(chain)) {
-            Some(previous) => {
-                let Some(before) = previous.holding.as_deref() else {
-                    continue;
-                };
-                // An older read, or one that changed nothing (same figures, same pool price):
-                // no write. A read at the same height that differs replaces figures that were
-                // not read from the chain (those a confirmed mint starts with).
-                let unchanged = previous.status == status
-                    && previous.liquidity == found.liquidity
-                    && (
-                        before.amounts.clone(),
-                        before.fees.clone(),
-                        &before.sqrt_price,
-                    ) == (
-                        holding.amounts.clone(),
-                        holding.fees.clone(),
-                        &holding.sqrt_price,
-                    );
-                if before.height > height || unchanged {
-                    continue;
-                }
-                let read = Position {
-                    status,
-                    tick_lower: found.tick_lower,
-                    tick_upper: found.tick_upper,
-                    liquidity: found.liquidity,
-                    holding: Some(Box::new(WalletHolding {
-                        first_value_usd: before.first_value_usd.clone(),
-                        ..holding
-                    })),
-                    ..previous.clone()
-                };
-                ignore_lost_race(store.update_holding(&read, &previous).await)?;
-            }
-            None => {
-                let prices = found
-                    .tokens
-                    .clone()
-                    .map(|t| usd_price(catalog, chain, &t.address));
-                let first_value = value_of(&prices, &found.tokens, found.amounts);
-                let created_at =
-                    DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now);
-                let position = Position {
-                    id: ulid::Ulid::from_datetime(created_at.into()).to_string(),
-                    owner: wallet.owner.clone(),
-                    chain,
-                    protocol: found.protocol,
-                    pool: found.pool.clone(),
-                    status,
-                    tick_lower: found.tick_lower,
-                    tick_upper: found.tick_upper,
-                    liquidity: found.liquidity,
-                    cost_basis_usd: first_value.clone().unwrap_or_default(),
-                    deposit: None,
-                    fee_checkpoint: None,
-                    closing: None,
-                    created_at,
-                    holding: Some(Box::new(WalletHolding {
-                        first_value_usd: first_value.map(|v| v.to_plain_string()),
-                        ..holding
-                    })),
-                    order: None,
-                };
-                // A racing refresh stored it first: its read stands, the next refresh updates.
-                ignore_lost_race(store.insert(&position).await)?;
-            }
-        }
-    }
-    // Open positions the wallet no longer holds: transferred (or burned), figures of the last
-    // read kept.
-    for previous in by_key.into_values() {
-        let Some(before) = previous.holding.as_deref() else {
-            continue;
-        };
-        if previous.status == Status::Closed || before.height >= height {
-            continue;
-        }
-        let read = Position {
-            status: Status::Closed,
-            holding: Some(Box::new(WalletHolding {
-                height,
-                close_reason: Some(TRANSFERRED.to_string()),
-                ..before.clone()
-            })),
-            ..previous.clone()
-        };
-        ignore_lost_race(store.update_holding(&read, &previous).await)?;
-    }
-    Ok(held)
-}
-
-/// A write that lost to a racing refresh's is not a failure: the newer read stands.
-fn ignore_lost_race(result: Result<(), StoreError>) -> Result<(), StoreError> {
-    match result {
-        Err(StoreError::Conflict) => Ok(()),
-        other => other,
     }
 }
 
@@ -309,7 +180,7 @@ pub fn holding_view(
     let frozen = position.closing.as_ref();
     let (mut amounts, mut fees) = (amounts, fees);
     if let Some(c) = frozen {
-        let order = |pair: &crate::model::TokenPair| {
+        let order = |pair: &crate::domain::model::TokenPair| {
             if base_is_token0 {
                 [pair.a, pair.b]
             } else {

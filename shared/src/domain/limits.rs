@@ -2,8 +2,8 @@
 //! limits and the served OpenAPI document describes them (one JSON Schema alternative per
 //! pool), so a body is schema-valid exactly when the handler accepts its form.
 
-use crate::catalog::{Catalog, Pool};
-use crate::math::U256;
+use crate::domain::catalog::{Catalog, Pool};
+use crate::domain::math::U256;
 use bigdecimal::BigDecimal;
 use serde_json::{json, Value};
 use std::str::FromStr;
@@ -160,7 +160,7 @@ pub fn create_request_schema(catalog: &Catalog) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Chain, Protocol};
+    use crate::domain::model::{Chain, Protocol};
 
     #[test]
     fn digits_fit_the_protocols_amount_types() {

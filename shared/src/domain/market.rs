@@ -2,12 +2,12 @@
 //! ticks positions use), how old it may get, and the rule that prices tokens in USD from the
 //! pools themselves.
 
-use crate::math::U256;
-use crate::model::{Chain, Protocol};
+use crate::domain::math::U256;
+use crate::domain::model::{Chain, Protocol};
 use bigdecimal::{BigDecimal, One};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 /// One tick's fee accounting, as the pool keeps it (Q128.128 on EVM, Q64.64 on Orca).
@@ -336,6 +336,71 @@ pub fn derive_usd_prices(pairs: &[PricedPair<'_>]) -> HashMap<TokenKey, BigDecim
             return known;
         }
         known.extend(found);
+    }
+}
+
+/// Blocks built on top of a block before the service takes what it holds (the sync's states,
+/// the wallets' reads, an order's receipt), per chain, unless `CONFIRMATION_BLOCKS` says
+/// otherwise: 2 on Ethereum (a reorg deeper than that is rare), 1 on the others (their
+/// sequencers or fast finality reorganize less). Above 0, Solana is read `finalized`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confirmations {
+    per_chain: BTreeMap<Chain, u64>,
+    otherwise: u64,
+}
+
+impl Default for Confirmations {
+    fn default() -> Self {
+        Confirmations {
+            per_chain: BTreeMap::from([(Chain::Ethereum, 2)]),
+            otherwise: 1,
+        }
+    }
+}
+
+impl From<u64> for Confirmations {
+    /// The same on every chain (`--confirmations N`; 0 on a devnet).
+    fn from(blocks: u64) -> Self {
+        Confirmations {
+            per_chain: BTreeMap::new(),
+            otherwise: blocks,
+        }
+    }
+}
+
+impl Confirmations {
+    pub fn of(&self, chain: Chain) -> u64 {
+        self.per_chain
+            .get(&chain)
+            .copied()
+            .unwrap_or(self.otherwise)
+    }
+
+    /// `N` (every chain), or `chain=N` pairs separated by commas over the defaults
+    /// (`ethereum=3,base=2`).
+    pub fn parse(text: &str) -> Result<Confirmations, String> {
+        let blocks = |n: &str| {
+            n.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n <= 64)
+                .ok_or_else(|| format!("{n:?} is not a whole number of blocks from 0 to 64"))
+        };
+        if !text.contains('=') {
+            return blocks(text).map(Confirmations::from);
+        }
+        let mut parsed = Confirmations::default();
+        for pair in text.split(',') {
+            let (chain, n) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("{pair:?} is not chain=blocks"))?;
+            let chain = chain
+                .trim()
+                .parse::<Chain>()
+                .map_err(|()| format!("{chain:?} is not one of: {}", Chain::names()))?;
+            parsed.per_chain.insert(chain, blocks(n)?);
+        }
+        Ok(parsed)
     }
 }
 

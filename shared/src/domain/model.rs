@@ -1,7 +1,7 @@
 //! The API's resources: enumerations, the stored position, and the response shapes.
 
-use crate::json::{Exact, Percent, Usd};
-use crate::math::U256;
+use crate::domain::json::{Exact, Percent, Usd};
+use crate::domain::math::U256;
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -1,13 +1,15 @@
 //! The portfolio overview: totals, profit and loss, and the breakdown by asset, computed in
 //! exact decimals and rounded only when written.
 
-use crate::catalog::{Catalog, Pool};
-use crate::holdings::{amount, holding_view, usd_price};
-use crate::json::{Percent, Usd};
-use crate::math::num::widen;
-use crate::math::{Curve, U256, U512};
-use crate::model::{Chain, HeldToken, Position, Protocol, Realized, Status};
-use crate::valuation::{nothing, percent_of, pool_of, value_position, ValuationError, Valued};
+use crate::domain::catalog::{Catalog, Pool};
+use crate::domain::holdings::{amount, holding_view, usd_price};
+use crate::domain::json::{Percent, Usd};
+use crate::domain::math::num::widen;
+use crate::domain::math::{Curve, U256, U512};
+use crate::domain::model::{Chain, HeldToken, Position, Protocol, Realized, Status};
+use crate::domain::valuation::{
+    nothing, percent_of, pool_of, value_position, ValuationError, Valued,
+};
 use bigdecimal::num_bigint::{BigInt, Sign};
 use bigdecimal::num_traits::Signed;
 use bigdecimal::{BigDecimal, Zero};

@@ -1,15 +1,15 @@
 //! From the catalog and the math to API figures: sizing a new position from the offered amounts
 //! and valuing a stored one at the pool's current state.
 
-use crate::catalog::{Catalog, Pool, Token};
-use crate::fee_ticks;
-pub use crate::figures::{percent_of, Figures};
-use crate::json::{plain_exact, Exact, Percent, Usd};
-use crate::math::fees::FeeAccounting;
-use crate::math::price::base_units_to_decimal;
-use crate::math::{uniswap, Amounts, Curve, MathError, U256};
-pub use crate::model::TokenPair;
-use crate::model::{
+use crate::domain::catalog::{Catalog, Pool, Token};
+use crate::domain::fee_ticks;
+pub use crate::domain::figures::{percent_of, Figures};
+use crate::domain::json::{plain_exact, Exact, Percent, Usd};
+use crate::domain::math::fees::FeeAccounting;
+use crate::domain::math::price::base_units_to_decimal;
+use crate::domain::math::{uniswap, Amounts, Curve, MathError, U256};
+pub use crate::domain::model::TokenPair;
+use crate::domain::model::{
     format_time, Position, PositionEntry, PositionView, Source, Status, TokenAmountView,
     UnvaluedView,
 };
@@ -489,7 +489,7 @@ pub fn value_position(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Chain, Protocol};
+    use crate::domain::model::{Chain, Protocol};
     use std::str::FromStr;
 
     fn d(s: &str) -> BigDecimal {

@@ -2,12 +2,12 @@
 //! body as sent, and the caller's own position named by the path (what every handler module
 //! starts from).
 
-use crate::app::App;
-use crate::catalog::Catalog;
-use crate::error::ApiError;
-use crate::http::{caller, content_encoding, is_json};
-use crate::model::Position;
-use crate::validation::{is_position_id, MAX_BODY_BYTES};
+use crate::application::app::App;
+use crate::domain::catalog::Catalog;
+use crate::domain::model::Position;
+use crate::edge::error::ApiError;
+use crate::edge::http::{caller, content_encoding, is_json};
+use crate::edge::validation::{is_position_id, MAX_BODY_BYTES};
 use lambda_http::{Request, RequestExt};
 use std::sync::Arc;
 

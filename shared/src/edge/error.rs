@@ -2,9 +2,9 @@
 //! errors (store, valuation, math) become an [`ApiError`] here; a server fault keeps its cause,
 //! which is logged once, when the response is rendered.
 
-use crate::http::json_response;
-use crate::store::StoreError;
-use crate::valuation::ValuationError;
+use crate::application::ports::StoreError;
+use crate::domain::valuation::ValuationError;
+use crate::edge::http::json_response;
 use lambda_http::http::{header, StatusCode};
 use lambda_http::{Body, Response};
 use serde::Serialize;
@@ -199,7 +199,7 @@ impl From<ValuationError> for ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::MathError;
+    use crate::domain::math::MathError;
 
     fn body_of(error: ApiError) -> (StatusCode, serde_json::Value) {
         let response = error.render("test");

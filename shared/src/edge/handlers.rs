@@ -1,23 +1,24 @@
 //! The endpoints. Each reads the caller from the authorizer's claims, validates, calls the
 //! store and the market, and answers JSON; errors are returned and rendered in one place
-//! ([`crate::routes::Endpoint::handle`]).
+//! ([`crate::edge::routes::Endpoint::handle`]).
 
-use crate::app::App;
-use crate::caller::{json_body, own_position, owner};
-use crate::catalog::{Pool, PoolView};
-use crate::error::ApiError;
-use crate::fee_ticks::{growth_inside, FeeTick};
-use crate::holdings::entry;
-use crate::http::{has_scope, json_response};
-use crate::idempotency::{guarded, Claim};
-use crate::lifecycle::{close_position as close_figures, release_ticks};
-use crate::market::SyncReport;
-use crate::model::{format_time, FeeCheckpoint, ListView, Position, Source, Status};
-use crate::order_handlers::{close_on_chain, open_on_chain};
-use crate::portfolio::portfolio;
-use crate::store::StoreError;
-use crate::validation::{parse_amount, CreateRequest, ListQuery, OrderLimits};
-use crate::valuation::{value_position, TokenPair, ValuationError};
+use crate::application::app::App;
+use crate::application::ports::StoreError;
+use crate::application::settling::release_ticks;
+use crate::domain::catalog::{Pool, PoolView};
+use crate::domain::fee_ticks::{growth_inside, FeeTick};
+use crate::domain::holdings::entry;
+use crate::domain::lifecycle::close_position as close_figures;
+use crate::domain::market::SyncReport;
+use crate::domain::model::{format_time, FeeCheckpoint, ListView, Position, Source, Status};
+use crate::domain::portfolio::portfolio;
+use crate::domain::valuation::{value_position, TokenPair, ValuationError};
+use crate::edge::caller::{json_body, own_position, owner};
+use crate::edge::error::ApiError;
+use crate::edge::http::{has_scope, json_response};
+use crate::edge::idempotency::{guarded, Claim};
+use crate::edge::order_handlers::{close_on_chain, open_on_chain};
+use crate::edge::validation::{parse_amount, CreateRequest, ListQuery, OrderLimits};
 use lambda_http::http::{header, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
 

@@ -2,10 +2,10 @@
 //! retried request is answered with the first one's stored response instead of running twice.
 //! Semantics in the README (decision 33); the store keeps the keys (`claim_key` and friends).
 
-use crate::app::App;
-use crate::error::ApiError;
-use crate::http::request_id;
-use crate::model::{KeyAnswer, KeyClaim, StoredResponse, KEY_RETENTION};
+use crate::application::app::App;
+use crate::domain::model::{KeyAnswer, KeyClaim, StoredResponse, KEY_RETENTION};
+use crate::edge::error::ApiError;
+use crate::edge::http::request_id;
 use lambda_http::http::{header, HeaderValue, StatusCode};
 use lambda_http::{Body, Request, Response};
 use sha2::{Digest, Sha256};

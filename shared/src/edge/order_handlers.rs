@@ -4,23 +4,23 @@
 //! `POST /positions/{id}/transactions` (the hash the wallet sent, which the sync follows). The
 //! service builds and follows; the owner's wallet signs.
 
-use crate::app::App;
-use crate::caller::{json_body, own_position, owner};
-use crate::catalog::{Catalog, Pool};
-use crate::error::ApiError;
-use crate::holdings::entry;
-use crate::http::json_response;
-use crate::idempotency::{guarded, Claim};
-use crate::lifecycle::unfunded_close;
-use crate::market::PoolState;
-use crate::model::{Chain, ChainOrder, OrderKind, Position, Status};
-use crate::orders::build::{open_transactions, protocol_tokens, withdraw_transaction};
-use crate::orders::settle::CANCELLED;
-use crate::orders::{plan_mint, venue, OrderTerms, Venue};
-use crate::store::StoreError;
-use crate::validation::{parse_transaction_hash, OrderLimits};
-use crate::valuation::{TokenPair, ValuationError};
-use crate::wallets::address::canonical;
+use crate::application::app::App;
+use crate::application::ports::StoreError;
+use crate::domain::catalog::{Catalog, Pool};
+use crate::domain::holdings::entry;
+use crate::domain::lifecycle::unfunded_close;
+use crate::domain::market::PoolState;
+use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, Status};
+use crate::domain::orders::build::{open_transactions, protocol_tokens, withdraw_transaction};
+use crate::domain::orders::settle::CANCELLED;
+use crate::domain::orders::{plan_mint, venue, OrderTerms, Venue};
+use crate::domain::valuation::{TokenPair, ValuationError};
+use crate::domain::wallets::address::canonical;
+use crate::edge::caller::{json_body, own_position, owner};
+use crate::edge::error::ApiError;
+use crate::edge::http::json_response;
+use crate::edge::idempotency::{guarded, Claim};
+use crate::edge::validation::{parse_transaction_hash, OrderLimits};
 use chrono::{DateTime, Utc};
 use lambda_http::http::StatusCode;
 use lambda_http::{Body, Request, Response};

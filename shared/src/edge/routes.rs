@@ -2,12 +2,12 @@
 //! are written. The local router is derived from it, and tests check `template.yaml` and
 //! `events/` against it.
 
-use crate::app::App;
-use crate::error::ApiError;
-use crate::handlers;
-use crate::http::request_id;
-use crate::order_handlers as orders;
-use crate::wallet_handlers as wallets;
+use crate::application::app::App;
+use crate::edge::error::ApiError;
+use crate::edge::handlers;
+use crate::edge::http::request_id;
+use crate::edge::order_handlers as orders;
+use crate::edge::wallet_handlers as wallets;
 use lambda_http::http::Method;
 use lambda_http::{Body, Request, RequestExt, Response};
 use std::collections::HashMap;
@@ -194,7 +194,7 @@ pub fn route(method: &Method, path: &str) -> Result<Route, ApiError> {
 /// A request that does match a route never reaches it in API Gateway; should one arrive, it is
 /// a 404 too: this function serves no resource.
 fn fallback(request: &Request) -> Result<Response<Body>, ApiError> {
-    crate::caller::owner(request)?;
+    crate::edge::caller::owner(request)?;
     route(request.method(), request.raw_http_path())?;
     Err(ApiError::NotFound("Not Found".into()))
 }

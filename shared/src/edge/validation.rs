@@ -1,12 +1,12 @@
 //! Turning untrusted input into typed values, each failure a 400 that names what is wrong.
 
-use crate::error::ApiError;
-use crate::limits::{
+use crate::domain::limits::{
     DEFAULT_DEADLINE_SECONDS, DEFAULT_SLIPPAGE_BPS, MAX_DEADLINE_SECONDS, MAX_SLIPPAGE_BPS,
     MIN_DEADLINE_SECONDS,
 };
-use crate::math::U256;
-use crate::model::{Chain, Filter, PageRequest, Protocol, Source, Status};
+use crate::domain::math::U256;
+use crate::domain::model::{Chain, Filter, PageRequest, Protocol, Source, Status};
+use crate::edge::error::ApiError;
 use bigdecimal::{BigDecimal, Zero};
 use lambda_http::aws_lambda_events::query_map::QueryMap;
 use serde::Deserialize;

@@ -1,16 +1,16 @@
 //! The wallet routes: a challenge to sign, the link that answers it, the list, the unlink
-//! ([`crate::wallets`] holds what they check). Signatures and messages are never logged.
+//! ([`crate::domain::wallets`] holds what they check). Signatures and messages are never logged.
 
-use crate::app::App;
-use crate::caller::{json_body, owner};
-use crate::error::ApiError;
-use crate::http::json_response;
-use crate::model::{format_time, Chain, ListView};
-use crate::validation::json_object;
-use crate::wallets::address::canonical;
-use crate::wallets::challenge::{expires_at, message, new_nonce, nonce_of, Challenge};
-use crate::wallets::proof::verify;
-use crate::wallets::{LinkOutcome, LinkedWallet, WalletView, MAX_WALLETS_PER_USER};
+use crate::application::app::App;
+use crate::domain::model::{format_time, Chain, ListView};
+use crate::domain::wallets::address::canonical;
+use crate::domain::wallets::challenge::{expires_at, message, new_nonce, nonce_of, Challenge};
+use crate::domain::wallets::proof::verify;
+use crate::domain::wallets::{LinkOutcome, LinkedWallet, WalletView, MAX_WALLETS_PER_USER};
+use crate::edge::caller::{json_body, owner};
+use crate::edge::error::ApiError;
+use crate::edge::http::json_response;
+use crate::edge::validation::json_object;
 use lambda_http::http::StatusCode;
 use lambda_http::{Body, Request, RequestExt, Response};
 use serde::{Deserialize, Serialize};

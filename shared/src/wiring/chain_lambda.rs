@@ -3,17 +3,17 @@
 //! the report) and API Gateway's `POST /markets/sync` (the route's handler, behind the
 //! authorizer and its scope). The link function reads a wallet's positions as it links it.
 
-use super::fanout::{enqueue, refresh_batch};
-use super::orders::ChainOrders;
-use super::refresh::WalletReader;
-use super::rpc::RpcClient;
-use super::secrets::rpc_urls;
-use super::sync::{Syncer, RPC_TIMEOUT};
-use crate::app::App;
-use crate::config::Config;
-use crate::market::Freshness;
-use crate::routes::Endpoint;
-use crate::store::dynamodb::{lambda_client, lambda_sdk_config, DynamoDbStore};
+use crate::adapters::chain::fanout::{enqueue, refresh_batch};
+use crate::adapters::chain::orders::ChainOrders;
+use crate::adapters::chain::refresh::WalletReader;
+use crate::adapters::chain::rpc::RpcClient;
+use crate::adapters::chain::secrets::rpc_urls;
+use crate::adapters::chain::sync::{Syncer, RPC_TIMEOUT};
+use crate::adapters::store::dynamodb::{lambda_client, lambda_sdk_config, DynamoDbStore};
+use crate::application::app::App;
+use crate::domain::market::Freshness;
+use crate::edge::routes::Endpoint;
+use crate::wiring::config::Config;
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
 use lambda_http::request::LambdaRequest;
 use lambda_http::{Body, Error, RequestExt, Response};
@@ -32,13 +32,13 @@ struct Container {
     config: Config,
     sdk: aws_config::SdkConfig,
     app: App,
-    endpoints: BTreeMap<crate::model::Chain, Arc<RpcClient>>,
+    endpoints: BTreeMap<crate::domain::model::Chain, Arc<RpcClient>>,
 }
 
 impl Container {
     async fn start(catalog_ttl: Option<Duration>) -> Result<Container, Error> {
         let config = Config::from_env()?;
-        crate::telemetry::init(&config.log_level);
+        crate::wiring::telemetry::init(&config.log_level);
         let sdk = lambda_sdk_config().await;
         let store = DynamoDbStore::new(
             lambda_client(&sdk, config.dynamodb_endpoint.as_deref()),

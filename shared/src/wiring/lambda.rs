@@ -1,10 +1,10 @@
 //! The Lambda entry point every function binary calls with its endpoint.
 
-use crate::app::App;
-use crate::config::Config;
-use crate::market::Freshness;
-use crate::routes::Endpoint;
-use crate::store::dynamodb::{lambda_client, lambda_sdk_config, DynamoDbStore};
+use crate::adapters::store::dynamodb::{lambda_client, lambda_sdk_config, DynamoDbStore};
+use crate::application::app::App;
+use crate::domain::market::Freshness;
+use crate::edge::routes::Endpoint;
+use crate::wiring::config::Config;
 use lambda_http::{service_fn, Error, Request};
 use std::convert::Infallible;
 
@@ -12,7 +12,7 @@ use std::convert::Infallible;
 /// DynamoDB client once (the init phase), then serves invocations.
 pub async fn run(endpoint: Endpoint) -> Result<(), Error> {
     let config = Config::from_env()?;
-    crate::telemetry::init(&config.log_level);
+    crate::wiring::telemetry::init(&config.log_level);
     let app = if endpoint.uses_table() {
         let sdk = lambda_sdk_config().await;
         let client = lambda_client(&sdk, config.dynamodb_endpoint.as_deref());

@@ -5,10 +5,10 @@
 
 use super::evm::{self, block_hash, hex_bytes, quantity};
 use super::rpc::{RpcClient, RpcError};
-use crate::holdings::ReadPosition;
-use crate::math::U256;
-use crate::model::ChainOrder;
-use crate::orders::settle::{Minted, Withdrawal};
+use crate::domain::holdings::ReadPosition;
+use crate::domain::math::U256;
+use crate::domain::model::ChainOrder;
+use crate::domain::orders::settle::{Minted, Withdrawal};
 use alloy_primitives::keccak256;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};

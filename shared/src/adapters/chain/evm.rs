@@ -6,9 +6,9 @@
 //! answer exactly its words, and no word with bits its type does not have.
 
 use super::rpc::{RpcClient, RpcError};
-use crate::catalog::Pool;
-use crate::market::{PoolState, TickState};
-use crate::math::U256;
+use crate::domain::catalog::Pool;
+use crate::domain::market::{PoolState, TickState};
+use crate::domain::math::U256;
 use alloy_sol_types::{sol, SolCall};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};

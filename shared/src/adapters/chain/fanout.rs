@@ -4,9 +4,9 @@
 //! reports the wallets that failed (`ReportBatchItemFailures`), which the queue retries and,
 //! after five receives, moves to its dead-letter queue.
 
-use crate::app::App;
-use crate::model::Chain;
-use crate::wallets::LinkedWallet;
+use crate::application::app::App;
+use crate::domain::model::Chain;
+use crate::domain::wallets::LinkedWallet;
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

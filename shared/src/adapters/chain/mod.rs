@@ -1,14 +1,15 @@
-//! Reading pool state from the chains (feature `chain`: only the sync function and local-api
-//! link it). `rpc` speaks JSON-RPC over HTTP(S); `evm` reads Uniswap v3 and PancakeSwap v3
-//! pools, `solana` Orca Whirlpools; `sync` runs one sync over every catalog pool and stores the
-//! states; `secrets` reads the RPC URLs from SSM; `lambda` is the sync function's entry point;
-//! `wallets` reads a wallet's positions at one block, `refresh` serves those reads to the API;
-//! `orders` reads what an on-chain open needs and follows its transactions until they settle.
+//! Reading the chains (feature `chain`: only the functions that read them and local-api link
+//! it). `rpc` speaks JSON-RPC over HTTP(S); `evm` reads Uniswap v3 and PancakeSwap v3 pools,
+//! `solana` Orca Whirlpools; `trust` judges what a chain answers; `sync` runs one sync over
+//! every catalog pool and stores the states; `secrets` reads the RPC URLs from SSM; `wallets`
+//! reads a wallet's positions at one block, `refresh` serves those reads to the API, `fanout`
+//! spreads the scheduled refresh over the queue; `orders` reads what an on-chain open needs
+//! and follows its transactions until they settle (`events`). The functions' entry points are
+//! the wiring's `chain_lambda`.
 
 pub mod events;
 pub mod evm;
 pub mod fanout;
-pub mod lambda;
 pub mod orca_wallets;
 pub mod orders;
 pub mod refresh;

@@ -11,10 +11,10 @@ use super::solana::{
     account_data, accounts_owned, decode_key, decode_position, decode_tick_array, decode_whirlpool,
     find_program_address, tick_array_address, tick_array_start, OrcaPosition, Whirlpool,
 };
-use crate::holdings::ReadPosition;
-use crate::math::fees::{BoundTick, FeeAccounting};
-use crate::math::{Curve, U256};
-use crate::model::{HeldToken, Protocol};
+use crate::domain::holdings::ReadPosition;
+use crate::domain::math::fees::{BoundTick, FeeAccounting};
+use crate::domain::math::{Curve, U256};
+use crate::domain::model::{HeldToken, Protocol};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -238,7 +238,7 @@ fn position_at(
     tokens: [HeldToken; 2],
 ) -> Result<ReadPosition, String> {
     let curve = Curve::OrcaWhirlpools;
-    let bad = |e: crate::math::MathError| format!("position {}: {e}", p.position_mint);
+    let bad = |e: crate::domain::math::MathError| format!("position {}: {e}", p.position_mint);
     let amounts = curve
         .amounts_for_liquidity(
             U256::from(pool.sqrt_price),

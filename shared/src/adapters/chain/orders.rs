@@ -10,20 +10,20 @@ use super::events::{block_times, mint_of, minted_in, receipt, withdrawal_of, wit
 use super::evm::{self, hex_bytes};
 use super::rpc::RpcClient;
 use super::wallets::position_terms;
-use crate::app::OrderChain;
-use crate::catalog::{Catalog, Pool};
-use crate::config::Confirmations;
-use crate::holdings::{holding_of, ReadPosition};
-use crate::lifecycle::unfunded_close;
-use crate::market::{OrdersSettled, PoolState};
-use crate::math::U256;
-use crate::model::{Chain, ChainOrder, OrderKind, Position, Status};
-use crate::orders::build::protocol_tokens;
-use crate::orders::settle::{
+use crate::adapters::store::{PositionStore, StoreError};
+use crate::application::app::OrderChain;
+use crate::domain::catalog::{Catalog, Pool};
+use crate::domain::holdings::{holding_of, ReadPosition};
+use crate::domain::lifecycle::unfunded_close;
+use crate::domain::market::Confirmations;
+use crate::domain::market::{OrdersSettled, PoolState};
+use crate::domain::math::U256;
+use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, Status};
+use crate::domain::orders::build::protocol_tokens;
+use crate::domain::orders::settle::{
     holding_at_pool, opened, withdrawn, Minted, Withdrawal, EXPIRED, REVERTED,
 };
-use crate::store::{PositionStore, StoreError};
-use crate::wallets::LinkedWallet;
+use crate::domain::wallets::LinkedWallet;
 use alloy_sol_types::{sol, SolCall};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

@@ -1,7 +1,7 @@
 //! The chains' RPC URLs from SSM Parameter Store: one `SecureString` per chain, read once per
 //! container with one `GetParameters` call. Errors name parameters, never their values.
 
-use crate::model::Chain;
+use crate::domain::model::Chain;
 use std::collections::BTreeMap;
 
 /// The URL of each chain whose parameter is configured.

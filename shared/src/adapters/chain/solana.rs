@@ -6,9 +6,9 @@
 //! crates are not used (their licence forbids commercial use): the layouts are few and fixed.
 
 use super::rpc::{RpcClient, RpcError};
-use crate::catalog::Pool;
-use crate::market::{PoolState, TickState};
-use crate::math::U256;
+use crate::domain::catalog::Pool;
+use crate::domain::market::{PoolState, TickState};
+use crate::domain::math::U256;
 use base64::Engine;
 use chrono::{DateTime, Utc};
 use curve25519_dalek::edwards::CompressedEdwardsY;

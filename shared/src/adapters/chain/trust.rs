@@ -7,11 +7,11 @@
 //! no longer has (a reorg replaced its block, or its height lies far beyond the chain's head):
 //! the canonical state replaces it whole.
 
-use crate::catalog::Pool;
-use crate::fee_ticks::FeeTick;
-use crate::market::{PoolState, Succession};
-use crate::math::fees::FeeAccounting;
-use crate::math::U256;
+use crate::domain::catalog::Pool;
+use crate::domain::fee_ticks::FeeTick;
+use crate::domain::market::{PoolState, Succession};
+use crate::domain::math::fees::FeeAccounting;
+use crate::domain::math::U256;
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
 
@@ -157,7 +157,7 @@ pub fn fee_growth_advances(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::U256;
+    use crate::domain::math::U256;
 
     fn now() -> DateTime<Utc> {
         DateTime::from_timestamp(1_800_000_000, 0).unwrap()

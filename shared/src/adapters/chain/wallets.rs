@@ -8,11 +8,11 @@
 
 use super::evm::{self, Block};
 use super::rpc::{RpcClient, RpcError};
-use crate::catalog::Deployment;
-use crate::market::PoolState;
-use crate::math::fees::{BoundTick, FeeAccounting};
-use crate::math::{Curve, U256};
-use crate::model::Protocol;
+use crate::domain::catalog::Deployment;
+use crate::domain::market::PoolState;
+use crate::domain::math::fees::{BoundTick, FeeAccounting};
+use crate::domain::math::{Curve, U256};
+use crate::domain::model::Protocol;
 use alloy_primitives::Address;
 use alloy_sol_types::{sol, SolCall};
 use serde_json::{json, Value};
@@ -104,7 +104,7 @@ fn checksum(address: Address) -> String {
 }
 
 fn parse_address(text: &str) -> Result<Address, String> {
-    crate::wallets::address::evm_address(text).map_err(|e| format!("{text}: {e}"))
+    crate::domain::wallets::address::evm_address(text).map_err(|e| format!("{text}: {e}"))
 }
 
 /// One `eth_call` at the block's hash.
@@ -370,7 +370,7 @@ fn position_at(
 ) -> Result<ChainPosition, String> {
     let (lower, upper) = (p.tickLower.as_i32(), p.tickUpper.as_i32());
     let curve = Curve::UniswapV3;
-    let bad = |e: crate::math::MathError| format!("position {token_id}: {e}");
+    let bad = |e: crate::domain::math::MathError| format!("position {token_id}: {e}");
     let amounts = curve
         .amounts_for_liquidity(
             state.sqrt_price,

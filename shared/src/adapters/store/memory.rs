@@ -1,14 +1,14 @@
 //! The in-memory store and market: the local server's embedded default and the handlers' test
 //! double.
 
-use super::traits::{Market, PositionStore, StoreError, StoreResult};
-use crate::catalog::{
+use crate::application::ports::{Market, PositionStore, StoreError, StoreResult};
+use crate::domain::catalog::{
     embedded_deployments, embedded_records, Catalog, CatalogError, Deployment, Pool, PoolMarket,
     PoolRecord,
 };
-use crate::fee_ticks::FeeTick;
-use crate::market::{Freshness, PoolKey, PoolState, Succession};
-use crate::model::{
+use crate::domain::fee_ticks::FeeTick;
+use crate::domain::market::{Freshness, PoolKey, PoolState, Succession};
+use crate::domain::model::{
     Chain, ChainOrder, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol,
     Realized, Status, StoredResponse, KEY_LEASE, KEY_RETENTION,
 };

@@ -1,13 +1,14 @@
-//! Persistence of positions and of the pool catalog behind two traits ([`traits`]), with an
-//! in-memory implementation (local runs and fast tests) and a DynamoDB one (production). Paging
-//! and counting are operations of the store so each backend can make them cheap.
+//! Persistence behind the application's ports (`application::ports`): an in-memory
+//! implementation (local runs and fast tests) and a DynamoDB one (production). Paging and
+//! counting are operations of the store so each backend can make them cheap.
 
 pub mod dynamodb;
 pub mod memory;
-pub mod traits;
 pub mod wallets_memory;
 
+pub use crate::application::ports::{
+    BoxError, Market, PositionStore, StoreError, StoreResult, WalletStore,
+};
 pub use dynamodb::{DynamoDbMarket, DynamoDbStore};
 pub use memory::{MemoryMarket, MemoryStore};
-pub use traits::{BoxError, Market, PositionStore, StoreError, StoreResult, WalletStore};
 pub use wallets_memory::MemoryWallets;

@@ -1,9 +1,9 @@
 //! Linked wallets and their challenges in memory, beside the memory store's positions.
 
-use super::traits::{StoreResult, WalletStore};
-use crate::model::Chain;
-use crate::wallets::challenge::Challenge;
-use crate::wallets::{LinkOutcome, LinkedWallet, MAX_WALLETS_PER_USER};
+use crate::application::ports::{StoreResult, WalletStore};
+use crate::domain::model::Chain;
+use crate::domain::wallets::challenge::Challenge;
+use crate::domain::wallets::{LinkOutcome, LinkedWallet, MAX_WALLETS_PER_USER};
 use async_trait::async_trait;
 use std::collections::{BTreeMap, HashMap};
 

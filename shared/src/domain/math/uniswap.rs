@@ -192,7 +192,7 @@ mod tests {
         let target: U256 = (U256::from(1u8) << 192) / U256::from(1800u32);
         let sqrt_target = target.root(2);
         assert_eq!(
-            crate::math::curve::Curve::UniswapV3.tick_at_or_below(sqrt_target),
+            crate::domain::math::curve::Curve::UniswapV3.tick_at_or_below(sqrt_target),
             -74960
         );
     }

@@ -3,12 +3,12 @@
 //! position, each as a transaction for the wallet to sign.
 
 use super::slippage::{burn_minimums, mint_minimums};
-use crate::calldata::{self, hex, CalldataError, MintParams, Withdraw};
-use crate::catalog::{Catalog, Pool, Token};
-use crate::math::uniswap::{liquidity_for_amounts, sqrt_ratio_at_tick};
-use crate::math::{MathError, U256};
-use crate::model::{ChainOrder, OrderKind, TokenPair, TransactionRequest};
-use crate::valuation::ValuationError;
+use crate::domain::calldata::{self, hex, CalldataError, MintParams, Withdraw};
+use crate::domain::catalog::{Catalog, Pool, Token};
+use crate::domain::math::uniswap::{liquidity_for_amounts, sqrt_ratio_at_tick};
+use crate::domain::math::{MathError, U256};
+use crate::domain::model::{ChainOrder, OrderKind, TokenPair, TransactionRequest};
+use crate::domain::valuation::ValuationError;
 use chrono::{DateTime, Utc};
 
 /// Where a pool's orders go: its deployment's chain id and position manager.

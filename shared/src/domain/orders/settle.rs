@@ -4,11 +4,11 @@
 //! order with nothing invested.
 
 use super::build::protocol_tokens;
-use crate::catalog::Pool;
-use crate::lifecycle::frozen_close;
-use crate::math::{Amounts, U256};
-use crate::model::{ChainOrder, Closing, HeldToken, Position, Status, WalletHolding};
-use crate::valuation::ValuationError;
+use crate::domain::catalog::Pool;
+use crate::domain::lifecycle::frozen_close;
+use crate::domain::math::{Amounts, U256};
+use crate::domain::model::{ChainOrder, Closing, HeldToken, Position, Status, WalletHolding};
+use crate::domain::valuation::ValuationError;
 use chrono::{DateTime, Utc};
 
 pub const REVERTED: &str = "the transaction reverted on chain";
@@ -47,7 +47,7 @@ pub fn holding_at_pool(
     now: DateTime<Utc>,
 ) -> Result<WalletHolding, ValuationError> {
     let held = pool.to_protocol_order(pool.withdrawal(tick_lower, tick_upper, minted.liquidity)?);
-    let token = |t: &crate::catalog::Token| HeldToken {
+    let token = |t: &crate::domain::catalog::Token| HeldToken {
         symbol: t.symbol.clone(),
         address: t.address.clone(),
         decimals: t.decimals,

@@ -4,10 +4,10 @@
 //! `1 ∓ bps/10000`, floored, kept strictly inside the protocol's sqrt price bounds), and the
 //! smaller amount of each token over the two: token0 at the upper price, token1 at the lower.
 
-use crate::math::uniswap::{
+use crate::domain::math::uniswap::{
     amounts_for_liquidity, liquidity_for_amounts, sqrt_ratio_at_tick, MAX_TICK, MIN_TICK,
 };
-use crate::math::{MathError, U256, U512};
+use crate::domain::math::{MathError, U256, U512};
 
 /// The slippage tolerance's denominator: basis points.
 pub const BPS: u32 = 10_000;

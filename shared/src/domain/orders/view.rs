@@ -1,7 +1,7 @@
 //! How a position shows its order: an open's wallet, token, deadline and transactions; a
 //! requested close's times and its transaction.
 
-use crate::model::{
+use crate::domain::model::{
     format_time, ChainOrder, ClosingView, OrderKind, OrderView, PositionEntry, Source, Status,
 };
 

@@ -1,7 +1,7 @@
 //! Wallet addresses in one spelling per chain: EVM in EIP-55 checksum form (accepted in any
 //! letter case), Solana the base58 of a 32-byte public key.
 
-use crate::model::Chain;
+use crate::domain::model::Chain;
 use alloy_primitives::Address;
 
 /// The address in its canonical spelling, or why it is not one of `chain`'s.

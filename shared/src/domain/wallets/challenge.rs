@@ -1,7 +1,7 @@
 //! The message a wallet signs to be linked: EIP-4361 (Sign-In with Ethereum) on the EVM chains,
 //! the same layout "with your Solana account" on Solana (as Sign-In With Solana writes it).
 
-use crate::model::{format_time, Chain};
+use crate::domain::model::{format_time, Chain};
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 

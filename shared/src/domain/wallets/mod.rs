@@ -6,7 +6,7 @@ pub mod address;
 pub mod challenge;
 pub mod proof;
 
-use crate::model::{format_time, Chain};
+use crate::domain::model::{format_time, Chain};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 

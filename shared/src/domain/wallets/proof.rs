@@ -3,7 +3,7 @@
 //! The service only verifies: it never holds a key and never signs.
 
 use super::address::{evm_address, solana_key};
-use crate::model::Chain;
+use crate::domain::model::Chain;
 use alloy_primitives::Signature;
 
 /// Why a signature does not prove the wallet; the text is the client's message.

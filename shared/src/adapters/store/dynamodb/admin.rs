@@ -5,9 +5,9 @@ use super::errors::{back_off, build_error, classify};
 use super::item::{page_body, page_copy, position_from, position_item};
 use super::keys::{counter_attribute, counter_key, list_key, variants, Item};
 use super::store::DynamoDbStore;
-use crate::market::Freshness;
-use crate::model::Position;
-use crate::store::traits::StoreError;
+use crate::application::ports::StoreError;
+use crate::domain::market::Freshness;
+use crate::domain::model::Position;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType, PutRequest,
     ScalarAttributeType, WriteRequest,
@@ -58,9 +58,9 @@ impl DynamoDbStore {
     pub async fn prepare_local(&self) -> Result<(), StoreError> {
         self.ensure_table().await?;
         if self.load_catalog(Freshness::Snapshot).await.is_err() {
-            self.seed_catalog(&crate::catalog::embedded_records())
+            self.seed_catalog(&crate::domain::catalog::embedded_records())
                 .await?;
-            self.seed_deployments(&crate::catalog::embedded_deployments())
+            self.seed_deployments(&crate::domain::catalog::embedded_deployments())
                 .await?;
         }
         Ok(())

@@ -16,10 +16,10 @@ use super::keys::{
     catalog_sort_key, s, tick_sort_key, Item, CATALOG_PK, DEPLOYMENTS_SK, TICK_INFIX,
 };
 use super::store::DynamoDbStore;
-use crate::catalog::{Catalog, Deployment, Pool, PoolMarket, PoolRecord};
-use crate::fee_ticks::FeeTick;
-use crate::market::{Freshness, PoolKey, PoolState, Succession};
-use crate::store::traits::{Market, StoreError, StoreResult};
+use crate::application::ports::{Market, StoreError, StoreResult};
+use crate::domain::catalog::{Catalog, Deployment, Pool, PoolMarket, PoolRecord};
+use crate::domain::fee_ticks::FeeTick;
+use crate::domain::market::{Freshness, PoolKey, PoolState, Succession};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, TransactWriteItem, Update};

@@ -20,7 +20,7 @@ fn timeouts() -> TimeoutConfig {
 }
 
 /// The CAs every AWS endpoint chains to (Amazon Trust Services).
-const AWS_ROOT_CAS: &str = include_str!("../../../data/amazon-trust-services-roots.pem");
+const AWS_ROOT_CAS: &str = include_str!("../../../../data/amazon-trust-services-roots.pem");
 
 /// HTTPS (rustls with ring) that trusts the Amazon Trust Services roots only. Parsing the
 /// system's whole CA bundle at every cold start costs milliseconds; five embedded roots cost

@@ -1,6 +1,6 @@
 //! SDK failures sorted into the store's error classes, and the backoff for batch leftovers.
 
-use crate::store::traits::StoreError;
+use crate::application::ports::StoreError;
 use aws_sdk_dynamodb::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use std::time::Duration;

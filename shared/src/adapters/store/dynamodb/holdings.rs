@@ -12,8 +12,8 @@ use super::keys::{
     status_variants, user_pk, variants, Item,
 };
 use super::store::DynamoDbStore;
-use crate::model::{Chain, ChainOrder, Position, Status};
-use crate::store::traits::{StoreError, StoreResult};
+use crate::application::ports::{StoreError, StoreResult};
+use crate::domain::model::{Chain, ChainOrder, Position, Status};
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
 use std::collections::BTreeMap;
 

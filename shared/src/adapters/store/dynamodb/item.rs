@@ -1,10 +1,10 @@
 //! Positions to and from table items.
 
 use super::keys::{position_key, s, Item};
-use crate::model::{
+use crate::application::ports::StoreError;
+use crate::domain::model::{
     format_time, Chain, Closing, FeeCheckpoint, Position, Protocol, Status, TokenPair,
 };
-use crate::store::traits::StoreError;
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue;
 use bigdecimal::BigDecimal;
@@ -300,7 +300,7 @@ pub(super) fn position_from(item: &Item) -> Result<Position, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::U256;
+    use crate::domain::math::U256;
 
     /// Through its item, and through a page copy of it (keyed by its owner and id).
     fn assert_round_trips(position: &Position) {
@@ -372,14 +372,14 @@ mod tests {
             ..position
         };
         assert_round_trips(&legacy);
-        let token = |symbol: &str| crate::model::HeldToken {
+        let token = |symbol: &str| crate::domain::model::HeldToken {
             symbol: symbol.into(),
             address: format!("0x{symbol}"),
             decimals: 18,
         };
         let held = Position {
             status: Status::Active,
-            holding: Some(Box::new(crate::model::WalletHolding {
+            holding: Some(Box::new(crate::domain::model::WalletHolding {
                 wallet: "0xW".into(),
                 manager: "0xM".into(),
                 token: "42".into(),
@@ -397,15 +397,15 @@ mod tests {
         };
         assert_round_trips(&held);
         let ordered = Position {
-            order: Some(Box::new(crate::model::ChainOrder {
-                kind: crate::model::OrderKind::Close,
+            order: Some(Box::new(crate::domain::model::ChainOrder {
+                kind: crate::domain::model::OrderKind::Close,
                 wallet: "0xW".into(),
                 manager: "0xM".into(),
                 requested_at: chrono::DateTime::from_timestamp_millis(1_795_329_528_123).unwrap(),
                 expires_at: chrono::DateTime::from_timestamp(1_795_330_728, 0).unwrap(),
                 height: 9,
                 slippage_bps: 50,
-                transactions: vec![crate::model::TransactionRequest {
+                transactions: vec![crate::domain::model::TransactionRequest {
                     kind: "withdraw".into(),
                     chain_id: 1,
                     from: "0xW".into(),

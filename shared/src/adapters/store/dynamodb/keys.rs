@@ -1,6 +1,6 @@
 //! The key scheme of the one table (see `docs/dynamodb-design.md`).
 
-use crate::model::{Chain, Filter, Position, Source, Status, WalletHolding};
+use crate::domain::model::{Chain, Filter, Position, Source, Status, WalletHolding};
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
 
@@ -136,7 +136,7 @@ pub(super) fn list_key(variant: &str, owner: &str, id: &str) -> Item {
 /// oldest first; the owner after the id keeps two owners' equal ids apart.
 pub(super) fn pending_key(
     chain: Chain,
-    protocol: crate::model::Protocol,
+    protocol: crate::domain::model::Protocol,
     pool: &str,
     id: &str,
     owner: &str,
@@ -147,14 +147,18 @@ pub(super) fn pending_key(
     ])
 }
 
-pub(super) fn pending_pk(chain: Chain, protocol: crate::model::Protocol, pool: &str) -> String {
+pub(super) fn pending_pk(
+    chain: Chain,
+    protocol: crate::domain::model::Protocol,
+    pool: &str,
+) -> String {
     format!("PENDING#{}", catalog_sort_key(chain, protocol, pool))
 }
 
 /// The catalog entry of one pool.
 pub(super) fn catalog_sort_key(
     chain: Chain,
-    protocol: crate::model::Protocol,
+    protocol: crate::domain::model::Protocol,
     pool: &str,
 ) -> String {
     format!("{chain}#{protocol}#{pool}")
@@ -167,7 +171,7 @@ pub(super) const TICK_INFIX: &str = "#tick#";
 /// The catalog item of one tick of one pool (its fee record and how many positions use it).
 pub(super) fn tick_sort_key(
     chain: Chain,
-    protocol: crate::model::Protocol,
+    protocol: crate::domain::model::Protocol,
     pool: &str,
     tick: i32,
 ) -> String {

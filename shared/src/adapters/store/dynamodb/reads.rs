@@ -7,8 +7,8 @@ use super::item::{malformed, position_from, position_from_page, text};
 use super::keys::{counter_attribute, counter_key, page_key, page_pk, position_key, s, Item};
 use super::metrics::ReadKind;
 use super::store::DynamoDbStore;
-use crate::model::Position;
-use crate::store::traits::{StoreError, StoreResult};
+use crate::application::ports::{StoreError, StoreResult};
+use crate::domain::model::Position;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 use std::collections::HashMap;
 

@@ -13,11 +13,11 @@ use super::keys::{
     pending_pk, position_key, s, status_variants, variant, variants, Item,
 };
 use super::metrics::{Meter, ReadKind, ReadMetrics};
-use crate::model::{
+use crate::application::ports::{PositionStore, StoreError, StoreResult};
+use crate::domain::model::{
     Chain, ChainOrder, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol,
     Realized, Status,
 };
-use crate::store::traits::{PositionStore, StoreError, StoreResult};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem, Update};
 use aws_sdk_dynamodb::Client;

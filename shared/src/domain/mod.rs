@@ -1,0 +1,22 @@
+//! The domain: what the service knows, with no I/O at all (no store, no chain, no HTTP, nothing
+//! awaited). The protocols' exact math, the model and its exact JSON numbers, the pools and
+//! their market state, fee records, valuation and figures, the life cycle's figures, wallet
+//! positions and the portfolio, on-chain orders' sizing and calldata, wallet addresses and
+//! signatures, the limits of a request.
+
+pub mod calldata;
+pub mod catalog;
+pub mod clock;
+pub mod fee_ticks;
+pub mod figures;
+pub mod holdings;
+pub mod json;
+pub mod lifecycle;
+pub mod limits;
+pub mod market;
+pub mod math;
+pub mod model;
+pub mod orders;
+pub mod portfolio;
+pub mod valuation;
+pub mod wallets;
