@@ -1,5 +1,7 @@
-//! The module map holds: no import cycles among the modules of `shared/src`, no file above 600
-//! lines, and every module uses only what `docs/architecture.md` says it may.
+//! The map of `docs/architecture.md` holds: `shared/src` shows its layers and nothing else, each
+//! layer uses only the layers below it, every module uses only what the map says it may, the
+//! domain does no I/O, paths inside the crate name their layer, no import cycles among the
+//! modules, no file above 600 lines.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -259,50 +261,199 @@ fn no_source_file_is_above_six_hundred_lines() {
     }
 }
 
-/// The `| module | owns | may use |` rows of `docs/architecture.md`, by top-level module.
-fn documented() -> BTreeMap<String, BTreeSet<String>> {
-    let doc = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/architecture.md"),
-    )
-    .expect("docs/architecture.md exists");
-    let map = doc
-        .split("## Module map")
+fn architecture_doc() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/architecture.md"))
+        .expect("docs/architecture.md exists")
+}
+
+/// The text of the doc's `## {title}` section.
+fn section(doc: &str, title: &str) -> String {
+    doc.split(&format!("\n## {title}"))
         .nth(1)
         .and_then(|rest| rest.split("\n## ").next())
-        .expect("a \"Module map\" section");
-    map.lines()
-        .filter_map(|line| {
-            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-            let name = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
-            let may_use = cells.get(3)?;
-            let allowed = may_use
-                .split(',')
-                .map(|m| m.trim().trim_matches('`').to_string())
-                .filter(|m| !m.is_empty() && m != "—" && m != "-")
-                .collect();
-            Some((name.to_string(), allowed))
-        })
+        .unwrap_or_else(|| panic!("a \"{title}\" section"))
+        .to_string()
+}
+
+/// A table row's first cell (a name in backticks) and its last cell's names (`—` for none).
+fn row(line: &str) -> Option<(String, Vec<String>)> {
+    let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+    let name = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+    let may_use = cells.get(3)?;
+    let names = may_use
+        .split(',')
+        .map(|m| m.trim().trim_matches('`').to_string())
+        .filter(|m| !m.is_empty() && m != "—" && m != "-")
+        .collect();
+    Some((name.to_string(), names))
+}
+
+/// The `| group | owns | may use |` rows of the doc's "Layers" table, top layer first.
+fn layers() -> Vec<(String, BTreeSet<String>)> {
+    section(&architecture_doc(), "Layers")
+        .lines()
+        .filter_map(row)
+        .map(|(name, uses)| (name, uses.into_iter().collect()))
         .collect()
+}
+
+/// The module rows of the "Module map" section, under a `### \`group\`` heading each: a module
+/// is `group::name`; a name it may use is of its own group unless it says its group.
+fn documented() -> BTreeMap<String, BTreeSet<String>> {
+    let map = section(&architecture_doc(), "Module map");
+    let mut group = String::new();
+    let mut rows = BTreeMap::new();
+    for line in map.lines() {
+        if let Some(heading) = line.strip_prefix("### ") {
+            group = heading.trim().trim_matches('`').to_string();
+        } else if let Some((name, uses)) = row(line) {
+            assert!(!group.is_empty(), "{name} stands under a layer's heading");
+            let qualify = |m: String| {
+                if m.contains("::") {
+                    m
+                } else {
+                    format!("{group}::{m}")
+                }
+            };
+            let uses = uses.into_iter().map(qualify).collect();
+            rows.insert(format!("{group}::{name}"), uses);
+        }
+    }
+    rows
+}
+
+/// The first two segments of a module path: a layer's module (`adapters::store`).
+fn layer_module(module: &str) -> String {
+    module.split("::").take(2).collect::<Vec<_>>().join("::")
+}
+
+fn layer_of(module: &str) -> String {
+    module.split("::").next().unwrap().to_string()
+}
+
+#[test]
+fn shared_src_shows_its_layers_and_nothing_else() {
+    let documented = layers();
+    let layers: BTreeSet<String> = documented.iter().map(|(name, _)| name.clone()).collect();
+    assert!(layers.len() >= 4, "layers documented: {layers:?}");
+    let mut files = BTreeSet::new();
+    let mut folders = BTreeSet::new();
+    for entry in std::fs::read_dir(src()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if path.is_dir() {
+            assert!(
+                path.join("mod.rs").exists(),
+                "{name}/mod.rs declares the layer"
+            );
+            folders.insert(name);
+        } else {
+            files.insert(name);
+        }
+    }
+    assert_eq!(files, BTreeSet::from(["lib.rs".to_string()]));
+    assert_eq!(
+        folders, layers,
+        "shared/src's folders are the documented layers"
+    );
+    // lib.rs says the layers first, in the doc's order.
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let head: String = lib.lines().take_while(|l| l.starts_with("//!")).collect();
+    let order: Vec<usize> = documented
+        .iter()
+        .map(|(name, _)| {
+            head.find(&format!("[`{name}`]"))
+                .unwrap_or_else(|| panic!("lib.rs's first lines name the layer {name}"))
+        })
+        .collect();
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "lib.rs names the layers in the doc's order"
+    );
+}
+
+#[test]
+fn each_layer_uses_only_the_layers_below_it() {
+    let layers = layers();
+    for (i, (layer, may_use)) in layers.iter().enumerate() {
+        let below: BTreeSet<String> = layers[i + 1..].iter().map(|(n, _)| n.clone()).collect();
+        let up: Vec<&String> = may_use.difference(&below).collect();
+        assert!(
+            up.is_empty(),
+            "the doc lets {layer} use {up:?}, not below it"
+        );
+    }
+    let allowed: BTreeMap<String, BTreeSet<String>> = layers.into_iter().collect();
+    for (module, uses) in graph() {
+        let layer = layer_of(&module);
+        for used in uses.iter().map(|u| layer_of(u)).filter(|u| *u != layer) {
+            assert!(
+                allowed[&layer].contains(&used),
+                "{module} ({layer}) uses {used}, which docs/architecture.md does not let {layer} use"
+            );
+        }
+    }
+}
+
+#[test]
+fn paths_inside_the_crate_name_their_layer() {
+    let layers: BTreeSet<String> = layers().into_iter().map(|(name, _)| name).collect();
+    let mut files = BTreeMap::new();
+    modules(&src(), &[], &mut files);
+    for (module, text) in files.iter().filter(|(m, _)| !m.is_empty()) {
+        for (i, _) in text.match_indices("crate::") {
+            if text[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            let first: String = text[i + 7..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            assert!(
+                layers.contains(&first),
+                "{module} names crate::{first}: inside the crate a path starts with its layer"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_domain_does_no_io() {
+    let mut files = BTreeMap::new();
+    modules(&src(), &[], &mut files);
+    let io = [
+        "async ", ".await", "tokio", "aws_", "std::fs", "std::net", "hyper", "lambda_",
+    ];
+    for (module, text) in files.iter().filter(|(m, _)| layer_of(m) == "domain") {
+        let code = without_tests(text);
+        for word in io {
+            assert!(
+                !code.contains(word),
+                "{module} holds {word:?}: the domain does no I/O"
+            );
+        }
+    }
 }
 
 #[test]
 fn every_module_uses_only_what_the_architecture_doc_allows() {
     let documented = documented();
-    let top = |m: &str| m.split("::").next().unwrap().to_string();
     let mut actual: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (module, uses) in graph() {
-        let entry = actual.entry(top(&module)).or_default();
+        let this = layer_module(&module);
+        let entry = actual.entry(this.clone()).or_default();
         entry.extend(
             uses.iter()
-                .map(|u| top(u))
-                .filter(|u| *u != top(&module) && !u.is_empty()),
+                .map(|u| layer_module(u))
+                .filter(|u| *u != this && u.contains("::")),
         );
     }
+    actual.retain(|module, _| module.contains("::"));
     let listed: BTreeSet<&String> = documented.keys().collect();
     let present: BTreeSet<&String> = actual.keys().collect();
     assert_eq!(
         listed, present,
-        "docs/architecture.md lists every module of shared/src"
+        "docs/architecture.md lists every module of shared/src under its layer"
     );
     for (module, uses) in &actual {
         let allowed = &documented[module];

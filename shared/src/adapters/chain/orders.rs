@@ -10,8 +10,8 @@ use super::events::{block_times, mint_of, minted_in, receipt, withdrawal_of, wit
 use super::evm::{self, hex_bytes};
 use super::rpc::RpcClient;
 use super::wallets::position_terms;
-use crate::adapters::store::{PositionStore, StoreError};
 use crate::application::app::OrderChain;
+use crate::application::ports::{PositionStore, StoreError};
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::holdings::{holding_of, ReadPosition};
 use crate::domain::lifecycle::unfunded_close;
