@@ -29,6 +29,14 @@ enum Fault {
     NoSymbol,
     NoDecimals,
     NoPool,
+    /// `positions(5)` answers `tickLower > tickUpper`.
+    ReversedTicks,
+    /// `positions(5)` answers ticks off the pool's spacing of 60.
+    OffSpacing,
+    /// `balanceOf` answers 3 and `tokenOfOwnerByIndex` token 5 at every index.
+    DuplicateIds,
+    /// `symbol()` answers a right-to-left override before "CDSU" (shown as "USDC").
+    BidiSymbol,
 }
 
 /// Answers a chain where the wallet holds one position (token id 5) on a pool of tokens 0x..a1
@@ -49,7 +57,7 @@ async fn chain(fault: Fault) -> RpcStub {
             let selector = &data[2..10];
             let answer = match selector {
                 // balanceOf, tokenOfOwnerByIndex
-                "70a08231" => word(1),
+                "70a08231" => word(if fault == Fault::DuplicateIds { 3 } else { 1 }),
                 "2f745c59" => word(5),
                 // positions(5): nonce, operator, token0, token1, fee, ticks, liquidity, growths, owed
                 "99fbab88" => {
@@ -59,8 +67,16 @@ async fn chain(fault: Fault) -> RpcStub {
                         address_word(0xa1),
                         address_word(0xa2),
                         word(3000),
-                        tick_word(-600),
-                        tick_word(600),
+                        tick_word(match fault {
+                            Fault::ReversedTicks => 600,
+                            Fault::OffSpacing => -590,
+                            _ => -600,
+                        }),
+                        tick_word(if fault == Fault::ReversedTicks {
+                            -600
+                        } else {
+                            600
+                        }),
                         word(1_000_000),
                         word(0),
                         word(0),
@@ -90,6 +106,15 @@ async fn chain(fault: Fault) -> RpcStub {
                 "95d89b41" => {
                     if fault == Fault::NoSymbol {
                         return Err(json!({"code": 3, "message": "execution reverted"}));
+                    }
+                    if fault == Fault::BidiSymbol {
+                        // U+202E, then "CDSU": 7 bytes.
+                        return Ok(json!(format!(
+                            "0x{}{}{:0<64}",
+                            word(32),
+                            word(7),
+                            "e280ae43445355"
+                        )));
                     }
                     format!("{}{}", word(32), word(3)) + &format!("{:0<64}", "544f4b")
                 }
@@ -157,4 +182,25 @@ async fn a_wallet_read_fails_whole_with_the_reason() {
     );
     let pool = read(Fault::NoPool).await.unwrap_err();
     assert!(pool.contains("no pool"), "{pool}");
+}
+
+#[tokio::test]
+async fn a_wallet_read_takes_positions_only_as_the_position_manager_can_hold_them() {
+    // Ticks reversed or off the pool's spacing: no pool could hold that position, so the node
+    // is lying and the read is refused whole (the wallet's last good read stays).
+    let reversed = read(Fault::ReversedTicks).await.unwrap_err();
+    assert!(
+        reversed.contains("position 5") && reversed.contains("ordered range"),
+        "{reversed}"
+    );
+    let off = read(Fault::OffSpacing).await.unwrap_err();
+    assert!(off.contains("tick spacing 60"), "{off}");
+    // One token id answered at three indexes is one position, read and counted once.
+    assert_eq!(
+        read(Fault::DuplicateIds).await,
+        Ok(vec!["TOK".into(), "TOK".into()])
+    );
+    // A symbol with a bidirectional override is not shown: the token is named by its address.
+    let named = read(Fault::BidiSymbol).await.unwrap();
+    assert_eq!(named, vec!["0x0000…00A1", "0x0000…00A2"], "{named:?}");
 }

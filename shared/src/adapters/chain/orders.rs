@@ -9,6 +9,7 @@
 use super::events::{block_times, mint_of, minted_in, receipt, withdrawal_of, withdrawn_in, Log};
 use super::evm::{self, hex_bytes};
 use super::rpc::RpcClient;
+use super::trust::plausible_mint;
 use super::wallets::position_terms;
 use crate::application::app::OrderChain;
 use crate::application::ports::{PositionStore, StoreError};
@@ -211,7 +212,8 @@ impl ChainOrders {
 }
 
 /// Whether the minted token is the open's: the pool's tokens and fee, the position's ticks, as
-/// the position manager's `positions` answers at the mint's block.
+/// the position manager's `positions` answers at the mint's block, and a receipt the token's
+/// own liquidity bears out (`trust::plausible_mint`: a node cannot inflate what was deposited).
 async fn mint_matches(
     rpc: &RpcClient,
     pool: &Pool,
@@ -220,20 +222,21 @@ async fn mint_matches(
     minted: &Minted,
 ) -> bool {
     let at = json!(format!("0x{:x}", minted.block));
-    let Ok((token0, token1, fee, lower, upper)) =
-        position_terms(rpc, &order.manager, minted.token_id, at).await
-    else {
+    let Ok(terms) = position_terms(rpc, &order.manager, minted.token_id, at).await else {
         return false;
     };
-    let [a, b] = protocol_tokens(pool).map(|t| t.address.to_ascii_lowercase());
-    (token0, token1, fee, lower, upper)
-        == (
-            a,
-            b,
-            pool.fee_tier,
-            position.tick_lower,
-            position.tick_upper,
-        )
+    let tokens = protocol_tokens(pool).map(|t| t.address.to_ascii_lowercase());
+    let ticks = (position.tick_lower, position.tick_upper);
+    if (&terms.tokens, terms.fee, terms.ticks) != (&tokens, pool.fee_tier, ticks) {
+        return false;
+    }
+    match plausible_mint(ticks, minted.liquidity, minted.amounts, terms.liquidity) {
+        Ok(()) => true,
+        Err(reason) => {
+            tracing::warn!(position = %position.id, token = %minted.token_id, %reason, "a mint's receipt refused");
+            false
+        }
+    }
 }
 
 /// What the receipt (if any) and the chain's time say of `order`.
@@ -398,6 +401,12 @@ impl ChainOrders {
                 let Some(minted) = mint_of(rpc, &order, found, height).await? else {
                     continue;
                 };
+                let Some(pool) = catalog.find(chain, offer.protocol, &offer.pool) else {
+                    continue;
+                };
+                if !mint_matches(rpc, pool, offer, &order, &minted).await {
+                    continue;
+                }
                 let times = block_times(rpc, &[minted.block]).await?;
                 let created = offer.created_at.timestamp();
                 if times
@@ -406,9 +415,6 @@ impl ChainOrders {
                 {
                     continue;
                 }
-                let Some(pool) = catalog.find(chain, offer.protocol, &offer.pool) else {
-                    continue;
-                };
                 let holding = holding_of(&wallet.address, found, height, now);
                 match store.activate(&opened(offer, &minted, pool, holding)).await {
                     Ok(()) => {

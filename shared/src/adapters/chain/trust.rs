@@ -5,13 +5,17 @@
 //! ever increases (fee growth globals, each tracked tick's growth below and above it) advance
 //! by the protocol's wrapping rule, never backwards. The exception is a stored state the chain
 //! no longer has (a reorg replaced its block, or its height lies far beyond the chain's head):
-//! the canonical state replaces it whole.
+//! the canonical state replaces it whole. A position a node answers (a wallet read, a mint's
+//! receipt) is taken only as the position manager could hold it: ticks ordered, within the
+//! protocol's bounds and on the pool's spacing; a minted liquidity the same as `positions`
+//! answers at its block, and amounts no more than that liquidity can hold over its range.
 
 use crate::domain::catalog::Pool;
 use crate::domain::fee_ticks::FeeTick;
 use crate::domain::market::{PoolState, Succession};
 use crate::domain::math::fees::FeeAccounting;
-use crate::domain::math::U256;
+use crate::domain::math::uniswap::{MAX_TICK, MIN_TICK};
+use crate::domain::math::{Curve, U256};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
 
@@ -154,6 +158,59 @@ pub fn fee_growth_advances(
     Ok(())
 }
 
+/// A position's range as the position manager can hold one: `lower < upper`, both within the
+/// protocol's ticks and multiples of the pool's positive `spacing` (the pool's `mint` refuses
+/// any other, so a node answering one is lying).
+pub fn plausible_range(lower: i32, upper: i32, spacing: i32) -> Result<(), String> {
+    if !(MIN_TICK <= lower && lower < upper && upper <= MAX_TICK) {
+        return Err(format!(
+            "its ticks [{lower}, {upper}] are not an ordered range within the protocol's"
+        ));
+    }
+    if spacing <= 0 || lower % spacing != 0 || upper % spacing != 0 {
+        return Err(format!(
+            "its ticks [{lower}, {upper}] are not on the pool's tick spacing {spacing}"
+        ));
+    }
+    Ok(())
+}
+
+/// A mint's receipt as `positions(tokenId)` answers the token at the mint's block: the same
+/// liquidity (a mint's `IncreaseLiquidity` is the token's first and, in its block, its whole
+/// liquidity), and amounts (protocol order) no more than that liquidity holds over the range at
+/// either end of it, rounded up as the pool charges.
+pub fn plausible_mint(
+    (lower, upper): (i32, i32),
+    liquidity: u128,
+    amounts: [U256; 2],
+    on_chain_liquidity: u128,
+) -> Result<(), String> {
+    if liquidity != on_chain_liquidity {
+        return Err(format!(
+            "the receipt's liquidity {liquidity} is not the token's {on_chain_liquidity}"
+        ));
+    }
+    let curve = Curve::UniswapV3;
+    let at = |tick| curve.sqrt_price_at_tick(tick).map_err(|e| e.0.to_string());
+    let (a, b) = (at(lower)?, at(upper)?);
+    // Below the range the liquidity is all token0, above it all token1: the most of each.
+    let most0 = curve
+        .amounts_for_liquidity(a, a, b, liquidity, true)
+        .map_err(|e| e.0.to_string())?
+        .amount0;
+    let most1 = curve
+        .amounts_for_liquidity(b, a, b, liquidity, true)
+        .map_err(|e| e.0.to_string())?
+        .amount1;
+    if amounts[0] > most0 || amounts[1] > most1 {
+        return Err(format!(
+            "the receipt's amounts {} and {} are more than its liquidity holds",
+            amounts[0], amounts[1]
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,5 +286,56 @@ mod tests {
         // A few blocks ahead of a lagging node: the node is behind, the state stays.
         let ahead = state(1_005, Some("0xa"), 10);
         assert!(succession(Some(&ahead), &read, 1_000, &StoredBlock::Unknown, now).is_err());
+    }
+
+    #[test]
+    fn a_position_range_is_ordered_in_bounds_and_on_spacing() {
+        assert_eq!(plausible_range(-600, 600, 60), Ok(()));
+        assert_eq!(plausible_range(-887_220, 887_220, 60), Ok(()));
+        for (lower, upper, spacing) in [
+            (600, -600, 60),
+            (600, 600, 60),
+            (-887_280, 0, 60),
+            (0, 887_280, 60),
+            (-590, 600, 60),
+            (-600, 610, 60),
+            (-600, 600, 0),
+            (-600, 600, -60),
+        ] {
+            assert!(
+                plausible_range(lower, upper, spacing).is_err(),
+                "[{lower}, {upper}] on {spacing}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_mint_receipt_holds_the_tokens_liquidity_and_no_more_than_it_can_hold() {
+        let liquidity = 1_000_000_000_000u128;
+        let curve = Curve::UniswapV3;
+        let at = |tick| curve.sqrt_price_at_tick(tick).unwrap();
+        // What the pool charges at price 1 (tick 0) for this liquidity: both within bounds.
+        let paid = curve
+            .amounts_for_liquidity(at(0), at(-600), at(600), liquidity, true)
+            .unwrap();
+        let amounts = [paid.amount0, paid.amount1];
+        assert_eq!(
+            plausible_mint((-600, 600), liquidity, amounts, liquidity),
+            Ok(())
+        );
+        // Another liquidity than the token's, or 2^128 - 1 claimed by the receipt.
+        assert!(plausible_mint((-600, 600), liquidity, amounts, liquidity + 1).is_err());
+        assert!(plausible_mint((-600, 600), u128::MAX, amounts, liquidity).is_err());
+        // Amounts beyond what the range can hold: the whole range's token0 plus one.
+        let most0 = curve
+            .amounts_for_liquidity(at(-600), at(-600), at(600), liquidity, true)
+            .unwrap()
+            .amount0;
+        let inflated = [most0 + U256::from(1u8), U256::ZERO];
+        assert!(plausible_mint((-600, 600), liquidity, inflated, liquidity).is_err());
+        assert_eq!(
+            plausible_mint((-600, 600), liquidity, [most0, U256::ZERO], liquidity),
+            Ok(())
+        );
     }
 }

@@ -8,6 +8,7 @@
 
 use super::evm::{self, Block};
 use super::rpc::{RpcClient, RpcError};
+use super::trust::plausible_range;
 use crate::domain::catalog::Deployment;
 use crate::domain::market::PoolState;
 use crate::domain::math::fees::{BoundTick, FeeAccounting};
@@ -115,14 +116,24 @@ fn call(to: Address, data: Vec<u8>, block: &Block) -> (&'static str, Value) {
     )
 }
 
-/// What `positions(tokenId)` says a token of `manager` is at the block `at` (EIP-1898): its
-/// tokens (lower-case hex), fee and ticks: the terms an on-chain open's mint must match.
+/// A token's terms as `positions(tokenId)` answers them: its tokens (lower-case hex), fee,
+/// ticks and liquidity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PositionTerms {
+    pub tokens: [String; 2],
+    pub fee: u32,
+    pub ticks: (i32, i32),
+    pub liquidity: u128,
+}
+
+/// What `positions(tokenId)` says a token of `manager` is at the block `at` (EIP-1898): the
+/// terms an on-chain open's mint must match.
 pub async fn position_terms(
     rpc: &RpcClient,
     manager: &str,
     token_id: U256,
     at: Value,
-) -> Result<(String, String, u32, i32, i32), String> {
+) -> Result<PositionTerms, String> {
     let data = positionsCall {
         tokenId: alloy_primitives::U256::from_limbs(*token_id.as_limbs()),
     }
@@ -131,13 +142,12 @@ pub async fn position_terms(
     let answer = rpc.call("eth_call", request).await;
     let p = decoded::<positionsCall>(answer, 12, "positions")?;
     let hex = |a: Address| format!("{a:#x}");
-    Ok((
-        hex(p.token0),
-        hex(p.token1),
-        p.fee.to::<u32>(),
-        p.tickLower.as_i32(),
-        p.tickUpper.as_i32(),
-    ))
+    Ok(PositionTerms {
+        tokens: [hex(p.token0), hex(p.token1)],
+        fee: p.fee.to::<u32>(),
+        ticks: (p.tickLower.as_i32(), p.tickUpper.as_i32()),
+        liquidity: p.liquidity,
+    })
 }
 
 /// An answer decoded strictly (exactly `words` words, each valid for its type).
@@ -152,7 +162,9 @@ fn decoded<C: SolCall>(
 }
 
 /// A `symbol()` answer: an ABI string, or the `bytes32` some early tokens answer (trailing
-/// zeros trimmed); printable text only, at most 32 characters.
+/// zeros trimmed); printable text only, at most 32 characters, none of them a control,
+/// bidirectional or invisible formatting character (a right-to-left override shows a name
+/// reversed; a zero-width space makes "USDC" look like another token's).
 fn symbol_of(answer: Result<Value, RpcError>) -> Result<String, String> {
     let answer = answer.map_err(|e| format!("symbol: {e}"))?;
     let data = evm::hex_bytes(&answer).map_err(|e| format!("symbol: {e}"))?;
@@ -164,10 +176,20 @@ fn symbol_of(answer: Result<Value, RpcError>) -> Result<String, String> {
             .map_err(|_| "symbol: undecodable answer".to_string())?
     };
     let text = text.trim().to_string();
-    if text.is_empty() || text.chars().count() > 32 || text.chars().any(char::is_control) {
+    if text.is_empty() || text.chars().count() > 32 || text.chars().any(hidden) {
         return Err("symbol: not a printable name of 1 to 32 characters".into());
     }
     Ok(text)
+}
+
+/// A character that is not shown as itself: controls, bidirectional marks, embeddings,
+/// overrides and isolates, zero-width and invisible formatting characters, tags.
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
 }
 
 /// The position's token ids of `wallet` at each manager, read at `block`.
@@ -199,14 +221,18 @@ async fn token_ids(
             call(*m, data.abi_encode(), block)
         })
         .collect();
-    indexes
-        .iter()
-        .zip(rpc.batch(&calls).await)
-        .map(|((m, _), answer)| {
-            let id = decoded::<tokenOfOwnerByIndexCall>(answer, 1, "tokenOfOwnerByIndex")?;
-            Ok((*m, U256::from_limbs(*id.as_limbs())))
-        })
-        .collect()
+    // A token id answered twice (a lying or inconsistent node) is one position: read once,
+    // counted once.
+    let mut seen = std::collections::BTreeSet::new();
+    let mut ids = Vec::with_capacity(indexes.len());
+    for ((m, _), answer) in indexes.iter().zip(rpc.batch(&calls).await) {
+        let id = decoded::<tokenOfOwnerByIndexCall>(answer, 1, "tokenOfOwnerByIndex")?;
+        let id = U256::from_limbs(*id.as_limbs());
+        if seen.insert((*m, id)) {
+            ids.push((*m, id));
+        }
+    }
+    Ok(ids)
 }
 
 /// Reads every position `wallet` holds at the chain's EVM deployments, at `block`. Any answer
@@ -348,6 +374,8 @@ pub async fn read_wallet(
     for (manager, token_id, p) in held {
         let pool = pool_of(&manager, &p);
         let (spacing, state) = states[&pool].clone();
+        plausible_range(p.tickLower.as_i32(), p.tickUpper.as_i32(), spacing)
+            .map_err(|e| format!("position {token_id}: {e}"))?;
         let mut position = position_at(manager, token_id, pool, &p, &metadata, state)?;
         position.protocol = protocols[&manager];
         position.tick_spacing = spacing;

@@ -31,8 +31,13 @@ pub fn verify(
         .ok_or(ProofError::Malformed(
             "an EVM signature is 0x and 130 hex digits (65 bytes)",
         ))?;
-    let signature = Signature::from_raw(&bytes)
-        .map_err(|_| ProofError::Malformed("its recovery byte is not 0, 1, 27 or 28"))?;
+    // Only the recovery bytes `personal_sign` answers: an EIP-155 `v` (35 and above) belongs to
+    // a transaction's signature, never to a message's, though a lenient parser would take it.
+    let bad_v = ProofError::Malformed("its recovery byte is not 0, 1, 27 or 28");
+    if !matches!(bytes[64], 0 | 1 | 27 | 28) {
+        return Err(bad_v);
+    }
+    let signature = Signature::from_raw(&bytes).map_err(|_| bad_v)?;
     let signer = signature
         .recover_address_from_msg(message.as_bytes())
         .map_err(|_| ProofError::Malformed("it is not a point on secp256k1"))?;
@@ -119,6 +124,23 @@ mod tests {
             verify(Chain::Ethereum, &address, "hello", &bad_v),
             Err(ProofError::Malformed(_))
         ));
+        // The same signature with its parity as 0/1 verifies; as an EIP-155 `v` (35 + 2 x
+        // chain id + parity, e.g. 37/38 on chain 1) it is refused, whatever it recovers to.
+        let parity = u8::from_str_radix(&signed[signed.len() - 2..], 16).unwrap() - 27;
+        let raw = |v: u32| format!("{}{v:02x}", &signed[..signed.len() - 2]);
+        assert_eq!(
+            verify(Chain::Ethereum, &address, "hello", &raw(u32::from(parity))),
+            Ok(())
+        );
+        for v in [35, 36, 37 + u32::from(parity), 38, 0xff] {
+            assert_eq!(
+                verify(Chain::Ethereum, &address, "hello", &raw(v)),
+                Err(ProofError::Malformed(
+                    "its recovery byte is not 0, 1, 27 or 28"
+                )),
+                "v = {v}"
+            );
+        }
     }
 
     #[test]
