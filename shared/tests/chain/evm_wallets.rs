@@ -10,6 +10,8 @@ use shared::chain::refresh::confirmed_block;
 use shared::chain::wallets::read_wallet;
 use shared::chain::{RpcClient, RPC_TIMEOUT};
 use shared::model::{Chain, Protocol};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use test_support::fake_chain::{slot0, tick_word, word};
 use test_support::rpc_stub::{each_call, RpcStub};
 
@@ -42,11 +44,22 @@ enum Fault {
 /// Answers a chain where the wallet holds one position (token id 5) on a pool of tokens 0x..a1
 /// and 0x..a2, with `fault`.
 async fn chain(fault: Fault) -> RpcStub {
+    chain_holding(fault, Arc::new(Mutex::new(vec![5]))).await
+}
+
+/// The same chain, where the wallet holds the token ids `held` (by index, as they are when
+/// asked), each on the same pool; its head moves a block each time it is asked.
+async fn chain_holding(fault: Fault, held: Arc<Mutex<Vec<u64>>>) -> RpcStub {
+    let head = Arc::new(AtomicU64::new(0x10));
     RpcStub::start(move |body| {
+        let held = held.lock().unwrap().clone();
+        let head = head.clone();
         each_call(body, |call| {
             let hash = format!("0x{}", "ab".repeat(32));
             match call["method"].as_str().unwrap() {
-                "eth_blockNumber" => return Ok(json!("0x10")),
+                "eth_blockNumber" => {
+                    return Ok(json!(format!("{:#x}", head.fetch_add(1, Ordering::SeqCst))))
+                }
                 "eth_getBlockByNumber" => {
                     return Ok(json!({"number": call["params"][0], "hash": hash}))
                 }
@@ -57,8 +70,18 @@ async fn chain(fault: Fault) -> RpcStub {
             let selector = &data[2..10];
             let answer = match selector {
                 // balanceOf, tokenOfOwnerByIndex
-                "70a08231" => word(if fault == Fault::DuplicateIds { 3 } else { 1 }),
-                "2f745c59" => word(5),
+                "70a08231" => word(if fault == Fault::DuplicateIds {
+                    3
+                } else {
+                    held.len() as u128
+                }),
+                "2f745c59" => {
+                    let index = usize::from_str_radix(&data[data.len() - 64..], 16).unwrap();
+                    match fault {
+                        Fault::DuplicateIds => word(5),
+                        _ => word(u128::from(held[index])),
+                    }
+                }
                 // positions(5): nonce, operator, token0, token1, fee, ticks, liquidity, growths, owed
                 "99fbab88" => {
                     let mut words = vec![
@@ -203,4 +226,63 @@ async fn a_wallet_read_takes_positions_only_as_the_position_manager_can_hold_the
     // A symbol with a bidirectional override is not shown: the token is named by its address.
     let named = read(Fault::BidiSymbol).await.unwrap();
     assert_eq!(named, vec!["0x0000…00A1", "0x0000…00A2"], "{named:?}");
+}
+
+/// A wallet sent more positions than a read takes (the cap per position manager): the read
+/// stores what it read, closes none of the stored positions it could not see (the owner's
+/// position pushed past the cap stays open), and the wallet says how many were not read.
+#[tokio::test]
+async fn a_wallet_past_the_read_cap_says_so_and_closes_nothing_it_did_not_see() {
+    use lambda_http::http::{Method, StatusCode};
+    use shared::chain::refresh::WalletReader;
+    use shared::chain::wallets::MAX_POSITIONS_PER_MANAGER;
+    use std::collections::BTreeMap;
+    use test_support::client::TestClient;
+    use test_support::wallets::{link_evm, EvmWallet};
+
+    let held = Arc::new(Mutex::new(vec![1, 2]));
+    let stub = chain_holding(Fault::None, held.clone()).await;
+    let mut app = shared::App::in_memory();
+    let endpoints = BTreeMap::from([(
+        Chain::Ethereum,
+        Arc::new(RpcClient::new(&stub.url, RPC_TIMEOUT).unwrap()),
+    )]);
+    app.wallet_refresh = Some(Arc::new(WalletReader::new(endpoints, &app, 0)));
+    let alice = TestClient::in_process(&app, Some("alice"));
+    let wallet = EvmWallet::from_seed(31);
+    let linked = link_evm(&alice, "ethereum", &wallet).await;
+    assert_eq!(linked["positions"], 2, "{linked}");
+
+    // Spam fills the indexes before the owner's token 2; token 1 is at the last index read.
+    let cap = MAX_POSITIONS_PER_MANAGER;
+    let mut spam: Vec<u64> = (0..cap - 1).map(|i| 1_000 + i).collect();
+    spam.extend([1, 2]);
+    *held.lock().unwrap() = spam;
+    let refreshed = app.refresh_all_wallets().await.unwrap();
+    assert_eq!(refreshed.failed.len(), 1, "{refreshed:?}");
+    let reason = &refreshed.failed[0].reason;
+    assert!(
+        reason.contains(&format!("holds {} positions", cap + 1))
+            && reason.contains("1 past the read's cap"),
+        "{reason}"
+    );
+    // The 999 spam positions and token 1, read, and token 2, not read but never closed.
+    let open = alice.list("source=wallet&status=active").await.json;
+    assert_eq!(open["total"], cap + 1, "{}", open["total"]);
+    let closed = alice.list("source=wallet&status=closed").await.json;
+    assert_eq!(closed["total"], 0, "{closed}");
+    let wallets = alice.send(Method::GET, "/wallets", &[], b"").await;
+    assert_eq!(wallets.status, StatusCode::OK);
+    let shown = wallets.json["data"][0]["refreshError"]
+        .as_str()
+        .unwrap_or("");
+    assert!(shown.contains("were not"), "{}", wallets.json);
+
+    // Below the cap again, token 1 gone: an uncapped read closes it as transferred.
+    *held.lock().unwrap() = vec![2];
+    let refreshed = app.refresh_all_wallets().await.unwrap();
+    assert!(refreshed.failed.is_empty(), "{refreshed:?}");
+    let open = alice.list("source=wallet&status=active").await.json;
+    assert_eq!(open["total"], 1, "{open}");
+    assert_eq!(open["data"][0]["tokenId"], "2");
 }

@@ -5,7 +5,7 @@ use super::evm::{self, Block};
 use super::orca_wallets::read_orca_wallet;
 use super::orders::ChainOrders;
 use super::rpc::RpcClient;
-use super::wallets::{read_wallet, ChainPosition, TokenMeta};
+use super::wallets::{read_wallet, ChainPosition, TokenMeta, MAX_POSITIONS_PER_MANAGER};
 use crate::application::app::{App, WalletRefresh};
 use crate::application::ports::{Market, PositionStore, StoreError};
 use crate::application::wallet_reads::record;
@@ -43,13 +43,13 @@ impl WalletReader {
         }
     }
 
-    /// Everything the wallet holds on its chain, at one block or slot: the height and the
-    /// positions.
+    /// Everything the wallet holds on its chain, at one block or slot: the height, the
+    /// positions, and how many it holds past a read's cap (not read).
     pub async fn read(
         &self,
         wallet: &LinkedWallet,
         catalog: &Catalog,
-    ) -> Result<(u64, Vec<ReadPosition>), String> {
+    ) -> Result<(u64, Vec<ReadPosition>, u64), String> {
         let chain = wallet.chain;
         let rpc = self
             .endpoints
@@ -71,7 +71,9 @@ impl WalletReader {
                     .map(|t| t.symbol.clone())
             };
             let finalized = self.confirmations.of(chain) > 0;
-            return read_orca_wallet(rpc, program, &wallet.address, finalized, &symbol).await;
+            let (height, read) =
+                read_orca_wallet(rpc, program, &wallet.address, finalized, &symbol).await?;
+            return Ok((height, read, 0));
         }
         if deployments.is_empty() {
             return Err(format!("no protocol deployment is known on {chain}"));
@@ -81,6 +83,7 @@ impl WalletReader {
         Ok((
             holdings.block.number,
             holdings.positions.into_iter().map(neutral).collect(),
+            holdings.not_read,
         ))
     }
 }
@@ -133,7 +136,7 @@ impl WalletRefresh for WalletReader {
             .catalog()
             .await
             .map_err(|e| format!("the catalog cannot be read: {e}"))?;
-        let (height, read) = self.read(wallet, &catalog).await?;
+        let (height, read, not_read) = self.read(wallet, &catalog).await?;
         // Pools outside the catalog join the pools the sync reads, as discovered; the catalog
         // is read again with them (their prices route USD prices to their tokens).
         let mut discovered = false;
@@ -184,8 +187,30 @@ impl WalletRefresh for WalletReader {
                 .map_err(stored_error)?;
         }
         stored.retain(|p| !unsettled.contains(&p.id));
-        record(store, &catalog, wallet, (height, read), stored, now)
+        if not_read > 0 {
+            // A capped read cannot tell a position it did not see from one that left: it
+            // closes none, and the wallet says what it did not read.
+            let chain = wallet.chain;
+            let seen: std::collections::HashSet<String> = read
+                .iter()
+                .map(|r| format!("{chain}#{}#{}", r.manager, r.token))
+                .collect();
+            stored.retain(|p| {
+                p.holding
+                    .as_ref()
+                    .is_some_and(|h| seen.contains(&h.key(chain)))
+            });
+        }
+        let read_count = read.len();
+        let held = record(store, &catalog, wallet, (height, read), stored, now)
             .await
-            .map_err(|e| format!("the positions cannot be stored: {e}"))
+            .map_err(|e| format!("the positions cannot be stored: {e}"))?;
+        if not_read > 0 {
+            return Err(format!(
+                "the wallet holds {} positions: {read_count} were read and stored, {not_read} past the read's cap of {MAX_POSITIONS_PER_MANAGER} per position manager were not; none of its stored positions was closed",
+                read_count as u64 + not_read
+            ));
+        }
+        Ok(held)
     }
 }

@@ -55,8 +55,9 @@ use IFactory::getPoolCall;
 use IPoolSpacing::tickSpacingCall;
 use IPositionManager::{balanceOfCall, positionsCall, tokenOfOwnerByIndexCall};
 
-/// The most positions one wallet's read takes from one position manager (a wallet holding more
-/// is read up to here, and says so).
+/// The most positions one wallet's read takes from one position manager: what bounds the cost
+/// of a wallet anyone can send positions to. A wallet holding more is read up to here and says
+/// how many were not read; such a read closes none of the stored positions it did not see.
 pub const MAX_POSITIONS_PER_MANAGER: u64 = 1_000;
 
 /// An ERC-20 as its contract describes itself.
@@ -98,6 +99,8 @@ pub struct ChainPosition {
 pub struct WalletHoldings {
     pub block: Block,
     pub positions: Vec<ChainPosition>,
+    /// Positions the wallet holds past [`MAX_POSITIONS_PER_MANAGER`], not read.
+    pub not_read: u64,
 }
 
 fn checksum(address: Address) -> String {
@@ -192,23 +195,25 @@ fn hidden(c: char) -> bool {
             | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
 }
 
-/// The position's token ids of `wallet` at each manager, read at `block`.
+/// The position's token ids of `wallet` at each manager, read at `block`, and how many it holds
+/// past the cap.
 async fn token_ids(
     rpc: &RpcClient,
     managers: &[Address],
     wallet: Address,
     block: &Block,
-) -> Result<Vec<(Address, U256)>, String> {
+) -> Result<(Vec<(Address, U256)>, u64), String> {
     let calls: Vec<_> = managers
         .iter()
         .map(|m| call(*m, balanceOfCall { owner: wallet }.abi_encode(), block))
         .collect();
     let mut indexes = Vec::new();
+    let mut not_read = 0u64;
     for (manager, answer) in managers.iter().zip(rpc.batch(&calls).await) {
-        let count = decoded::<balanceOfCall>(answer, 1, "balanceOf")?;
-        let count = u64::try_from(count)
-            .unwrap_or(u64::MAX)
-            .min(MAX_POSITIONS_PER_MANAGER);
+        let held = decoded::<balanceOfCall>(answer, 1, "balanceOf")?;
+        let held = u64::try_from(held).unwrap_or(u64::MAX);
+        let count = held.min(MAX_POSITIONS_PER_MANAGER);
+        not_read = not_read.saturating_add(held - count);
         indexes.extend((0..count).map(|i| (*manager, i)));
     }
     let calls: Vec<_> = indexes
@@ -232,7 +237,7 @@ async fn token_ids(
             ids.push((*m, id));
         }
     }
-    Ok(ids)
+    Ok((ids, not_read))
 }
 
 /// Reads every position `wallet` holds at the chain's EVM deployments, at `block`. Any answer
@@ -254,7 +259,7 @@ pub async fn read_wallet(
         protocols.insert(parse_address(manager)?, d.protocol);
     }
     let managers: Vec<Address> = factories.keys().copied().collect();
-    let ids = token_ids(rpc, &managers, wallet, block).await?;
+    let (ids, not_read) = token_ids(rpc, &managers, wallet, block).await?;
 
     // Each token's position, then its pool and its tokens' metadata.
     let calls: Vec<_> = ids
@@ -384,6 +389,7 @@ pub async fn read_wallet(
     Ok(WalletHoldings {
         block: block.clone(),
         positions,
+        not_read,
     })
 }
 
