@@ -332,6 +332,9 @@ impl PositionStore for PanickingStore {
     async fn holdings(&self, _: &str, _: Chain, _: &str) -> StoreResult<Vec<Position>> {
         panic!("holdings blew up")
     }
+    async fn holding(&self, _: &str, _: Chain, _: &str) -> StoreResult<Option<Position>> {
+        panic!("holding blew up")
+    }
     async fn update_holding(&self, _: &Position, _: &Position) -> StoreResult<()> {
         panic!("update_holding blew up")
     }

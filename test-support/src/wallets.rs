@@ -11,6 +11,7 @@ use lambda_http::http::{Method, StatusCode};
 use serde_json::{json, Value};
 use shared::wallets::MAX_WALLETS_PER_USER;
 use shared::App;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -354,12 +355,33 @@ pub struct ScriptedChain {
     pub app: App,
     pub height: std::sync::Mutex<u64>,
     pub answer: std::sync::Mutex<Result<Vec<shared::holdings::ReadPosition>, String>>,
+    /// What a wallet holds where it differs from `answer`, by its address.
+    pub by_wallet: std::sync::Mutex<HashMap<String, Vec<shared::holdings::ReadPosition>>>,
+}
+
+impl ScriptedChain {
+    /// A chain whose every wallet answers `answer` at `height`.
+    pub fn answering(
+        app: &App,
+        height: u64,
+        answer: Result<Vec<shared::holdings::ReadPosition>, String>,
+    ) -> ScriptedChain {
+        ScriptedChain {
+            app: app.clone(),
+            height: std::sync::Mutex::new(height),
+            answer: std::sync::Mutex::new(answer),
+            by_wallet: std::sync::Mutex::new(HashMap::new()),
+        }
+    }
 }
 
 #[async_trait::async_trait]
 impl shared::app::WalletRefresh for ScriptedChain {
     async fn refresh(&self, wallet: &shared::wallets::LinkedWallet) -> Result<u64, String> {
-        let answer = self.answer.lock().unwrap().clone();
+        let answer = match self.by_wallet.lock().unwrap().get(&wallet.address) {
+            Some(read) => Ok(read.clone()),
+            None => self.answer.lock().unwrap().clone(),
+        };
         let height = *self.height.lock().unwrap();
         let catalog = self.app.market.catalog().await.map_err(|e| e.to_string())?;
         let stored = self
@@ -420,11 +442,11 @@ pub fn read_position(token: &str, liquidity: u128, fee0: u64) -> shared::holding
 pub async fn wallet_reads_never_go_back(app: &App) {
     let owner = unique_owner("holder");
     let mut app = app.clone();
-    let chain = Arc::new(ScriptedChain {
-        app: app.clone(),
-        height: std::sync::Mutex::new(100),
-        answer: std::sync::Mutex::new(Err("the RPC endpoint timed out".into())),
-    });
+    let chain = Arc::new(ScriptedChain::answering(
+        &app,
+        100,
+        Err("the RPC endpoint timed out".into()),
+    ));
     app.wallet_refresh = Some(chain.clone());
     let client = TestClient::in_process(&app, Some(&owner));
     let wallet = EvmWallet::from_seed(77);
@@ -567,11 +589,7 @@ pub async fn unlinking_removes_the_wallets_positions(app: &App) {
         let reads = (0..held)
             .map(|i| read_position(&(100 + i).to_string(), 1_000, 1))
             .collect();
-        app.wallet_refresh = Some(Arc::new(ScriptedChain {
-            app: app.clone(),
-            height: std::sync::Mutex::new(7),
-            answer: std::sync::Mutex::new(Ok(reads)),
-        }));
+        app.wallet_refresh = Some(Arc::new(ScriptedChain::answering(&app, 7, Ok(reads))));
         let client = TestClient::in_process(&app, Some(&owner));
         let wallet = EvmWallet::from_seed(900 + held as u64);
         let linked = link_evm(&client, "ethereum", &wallet).await;
@@ -593,4 +611,80 @@ pub async fn unlinking_removes_the_wallets_positions(app: &App) {
         assert_eq!(client.portfolio().await.json["positions"], 0);
         assert_eq!(wallets(&client).await["total"], 0);
     }
+}
+
+/// A position moved between two wallets of one owner keeps its id, first value and figures and
+/// shows the wallet holding it, whichever wallet is read first; it is never closed while one of
+/// the owner's wallets holds it, and the portfolio counts it once.
+pub async fn positions_follow_their_owners_wallets(app: &App) {
+    let owner = unique_owner("mover");
+    let mut app = app.clone();
+    let chain = Arc::new(ScriptedChain::answering(&app, 50, Ok(Vec::new())));
+    app.wallet_refresh = Some(chain.clone());
+    let client = TestClient::in_process(&app, Some(&owner));
+    let (a, b) = (EvmWallet::from_seed(601), EvmWallet::from_seed(602));
+    let hold = |holder: &EvmWallet, height: u64| {
+        *chain.height.lock().unwrap() = height;
+        let mut by_wallet = chain.by_wallet.lock().unwrap();
+        by_wallet.clear();
+        by_wallet.insert(holder.address.clone(), vec![read_position("7", 4_000, 3)]);
+    };
+    hold(&a, 50);
+    link_evm(&client, "ethereum", &a).await;
+    link_evm(&client, "ethereum", &b).await;
+    let listed = client.list("source=wallet").await.json;
+    assert_eq!(listed["total"], 1, "{listed}");
+    let id = listed["data"][0]["id"].clone();
+    let first_cost = listed["data"][0]["costBasisUsd"].clone();
+    assert_eq!(listed["data"][0]["wallet"], a.address.as_str());
+
+    let linked = app.wallets.linked().await.unwrap();
+    let mine = |w: &EvmWallet| {
+        linked
+            .iter()
+            .find(|l| l.owner == owner && l.address == w.address)
+            .cloned()
+            .unwrap()
+    };
+    // To B, the wallet it left read first (closed as transferred), then B (it moves back in);
+    // back to A, the wallet it joins read first (it moves), then B (nothing of it left there).
+    for (to, first, then, height) in [(&b, &a, &b, 51), (&a, &a, &b, 52)] {
+        hold(to, height);
+        for wallet in [first, then] {
+            let refreshed = app.refresh_wallet(mine(wallet)).await;
+            assert_eq!(refreshed.refresh_error, None, "{refreshed:?}");
+        }
+        let listed = client.list("source=wallet").await.json;
+        assert_eq!(listed["total"], 1, "{listed}");
+        let view = &listed["data"][0];
+        assert_eq!(view["id"], id, "{view}");
+        assert_eq!(view["status"], "active", "{view}");
+        assert_eq!(view["wallet"], to.address.as_str(), "{view}");
+        assert_eq!(view["readHeight"], height, "{view}");
+        assert_eq!(view["costBasisUsd"], first_cost, "{view}");
+        let active = client.list("source=wallet&status=active").await.json;
+        assert_eq!(active["total"], 1, "{active}");
+        let closed = client.list("status=closed").await.json;
+        assert_eq!(closed["total"], 0, "{closed}");
+        let portfolio = client.send(Method::GET, "/portfolio", &[], b"").await.json;
+        assert_eq!(portfolio["positions"], 1, "{portfolio}");
+        let got = client
+            .send(
+                Method::GET,
+                &format!("/positions/{}", id.as_str().unwrap()),
+                &[],
+                b"",
+            )
+            .await;
+        assert_eq!(got.json["wallet"], to.address.as_str(), "{}", got.json);
+    }
+    // Out of the owner's wallets: closed as transferred.
+    *chain.height.lock().unwrap() = 53;
+    chain.by_wallet.lock().unwrap().clear();
+    for wallet in [&a, &b] {
+        app.refresh_wallet(mine(wallet)).await;
+    }
+    let closed = client.list("source=wallet&status=closed").await.json;
+    assert_eq!(closed["total"], 1, "{closed}");
+    assert_eq!(closed["data"][0]["closeReason"], "transferred", "{closed}");
 }

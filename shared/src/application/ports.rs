@@ -124,8 +124,14 @@ pub trait PositionStore: Send + Sync {
     async fn holdings(&self, owner: &str, chain: Chain, wallet: &str)
         -> StoreResult<Vec<Position>>;
 
+    /// The owner's wallet position under `key` ([`crate::domain::model::WalletHolding::key`]),
+    /// whichever of the owner's wallets read it last: where a position moved between two of
+    /// the owner's wallets is found.
+    async fn holding(&self, owner: &str, chain: Chain, key: &str) -> StoreResult<Option<Position>>;
+
     /// Stores `read` (a later read of a wallet position) over `previous` as stored, all at
-    /// once: its figures, and its status with the list entries and counts; `Conflict` when the
+    /// once: its figures, its wallet (a position moved between two of the owner's wallets), and
+    /// its status with the list entries and counts; `Conflict` when the
     /// stored position is no longer `previous` (a newer read, or an order, was stored
     /// meanwhile).
     async fn update_holding(&self, read: &Position, previous: &Position) -> StoreResult<()>;

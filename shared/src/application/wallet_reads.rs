@@ -5,7 +5,7 @@
 use crate::application::ports::{PositionStore, StoreError};
 use crate::domain::catalog::Catalog;
 use crate::domain::holdings::{holding_of, usd_price, value_of, ReadPosition, TRANSFERRED};
-use crate::domain::model::{Position, Status, WalletHolding};
+use crate::domain::model::{Chain, Position, Status, WalletHolding};
 use crate::domain::wallets::LinkedWallet;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
@@ -100,8 +100,18 @@ pub async fn record(
                     })),
                     order: None,
                 };
-                // A racing refresh stored it first: its read stands, the next refresh updates.
-                ignore_lost_race(store.insert(&position).await)?;
+                match store.insert(&position).await {
+                    // The key is the owner's already: another of the owner's wallets held it
+                    // (it moved here, and keeps its id, history and figures), or a racing
+                    // refresh of this wallet stored it first (its read stands).
+                    Err(StoreError::Conflict) => {
+                        let key = holding_key(chain, &position);
+                        if let Some(previous) = store.holding(&wallet.owner, chain, &key).await? {
+                            moved(store, &previous, &position, height).await?;
+                        }
+                    }
+                    other => other?,
+                }
             }
         }
     }
@@ -134,4 +144,43 @@ fn ignore_lost_race(result: Result<(), StoreError>) -> Result<(), StoreError> {
         Err(StoreError::Conflict) => Ok(()),
         other => other,
     }
+}
+
+fn holding_key(chain: Chain, position: &Position) -> String {
+    position
+        .holding
+        .as_ref()
+        .map(|h| h.key(chain))
+        .unwrap_or_default()
+}
+
+/// Stores `found` (read from the wallet now holding it) over `previous`, the same position as
+/// another of the owner's wallets last read it: same id, first value and history, the new
+/// wallet and read. A read older than the stored one, or one of the same wallet (a racing
+/// refresh), changes nothing.
+async fn moved(
+    store: &dyn PositionStore,
+    previous: &Position,
+    found: &Position,
+    height: u64,
+) -> Result<(), StoreError> {
+    let (Some(before), Some(now)) = (previous.holding.as_deref(), found.holding.as_deref()) else {
+        return Ok(());
+    };
+    if before.wallet == now.wallet || before.height > height {
+        return Ok(());
+    }
+    let read = Position {
+        status: found.status,
+        tick_lower: found.tick_lower,
+        tick_upper: found.tick_upper,
+        liquidity: found.liquidity,
+        holding: Some(Box::new(WalletHolding {
+            first_value_usd: before.first_value_usd.clone(),
+            ..now.clone()
+        })),
+        ..previous.clone()
+    };
+    tracing::info!(position = %previous.id, from = %before.wallet, to = %now.wallet, "wallet position moved between the owner's wallets");
+    ignore_lost_race(store.update_holding(&read, previous).await)
 }

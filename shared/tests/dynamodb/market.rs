@@ -254,6 +254,14 @@ async fn wallet_reads_never_go_back_on_dynamodb() {
     test_support::wallets::wallet_reads_never_go_back(&app).await;
 }
 
+/// A position moved between two wallets of one owner on a fresh table: its key item follows
+/// the wallet.
+#[tokio::test]
+async fn positions_follow_their_owners_wallets_on_dynamodb() {
+    let app = App::on_dynamodb(dynamodb_store().await, Duration::ZERO, Freshness::Snapshot);
+    test_support::wallets::positions_follow_their_owners_wallets(&app).await;
+}
+
 /// Unlinking on a fresh table: one transaction with few positions, one a position past nine.
 #[tokio::test]
 async fn unlinking_removes_the_wallets_positions_on_dynamodb() {

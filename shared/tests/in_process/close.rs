@@ -231,6 +231,9 @@ impl PositionStore for RacingStore {
     ) -> StoreResult<Vec<Position>> {
         self.inner.holdings(owner, chain, wallet).await
     }
+    async fn holding(&self, owner: &str, chain: Chain, key: &str) -> StoreResult<Option<Position>> {
+        self.inner.holding(owner, chain, key).await
+    }
     async fn update_holding(&self, read: &Position, previous: &Position) -> StoreResult<()> {
         self.inner.update_holding(read, previous).await
     }

@@ -57,6 +57,12 @@ async fn wallets_link_by_signature_in_memory() {
     test_support::wallets::wallets_link_by_signature(&shared::App::in_memory()).await;
 }
 
+/// A position moved between two wallets of one owner, in memory.
+#[tokio::test]
+async fn positions_follow_their_owners_wallets_in_memory() {
+    test_support::wallets::positions_follow_their_owners_wallets(&shared::App::in_memory()).await;
+}
+
 /// Reads of a linked wallet, in memory.
 #[tokio::test]
 async fn wallet_reads_never_go_back_in_memory() {

@@ -221,6 +221,18 @@ impl PositionStore for MemoryStore {
         }))
     }
 
+    async fn holding(&self, owner: &str, chain: Chain, key: &str) -> StoreResult<Option<Position>> {
+        Ok(self.read(owner, |positions| {
+            positions
+                .into_iter()
+                .flat_map(|p| p.values())
+                .find(|p| {
+                    p.chain == chain && p.holding.as_ref().is_some_and(|h| h.key(chain) == key)
+                })
+                .cloned()
+        }))
+    }
+
     async fn update_holding(&self, read: &Position, previous: &Position) -> StoreResult<()> {
         self.write(|inner| {
             let stored = inner.in_status(&previous.owner, &previous.id, previous.status)?;

@@ -15,7 +15,7 @@ use super::store::DynamoDbStore;
 use crate::application::ports::{StoreError, StoreResult};
 use crate::domain::model::{Chain, ChainOrder, Position, Status};
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// The most positions a wallet's unlink removes in its own transaction: eighteen items each
 /// (the item, its key item, eight list entries, eight page copies), with the wallet's two and
@@ -59,8 +59,32 @@ impl DynamoDbStore {
         self.fetch_positions(owner, &ids).await
     }
 
+    /// The owner's position under a holding key: its key item (naming the id), then the item.
+    pub(super) async fn holding_keyed(
+        &self,
+        owner: &str,
+        chain: Chain,
+        key: &str,
+    ) -> StoreResult<Option<Position>> {
+        // A key is `{chain}#{manager}#{token}`; its item's sort key `H#` and the key.
+        if !key.starts_with(&format!("{chain}#")) {
+            return Ok(None);
+        }
+        let index = HashMap::from([
+            ("PK".into(), s(user_pk(owner))),
+            ("SK".into(), s(format!("H#{key}"))),
+        ]);
+        let Some(index) = self.item(index, &["id"]).await? else {
+            return Ok(None);
+        };
+        let id = text(&index, "id")?.to_string();
+        Ok(self.fetch_positions(owner, &[id]).await?.pop())
+    }
+
     /// One transaction: the item replaced if it still holds `previous`'s read and status, the
     /// status's list entries moved and its counts adjusted.
+    /// A read that moved the position to another of the owner's wallets also rewrites its key
+    /// item, which names the wallet its reads are found by.
     pub(super) async fn replace_holding(
         &self,
         read: &Position,
@@ -91,6 +115,16 @@ impl DynamoDbStore {
             status_variants(previous.status, read.chain, read.source())
         };
         items.extend(self.page_writes(&position_item(read), (owner, id), &current, &left)?);
+        if let (Some(now), Some(before)) = (&read.holding, &previous.holding) {
+            if now.wallet != before.wallet {
+                let put = Put::builder()
+                    .table_name(&self.table)
+                    .set_item(Some(holding_index(read, now)))
+                    .build()
+                    .map_err(build_error)?;
+                items.push(TransactWriteItem::builder().put(put).build());
+            }
+        }
         if read.status != previous.status {
             let old = left;
             let new = status_variants(read.status, read.chain, read.source());

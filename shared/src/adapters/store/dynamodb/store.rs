@@ -423,6 +423,10 @@ impl PositionStore for DynamoDbStore {
         self.holdings_of(owner, chain, wallet).await
     }
 
+    async fn holding(&self, owner: &str, chain: Chain, key: &str) -> StoreResult<Option<Position>> {
+        self.holding_keyed(owner, chain, key).await
+    }
+
     async fn update_holding(&self, read: &Position, previous: &Position) -> StoreResult<()> {
         self.replace_holding(read, previous).await
     }
