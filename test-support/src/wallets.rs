@@ -377,7 +377,10 @@ impl ScriptedChain {
 
 #[async_trait::async_trait]
 impl shared::app::WalletRefresh for ScriptedChain {
-    async fn refresh(&self, wallet: &shared::wallets::LinkedWallet) -> Result<u64, String> {
+    async fn refresh(
+        &self,
+        wallet: &shared::wallets::LinkedWallet,
+    ) -> Result<shared::app::Refreshed, String> {
         let answer = match self.by_wallet.lock().unwrap().get(&wallet.address) {
             Some(read) => Ok(read.clone()),
             None => self.answer.lock().unwrap().clone(),
@@ -399,6 +402,7 @@ impl shared::app::WalletRefresh for ScriptedChain {
             self.app.clock.now(),
         )
         .await
+        .map(shared::app::Refreshed::from)
         .map_err(|e| e.to_string())
     }
 }

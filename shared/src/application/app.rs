@@ -45,12 +45,33 @@ pub trait OrderChain: Send + Sync {
     ) -> Result<[U256; 2], String>;
 }
 
+/// What one read of a wallet stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refreshed {
+    /// How many positions the wallet holds.
+    pub positions: u64,
+    /// What the read could not take, if anything (positions whose token or pool cannot be
+    /// read, which keep their last good read; positions past a read's cap): the wallet's
+    /// `refreshError`, its other positions stored all the same.
+    pub incomplete: Option<String>,
+}
+
+impl From<u64> for Refreshed {
+    /// A read that took every position.
+    fn from(positions: u64) -> Refreshed {
+        Refreshed {
+            positions,
+            incomplete: None,
+        }
+    }
+}
+
 /// Reads one wallet's positions from its chain and stores them (`chain::wallets`).
 #[async_trait]
 pub trait WalletRefresh: Send + Sync {
-    /// How many positions the wallet holds now, or why they could not be read (the wallet's
-    /// last good read then stays).
-    async fn refresh(&self, wallet: &LinkedWallet) -> Result<u64, String>;
+    /// What the read stored, or why the wallet could not be read at all (its last good read
+    /// then stays).
+    async fn refresh(&self, wallet: &LinkedWallet) -> Result<Refreshed, String>;
 }
 
 /// Reads the catalog pools' states from their chains and stores them (`chain::sync`).
@@ -99,10 +120,10 @@ impl App {
             )),
         };
         let wallet = match outcome {
-            Ok(count) => LinkedWallet {
+            Ok(read) => LinkedWallet {
                 refreshed_at: Some(self.clock.now()),
-                positions: Some(count),
-                refresh_error: None,
+                positions: Some(read.positions),
+                refresh_error: read.incomplete,
                 ..wallet
             },
             Err(reason) => LinkedWallet {

@@ -1,16 +1,17 @@
-//! A wallet read's faults on EVM, from a loopback JSON-RPC stub standing in for a chain: a
-//! short `positions` answer, a token that answers no `decimals`, a pool the factory does not
-//! know. Each fails the read whole with the reason (a token without `symbol` is named by its
-//! address instead) (the wallet's last good read then stays: the
-//! handler tests check that), never a panic.
+//! A wallet read's faults on EVM, from a loopback JSON-RPC stub standing in for a chain. What a
+//! lying node answers (a short `positions` answer, ticks no pool could hold) fails the read whole
+//! with the reason (the wallet's last good read then stays: the handler tests check that);
+//! what anyone can put in a wallet (a position on a token that answers no `decimals`, or on no
+//! pool the factory knows) leaves that position out with the reason, never the wallet's other
+//! positions; a token without `symbol` is named by its address. Never a panic.
 
 use serde_json::{json, Value};
 use shared::catalog::Deployment;
 use shared::chain::refresh::confirmed_block;
-use shared::chain::wallets::read_wallet;
+use shared::chain::wallets::{read_wallet, WalletHoldings};
 use shared::chain::{RpcClient, RPC_TIMEOUT};
 use shared::model::{Chain, Protocol};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use test_support::fake_chain::{slot0, tick_word, word};
 use test_support::rpc_stub::{each_call, RpcStub};
@@ -44,16 +45,23 @@ enum Fault {
 /// Answers a chain where the wallet holds one position (token id 5) on a pool of tokens 0x..a1
 /// and 0x..a2, with `fault`.
 async fn chain(fault: Fault) -> RpcStub {
-    chain_holding(fault, Arc::new(Mutex::new(vec![5]))).await
+    chain_holding(fault, Arc::new(Mutex::new(vec![5])), Arc::default()).await
 }
 
 /// The same chain, where the wallet holds the token ids `held` (by index, as they are when
-/// asked), each on the same pool; its head moves a block each time it is asked.
-async fn chain_holding(fault: Fault, held: Arc<Mutex<Vec<u64>>>) -> RpcStub {
+/// asked), each on the pool 0x..b0 of tokens 0x..a1 and 0x..a2 but token 6, on the pool 0x..b1
+/// of 0x..a1 and 0x..a3, a token whose `decimals()` reverts while `broken` is set (an upgradeable
+/// token paused, or one made to revert). Its head moves a block each time it is asked.
+async fn chain_holding(
+    fault: Fault,
+    held: Arc<Mutex<Vec<u64>>>,
+    broken: Arc<AtomicBool>,
+) -> RpcStub {
     let head = Arc::new(AtomicU64::new(0x10));
     RpcStub::start(move |body| {
         let held = held.lock().unwrap().clone();
         let head = head.clone();
+        let broken = broken.load(Ordering::SeqCst);
         each_call(body, |call| {
             let hash = format!("0x{}", "ab".repeat(32));
             match call["method"].as_str().unwrap() {
@@ -67,7 +75,13 @@ async fn chain_holding(fault: Fault, held: Arc<Mutex<Vec<u64>>>) -> RpcStub {
                 _ => return Err(json!({"code": -32601, "message": "no"})),
             }
             let data = call["params"][0]["data"].as_str().unwrap();
+            let to = call["params"][0]["to"]
+                .as_str()
+                .unwrap()
+                .to_ascii_lowercase();
             let selector = &data[2..10];
+            let last_word = u64::from_str_radix(&data[data.len().saturating_sub(16).max(10)..], 16)
+                .unwrap_or(0);
             let answer = match selector {
                 // balanceOf, tokenOfOwnerByIndex
                 "70a08231" => word(if fault == Fault::DuplicateIds {
@@ -88,7 +102,7 @@ async fn chain_holding(fault: Fault, held: Arc<Mutex<Vec<u64>>>) -> RpcStub {
                         word(0),
                         word(0),
                         address_word(0xa1),
-                        address_word(0xa2),
+                        address_word(if last_word == 6 { 0xa3 } else { 0xa2 }),
                         word(3000),
                         tick_word(match fault {
                             Fault::ReversedTicks => 600,
@@ -115,13 +129,15 @@ async fn chain_holding(fault: Fault, held: Arc<Mutex<Vec<u64>>>) -> RpcStub {
                 "1698ee82" => {
                     if fault == Fault::NoPool {
                         word(0)
+                    } else if data[74..138].ends_with("a3") {
+                        address_word(0xb1)
                     } else {
                         address_word(0xb0)
                     }
                 }
                 // decimals, symbol
                 "313ce567" => {
-                    if fault == Fault::NoDecimals {
+                    if fault == Fault::NoDecimals || (broken && to.ends_with("a3")) {
                         return Err(json!({"code": 3, "message": "execution reverted"}));
                     }
                     word(18)
@@ -166,6 +182,15 @@ async fn chain_holding(fault: Fault, held: Arc<Mutex<Vec<u64>>>) -> RpcStub {
 }
 
 async fn read(fault: Fault) -> Result<Vec<String>, String> {
+    holdings(fault).await.map(|h| {
+        h.positions
+            .iter()
+            .flat_map(|p| [p.token0.symbol.clone(), p.token1.symbol.clone()])
+            .collect()
+    })
+}
+
+async fn holdings(fault: Fault) -> Result<WalletHoldings, String> {
     let stub = chain(fault).await;
     let rpc = RpcClient::new(&stub.url, RPC_TIMEOUT).unwrap();
     let deployment = Deployment {
@@ -177,34 +202,34 @@ async fn read(fault: Fault) -> Result<Vec<String>, String> {
         program: None,
     };
     let block = confirmed_block(&rpc, 0).await?;
-    read_wallet(&rpc, &[&deployment], WALLET, &block)
-        .await
-        .map(|h| {
-            h.positions
-                .iter()
-                .flat_map(|p| [p.token0.symbol.clone(), p.token1.symbol.clone()])
-                .collect()
-        })
+    read_wallet(&rpc, &[&deployment], WALLET, &block).await
 }
 
 #[tokio::test]
-async fn a_wallet_read_fails_whole_with_the_reason() {
+async fn a_lying_node_fails_the_read_and_a_bad_position_only_itself() {
     assert_eq!(
         read(Fault::None).await,
         Ok(vec!["TOK".into(), "TOK".into()])
     );
     let short = read(Fault::ShortPositions).await.unwrap_err();
     assert!(short.contains("positions: undecodable"), "{short}");
-    // Without `symbol()` a token is named by its address; without `decimals()` it is refused.
+    // Without `symbol()` a token is named by its address.
     let unnamed = read(Fault::NoSymbol).await.unwrap();
     assert_eq!(unnamed[0], "0x0000…00A1", "{unnamed:?}");
-    let decimals = read(Fault::NoDecimals).await.unwrap_err();
-    assert!(
-        decimals.contains("decimals") && decimals.contains("token 0x"),
-        "{decimals}"
-    );
-    let pool = read(Fault::NoPool).await.unwrap_err();
-    assert!(pool.contains("no pool"), "{pool}");
+    // Without `decimals()` or a pool, the position is left out with the reason.
+    for (fault, says) in [
+        (
+            Fault::NoDecimals,
+            "token 0x00000000000000000000000000000000000000A1: decimals",
+        ),
+        (Fault::NoPool, "no pool for 0x"),
+    ] {
+        let read = holdings(fault).await.unwrap();
+        assert!(read.positions.is_empty(), "{read:?}");
+        assert_eq!(read.unread.len(), 1, "{read:?}");
+        assert_eq!(read.unread[0].token_id, shared::math::U256::from(5u8));
+        assert!(read.unread[0].reason.contains(says), "{read:?}");
+    }
 }
 
 #[tokio::test]
@@ -241,7 +266,7 @@ async fn a_wallet_past_the_read_cap_says_so_and_closes_nothing_it_did_not_see() 
     use test_support::wallets::{link_evm, EvmWallet};
 
     let held = Arc::new(Mutex::new(vec![1, 2]));
-    let stub = chain_holding(Fault::None, held.clone()).await;
+    let stub = chain_holding(Fault::None, held.clone(), Arc::default()).await;
     let mut app = shared::App::in_memory();
     let endpoints = BTreeMap::from([(
         Chain::Ethereum,
@@ -285,4 +310,88 @@ async fn a_wallet_past_the_read_cap_says_so_and_closes_nothing_it_did_not_see() 
     let open = alice.list("source=wallet&status=active").await.json;
     assert_eq!(open["total"], 1, "{open}");
     assert_eq!(open["data"][0]["tokenId"], "2");
+}
+
+/// Anyone can mint a position to a victim's wallet on a token made to revert: that position is
+/// left out of each read with the reason (keeping its last good read, never closed), while the
+/// wallet's other positions keep refreshing, new ones are seen and gone ones closed.
+#[tokio::test]
+async fn one_bad_position_never_freezes_the_wallet() {
+    use lambda_http::http::Method;
+    use shared::chain::refresh::WalletReader;
+    use std::collections::BTreeMap;
+    use test_support::client::TestClient;
+    use test_support::wallets::{link_evm, EvmWallet};
+
+    let held = Arc::new(Mutex::new(vec![5, 6]));
+    let broken = Arc::new(AtomicBool::new(false));
+    let stub = chain_holding(Fault::None, held.clone(), broken.clone()).await;
+    let mut app = shared::App::in_memory();
+    let endpoints = BTreeMap::from([(
+        Chain::Ethereum,
+        Arc::new(RpcClient::new(&stub.url, RPC_TIMEOUT).unwrap()),
+    )]);
+    app.wallet_refresh = Some(Arc::new(WalletReader::new(endpoints, &app, 0)));
+    let alice = TestClient::in_process(&app, Some("alice"));
+    let wallet = EvmWallet::from_seed(41);
+    let linked = link_evm(&alice, "ethereum", &wallet).await;
+    assert_eq!(linked["positions"], 2, "{linked}");
+    assert!(linked.get("refreshError").is_none(), "{linked}");
+    let six = |listed: &Value| -> Value {
+        listed["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["tokenId"] == "6")
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let before = six(&alice.list("source=wallet").await.json);
+    assert_eq!(before["status"], "active", "{before}");
+
+    // Token 0x..a3 now reverts `decimals()`; the wallet also got token 7 and lost token 5.
+    broken.store(true, Ordering::SeqCst);
+    *held.lock().unwrap() = vec![6, 7];
+    let refreshed = app.refresh_all_wallets().await.unwrap();
+    assert_eq!(refreshed.failed.len(), 1, "{refreshed:?}");
+    let reason = &refreshed.failed[0].reason;
+    assert!(
+        reason.contains("6: token 0x00000000000000000000000000000000000000A3: decimals"),
+        "{reason}"
+    );
+    let listed = alice.list("source=wallet").await.json;
+    let status = |token: &str| {
+        listed["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["tokenId"] == token)
+            .map(|p| p["status"].clone())
+    };
+    assert_eq!(status("7"), Some(json!("active")), "{listed}");
+    assert_eq!(status("5"), Some(json!("closed")), "{listed}");
+    // Token 6 keeps its last good read, open.
+    assert_eq!(six(&listed), before, "{listed}");
+    let wallets = alice.send(Method::GET, "/wallets", &[], b"").await.json;
+    let shown = &wallets["data"][0];
+    assert_eq!(shown["positions"], 2, "{wallets}");
+    assert!(shown["refreshedAt"].is_string(), "{wallets}");
+    assert!(
+        shown["refreshError"]
+            .as_str()
+            .is_some_and(|e| e.contains("could not be read")),
+        "{wallets}"
+    );
+
+    // The token readable again: the position reads again and the wallet says nothing.
+    broken.store(false, Ordering::SeqCst);
+    let refreshed = app.refresh_all_wallets().await.unwrap();
+    assert!(refreshed.failed.is_empty(), "{refreshed:?}");
+    let after = six(&alice.list("source=wallet").await.json);
+    assert_eq!(after["status"], "active", "{after}");
+    let wallets = alice.send(Method::GET, "/wallets", &[], b"").await.json;
+    assert!(
+        wallets["data"][0].get("refreshError").is_none(),
+        "{wallets}"
+    );
 }

@@ -3,7 +3,7 @@
 //! failing wallet reported for the queue to retry.
 
 use serde_json::{json, Value};
-use shared::app::WalletRefresh;
+use shared::app::{Refreshed, WalletRefresh};
 use shared::chain::fanout::{enqueue, refresh_batch, RefreshMessage};
 use shared::market::Freshness;
 use shared::model::Chain;
@@ -51,11 +51,11 @@ struct FailingFor(String);
 
 #[async_trait::async_trait]
 impl WalletRefresh for FailingFor {
-    async fn refresh(&self, wallet: &LinkedWallet) -> Result<u64, String> {
+    async fn refresh(&self, wallet: &LinkedWallet) -> Result<Refreshed, String> {
         if wallet.address == self.0 {
             Err("the RPC endpoint timed out".into())
         } else {
-            Ok(3)
+            Ok(Refreshed::from(3))
         }
     }
 }

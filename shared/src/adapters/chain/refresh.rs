@@ -6,7 +6,7 @@ use super::orca_wallets::read_orca_wallet;
 use super::orders::ChainOrders;
 use super::rpc::RpcClient;
 use super::wallets::{read_wallet, ChainPosition, TokenMeta, MAX_POSITIONS_PER_MANAGER};
-use crate::application::app::{App, WalletRefresh};
+use crate::application::app::{App, Refreshed, WalletRefresh};
 use crate::application::ports::{Market, PositionStore, StoreError};
 use crate::application::wallet_reads::record;
 use crate::domain::catalog::Catalog;
@@ -14,7 +14,7 @@ use crate::domain::clock::Clock;
 use crate::domain::holdings::{discovered_record, ReadPosition};
 use crate::domain::market::Confirmations;
 use crate::domain::math::U256;
-use crate::domain::model::{Chain, HeldToken};
+use crate::domain::model::{Chain, HeldToken, Position};
 use crate::domain::wallets::LinkedWallet;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -43,13 +43,12 @@ impl WalletReader {
         }
     }
 
-    /// Everything the wallet holds on its chain, at one block or slot: the height, the
-    /// positions, and how many it holds past a read's cap (not read).
+    /// Everything the wallet holds on its chain, at one block or slot.
     pub async fn read(
         &self,
         wallet: &LinkedWallet,
         catalog: &Catalog,
-    ) -> Result<(u64, Vec<ReadPosition>, u64), String> {
+    ) -> Result<WalletRead, String> {
         let chain = wallet.chain;
         let rpc = self
             .endpoints
@@ -71,20 +70,70 @@ impl WalletReader {
                     .map(|t| t.symbol.clone())
             };
             let finalized = self.confirmations.of(chain) > 0;
-            let (height, read) =
+            let (height, positions) =
                 read_orca_wallet(rpc, program, &wallet.address, finalized, &symbol).await?;
-            return Ok((height, read, 0));
+            return Ok(WalletRead {
+                height,
+                positions,
+                not_read: 0,
+                unread: Vec::new(),
+            });
         }
         if deployments.is_empty() {
             return Err(format!("no protocol deployment is known on {chain}"));
         }
         let block = confirmed_block(rpc, self.confirmations.of(chain)).await?;
         let holdings = read_wallet(rpc, &deployments, &wallet.address, &block).await?;
-        Ok((
-            holdings.block.number,
-            holdings.positions.into_iter().map(neutral).collect(),
-            holdings.not_read,
-        ))
+        let key = |manager: &str, token: U256| format!("{chain}#{manager}#{token}");
+        Ok(WalletRead {
+            height: holdings.block.number,
+            positions: holdings.positions.into_iter().map(neutral).collect(),
+            not_read: holdings.not_read,
+            unread: holdings
+                .unread
+                .into_iter()
+                .map(|u| (key(&u.manager, u.token_id), u.reason))
+                .collect(),
+        })
+    }
+}
+
+/// What one read of a wallet found, at one block or slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalletRead {
+    pub height: u64,
+    pub positions: Vec<ReadPosition>,
+    /// Positions past a read's cap, not read.
+    pub not_read: u64,
+    /// Positions left out, by their holding key, with why (their pool or tokens cannot be read).
+    pub unread: Vec<(String, String)>,
+}
+
+impl WalletRead {
+    /// What the read could not take, for the wallet's `refreshError`; `None` when it took all.
+    fn incomplete(&self) -> Option<String> {
+        let mut said = Vec::new();
+        if !self.unread.is_empty() {
+            let each: Vec<String> = self
+                .unread
+                .iter()
+                .map(|(key, reason)| format!("{}: {reason}", key.rsplit('#').next().unwrap_or(key)))
+                .collect();
+            said.push(format!(
+                "{} position(s) could not be read and keep their last read ({})",
+                self.unread.len(),
+                each.join("; ")
+            ));
+        }
+        if self.not_read > 0 {
+            said.push(format!(
+                "the wallet holds {} positions: {} were read and stored, {} past the read's cap of {MAX_POSITIONS_PER_MANAGER} per position manager were not; none of its stored positions was closed",
+                self.positions.len() as u64 + self.unread.len() as u64 + self.not_read,
+                self.positions.len(),
+                self.not_read
+            ));
+        }
+        (!said.is_empty()).then(|| said.join("; "))
     }
 }
 
@@ -130,13 +179,20 @@ fn neutral(p: ChainPosition) -> ReadPosition {
 #[async_trait]
 impl WalletRefresh for WalletReader {
     /// One read at one block, then one write per position that changed.
-    async fn refresh(&self, wallet: &LinkedWallet) -> Result<u64, String> {
+    async fn refresh(&self, wallet: &LinkedWallet) -> Result<Refreshed, String> {
         let catalog = self
             .market
             .catalog()
             .await
             .map_err(|e| format!("the catalog cannot be read: {e}"))?;
-        let (height, read, not_read) = self.read(wallet, &catalog).await?;
+        let found = self.read(wallet, &catalog).await?;
+        let incomplete = found.incomplete();
+        let WalletRead {
+            height,
+            positions: read,
+            not_read,
+            unread,
+        } = found;
         // Pools outside the catalog join the pools the sync reads, as discovered; the catalog
         // is read again with them (their prices route USD prices to their tokens).
         let mut discovered = false;
@@ -187,30 +243,24 @@ impl WalletRefresh for WalletReader {
                 .map_err(stored_error)?;
         }
         stored.retain(|p| !unsettled.contains(&p.id));
+        // Positions the read left out keep their last read: neither updated nor closed. A
+        // capped read cannot tell a position it did not see from one that left: it closes none.
+        let chain = wallet.chain;
+        let key = |p: &Position| p.holding.as_ref().map(|h| h.key(chain));
+        stored.retain(|p| !unread.iter().any(|(k, _)| key(p).as_ref() == Some(k)));
         if not_read > 0 {
-            // A capped read cannot tell a position it did not see from one that left: it
-            // closes none, and the wallet says what it did not read.
-            let chain = wallet.chain;
             let seen: std::collections::HashSet<String> = read
                 .iter()
                 .map(|r| format!("{chain}#{}#{}", r.manager, r.token))
                 .collect();
-            stored.retain(|p| {
-                p.holding
-                    .as_ref()
-                    .is_some_and(|h| seen.contains(&h.key(chain)))
-            });
+            stored.retain(|p| key(p).is_some_and(|k| seen.contains(&k)));
         }
-        let read_count = read.len();
         let held = record(store, &catalog, wallet, (height, read), stored, now)
             .await
             .map_err(|e| format!("the positions cannot be stored: {e}"))?;
-        if not_read > 0 {
-            return Err(format!(
-                "the wallet holds {} positions: {read_count} were read and stored, {not_read} past the read's cap of {MAX_POSITIONS_PER_MANAGER} per position manager were not; none of its stored positions was closed",
-                read_count as u64 + not_read
-            ));
-        }
-        Ok(held)
+        Ok(Refreshed {
+            positions: held + unread.len() as u64 + not_read,
+            incomplete,
+        })
     }
 }

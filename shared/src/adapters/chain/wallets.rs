@@ -101,6 +101,18 @@ pub struct WalletHoldings {
     pub positions: Vec<ChainPosition>,
     /// Positions the wallet holds past [`MAX_POSITIONS_PER_MANAGER`], not read.
     pub not_read: u64,
+    /// Positions whose pool or tokens cannot be read (anyone can mint a position to any wallet,
+    /// on any token), each with why: left out of this read, never failing the wallet's.
+    pub unread: Vec<Unread>,
+}
+
+/// A position of the wallet a read could not take, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unread {
+    /// The position manager (EIP-55).
+    pub manager: String,
+    pub token_id: U256,
+    pub reason: String,
 }
 
 fn checksum(address: Address) -> String {
@@ -240,8 +252,10 @@ async fn token_ids(
     Ok((ids, not_read))
 }
 
-/// Reads every position `wallet` holds at the chain's EVM deployments, at `block`. Any answer
-/// missing, failed or malformed fails the read whole: the wallet's last good read then stays.
+/// Reads every position `wallet` holds at the chain's EVM deployments, at `block`. A position
+/// whose pool or tokens cannot be read is left out with the reason ([`Unread`]); any other
+/// answer missing, failed or malformed, or a position no pool could hold (a lying node), fails
+/// the read whole: the wallet's last good read then stays.
 pub async fn read_wallet(
     rpc: &RpcClient,
     deployments: &[&Deployment],
@@ -305,25 +319,34 @@ pub async fn read_wallet(
         calls.push(call(*token, symbolCall {}.abi_encode(), block));
     }
     let mut answers = rpc.batch(&calls).await.into_iter();
+    // What one position's pool or tokens fail with leaves that position out, not the wallet.
+    let mut broken: BTreeMap<Address, String> = BTreeMap::new();
     let mut pools = BTreeMap::new();
+    let mut no_pool = BTreeMap::new();
     for key in &pool_keys {
         let answer = answers.next().ok_or("getPool: no answer")?;
         let pool = decoded::<getPoolCall>(answer, 1, "getPool")?;
         if pool == Address::ZERO {
-            return Err(format!(
-                "no pool for {} / {} at fee {}",
-                key.1, key.2, key.3
-            ));
+            let (a, b, fee) = (checksum(key.1), checksum(key.2), key.3);
+            no_pool.insert(*key, format!("no pool for {a} / {b} at fee {fee}"));
+        } else {
+            pools.insert(*key, pool);
         }
-        pools.insert(*key, pool);
     }
     let mut metadata = BTreeMap::new();
     for token in &tokens {
         let (decimals, symbol) = (answers.next(), answers.next());
         let why = |e: String| format!("token {}: {e}", checksum(*token));
-        let decimals =
-            decoded::<decimalsCall>(decimals.ok_or("decimals: no answer")?, 1, "decimals")
-                .map_err(why)?;
+        let decimals = match decimals
+            .ok_or("decimals: no answer".to_string())
+            .and_then(|answer| decoded::<decimalsCall>(answer, 1, "decimals"))
+        {
+            Ok(decimals) => decimals,
+            Err(e) => {
+                broken.insert(*token, why(e));
+                continue;
+            }
+        };
         // `symbol()` is optional in ERC-20: without a readable one, a short form of the address
         // names the token. `decimals()` is not: amounts cannot be read without it.
         let symbol = match symbol_of(symbol.ok_or("symbol: no answer".to_string())?) {
@@ -343,6 +366,27 @@ pub async fn read_wallet(
             },
         );
     }
+
+    let mut unread = Vec::new();
+    let mut leave_out = |manager: &Address, token_id: U256, reason: &str| {
+        tracing::warn!(token = %token_id, %reason, "a wallet position left out of its read");
+        unread.push(Unread {
+            manager: checksum(*manager),
+            token_id,
+            reason: reason.to_string(),
+        });
+    };
+    held.retain(|(manager, id, p)| {
+        let key = (factories[manager], p.token0, p.token1, p.fee.to::<u32>());
+        let reason = no_pool
+            .get(&key)
+            .or_else(|| broken.get(&p.token0))
+            .or_else(|| broken.get(&p.token1));
+        if let Some(reason) = reason {
+            leave_out(manager, *id, reason);
+        }
+        reason.is_none()
+    });
 
     // Each pool's state once, with the bound ticks of every position on it: one batch for all.
     let pool_of = |manager: &Address, p: &IPositionManager::positionsReturn| {
@@ -367,18 +411,24 @@ pub async fn read_wallet(
         let spacing = answers
             .next()
             .ok_or("tickSpacing: no answer".to_string())
-            .map_err(why)?;
-        let spacing = decoded::<tickSpacingCall>(spacing, 1, "tickSpacing")
-            .map_err(why)?
-            .as_i32();
+            .and_then(|answer| decoded::<tickSpacingCall>(answer, 1, "tickSpacing"));
         let own: Vec<_> = answers.by_ref().take(4 + ticks.len()).collect();
-        let state = evm::decode_state(own, ticks, block, chrono::Utc::now()).map_err(why)?;
-        states.insert(*pool, (spacing, state));
+        let state = spacing.and_then(|spacing| {
+            let state = evm::decode_state(own, ticks, block, chrono::Utc::now())?;
+            Ok((spacing.as_i32(), state))
+        });
+        states.insert(*pool, state.map_err(why));
     }
     let mut positions = Vec::with_capacity(held.len());
     for (manager, token_id, p) in held {
         let pool = pool_of(&manager, &p);
-        let (spacing, state) = states[&pool].clone();
+        let (spacing, state) = match &states[&pool] {
+            Ok(state) => state.clone(),
+            Err(reason) => {
+                leave_out(&manager, token_id, reason);
+                continue;
+            }
+        };
         plausible_range(p.tickLower.as_i32(), p.tickUpper.as_i32(), spacing)
             .map_err(|e| format!("position {token_id}: {e}"))?;
         let mut position = position_at(manager, token_id, pool, &p, &metadata, state)?;
@@ -390,6 +440,7 @@ pub async fn read_wallet(
         block: block.clone(),
         positions,
         not_read,
+        unread,
     })
 }
 
