@@ -103,7 +103,12 @@ async function showPortfolio() {
   $("unpriced").hidden = unpriced === 0;
   $("unpriced").textContent = `${unpriced} position(s) hold a token without a USD price: they are not in the USD totals.`;
   const items = (list, key) => (list ?? []).map((x) => ({ label: x[key], valueUsd: x.valueUsd, percentage: x.percentage }));
-  $("assets").replaceChildren(breakdown(items(p.assets, "symbol"), usd));
+  // A token is its chain and address: a symbol two assets share is told apart by the chain.
+  const assets = items(p.assets, "symbol");
+  (p.assets ?? []).forEach((a, i) => {
+    if (p.assets.filter((b) => b.symbol === a.symbol).length > 1) assets[i].label = `${a.symbol} · ${a.chain}`;
+  });
+  $("assets").replaceChildren(breakdown(assets, usd));
   $("chains").replaceChildren(breakdown(items(p.chains, "chain"), usd));
 }
 

@@ -159,7 +159,13 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
     let assets = portfolio["assets"].as_array().unwrap();
     assert_eq!(shown["assets"].as_array().unwrap().len(), assets.len());
     for (on_page, answered) in shown["assets"].as_array().unwrap().iter().zip(assets) {
-        assert_eq!(on_page["label"], answered["symbol"]);
+        // The symbol, with the chain where two assets share it.
+        let label = text(&on_page["label"]);
+        let symbol = text(&answered["symbol"]);
+        assert!(
+            label == symbol || label == format!("{symbol} · {}", text(&answered["chain"])),
+            "{label} for {answered}"
+        );
         assert!(
             (shown_usd(&text(&on_page["usd"])) - answered["valueUsd"].as_f64().unwrap()).abs()
                 < 0.005

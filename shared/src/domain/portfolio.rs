@@ -19,12 +19,61 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
 
+/// One token's share of the portfolio: a token is its chain and address, so two tokens that
+/// share a symbol (the same stablecoin on two chains, or a token calling itself "USDC") are
+/// never one asset.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssetView {
     pub symbol: String,
+    pub chain: Chain,
+    pub address: String,
     pub value_usd: Usd,
     pub percentage: Percent,
+}
+
+/// A token as the assets breakdown groups it: its chain and address (lower case on EVM).
+type TokenKey = (Chain, String);
+
+fn token_key(chain: Chain, address: &str) -> TokenKey {
+    if chain.addresses_ignore_case() {
+        (chain, address.to_ascii_lowercase())
+    } else {
+        (chain, address.to_string())
+    }
+}
+
+/// The assets' values by token, with the symbol and address each is shown with.
+#[derive(Default)]
+struct ByToken {
+    values: BTreeMap<TokenKey, BigDecimal>,
+    shown: HashMap<TokenKey, (String, String)>,
+}
+
+impl ByToken {
+    fn add(&mut self, chain: Chain, address: &str, symbol: &str, value: BigDecimal) {
+        let key = token_key(chain, address);
+        self.shown
+            .entry(key.clone())
+            .or_insert_with(|| (symbol.to_string(), address.to_string()));
+        *self.values.entry(key).or_default() += value;
+    }
+
+    fn views(mut self) -> Vec<AssetView> {
+        breakdown(self.values)
+            .into_iter()
+            .map(|(key, value_usd, percentage)| {
+                let (symbol, address) = self.shown.remove(&key).unwrap_or_default();
+                AssetView {
+                    symbol,
+                    chain: key.0,
+                    address,
+                    value_usd,
+                    percentage,
+                }
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -97,6 +146,7 @@ struct Units {
 /// One token's units with what values them: its symbol, chain, decimals and USD price.
 struct TokenUnits<'a> {
     symbol: &'a str,
+    address: &'a str,
     chain: Chain,
     decimals: u8,
     price: Cow<'a, BigDecimal>,
@@ -115,13 +165,14 @@ struct Tokens<'a> {
 impl<'a> Tokens<'a> {
     fn slot(
         &mut self,
-        symbol: &'a str,
+        (symbol, address): (&'a str, &'a str),
         chain: Chain,
         decimals: u8,
         price: Cow<'a, BigDecimal>,
     ) -> usize {
         self.slots.push(TokenUnits {
             symbol,
+            address,
             chain,
             decimals,
             price,
@@ -137,7 +188,7 @@ impl<'a> Tokens<'a> {
         }
         let slots = [&pool.token_a, &pool.token_b].map(|t| {
             self.slot(
-                &t.symbol,
+                (&t.symbol, &t.address),
                 pool.chain,
                 t.decimals,
                 Cow::Borrowed(&t.price_usd),
@@ -163,8 +214,10 @@ impl<'a> Tokens<'a> {
         if let Some(slot) = self.of_wallet.get(&key) {
             return *slot;
         }
-        let slot = usd_price(catalog, chain, &token.address)
-            .map(|price| self.slot(&token.symbol, chain, token.decimals, Cow::Owned(price)));
+        let slot = usd_price(catalog, chain, &token.address).map(|price| {
+            let named = (token.symbol.as_str(), token.address.as_str());
+            self.slot(named, chain, token.decimals, Cow::Owned(price))
+        });
         self.of_wallet.insert(key, slot);
         slot
     }
@@ -303,7 +356,7 @@ pub fn portfolio(
     let mut total_value = BigDecimal::zero();
     let mut fees = BigDecimal::zero();
     let mut impermanent_loss = BigDecimal::zero();
-    let mut by_symbol: BTreeMap<String, BigDecimal> = BTreeMap::new();
+    let mut by_token = ByToken::default();
     let mut by_chain: BTreeMap<String, BigDecimal> = BTreeMap::new();
     for token in &tokens.slots {
         let u = &token.units;
@@ -313,7 +366,7 @@ pub fn portfolio(
         impermanent_loss += value_of(u.principal_with_deposit) - value_of(u.deposited);
         cost_basis += value_of(u.offered);
         // An asset's value holds its uncollected fees too: the assets sum to the total.
-        *by_symbol.entry(token.symbol.to_string()).or_default() += &value;
+        by_token.add(token.chain, token.address, token.symbol, value.clone());
         *by_chain.entry(token.chain.to_string()).or_default() += &value;
         total_value += value;
     }
@@ -330,10 +383,11 @@ pub fn portfolio(
             total_value += value;
             cost_basis += basis;
             fees += held.fees.unwrap_or_default();
-            // Token values in protocol order, each under its own token's symbol.
+            // Token values in protocol order, each under its own token.
             let [token0, token1] = &holding.tokens;
-            *by_symbol.entry(token0.symbol.clone()).or_default() += a;
-            *by_symbol.entry(token1.symbol.clone()).or_default() += b;
+            let chain = position.chain;
+            by_token.add(chain, &token0.address, &token0.symbol, a);
+            by_token.add(chain, &token1.address, &token1.symbol, b);
             continue;
         }
         let figures = match value_position(position, catalog, now) {
@@ -355,7 +409,7 @@ pub fn portfolio(
             (&pool.token_a, figures.principal_a + figures.fees_a),
             (&pool.token_b, figures.principal_b + figures.fees_b),
         ] {
-            *by_symbol.entry(token.symbol.clone()).or_default() += value;
+            by_token.add(pool.chain, &token.address, &token.symbol, value);
         }
     }
     let unrealized = &total_value - &cost_basis;
@@ -372,14 +426,7 @@ pub fn portfolio(
         positions: positions.len() as u64,
         unvalued_positions: unvalued,
         unpriced_positions: unpriced,
-        assets: breakdown(by_symbol)
-            .into_iter()
-            .map(|(symbol, value_usd, percentage)| AssetView {
-                symbol,
-                value_usd,
-                percentage,
-            })
-            .collect(),
+        assets: by_token.views(),
         chains: breakdown(by_chain)
             .into_iter()
             .filter_map(|(chain, value_usd, percentage)| {
@@ -393,11 +440,11 @@ pub fn portfolio(
     })
 }
 
-/// Values by name (an asset's symbol, a chain), descending (ties by name), with percentages in
+/// Values by name (a token, a chain), descending (ties by name), with percentages in
 /// hundredths that sum to exactly 100: each share is floored, and the hundredths left over go
 /// to the largest remainders.
-fn breakdown(by_name: BTreeMap<String, BigDecimal>) -> Vec<(String, Usd, Percent)> {
-    let mut assets: Vec<(String, BigDecimal)> = by_name.into_iter().collect();
+fn breakdown<K: Ord>(by_name: BTreeMap<K, BigDecimal>) -> Vec<(K, Usd, Percent)> {
+    let mut assets: Vec<(K, BigDecimal)> = by_name.into_iter().collect();
     assets.sort_by(|(sa, va), (sb, vb)| vb.cmp(va).then_with(|| sa.cmp(sb)));
     // The values as integers at one scale: the shares are then exact integer quotients.
     let scale = assets

@@ -407,8 +407,17 @@ async fn portfolio_sums_open_positions_by_asset() {
     sorted.sort();
     assert_eq!(
         sorted,
-        ["SOL", "USDC", "WETH"],
-        "USDC of both chains summed as one asset"
+        ["SOL", "USDC", "USDC", "WETH"],
+        "a token is its chain and address: USDC on two chains is two assets"
+    );
+    let usdc: Vec<&str> = assets
+        .iter()
+        .filter(|a| a["symbol"] == "USDC")
+        .map(|a| a["chain"].as_str().unwrap())
+        .collect();
+    assert!(
+        usdc.contains(&"ethereum") && usdc.contains(&"solana"),
+        "{usdc:?}"
     );
     let values: Vec<BigDecimal> = assets.iter().map(|a| dec(&a["valueUsd"])).collect();
     assert!(values.windows(2).all(|w| w[0] >= w[1]), "sorted by value");

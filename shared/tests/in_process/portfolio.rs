@@ -21,16 +21,20 @@ fn the_portfolio_equals_its_positions_valued_one_by_one() {
         let positions = sample::book("whale", &catalog, count, false);
         let zero = BigDecimal::zero;
         let (mut value, mut fees, mut basis, mut loss) = (zero(), zero(), zero(), zero());
-        let mut by_symbol: BTreeMap<String, BigDecimal> = BTreeMap::new();
+        // By token: its chain and address.
+        let mut by_token: BTreeMap<(String, String), BigDecimal> = BTreeMap::new();
+        let key = |chain: &dyn std::fmt::Display, address: &str| {
+            (chain.to_string(), address.to_ascii_lowercase())
+        };
         for p in &positions {
             if let Some(holding) = &p.holding {
                 let (_, held) = holding_view(p, holding, &catalog);
                 value += held.value.unwrap();
                 fees += held.fees.unwrap();
                 basis += held.cost_basis.unwrap();
-                // Each token's value under that token's own symbol.
+                // Each token's value under that token.
                 for (token, worth) in holding.tokens.iter().zip(held.token_values) {
-                    *by_symbol.entry(token.symbol.clone()).or_default() += worth.unwrap();
+                    *by_token.entry(key(&p.chain, &token.address)).or_default() += worth.unwrap();
                 }
                 continue;
             }
@@ -44,7 +48,7 @@ fn the_portfolio_equals_its_positions_valued_one_by_one() {
                 (&valued.view.token_a, &f.principal_a + &f.fees_a),
                 (&valued.view.token_b, &f.principal_b + &f.fees_b),
             ] {
-                *by_symbol.entry(token.symbol.clone()).or_default() += worth;
+                *by_token.entry(key(&p.chain, &token.address)).or_default() += worth;
             }
         }
         let view = portfolio(&positions, &realized, &catalog, now).unwrap();
@@ -55,11 +59,12 @@ fn the_portfolio_equals_its_positions_valued_one_by_one() {
         assert_eq!(view.unrealized_pnl_usd.0, &value - &basis);
         assert_eq!(view.total_pnl_usd.0, &value - &basis + &realized.pnl_usd);
         assert!(count == 1 || !value.is_zero() && !fees.is_zero());
-        let assets: BTreeMap<String, BigDecimal> = view
+        let assets: BTreeMap<(String, String), BigDecimal> = view
             .assets
             .iter()
-            .map(|a| (a.symbol.clone(), a.value_usd.0.clone()))
+            .map(|a| (key(&a.chain, &a.address), a.value_usd.0.clone()))
             .collect();
-        assert_eq!(assets, by_symbol, "{count}");
+        assert_eq!(assets.len(), view.assets.len(), "one entry per token");
+        assert_eq!(assets, by_token, "{count}");
     }
 }
