@@ -7,14 +7,17 @@
 
 use serde_json::{json, Value};
 use shared::catalog::Deployment;
-use shared::chain::refresh::confirmed_block;
+use shared::chain::refresh::{confirmed_block, WalletReader};
 use shared::chain::wallets::{read_wallet, WalletHoldings};
 use shared::chain::{RpcClient, RPC_TIMEOUT};
 use shared::model::{Chain, Protocol};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use test_support::client::TestClient;
 use test_support::fake_chain::{slot0, tick_word, word};
 use test_support::rpc_stub::{each_call, RpcStub};
+use test_support::wallets::{link_evm, EvmWallet};
 
 const MANAGER: &str = "0xC36442b4a4522E871399CD717aBDD847Ab11FE88";
 const FACTORY: &str = "0x1F98431c8aD98523631AE4a59f267346ea31F984";
@@ -253,20 +256,9 @@ async fn a_wallet_read_takes_positions_only_as_the_position_manager_can_hold_the
     assert_eq!(named, vec!["0x0000…00A1", "0x0000…00A2"], "{named:?}");
 }
 
-/// A wallet sent more positions than a read takes (the cap per position manager): the read
-/// stores what it read, closes none of the stored positions it could not see (the owner's
-/// position pushed past the cap stays open), and the wallet says how many were not read.
-#[tokio::test]
-async fn a_wallet_past_the_read_cap_says_so_and_closes_nothing_it_did_not_see() {
-    use lambda_http::http::{Method, StatusCode};
-    use shared::chain::refresh::WalletReader;
-    use shared::chain::wallets::MAX_POSITIONS_PER_MANAGER;
-    use std::collections::BTreeMap;
-    use test_support::client::TestClient;
-    use test_support::wallets::{link_evm, EvmWallet};
-
-    let held = Arc::new(Mutex::new(vec![1, 2]));
-    let stub = chain_holding(Fault::None, held.clone(), Arc::default()).await;
+/// An in-memory app reading its wallets through `stub`, and user alice, who has linked the
+/// wallet of `seed` (the link's answer).
+async fn linked_through(stub: &RpcStub, seed: u64) -> (shared::App, TestClient, Value) {
     let mut app = shared::App::in_memory();
     let endpoints = BTreeMap::from([(
         Chain::Ethereum,
@@ -274,8 +266,21 @@ async fn a_wallet_past_the_read_cap_says_so_and_closes_nothing_it_did_not_see() 
     )]);
     app.wallet_refresh = Some(Arc::new(WalletReader::new(endpoints, &app, 0)));
     let alice = TestClient::in_process(&app, Some("alice"));
-    let wallet = EvmWallet::from_seed(31);
-    let linked = link_evm(&alice, "ethereum", &wallet).await;
+    let linked = link_evm(&alice, "ethereum", &EvmWallet::from_seed(seed)).await;
+    (app, alice, linked)
+}
+
+/// A wallet sent more positions than a read takes (the cap per position manager): the read
+/// stores what it read, closes none of the stored positions it could not see (the owner's
+/// position pushed past the cap stays open), and the wallet says how many were not read.
+#[tokio::test]
+async fn a_wallet_past_the_read_cap_says_so_and_closes_nothing_it_did_not_see() {
+    use lambda_http::http::{Method, StatusCode};
+    use shared::chain::wallets::MAX_POSITIONS_PER_MANAGER;
+
+    let held = Arc::new(Mutex::new(vec![1, 2]));
+    let stub = chain_holding(Fault::None, held.clone(), Arc::default()).await;
+    let (app, alice, linked) = linked_through(&stub, 31).await;
     assert_eq!(linked["positions"], 2, "{linked}");
 
     // Spam fills the indexes before the owner's token 2; token 1 is at the last index read.
@@ -318,23 +323,11 @@ async fn a_wallet_past_the_read_cap_says_so_and_closes_nothing_it_did_not_see() 
 #[tokio::test]
 async fn one_bad_position_never_freezes_the_wallet() {
     use lambda_http::http::Method;
-    use shared::chain::refresh::WalletReader;
-    use std::collections::BTreeMap;
-    use test_support::client::TestClient;
-    use test_support::wallets::{link_evm, EvmWallet};
 
     let held = Arc::new(Mutex::new(vec![5, 6]));
     let broken = Arc::new(AtomicBool::new(false));
     let stub = chain_holding(Fault::None, held.clone(), broken.clone()).await;
-    let mut app = shared::App::in_memory();
-    let endpoints = BTreeMap::from([(
-        Chain::Ethereum,
-        Arc::new(RpcClient::new(&stub.url, RPC_TIMEOUT).unwrap()),
-    )]);
-    app.wallet_refresh = Some(Arc::new(WalletReader::new(endpoints, &app, 0)));
-    let alice = TestClient::in_process(&app, Some("alice"));
-    let wallet = EvmWallet::from_seed(41);
-    let linked = link_evm(&alice, "ethereum", &wallet).await;
+    let (app, alice, linked) = linked_through(&stub, 41).await;
     assert_eq!(linked["positions"], 2, "{linked}");
     assert!(linked.get("refreshError").is_none(), "{linked}");
     let six = |listed: &Value| -> Value {
