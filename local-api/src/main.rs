@@ -10,7 +10,7 @@ use shared::chain::orders::ChainOrders;
 use shared::chain::refresh::WalletReader;
 use shared::chain::{RpcClient, Syncer, RPC_TIMEOUT};
 use shared::config::{Confirmations, DEFAULT_CATALOG_TTL, DEFAULT_LOG_LEVEL, DEFAULT_STALE_AFTER};
-use shared::market::Freshness;
+use shared::market::{Freshness, MarketRules, DEFAULT_MIN_DISCOVERED_DEPTH_USD};
 use shared::model::Chain;
 use shared::store::dynamodb::{local_client, user_client};
 use shared::store::{DynamoDbStore, MemoryMarket};
@@ -27,7 +27,8 @@ const DEFAULT_SYNC_INTERVAL: Duration = Duration::from_secs(60);
 const USAGE: &str = "usage:
   local-api [--addr HOST:PORT] [--dynamodb-endpoint URL [--table NAME]] [--cors-origin ORIGIN]...
             [--catalog FILE] [--rpc CHAIN=URL]... [--sync-interval SECONDS] [--stale-after SECONDS]
-            [--confirmations BLOCKS] [--signing-domain HOST[:PORT]] [--signing-uri URI]
+            [--confirmations BLOCKS] [--min-discovered-depth-usd USD]
+            [--signing-domain HOST[:PORT]] [--signing-uri URI]
       serve the API (default 127.0.0.1:3000) on the in-memory store, or on a DynamoDB-API
       server (the table, default 'positions', is created and its catalog seeded if missing);
       --cors-origin (repeatable, or '*') answers browser preflights and adds CORS headers for
@@ -37,8 +38,10 @@ const USAGE: &str = "usage:
       at start, then every --sync-interval (default 60) and on POST /markets/sync; a pool's
       state older than --stale-after (default 300) is stale; the chains are read, and an
       order's transaction taken, --confirmations blocks behind the head (default 2 on
-      ethereum, 1 elsewhere; 0 on a devnet, which mines a block per transaction). Without --rpc, nothing is read from any network: the catalog's
-      prices are a snapshot; --signing-domain and --signing-uri name the site a wallet signs
+      ethereum, 1 elsewhere; 0 on a devnet, which mines a block per transaction); a pool
+      found in a wallet prices a token the catalog's pools do not reach only when it holds
+      --min-discovered-depth-usd (default 10000) of a priced token. Without --rpc, nothing is
+      read from any network: the catalog's prices are a snapshot; --signing-domain and --signing-uri name the site a wallet signs
       in to when it is linked (default this server's address)
   local-api token --sub NAME [--ttl SECONDS] [--scope SCOPES]
       print a bearer token for NAME (default ttl 86400); --scope sets the space-separated
@@ -209,6 +212,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
     let mut endpoints = BTreeMap::new();
     let (mut interval, mut stale_after) = (DEFAULT_SYNC_INTERVAL, DEFAULT_STALE_AFTER);
     let mut confirmations = Confirmations::default();
+    let mut min_depth = DEFAULT_MIN_DISCOVERED_DEPTH_USD;
     let (mut signing_domain, mut signing_uri) = (None, None);
     for (name, value) in options(args)? {
         match name {
@@ -223,6 +227,11 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
                     .map(Confirmations::from)
                     .map_err(|_| "--confirmations takes a whole number of blocks".to_string())?;
             }
+            "--min-discovered-depth-usd" => {
+                min_depth = value
+                    .parse()
+                    .map_err(|_| format!("{name} takes whole USD, not {value:?}"))?;
+            }
             "--dynamodb-endpoint" => endpoint = Some(value.to_string()),
             "--table" => table = value.to_string(),
             "--cors-origin" => cors.allowed_origins.push(value.to_string()),
@@ -236,10 +245,13 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
     // A panic is logged as one JSON line like everything else, never as raw backtrace text.
     std::panic::set_hook(Box::new(|info| tracing::error!(panic = %info, "panic")));
     let live = !endpoints.is_empty();
-    let freshness = if live {
-        Freshness::Live { stale_after }
-    } else {
-        Freshness::Snapshot
+    let rules = MarketRules {
+        freshness: if live {
+            Freshness::Live { stale_after }
+        } else {
+            Freshness::Snapshot
+        },
+        min_discovered_depth_usd: min_depth,
     };
     let (mut app, store_name) = match endpoint {
         None => {
@@ -249,7 +261,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
                     Some(file) => (file.pools, file.deployments),
                     None => (embedded_records(), embedded_deployments()),
                 };
-                let market = MemoryMarket::new(records, freshness)
+                let market = MemoryMarket::new(records, rules)
                     .map_err(|e| e.to_string())?
                     .with_deployments(deployments);
                 app.market = Arc::new(market);
@@ -277,7 +289,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
                 DEFAULT_CATALOG_TTL
             };
             (
-                App::on_dynamodb(store, ttl, freshness),
+                App::on_dynamodb(store, ttl, rules),
                 format!("DynamoDB table {table} at {url}"),
             )
         }

@@ -51,6 +51,7 @@ pub(crate) fn state(pool: &Pool, price: u32, height: u64, growth: [U256; 2]) -> 
         block_hash: None,
         observed_at: Utc::now(),
         ticks: Vec::new(),
+        balances: None,
     }
 }
 

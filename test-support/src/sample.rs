@@ -38,6 +38,7 @@ fn state(pool: &Pool) -> PoolState {
         block_hash: None,
         observed_at: DateTime::from_timestamp(1_795_000_000, 0).unwrap(),
         ticks: Vec::new(),
+        balances: None,
     }
 }
 

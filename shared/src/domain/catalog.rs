@@ -4,10 +4,13 @@
 
 use crate::domain::fee_ticks::FeeTick;
 use crate::domain::json::Exact;
-use crate::domain::market::{derive_usd_prices, Freshness, Height, PoolKey, PoolState, PricedPair};
+use crate::domain::market::{Freshness, Height, MarketRules, PoolKey, PoolState};
 use crate::domain::math::price::Orientation;
 use crate::domain::math::{Curve, U256};
 use crate::domain::model::{format_time, Chain, Protocol};
+use crate::domain::pricing::{
+    derive_usd_prices, price_by_depth, token_key, DiscoveredPair, PricedPair, Side,
+};
 use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -374,13 +377,18 @@ impl Catalog {
     }
 
     /// The pools at their synced states where there is one, at the snapshot's price
-    /// elsewhere; token USD prices derived from the pools' prices ([`derive_usd_prices`]), the
-    /// catalog's own where no pool reaches a token.
+    /// elsewhere; token USD prices derived from the catalog's pools by the route rule
+    /// ([`derive_usd_prices`]), the catalog's own where no route reaches a token, then from the
+    /// discovered pools by the depth rule ([`price_by_depth`]).
     pub fn build(
         records: &[PoolRecord],
         mut markets: HashMap<PoolKey, PoolMarket>,
-        freshness: Freshness,
+        rules: impl Into<MarketRules>,
     ) -> Result<Catalog, CatalogError> {
+        let MarketRules {
+            freshness,
+            min_discovered_depth_usd,
+        } = rules.into();
         let mut pools = Vec::with_capacity(records.len());
         for r in records {
             let key = PoolKey::new(r.chain, r.protocol, &r.pool);
@@ -400,30 +408,58 @@ impl Catalog {
                 None => p.current_price.clone(),
             })
             .collect();
-        let pairs: Vec<PricedPair<'_>> = pools
+        let (listed, discovered): (Vec<_>, Vec<_>) =
+            pools.iter().zip(&rates).partition(|(p, _)| !p.discovered);
+        let pairs: Vec<PricedPair<'_>> = listed
             .iter()
-            .zip(&rates)
+            .map(|(p, price)| PricedPair {
+                chain: p.chain,
+                token_a: (&p.token_a.symbol, &p.token_a.address),
+                token_b: (&p.token_b.symbol, &p.token_b.address),
+                price,
+            })
+            .collect();
+        let mut usd = derive_usd_prices(&pairs);
+        for (pool, _) in &listed {
+            for token in [&pool.token_a, &pool.token_b]
+                .into_iter()
+                .filter(|t| t.priced)
+            {
+                usd.entry(token_key(pool.chain, &token.address))
+                    .or_insert_with(|| token.price_usd.clone());
+            }
+        }
+        // Anyone can create a pool at any price and put a position on it in a wallet: a
+        // discovered pool prices a token only by its depth, never by being read first.
+        let discovered: Vec<DiscoveredPair<'_>> = discovered
+            .iter()
             .map(|(p, price)| {
-                // A discovered pool's symbols are whatever its contracts say: none of its
-                // tokens is taken for a stablecoin; it only carries prices along.
-                let (a, b) = if p.discovered {
-                    ("", "")
-                } else {
-                    (p.token_a.symbol.as_str(), p.token_b.symbol.as_str())
+                let balances = p.state.as_ref().and_then(|s| s.balances);
+                let [a, b] = match balances {
+                    Some(b) if p.orientation.base_is_token0 => [Some(b.token0), Some(b.token1)],
+                    Some(b) => [Some(b.token1), Some(b.token0)],
+                    None => [None, None],
                 };
-                PricedPair {
+                fn side(t: &Token, balance: Option<U256>) -> Side<'_> {
+                    Side {
+                        address: &t.address,
+                        decimals: t.decimals,
+                        balance,
+                    }
+                }
+                DiscoveredPair {
                     chain: p.chain,
-                    token_a: (a, &p.token_a.address),
-                    token_b: (b, &p.token_b.address),
+                    pool: &p.id,
+                    token_a: side(&p.token_a, a),
+                    token_b: side(&p.token_b, b),
                     price,
                 }
             })
             .collect();
-        let usd = derive_usd_prices(&pairs);
+        price_by_depth(&mut usd, &discovered, min_discovered_depth_usd);
         for pool in &mut pools {
             for token in [&mut pool.token_a, &mut pool.token_b] {
-                let key = PoolKey::new(pool.chain, pool.protocol, &token.address);
-                if let Some(price) = usd.get(&(pool.chain, key.address)) {
+                if let Some(price) = usd.get(&token_key(pool.chain, &token.address)) {
                     token.price_usd = price.clone();
                     token.priced = true;
                 }

@@ -208,6 +208,7 @@ mod tests {
             block_hash: None,
             observed_at: Utc::now(),
             ticks,
+            balances: None,
         }
     }
 

@@ -1,13 +1,12 @@
 //! A pool's market state as read from its chain (sqrt price, tick, liquidity, fee growth, the
-//! ticks positions use), how old it may get, and the rule that prices tokens in USD from the
-//! pools themselves.
+//! ticks positions use, a discovered pool's balances), how old it may get, and how deep a
+//! discovered pool must be to price a token.
 
 use crate::domain::math::U256;
 use crate::domain::model::{Chain, Protocol};
-use bigdecimal::{BigDecimal, One};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// One tick's fee accounting, as the pool keeps it (Q128.128 on EVM, Q64.64 on Orca).
@@ -44,6 +43,20 @@ pub struct PoolState {
     pub observed_at: DateTime<Utc>,
     /// The ticks open positions use, in ascending order.
     pub ticks: Vec<TickState>,
+    /// The pool's own balances of its tokens at that block: how deep a discovered pool is
+    /// (read for discovered pools only; `None` where a token would not answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balances: Option<Balances>,
+}
+
+/// What a pool's token contracts say it holds (`balanceOf(pool)`), in base units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Balances {
+    #[serde(with = "integer_string")]
+    pub token0: U256,
+    #[serde(with = "integer_string")]
+    pub token1: U256,
 }
 
 /// How a state read from the chain may be stored over the stored one.
@@ -274,68 +287,26 @@ impl Freshness {
     }
 }
 
-/// Tokens taken to be worth exactly 1 USD (an assumption, documented in the README).
-pub const USD_STABLECOINS: &[&str] = &["USDC", "USDT"];
+/// The least USD value a discovered pool must hold of a token priced without it before it
+/// prices its other token, unless `MIN_DISCOVERED_DEPTH_USD` says otherwise.
+pub const DEFAULT_MIN_DISCOVERED_DEPTH_USD: u64 = 10_000;
 
-/// Significant digits kept of a derived USD price.
-const USD_PRICE_DIGITS: u64 = 20;
-
-/// A pool as the USD price rule sees it: its two tokens (chain-local identities) and the price of
-/// tokenB per tokenA.
-pub struct PricedPair<'a> {
-    pub chain: Chain,
-    pub token_a: (&'a str, &'a str),
-    pub token_b: (&'a str, &'a str),
-    pub price: &'a BigDecimal,
+/// How the market's catalog is built: when its states stop being current, and how deep a
+/// discovered pool must be to price a token ([`crate::domain::pricing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MarketRules {
+    pub freshness: Freshness,
+    /// Whole USD.
+    pub min_discovered_depth_usd: u64,
 }
 
-/// A token on a chain, by address (lower case on EVM).
-pub type TokenKey = (Chain, String);
-
-fn token_key(chain: Chain, address: &str) -> TokenKey {
-    if chain.addresses_ignore_case() {
-        (chain, address.to_ascii_lowercase())
-    } else {
-        (chain, address.to_string())
-    }
-}
-
-/// USD prices of the tokens of `pairs`, by the documented rule: USDC and USDT are 1 USD; then, in
-/// rounds, a token not yet priced takes its price from the first pool (catalog order) pairing
-/// it with a token priced in an earlier round on the same chain. So a pool against a stablecoin
-/// wins over a longer path (WBTC through WBTC/WETH × WETH/USDC only when no WBTC/USDC pool
-/// exists). Tokens no path reaches are absent: the caller keeps the catalog's price for them.
-pub fn derive_usd_prices(pairs: &[PricedPair<'_>]) -> HashMap<TokenKey, BigDecimal> {
-    let mut known: HashMap<TokenKey, BigDecimal> = HashMap::new();
-    for pair in pairs {
-        for (symbol, address) in [pair.token_a, pair.token_b] {
-            if USD_STABLECOINS.contains(&symbol) {
-                known.insert(token_key(pair.chain, address), BigDecimal::one());
-            }
+impl From<Freshness> for MarketRules {
+    /// `freshness` with the default depth.
+    fn from(freshness: Freshness) -> Self {
+        MarketRules {
+            freshness,
+            min_discovered_depth_usd: DEFAULT_MIN_DISCOVERED_DEPTH_USD,
         }
-    }
-    loop {
-        let mut found: HashMap<TokenKey, BigDecimal> = HashMap::new();
-        for pair in pairs {
-            let a = token_key(pair.chain, pair.token_a.1);
-            let b = token_key(pair.chain, pair.token_b.1);
-            let derived = match (known.get(&a), known.get(&b)) {
-                (None, Some(usd_b)) => Some((a, pair.price * usd_b)),
-                (Some(usd_a), None) if pair.price.sign() == bigdecimal::num_bigint::Sign::Plus => {
-                    Some((b, usd_a / pair.price))
-                }
-                _ => None,
-            };
-            if let Some((token, usd)) = derived {
-                found
-                    .entry(token)
-                    .or_insert_with(|| usd.with_prec(USD_PRICE_DIGITS).normalized());
-            }
-        }
-        if found.is_empty() {
-            return known;
-        }
-        known.extend(found);
     }
 }
 
@@ -407,78 +378,6 @@ impl Confirmations {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::str::FromStr;
-
-    fn d(s: &str) -> BigDecimal {
-        BigDecimal::from_str(s).unwrap()
-    }
-
-    #[test]
-    fn stablecoin_pairs_win_over_longer_paths_and_unknown_tokens_stay_absent() {
-        let (p30, p3000, p91000, p2) = (d("30"), d("3000"), d("91000"), d("2"));
-        let pairs = [
-            // WBTC/WETH first in catalog order, but WBTC/USDC reaches WBTC in round one.
-            PricedPair {
-                chain: Chain::Ethereum,
-                token_a: ("WBTC", "0xB"),
-                token_b: ("WETH", "0xE"),
-                price: &p30,
-            },
-            PricedPair {
-                chain: Chain::Ethereum,
-                token_a: ("WETH", "0xe"),
-                token_b: ("USDC", "0xU"),
-                price: &p3000,
-            },
-            PricedPair {
-                chain: Chain::Ethereum,
-                token_a: ("WBTC", "0xb"),
-                token_b: ("USDC", "0xu"),
-                price: &p91000,
-            },
-            // Same address on another chain is another token; no stablecoin there.
-            PricedPair {
-                chain: Chain::Base,
-                token_a: ("WETH", "0xE"),
-                token_b: ("X", "0xX"),
-                price: &p2,
-            },
-        ];
-        let usd = derive_usd_prices(&pairs);
-        assert_eq!(usd[&(Chain::Ethereum, "0xe".into())], d("3000"));
-        assert_eq!(usd[&(Chain::Ethereum, "0xb".into())], d("91000"));
-        assert_eq!(usd[&(Chain::Ethereum, "0xu".into())], d("1"));
-        assert!(!usd.contains_key(&(Chain::Base, "0xe".into())));
-    }
-
-    #[test]
-    fn the_quote_side_is_priced_by_division() {
-        let p = d("0.0001");
-        let pairs = [
-            PricedPair {
-                chain: Chain::Arbitrum,
-                token_a: ("ARB", "0xa"),
-                token_b: ("WETH", "0xw"),
-                price: &p,
-            },
-            PricedPair {
-                chain: Chain::Arbitrum,
-                token_a: ("USDT", "0xt"),
-                token_b: ("ARB", "0xa"),
-                price: &d("3"),
-            },
-        ];
-        let usd = derive_usd_prices(&pairs);
-        // ARB: 1 USDT buys 3 ARB, so ARB is 1/3 USD, to 20 significant digits.
-        assert_eq!(
-            usd[&(Chain::Arbitrum, "0xa".into())],
-            d("0.33333333333333333333")
-        );
-        assert_eq!(
-            usd[&(Chain::Arbitrum, "0xw".into())],
-            d("3333.3333333333333333")
-        );
-    }
 
     #[test]
     fn staleness_follows_the_policy() {
@@ -493,6 +392,7 @@ mod tests {
             block_hash: None,
             observed_at: now - chrono::Duration::seconds(age),
             ticks: vec![],
+            balances: None,
         };
         let live = Freshness::Live {
             stale_after: Duration::from_secs(300),

@@ -18,5 +18,6 @@ pub mod math;
 pub mod model;
 pub mod orders;
 pub mod portfolio;
+pub mod pricing;
 pub mod valuation;
 pub mod wallets;

@@ -6,7 +6,7 @@ use crate::adapters::store::{
 };
 use crate::application::app::App;
 use crate::domain::clock::SystemClock;
-use crate::domain::market::Freshness;
+use crate::domain::market::MarketRules;
 use crate::domain::wallets::challenge::SigningDomain;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,9 +28,13 @@ impl App {
 
     /// Production: positions and the catalog in DynamoDB, the catalog cached in the container
     /// for `catalog_ttl`; states live (stale after a while) where a sync runs, a snapshot where
-    /// none does (local-api without `--rpc`).
-    pub fn on_dynamodb(store: DynamoDbStore, catalog_ttl: Duration, freshness: Freshness) -> App {
-        let market = DynamoDbMarket::new(store.clone(), catalog_ttl, freshness);
+    /// none does (local-api without `--rpc`), and discovered pools as deep as `rules` asks.
+    pub fn on_dynamodb(
+        store: DynamoDbStore,
+        catalog_ttl: Duration,
+        rules: impl Into<MarketRules>,
+    ) -> App {
+        let market = DynamoDbMarket::new(store.clone(), catalog_ttl, rules);
         let store = Arc::new(store);
         App {
             store: store.clone(),

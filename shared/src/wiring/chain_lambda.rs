@@ -11,7 +11,6 @@ use crate::adapters::chain::secrets::rpc_urls;
 use crate::adapters::chain::sync::{Syncer, RPC_TIMEOUT};
 use crate::adapters::store::dynamodb::{lambda_client, lambda_sdk_config, DynamoDbStore};
 use crate::application::app::App;
-use crate::domain::market::Freshness;
 use crate::edge::routes::Endpoint;
 use crate::wiring::config::Config;
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
@@ -49,7 +48,7 @@ impl Container {
             ..App::on_dynamodb(
                 store,
                 catalog_ttl.unwrap_or(config.catalog_ttl),
-                Freshness::live(config.stale_after),
+                config.market_rules(),
             )
         };
         let urls = rpc_urls(&aws_sdk_ssm::Client::new(&sdk), &config.rpc_parameters).await?;

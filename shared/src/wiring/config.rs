@@ -2,6 +2,7 @@
 //! there: nothing deeper reads the environment.
 
 pub use crate::domain::market::Confirmations;
+use crate::domain::market::{Freshness, MarketRules, DEFAULT_MIN_DISCOVERED_DEPTH_USD};
 use crate::domain::model::Chain;
 use crate::domain::wallets::challenge::SigningDomain;
 use std::collections::BTreeMap;
@@ -26,6 +27,9 @@ pub struct Config {
     pub catalog_ttl: Duration,
     /// How old a synced state may get (`MARKET_STALE_AFTER_SECONDS`, default 300).
     pub stale_after: Duration,
+    /// How much USD of a priced token a discovered pool must hold to price its other token
+    /// (`MIN_DISCOVERED_DEPTH_USD`, whole USD, default 10,000).
+    pub min_discovered_depth_usd: u64,
     /// Per chain, the SSM parameter holding its RPC URL (`RPC_PARAMETER_<CHAIN>`, e.g.
     /// `RPC_PARAMETER_ETHEREUM`; unset or empty: the chain is not synced). Only the sync
     /// function reads them.
@@ -77,6 +81,14 @@ impl Config {
             dynamodb_endpoint: non_empty("DYNAMODB_ENDPOINT"),
             catalog_ttl: seconds("CATALOG_TTL_SECONDS", DEFAULT_CATALOG_TTL)?,
             stale_after: seconds("MARKET_STALE_AFTER_SECONDS", DEFAULT_STALE_AFTER)?,
+            min_discovered_depth_usd: match non_empty("MIN_DISCOVERED_DEPTH_USD") {
+                None => DEFAULT_MIN_DISCOVERED_DEPTH_USD,
+                Some(text) => text.trim().parse().map_err(|_| {
+                    ConfigError(format!(
+                        "MIN_DISCOVERED_DEPTH_USD must be whole USD, not {text:?}"
+                    ))
+                })?,
+            },
             rpc_parameters,
             log_level: non_empty("RUST_LOG").unwrap_or_else(|| DEFAULT_LOG_LEVEL.to_string()),
             confirmation_blocks: match non_empty("CONFIRMATION_BLOCKS") {
@@ -93,6 +105,15 @@ impl Config {
                 }
             },
         })
+    }
+
+    /// The market's rules: states live, stale after `stale_after`; discovered pools as deep
+    /// as configured.
+    pub fn market_rules(&self) -> MarketRules {
+        MarketRules {
+            freshness: Freshness::live(self.stale_after),
+            min_discovered_depth_usd: self.min_discovered_depth_usd,
+        }
     }
 }
 
@@ -118,6 +139,7 @@ mod tests {
                 dynamodb_endpoint: None,
                 catalog_ttl: DEFAULT_CATALOG_TTL,
                 stale_after: DEFAULT_STALE_AFTER,
+                min_discovered_depth_usd: 10_000,
                 rpc_parameters: BTreeMap::new(),
                 log_level: "info".into(),
                 confirmation_blocks: Confirmations::default(),
@@ -136,12 +158,14 @@ mod tests {
             ("DYNAMODB_ENDPOINT", "http://127.0.0.1:8000"),
             ("CATALOG_TTL_SECONDS", "5"),
             ("MARKET_STALE_AFTER_SECONDS", "90"),
+            ("MIN_DISCOVERED_DEPTH_USD", "2500"),
             ("RPC_PARAMETER_SOLANA", "/positions/rpc/solana"),
             ("RPC_PARAMETER_BASE", ""),
             ("RUST_LOG", "debug"),
         ])
         .unwrap();
         assert_eq!(got.stale_after, Duration::from_secs(90));
+        assert_eq!(got.min_discovered_depth_usd, 2_500);
         assert_eq!(
             got.rpc_parameters,
             BTreeMap::from([(Chain::Solana, "/positions/rpc/solana".to_string())])
@@ -154,6 +178,7 @@ mod tests {
         assert_eq!(got.log_level, "debug");
         assert!(config(&[("TABLE_NAME", "t"), ("CATALOG_TTL_SECONDS", "soon")]).is_err());
         assert!(config(&[("TABLE_NAME", "t"), ("MARKET_STALE_AFTER_SECONDS", "-1")]).is_err());
+        assert!(config(&[("TABLE_NAME", "t"), ("MIN_DISCOVERED_DEPTH_USD", "1e4")]).is_err());
     }
 
     #[test]

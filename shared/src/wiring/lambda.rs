@@ -2,7 +2,6 @@
 
 use crate::adapters::store::dynamodb::{lambda_client, lambda_sdk_config, DynamoDbStore};
 use crate::application::app::App;
-use crate::domain::market::Freshness;
 use crate::edge::routes::Endpoint;
 use crate::wiring::config::Config;
 use lambda_http::{service_fn, Error, Request};
@@ -16,12 +15,13 @@ pub async fn run(endpoint: Endpoint) -> Result<(), Error> {
     let app = if endpoint.uses_table() {
         let sdk = lambda_sdk_config().await;
         let client = lambda_client(&sdk, config.dynamodb_endpoint.as_deref());
+        let rules = config.market_rules();
         App {
             signing: config.signing,
             ..App::on_dynamodb(
                 DynamoDbStore::new(client, config.table_name),
                 config.catalog_ttl,
-                Freshness::live(config.stale_after),
+                rules,
             )
         }
     } else {

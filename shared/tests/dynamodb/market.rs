@@ -31,6 +31,7 @@ fn state_at(pool: &Pool, price: u32, height: u64) -> PoolState {
         block_hash: None,
         observed_at: Utc::now(),
         ticks: Vec::new(),
+        balances: None,
     }
 }
 

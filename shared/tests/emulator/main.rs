@@ -70,6 +70,7 @@ async fn fresh_state_for(store: &shared::store::DynamoDbStore, fixture: &shared:
         block_hash: None,
         observed_at: chrono::Utc::now(),
         ticks: Vec::new(),
+        balances: None,
     };
     market
         .save_state(pool, &state, &[], Succession::Next)

@@ -7,7 +7,7 @@
 
 use super::rpc::{RpcClient, RpcError};
 use crate::domain::catalog::Pool;
-use crate::domain::market::{PoolState, TickState};
+use crate::domain::market::{Balances, PoolState, TickState};
 use crate::domain::math::U256;
 use alloy_sol_types::{sol, SolCall};
 use chrono::{DateTime, Utc};
@@ -31,6 +31,11 @@ sol! {
             uint32 secondsOutside,
             bool initialized
         );
+    }
+
+    /// A pool's own balance of each of its tokens: how deep a discovered pool is.
+    interface IErc20Balance {
+        function balanceOf(address owner) external view returns (uint256);
     }
 }
 
@@ -142,7 +147,8 @@ pub async fn blocks(rpc: &RpcClient, numbers: &[u64]) -> Result<Vec<Option<Block
 }
 
 /// Every pool's state at `block`, in one run of batches: per pool `slot0`, `liquidity`, both
-/// fee growth globals and `ticks(t)` for each tracked tick, each call at the block's hash.
+/// fee growth globals and `ticks(t)` for each tracked tick, then for a discovered pool its
+/// tokens' `balanceOf(pool)`, each call at the block's hash.
 pub async fn read_pools(
     rpc: &RpcClient,
     pools: &[&Pool],
@@ -152,6 +158,9 @@ pub async fn read_pools(
     let mut calls = Vec::new();
     for pool in pools {
         calls.extend(pool_calls(&pool.id, &pool.tracked_ticks, block));
+        if pool.discovered {
+            calls.extend(balance_calls(pool, block));
+        }
     }
     let mut answers = rpc.batch(&calls).await.into_iter();
     pools
@@ -161,9 +170,43 @@ pub async fn read_pools(
                 .by_ref()
                 .take(4 + pool.tracked_ticks.len())
                 .collect();
-            decode_state(own, &pool.tracked_ticks, block, observed_at)
+            let state = decode_state(own, &pool.tracked_ticks, block, observed_at);
+            if !pool.discovered {
+                return state;
+            }
+            let balances = decode_balances(answers.by_ref().take(2).collect());
+            state.map(|state| PoolState { balances, ..state })
         })
         .collect()
+}
+
+/// `balanceOf(pool)` of the pool's token0, then of its token1.
+fn balance_calls(pool: &Pool, block: &Block) -> Vec<(&'static str, Value)> {
+    let (token0, token1) = if pool.orientation.base_is_token0 {
+        (&pool.token_a, &pool.token_b)
+    } else {
+        (&pool.token_b, &pool.token_a)
+    };
+    let owner = pool.id.parse().unwrap_or_default();
+    let data = hex_data(&IErc20Balance::balanceOfCall { owner }.abi_encode());
+    let at = json!({"blockHash": block.hash});
+    [token0, token1]
+        .map(|t| ("eth_call", json!([{"to": t.address, "data": data}, at])))
+        .to_vec()
+}
+
+/// Both balances, or `None` when either token does not answer one word: a token that will not
+/// say what the pool holds leaves the pool without a depth (it prices nothing), never without
+/// its state.
+fn decode_balances(answers: Vec<Result<Value, RpcError>>) -> Option<Balances> {
+    let mut read = answers.into_iter().map(|answer| {
+        let data = hex_bytes(&answer.ok()?).ok()?;
+        strict::<IErc20Balance::balanceOfCall>(&data, 1).ok()
+    });
+    Some(Balances {
+        token0: read.next()??,
+        token1: read.next()??,
+    })
 }
 
 /// The calls that read one pool at `block`: `slot0`, `liquidity`, both fee growth globals, then
@@ -246,6 +289,7 @@ pub(super) fn decode_state(
         block_hash: Some(block.hash.clone()),
         observed_at,
         ticks,
+        balances: None,
     })
 }
 

@@ -5,11 +5,12 @@ use super::evm::{self, Block};
 use super::orca_wallets::read_orca_wallet;
 use super::orders::ChainOrders;
 use super::rpc::RpcClient;
+use super::sync::Syncer;
 use super::wallets::{read_wallet, ChainPosition, TokenMeta, MAX_POSITIONS_PER_MANAGER};
 use crate::application::app::{App, Refreshed, WalletRefresh};
 use crate::application::ports::{Market, PositionStore, StoreError};
 use crate::application::wallet_reads::record;
-use crate::domain::catalog::Catalog;
+use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::clock::Clock;
 use crate::domain::holdings::{discovered_record, ReadPosition};
 use crate::domain::market::Confirmations;
@@ -176,6 +177,63 @@ fn neutral(p: ChainPosition) -> ReadPosition {
     }
 }
 
+impl WalletReader {
+    /// Pools outside the catalog join the pools the sync reads, as discovered, and are synced
+    /// at once (their state and depth: a discovered pool prices a token only by its depth);
+    /// the catalog is read again with them.
+    async fn discover(
+        &self,
+        chain: Chain,
+        read: &[ReadPosition],
+        catalog: Arc<Catalog>,
+    ) -> Result<Arc<Catalog>, String> {
+        let mut new = Vec::new();
+        for position in read {
+            let known = catalog.find(chain, position.protocol, &position.pool);
+            if known.is_some() || new.iter().any(|(_, pool)| pool == &position.pool) {
+                continue;
+            }
+            let Some(record) = discovered_record(chain, position) else {
+                tracing::warn!(pool = %position.pool, "a wallet's pool cannot be tracked");
+                continue;
+            };
+            match self.market.discover(&record).await {
+                Ok(()) => new.push((position.protocol, position.pool.clone())),
+                Err(e) => {
+                    tracing::warn!(pool = %position.pool, cause = %e, "discovered pool not stored");
+                }
+            }
+        }
+        if new.is_empty() {
+            return Ok(catalog);
+        }
+        let reread = || async {
+            self.market
+                .catalog()
+                .await
+                .map_err(|e| format!("the catalog cannot be read: {e}"))
+        };
+        let catalog = reread().await?;
+        let pools: Vec<&Pool> = new
+            .iter()
+            .filter_map(|(protocol, pool)| catalog.find(chain, *protocol, pool))
+            .filter(|pool| pool.state.is_none())
+            .collect();
+        if pools.is_empty() {
+            return Ok(catalog);
+        }
+        let syncer = Syncer::new(
+            self.endpoints.clone(),
+            self.market.clone(),
+            self.store.clone(),
+            self.clock.clone(),
+        )
+        .with_confirmations(self.confirmations.clone());
+        syncer.read_and_store(&pools).await;
+        reread().await
+    }
+}
+
 #[async_trait]
 impl WalletRefresh for WalletReader {
     /// One read at one block, then one write per position that changed.
@@ -193,35 +251,7 @@ impl WalletRefresh for WalletReader {
             not_read,
             unread,
         } = found;
-        // Pools outside the catalog join the pools the sync reads, as discovered; the catalog
-        // is read again with them (their prices route USD prices to their tokens).
-        let mut discovered = false;
-        for position in &read {
-            if catalog
-                .find(wallet.chain, position.protocol, &position.pool)
-                .is_some()
-            {
-                continue;
-            }
-            let Some(pool) = discovered_record(wallet.chain, position) else {
-                tracing::warn!(pool = %position.pool, "a wallet's pool cannot be tracked");
-                continue;
-            };
-            match self.market.discover(&pool).await {
-                Ok(()) => discovered = true,
-                Err(e) => {
-                    tracing::warn!(pool = %position.pool, cause = %e, "discovered pool not stored");
-                }
-            }
-        }
-        let catalog = if discovered {
-            self.market
-                .catalog()
-                .await
-                .map_err(|e| format!("the catalog cannot be read: {e}"))?
-        } else {
-            catalog
-        };
+        let catalog = self.discover(wallet.chain, &read, catalog).await?;
         let now = self.clock.now();
         let store = self.store.as_ref();
         let stored_error = |e: StoreError| format!("the positions cannot be read: {e}");

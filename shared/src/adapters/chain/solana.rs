@@ -421,6 +421,7 @@ pub async fn read_pools(
                 block_hash: None,
                 observed_at,
                 ticks,
+                balances: None,
             })
         })
         .collect();

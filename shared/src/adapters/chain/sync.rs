@@ -251,10 +251,12 @@ impl Syncer {
         Some(settled)
     }
 
-    /// Syncs every pool of `catalog`; the report lists them in catalog order.
-    pub async fn sync_catalog(&self, catalog: &Catalog) -> SyncReport {
+    /// Reads `pools` (chains in parallel) and stores each state the trust rules take; no
+    /// order or pending position is followed. What a sync does first, and what a wallet read
+    /// does for the pools it has just discovered, so their depth is known at once.
+    pub async fn read_and_store(&self, pools: &[&Pool]) -> Vec<PoolSync> {
         let mut by_chain: BTreeMap<Chain, Vec<&Pool>> = BTreeMap::new();
-        for pool in &catalog.pools {
+        for pool in pools {
             by_chain.entry(pool.chain).or_default().push(pool);
         }
         let reads = by_chain.iter().map(|(chain, pools)| async move {
@@ -266,7 +268,13 @@ impl Syncer {
             }
             out
         });
-        let mut pools: Vec<PoolSync> = join_all(reads).await.into_iter().flatten().collect();
+        join_all(reads).await.into_iter().flatten().collect()
+    }
+
+    /// Syncs every pool of `catalog`; the report lists them in catalog order.
+    pub async fn sync_catalog(&self, catalog: &Catalog) -> SyncReport {
+        let all: Vec<&Pool> = catalog.pools.iter().collect();
+        let mut pools = self.read_and_store(&all).await;
         let updated: Vec<&Pool> = catalog
             .pools
             .iter()

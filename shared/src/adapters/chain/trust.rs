@@ -231,6 +231,7 @@ mod tests {
             block_hash: hash.map(str::to_string),
             observed_at: now() - chrono::Duration::seconds(age_seconds),
             ticks: Vec::new(),
+            balances: None,
         }
     }
 

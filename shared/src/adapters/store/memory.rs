@@ -7,7 +7,7 @@ use crate::domain::catalog::{
     PoolRecord,
 };
 use crate::domain::fee_ticks::FeeTick;
-use crate::domain::market::{Freshness, PoolKey, PoolState, Succession};
+use crate::domain::market::{Freshness, MarketRules, PoolKey, PoolState, Succession};
 use crate::domain::model::{
     Chain, ChainOrder, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol,
     Realized, Status, StoredResponse, KEY_LEASE, KEY_RETENTION,
@@ -423,7 +423,7 @@ impl PositionStore for MemoryStore {
 pub struct MemoryMarket {
     records: Vec<PoolRecord>,
     deployments: Vec<Deployment>,
-    freshness: Freshness,
+    rules: MarketRules,
     inner: RwLock<MarketInner>,
 }
 
@@ -440,14 +440,18 @@ struct MarketInner {
 
 impl MemoryMarket {
     /// Fails when a record is invalid.
-    pub fn new(records: Vec<PoolRecord>, freshness: Freshness) -> Result<Self, CatalogError> {
+    pub fn new(
+        records: Vec<PoolRecord>,
+        rules: impl Into<MarketRules>,
+    ) -> Result<Self, CatalogError> {
+        let rules = rules.into();
         let deployments = embedded_deployments();
-        let catalog = Catalog::build(&records, HashMap::new(), freshness)?
-            .with_deployments(deployments.clone());
+        let catalog =
+            Catalog::build(&records, HashMap::new(), rules)?.with_deployments(deployments.clone());
         Ok(MemoryMarket {
             records,
             deployments,
-            freshness,
+            rules,
             inner: RwLock::new(MarketInner {
                 built: Some(Arc::new(catalog)),
                 ..MarketInner::default()
@@ -497,7 +501,7 @@ impl Market for MemoryMarket {
             .chain(&inner.discovered)
             .cloned()
             .collect();
-        let catalog = Catalog::build(&records, inner.markets.clone(), self.freshness)
+        let catalog = Catalog::build(&records, inner.markets.clone(), self.rules)
             .map_err(|e| StoreError::Failure(Box::new(e)))?
             .with_deployments(self.deployments.clone());
         let catalog = Arc::new(catalog);

@@ -19,7 +19,7 @@ use super::store::DynamoDbStore;
 use crate::application::ports::{Market, StoreError, StoreResult};
 use crate::domain::catalog::{Catalog, Deployment, Pool, PoolMarket, PoolRecord};
 use crate::domain::fee_ticks::FeeTick;
-use crate::domain::market::{Freshness, PoolKey, PoolState, Succession};
+use crate::domain::market::{MarketRules, PoolKey, PoolState, Succession};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, TransactWriteItem, Update};
@@ -166,7 +166,7 @@ impl DynamoDbStore {
     }
 
     /// Reads the catalog with its states from the table.
-    pub async fn load_catalog(&self, freshness: Freshness) -> Result<Catalog, StoreError> {
+    pub async fn load_catalog(&self, rules: impl Into<MarketRules>) -> Result<Catalog, StoreError> {
         let mut records = Vec::new();
         let mut markets = HashMap::new();
         let mut by_sort_key: HashMap<String, PoolKey> = HashMap::new();
@@ -214,7 +214,7 @@ impl DynamoDbStore {
                 "the catalog is empty: run the seed step".into(),
             ));
         }
-        Ok(Catalog::build(&records, markets, freshness)
+        Ok(Catalog::build(&records, markets, rules)
             .map_err(|e| StoreError::Failure(Box::new(e)))?
             .with_deployments(deployments))
     }
@@ -225,16 +225,16 @@ impl DynamoDbStore {
 pub struct DynamoDbMarket {
     store: DynamoDbStore,
     ttl: Duration,
-    freshness: Freshness,
+    rules: MarketRules,
     cached: Mutex<Option<(Instant, Arc<Catalog>)>>,
 }
 
 impl DynamoDbMarket {
-    pub fn new(store: DynamoDbStore, ttl: Duration, freshness: Freshness) -> Self {
+    pub fn new(store: DynamoDbStore, ttl: Duration, rules: impl Into<MarketRules>) -> Self {
         DynamoDbMarket {
             store,
             ttl,
-            freshness,
+            rules: rules.into(),
             cached: Mutex::new(None),
         }
     }
@@ -249,7 +249,7 @@ impl Market for DynamoDbMarket {
                 return Ok(catalog.clone());
             }
         }
-        let catalog = Arc::new(self.store.load_catalog(self.freshness).await?);
+        let catalog = Arc::new(self.store.load_catalog(self.rules).await?);
         *cached = Some((Instant::now(), catalog.clone()));
         Ok(catalog)
     }
@@ -433,6 +433,9 @@ impl Market for DynamoDbMarket {
             .send()
             .await
             .map_err(classify_transaction)?;
+        // This container's next catalog read sees the state (a wallet read that has just
+        // synced the pools it discovered prices with them).
+        *self.cached.lock().await = None;
         let mut writes = Vec::with_capacity(after.len());
         for record in after {
             let write = self
