@@ -11,8 +11,10 @@
 //   node devnet/devnet.mjs mint  --state FILE --lower T --upper T --amount0 RAW --amount1 RAW
 //       [--recipient ADDRESS] [--token0 A --token1 B --fee F]   (the deployer pays; the recipient holds)
 //   node devnet/devnet.mjs new-pool --state FILE --symbol S [--fee F] [--with SYMBOL2]
-//       a token of its own (18 decimals) and its pool at 1:1 with WETH (or with a second token
-//       of its own, SYMBOL2: a pool no route prices), outside any catalog
+//       [--token ADDRESS] [--price N]
+//       a token of its own (18 decimals; or the token at ADDRESS, deployed by an earlier
+//       new-pool) and its pool at 1:1 with WETH, or at N WETH per token (or with a second token
+//       of its own, SYMBOL2: a pool no route prices), outside any catalog; prints its tick
 //   node devnet/devnet.mjs account --state FILE --index N     anvil's unlocked account N
 //   node devnet/devnet.mjs sign --state FILE --account ADDRESS --message TEXT
 //       personal_sign (EIP-191) by the unlocked account: what a wallet answers a challenge with
@@ -276,7 +278,9 @@ async function burnQuote(opts) {
 async function newPool(opts) {
   const { state, signer } = await connect(opts);
   const owner = await signer.getAddress();
-  const token = await deploy(signer, ERC20, `${opts.symbol} token`, opts.symbol, SUPPLY, owner);
+  const token = opts.token
+    ? new ethers.Contract(opts.token, ERC20.abi, signer)
+    : await deploy(signer, ERC20, `${opts.symbol} token`, opts.symbol, SUPPLY, owner);
   const address = await token.getAddress();
   let other = state.weth;
   if (opts.with) {
@@ -287,11 +291,16 @@ async function newPool(opts) {
   const fee = Number(opts.fee ?? 500);
   const [token0, token1] = BigInt(address) < BigInt(other) ? [address, other] : [other, address];
   const manager = new ethers.Contract(state.manager, MANAGER.abi, signer);
-  await mined(manager.createAndInitializePoolIfNecessary(token0, token1, fee, 1n << 96n, GAS));
+  // N of the other token (both have 18 decimals) per token: token1 per token0 is N or 1/N.
+  const price = BigInt(opts.price ?? 1);
+  const sqrtPriceX96 = token0 === address ? isqrt(price << 192n) : isqrt((1n << 192n) / price);
+  await mined(manager.createAndInitializePoolIfNecessary(token0, token1, fee, sqrtPriceX96, GAS));
   await mined(token.approve(state.manager, MAX_UINT, GAS));
   await mined(token.approve(state.router, MAX_UINT, GAS));
   const factory = new ethers.Contract(state.factory, FACTORY.abi, signer);
-  print({ token: address, token0, token1, fee, pool: await factory.getPool(token0, token1, fee) });
+  const pool = await factory.getPool(token0, token1, fee);
+  const tick = Number((await new ethers.Contract(pool, POOL.abi, signer).slot0()).tick);
+  print({ token: address, token0, token1, fee, pool, tick });
 }
 
 async function account(opts) {

@@ -28,32 +28,12 @@ fn text(value: &Value) -> String {
     }
 }
 
-/// Mints a position for `recipient` (the deployer pays); its token id.
+/// Mints a position of 1,000 of each token at most for `recipient` (the deployer pays); its
+/// token id.
 async fn mint(devnet: &Devnet, recipient: &str, range: (i32, i32), pool: Option<&Value>) -> String {
-    let (lower, upper) = (range.0.to_string(), range.1.to_string());
-    let amount = "1000000000000000000000";
-    let mut args = vec![
-        "--lower",
-        &lower,
-        "--upper",
-        &upper,
-        "--amount0",
-        amount,
-        "--amount1",
-        amount,
-        "--recipient",
-        recipient,
-    ];
-    let (token0, token1, fee);
-    if let Some(pool) = pool {
-        (token0, token1, fee) = (
-            text(&pool["token0"]),
-            text(&pool["token1"]),
-            text(&pool["fee"]),
-        );
-        args.extend(["--token0", &token0, "--token1", &token1, "--fee", &fee]);
-    }
-    text(&devnet.run("mint", &args).await["tokenId"])
+    devnet
+        .mint_to(recipient, range, pool, "1000000000000000000000")
+        .await
 }
 
 /// Whole tokens written as a decimal string, in base units of `decimals`.

@@ -209,6 +209,38 @@ impl Devnet {
         assert_eq!(reply.status, 201, "{}", reply.text());
     }
 
+    /// Mints a position on `[range.0, range.1)` for `recipient`, the deployer paying at most
+    /// `amount` base units of each token, on the catalog's pool or on `pool` (as `new-pool`
+    /// printed it); its token id.
+    pub async fn mint_to(
+        &self,
+        recipient: &str,
+        range: (i32, i32),
+        pool: Option<&Value>,
+        amount: &str,
+    ) -> String {
+        let (lower, upper) = (range.0.to_string(), range.1.to_string());
+        let mut args = vec![
+            "--lower",
+            &lower,
+            "--upper",
+            &upper,
+            "--amount0",
+            amount,
+            "--amount1",
+            amount,
+            "--recipient",
+            recipient,
+        ];
+        let field = |name: &str| pool.map(|p| p[name].to_string().trim_matches('"').to_string());
+        let (token0, token1, fee) = (field("token0"), field("token1"), field("fee"));
+        if let (Some(token0), Some(token1), Some(fee)) = (&token0, &token1, &fee) {
+            args.extend(["--token0", token0, "--token1", token1, "--fee", fee]);
+        }
+        let minted = self.run("mint", &args).await;
+        minted["tokenId"].as_str().unwrap().to_string()
+    }
+
     /// Moves the chain's clock on by `seconds` and mines a block there.
     pub async fn advance_time(&self, seconds: u64) {
         self.rpc("evm_increaseTime", json!([seconds])).await;
