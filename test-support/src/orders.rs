@@ -46,6 +46,7 @@ fn holding(token: &str, height: u64) -> WalletHolding {
         tick: 0,
         first_value_usd: Some("10".into()),
         close_reason: None,
+        read_error: None,
     }
 }
 

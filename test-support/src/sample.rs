@@ -153,6 +153,7 @@ fn holding(pool: &Pool, i: usize) -> WalletHolding {
         tick: pool.tick,
         first_value_usd: Some("5000.123456789".into()),
         close_reason: None,
+        read_error: None,
     }
 }
 

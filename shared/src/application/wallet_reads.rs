@@ -45,6 +45,7 @@ pub async fn record(
                 // no write. A read at the same height that differs replaces figures that were
                 // not read from the chain (those a confirmed mint starts with).
                 let unchanged = previous.status == status
+                    && before.read_error.is_none()
                     && previous.liquidity == found.liquidity
                     && (
                         before.amounts.clone(),
@@ -139,6 +140,36 @@ pub async fn record(
 }
 
 /// A write that lost to a racing refresh's is not a failure: the newer read stands.
+/// What a wallet position's `readError` says when the wallet's whole read failed (one text,
+/// so a read failing again writes nothing).
+pub const WALLET_NOT_READ: &str =
+    "the wallet could not be read (its refreshError says why): these are the figures of its last good read";
+
+/// Marks each of `positions` not taken by the wallet's last read with why, keeping its last
+/// good read: one write per position whose reason changed, none for one already marked so.
+pub async fn mark_unread(
+    store: &dyn PositionStore,
+    positions: impl IntoIterator<Item = (Position, String)>,
+) -> Result<(), StoreError> {
+    for (previous, reason) in positions {
+        let Some(before) = previous.holding.as_deref() else {
+            continue;
+        };
+        if previous.status == Status::Closed || before.read_error.as_ref() == Some(&reason) {
+            continue;
+        }
+        let marked = Position {
+            holding: Some(Box::new(WalletHolding {
+                read_error: Some(reason),
+                ..before.clone()
+            })),
+            ..previous.clone()
+        };
+        ignore_lost_race(store.update_holding(&marked, &previous).await)?;
+    }
+    Ok(())
+}
+
 fn ignore_lost_race(result: Result<(), StoreError>) -> Result<(), StoreError> {
     match result {
         Err(StoreError::Conflict) => Ok(()),

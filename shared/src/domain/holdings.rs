@@ -133,6 +133,7 @@ pub fn holding_of(
         tick: found.tick,
         first_value_usd: None,
         close_reason: (found.liquidity == 0).then(|| WITHDRAWN.to_string()),
+        read_error: None,
     }
 }
 
@@ -256,6 +257,8 @@ pub fn holding_view(
         close_reason: frozen
             .and_then(|c| c.reason.clone())
             .or_else(|| holding.close_reason.clone()),
+        read_error: holding.read_error.clone().filter(|_| open),
+        stale: open && holding.read_error.is_some(),
         closed_at: frozen.map(|c| format_time(&c.closed_at)),
         closing: order.and_then(closing_view),
         transactions: order

@@ -279,6 +279,10 @@ pub struct WalletHolding {
     /// Why it is closed: `withdrawn` (no liquidity left), `transferred` (the wallet no longer
     /// holds it).
     pub close_reason: Option<String>,
+    /// Why the wallet's last read did not take it (its token, pool or state could not be read,
+    /// or the read failed whole): its figures are those of its last good read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_error: Option<String>,
 }
 
 impl WalletHolding {
@@ -521,6 +525,10 @@ pub struct WalletPositionView {
     pub created_at: String,
     /// `withdrawn` or `transferred` once closed; `null` while active.
     pub close_reason: Option<String>,
+    /// Why the wallet's last read did not take this position; `null` when it did.
+    pub read_error: Option<String>,
+    /// Whether its figures are older than the wallet's last read (`readError` says why).
+    pub stale: bool,
     /// When a close requested through the API was mined (the block's time).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closed_at: Option<String>,

@@ -54,7 +54,8 @@ async fn chain(fault: Fault) -> RpcStub {
 /// The same chain, where the wallet holds the token ids `held` (by index, as they are when
 /// asked), each on the pool 0x..b0 of tokens 0x..a1 and 0x..a2 but token 6, on the pool 0x..b1
 /// of 0x..a1 and 0x..a3, a token whose `decimals()` reverts while `broken` is set (an upgradeable
-/// token paused, or one made to revert). Its head moves a block each time it is asked.
+/// token paused, or one made to revert), and token 9, whose `positions()` a lying node answers
+/// with `tickLower > tickUpper`. Its head moves a block each time it is asked.
 async fn chain_holding(
     fault: Fault,
     held: Arc<Mutex<Vec<u64>>>,
@@ -101,6 +102,7 @@ async fn chain_holding(
                 }
                 // positions(5): nonce, operator, token0, token1, fee, ticks, liquidity, growths, owed
                 "99fbab88" => {
+                    let lying = fault == Fault::ReversedTicks || last_word == 9;
                     let mut words = vec![
                         word(0),
                         word(0),
@@ -108,15 +110,11 @@ async fn chain_holding(
                         address_word(if last_word == 6 { 0xa3 } else { 0xa2 }),
                         word(3000),
                         tick_word(match fault {
-                            Fault::ReversedTicks => 600,
+                            _ if lying => 600,
                             Fault::OffSpacing => -590,
                             _ => -600,
                         }),
-                        tick_word(if fault == Fault::ReversedTicks {
-                            -600
-                        } else {
-                            600
-                        }),
+                        tick_word(if lying { -600 } else { 600 }),
                         word(1_000_000),
                         word(0),
                         word(0),
@@ -363,8 +361,34 @@ async fn one_bad_position_never_freezes_the_wallet() {
     };
     assert_eq!(status("7"), Some(json!("active")), "{listed}");
     assert_eq!(status("5"), Some(json!("closed")), "{listed}");
-    // Token 6 keeps its last good read, open.
-    assert_eq!(six(&listed), before, "{listed}");
+    // Token 6 keeps its last good read, open, and says why it is stale.
+    let kept = six(&listed);
+    assert!(
+        kept["readError"]
+            .as_str()
+            .is_some_and(|e| e.contains("decimals")),
+        "{kept}"
+    );
+    assert_eq!(kept["stale"], true, "{kept}");
+    let unmarked = |view: &Value| {
+        let mut view = view.clone();
+        view["readError"] = Value::Null;
+        view["stale"] = json!(false);
+        view
+    };
+    assert_eq!(unmarked(&kept), before, "{listed}");
+    assert_eq!(before["readError"], Value::Null, "{before}");
+    assert_eq!(before["stale"], false, "{before}");
+    assert_eq!(
+        listed["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["stale"] == true)
+            .count(),
+        1,
+        "{listed}"
+    );
     let wallets = alice.send(Method::GET, "/wallets", &[], b"").await.json;
     let shown = &wallets["data"][0];
     assert_eq!(shown["positions"], 2, "{wallets}");
@@ -376,11 +400,33 @@ async fn one_bad_position_never_freezes_the_wallet() {
         "{wallets}"
     );
 
-    // The token readable again: the position reads again and the wallet says nothing.
+    // A lying node's answer for token 9 fails the read whole: every open position says its
+    // figures are the last good read's, and nothing else changes.
+    *held.lock().unwrap() = vec![6, 7, 9];
+    let refreshed = app.refresh_all_wallets().await.unwrap();
+    assert_eq!(refreshed.failed.len(), 1, "{refreshed:?}");
+    let failed = alice.list("source=wallet").await.json;
+    for view in failed["data"].as_array().unwrap() {
+        let open = view["status"] == "active";
+        assert_eq!(view["stale"], open, "{view}");
+        if open {
+            let said = view["readError"].as_str().unwrap_or_default();
+            assert!(said.contains("could not be read"), "{view}");
+        }
+    }
+    assert_eq!(failed["total"], listed["total"], "{failed}");
+
+    // The token readable again: the positions read again and the wallet says nothing.
     broken.store(false, Ordering::SeqCst);
+    *held.lock().unwrap() = vec![6, 7];
     let refreshed = app.refresh_all_wallets().await.unwrap();
     assert!(refreshed.failed.is_empty(), "{refreshed:?}");
-    let after = six(&alice.list("source=wallet").await.json);
+    let now = alice.list("source=wallet").await.json;
+    for view in now["data"].as_array().unwrap() {
+        assert_eq!(view["stale"], false, "{view}");
+        assert_eq!(view["readError"], Value::Null, "{view}");
+    }
+    let after = six(&now);
     assert_eq!(after["status"], "active", "{after}");
     let wallets = alice.send(Method::GET, "/wallets", &[], b"").await.json;
     assert!(

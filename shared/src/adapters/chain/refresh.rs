@@ -9,7 +9,7 @@ use super::sync::Syncer;
 use super::wallets::{read_wallet, ChainPosition, TokenMeta, MAX_POSITIONS_PER_MANAGER};
 use crate::application::app::{App, Refreshed, WalletRefresh};
 use crate::application::ports::{Market, PositionStore, StoreError};
-use crate::application::wallet_reads::record;
+use crate::application::wallet_reads::{mark_unread, record, WALLET_NOT_READ};
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::clock::Clock;
 use crate::domain::holdings::{discovered_record, ReadPosition};
@@ -243,7 +243,20 @@ impl WalletRefresh for WalletReader {
             .catalog()
             .await
             .map_err(|e| format!("the catalog cannot be read: {e}"))?;
-        let found = self.read(wallet, &catalog).await?;
+        let found = match self.read(wallet, &catalog).await {
+            Ok(found) => found,
+            Err(reason) => {
+                // Its positions say that their figures are those of the last good read.
+                let (owner, address) = (&wallet.owner, &wallet.address);
+                if let Ok(stored) = self.store.holdings(owner, wallet.chain, address).await {
+                    let unread = stored.into_iter().map(|p| (p, WALLET_NOT_READ.to_string()));
+                    if let Err(e) = mark_unread(self.store.as_ref(), unread).await {
+                        tracing::warn!(cause = %e, "positions not marked unread");
+                    }
+                }
+                return Err(reason);
+            }
+        };
         let incomplete = found.incomplete();
         let WalletRead {
             height,
@@ -277,7 +290,19 @@ impl WalletRefresh for WalletReader {
         // capped read cannot tell a position it did not see from one that left: it closes none.
         let chain = wallet.chain;
         let key = |p: &Position| p.holding.as_ref().map(|h| h.key(chain));
-        stored.retain(|p| !unread.iter().any(|(k, _)| key(p).as_ref() == Some(k)));
+        let reason = |p: &Position| {
+            let key = key(p)?;
+            unread
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, r)| r.clone())
+        };
+        let (left_out, mut stored): (Vec<_>, Vec<_>) =
+            stored.into_iter().partition(|p| reason(p).is_some());
+        let left_out = left_out.into_iter().filter_map(|p| Some((reason(&p)?, p)));
+        mark_unread(store, left_out.map(|(r, p)| (p, r)))
+            .await
+            .map_err(|e| format!("the positions cannot be stored: {e}"))?;
         if not_read > 0 {
             let seen: std::collections::HashSet<String> = read
                 .iter()

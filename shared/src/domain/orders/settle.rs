@@ -66,6 +66,7 @@ pub fn holding_at_pool(
         tick: pool.tick,
         first_value_usd: None,
         close_reason: None,
+        read_error: None,
     })
 }
 

@@ -392,6 +392,7 @@ mod tests {
                 tick: -5,
                 first_value_usd: None,
                 close_reason: Some("transferred".into()),
+                read_error: Some("token 42: decimals() reverted".into()),
             })),
             ..legacy
         };
