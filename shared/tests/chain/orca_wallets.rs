@@ -183,11 +183,21 @@ async fn a_wallets_orca_positions_are_read_from_their_accounts() {
 
 #[tokio::test]
 async fn refused_orca_answers_fail_the_read_whole() {
-    // A Position account with another discriminator, or one byte short.
+    // A Position account with another discriminator, one byte short, its ticks swapped (no
+    // Whirlpool holds a range upside down), or its upper tick off the pool's spacing.
     for corrupt in [
         |d: &mut Vec<u8>| d[0] ^= 1,
         |d: &mut Vec<u8>| {
             d.pop();
+        },
+        |d: &mut Vec<u8>| {
+            let (lower, upper) = (d[88..92].to_vec(), d[92..96].to_vec());
+            d[88..92].copy_from_slice(&upper);
+            d[92..96].copy_from_slice(&lower);
+        },
+        |d: &mut Vec<u8>| {
+            let upper = i32::from_le_bytes(d[92..96].try_into().unwrap());
+            d[92..96].copy_from_slice(&(upper + 1).to_le_bytes());
         },
     ] {
         let (wallet, mut accounts, token_accounts) = world(1);
@@ -207,6 +217,8 @@ async fn refused_orca_answers_fail_the_read_whole() {
             .await
             .unwrap_err();
         assert!(error.contains("position of"), "{error}");
+        let swapped = data[88..96] != position_data(1)[88..96];
+        assert_eq!(error.contains("its ticks"), swapped, "{error}");
     }
     // A Position account owned by another program.
     let (wallet, mut accounts, token_accounts) = world(1);

@@ -11,6 +11,7 @@ use super::solana::{
     account_data, accounts_owned, decode_key, decode_position, decode_tick_array, decode_whirlpool,
     find_program_address, tick_array_address, tick_array_start, OrcaPosition, Whirlpool,
 };
+use super::trust::plausible_range;
 use crate::domain::holdings::ReadPosition;
 use crate::domain::math::fees::{BoundTick, FeeAccounting};
 use crate::domain::math::{Curve, U256};
@@ -150,6 +151,16 @@ pub async fn read_orca_wallet(
     let mut bounds = Vec::new();
     for p in &positions {
         let pool = &whirlpools[&p.whirlpool];
+        // As on EVM: no Whirlpool holds a position whose range is not ordered, within the
+        // protocol's ticks and on its pool's spacing; an answer with one fails the read whole.
+        let spacing = i32::from(pool.tick_spacing);
+        plausible_range(
+            Curve::OrcaWhirlpools,
+            p.tick_lower_index,
+            p.tick_upper_index,
+            spacing,
+        )
+        .map_err(|e| format!("position of {}: {e}", p.position_mint))?;
         let mut of = |tick: i32| -> Result<(i32, usize), String> {
             let start = tick_array_start(tick, pool.tick_spacing);
             let address = tick_array_address(&p.whirlpool, start).ok_or("no tick array address")?;

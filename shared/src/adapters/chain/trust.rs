@@ -14,7 +14,6 @@ use crate::domain::catalog::Pool;
 use crate::domain::fee_ticks::FeeTick;
 use crate::domain::market::{PoolState, Succession};
 use crate::domain::math::fees::FeeAccounting;
-use crate::domain::math::uniswap::{MAX_TICK, MIN_TICK};
 use crate::domain::math::{Curve, U256};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
@@ -161,8 +160,8 @@ pub fn fee_growth_advances(
 /// A position's range as the position manager can hold one: `lower < upper`, both within the
 /// protocol's ticks and multiples of the pool's positive `spacing` (the pool's `mint` refuses
 /// any other, so a node answering one is lying).
-pub fn plausible_range(lower: i32, upper: i32, spacing: i32) -> Result<(), String> {
-    if !(MIN_TICK <= lower && lower < upper && upper <= MAX_TICK) {
+pub fn plausible_range(curve: Curve, lower: i32, upper: i32, spacing: i32) -> Result<(), String> {
+    if !(curve.min_tick() <= lower && lower < upper && upper <= curve.max_tick()) {
         return Err(format!(
             "its ticks [{lower}, {upper}] are not an ordered range within the protocol's"
         ));
@@ -291,8 +290,11 @@ mod tests {
 
     #[test]
     fn a_position_range_is_ordered_in_bounds_and_on_spacing() {
-        assert_eq!(plausible_range(-600, 600, 60), Ok(()));
-        assert_eq!(plausible_range(-887_220, 887_220, 60), Ok(()));
+        assert_eq!(plausible_range(Curve::UniswapV3, -600, 600, 60), Ok(()));
+        assert_eq!(
+            plausible_range(Curve::UniswapV3, -887_220, 887_220, 60),
+            Ok(())
+        );
         for (lower, upper, spacing) in [
             (600, -600, 60),
             (600, 600, 60),
@@ -304,7 +306,7 @@ mod tests {
             (-600, 600, -60),
         ] {
             assert!(
-                plausible_range(lower, upper, spacing).is_err(),
+                plausible_range(Curve::UniswapV3, lower, upper, spacing).is_err(),
                 "[{lower}, {upper}] on {spacing}"
             );
         }

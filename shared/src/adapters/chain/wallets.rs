@@ -429,8 +429,13 @@ pub async fn read_wallet(
                 continue;
             }
         };
-        plausible_range(p.tickLower.as_i32(), p.tickUpper.as_i32(), spacing)
-            .map_err(|e| format!("position {token_id}: {e}"))?;
+        plausible_range(
+            Curve::UniswapV3,
+            p.tickLower.as_i32(),
+            p.tickUpper.as_i32(),
+            spacing,
+        )
+        .map_err(|e| format!("position {token_id}: {e}"))?;
         let mut position = position_at(manager, token_id, pool, &p, &metadata, state)?;
         position.protocol = protocols[&manager];
         position.tick_spacing = spacing;
