@@ -139,7 +139,23 @@ async fn strangers_move_nothing(store_args: &[&str]) {
     let before = alice.portfolio().await.json;
     devnet.link_account(&attacker, attacker_wallet).await;
     devnet.link_account(&carol, carol_wallet).await;
-    sync(&ops).await;
+    let report = sync(&ops).await;
+    // The rigged pool is read like the catalog's; the dust pool, read once when it was found
+    // and too shallow to price anything, only once its state is an hour old.
+    let synced: Vec<String> = report["pools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| text(&p["pool"]).to_lowercase())
+        .collect();
+    assert!(
+        synced.contains(&text(&rigged["pool"]).to_lowercase()),
+        "{report}"
+    );
+    assert!(
+        !synced.contains(&text(&dust["pool"]).to_lowercase()),
+        "{report}"
+    );
 
     // OWN is priced by its deepest pool, whoever linked first: at WETH's price (1:1).
     let pools = alice.pools().await.json;

@@ -19,7 +19,7 @@ pub mod wiring;
 pub use application::app;
 pub use domain::{
     calldata, catalog, clock, fee_ticks, figures, json, limits, market, math, model, orders,
-    portfolio, valuation, wallets,
+    portfolio, pricing, valuation, wallets,
 };
 pub use edge::{
     caller, error, event, handlers, http, idempotency, order_handlers, routes, validation,

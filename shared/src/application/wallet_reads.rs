@@ -107,8 +107,20 @@ pub async fn record(
                     // refresh of this wallet stored it first (its read stands).
                     Err(StoreError::Conflict) => {
                         let key = holding_key(chain, &position);
-                        if let Some(previous) = store.holding(&wallet.owner, chain, &key).await? {
-                            moved(store, &previous, &position, height).await?;
+                        // A read of the wallet it left may close it meanwhile ("transferred",
+                        // at the same block): read it again and move it over that.
+                        for _ in 0..3 {
+                            let Some(previous) = store.holding(&wallet.owner, chain, &key).await?
+                            else {
+                                break;
+                            };
+                            match moved(store, &previous, &position, height).await {
+                                Err(StoreError::Conflict) => continue,
+                                other => {
+                                    other?;
+                                    break;
+                                }
+                            }
                         }
                     }
                     other => other?,
@@ -139,7 +151,6 @@ pub async fn record(
     Ok(held)
 }
 
-/// A write that lost to a racing refresh's is not a failure: the newer read stands.
 /// What a wallet position's `readError` says when the wallet's whole read failed (one text,
 /// so a read failing again writes nothing).
 pub const WALLET_NOT_READ: &str =
@@ -170,6 +181,7 @@ pub async fn mark_unread(
     Ok(())
 }
 
+/// A write that lost to a racing refresh's is not a failure: the newer read stands.
 fn ignore_lost_race(result: Result<(), StoreError>) -> Result<(), StoreError> {
     match result {
         Err(StoreError::Conflict) => Ok(()),
@@ -188,7 +200,7 @@ fn holding_key(chain: Chain, position: &Position) -> String {
 /// Stores `found` (read from the wallet now holding it) over `previous`, the same position as
 /// another of the owner's wallets last read it: same id, first value and history, the new
 /// wallet and read. A read older than the stored one, or one of the same wallet (a racing
-/// refresh), changes nothing.
+/// refresh), changes nothing; `Conflict` when `previous` is no longer what is stored.
 async fn moved(
     store: &dyn PositionStore,
     previous: &Position,
@@ -213,5 +225,5 @@ async fn moved(
         ..previous.clone()
     };
     tracing::info!(position = %previous.id, from = %before.wallet, to = %now.wallet, "wallet position moved between the owner's wallets");
-    ignore_lost_race(store.update_holding(&read, previous).await)
+    store.update_holding(&read, previous).await
 }

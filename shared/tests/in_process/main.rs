@@ -2,6 +2,7 @@
 //! store's contract, the route table against the template and events, and the module map.
 
 mod architecture;
+mod catalog;
 mod close;
 mod events;
 mod handlers;

@@ -13,7 +13,7 @@ use crate::application::wallet_reads::{mark_unread, record, WALLET_NOT_READ};
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::clock::Clock;
 use crate::domain::holdings::{discovered_record, ReadPosition};
-use crate::domain::market::Confirmations;
+use crate::domain::market::{Cadence, Confirmations};
 use crate::domain::math::U256;
 use crate::domain::model::{Chain, HeldToken, Position};
 use crate::domain::wallets::LinkedWallet;
@@ -217,7 +217,7 @@ impl WalletReader {
         let pools: Vec<&Pool> = new
             .iter()
             .filter_map(|(protocol, pool)| catalog.find(chain, *protocol, pool))
-            .filter(|pool| pool.state.is_none())
+            .filter(|pool| pool.state.is_none() && pool.cadence != Cadence::Never)
             .collect();
         if pools.is_empty() {
             return Ok(catalog);

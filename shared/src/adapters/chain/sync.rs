@@ -271,10 +271,16 @@ impl Syncer {
         join_all(reads).await.into_iter().flatten().collect()
     }
 
-    /// Syncs every pool of `catalog`; the report lists them in catalog order.
+    /// Syncs every pool of `catalog` due at its cadence (every catalog pool; a discovered one
+    /// as far as it can price a token); the report lists them in catalog order.
     pub async fn sync_catalog(&self, catalog: &Catalog) -> SyncReport {
-        let all: Vec<&Pool> = catalog.pools.iter().collect();
-        let mut pools = self.read_and_store(&all).await;
+        let started = self.clock.now();
+        let due: Vec<&Pool> = catalog
+            .pools
+            .iter()
+            .filter(|p| p.cadence.due(p.state.as_ref(), started))
+            .collect();
+        let mut pools = self.read_and_store(&due).await;
         let updated: Vec<&Pool> = catalog
             .pools
             .iter()

@@ -91,17 +91,22 @@ impl DynamoDbStore {
         previous: &Position,
     ) -> StoreResult<()> {
         let height = previous.holding.as_ref().map_or(0, |h| h.height);
+        let wallet = previous.holding.as_ref().map_or("", |h| &h.wallet);
         let (order_condition, order) = same_order(previous);
+        // Items from before `holdingWallet` have none: their height alone holds them.
         let mut put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(position_item(read)))
             .condition_expression(format!(
-                "#s = :from AND holdingHeight = :height AND {order_condition}"
+                "#s = :from AND holdingHeight = :height AND \
+                 (attribute_not_exists(holdingWallet) OR holdingWallet = :wallet) AND \
+                 {order_condition}"
             ))
             .expression_attribute_names("#s", "status")
             .expression_attribute_names("#o", ORDER)
             .expression_attribute_values(":from", s(previous.status.as_str()))
-            .expression_attribute_values(":height", AttributeValue::N(height.to_string()));
+            .expression_attribute_values(":height", AttributeValue::N(height.to_string()))
+            .expression_attribute_values(":wallet", s(wallet.to_string()));
         if let Some(order) = order {
             put = put.expression_attribute_values(":order", order);
         }

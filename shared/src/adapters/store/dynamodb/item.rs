@@ -69,6 +69,9 @@ pub(super) fn position_item(p: &Position) -> Item {
             "holdingHeight".into(),
             AttributeValue::N(holding.height.to_string()),
         );
+        // Its wallet apart too: a read of the wallet a position left never overwrites its move
+        // to another of the owner's wallets read at the same height.
+        item.insert("holdingWallet".into(), s(holding.wallet.clone()));
     }
     if let Some(json) = order_json(p) {
         item.insert(ORDER.into(), s(json));

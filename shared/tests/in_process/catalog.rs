@@ -1,0 +1,213 @@
+//! The catalog: the embedded one's pools and deployments, lookups, and how `Catalog::build`
+//! prices tokens, by route from the catalog's pools and by depth from discovered ones.
+
+use shared::catalog::{Catalog, Deployment, PoolMarket, PoolRecord};
+use shared::market::{Balances, Cadence, MarketRules, PoolKey, PoolState};
+use shared::math::U256;
+use shared::model::{Chain, Protocol};
+use std::collections::HashMap;
+
+#[test]
+fn embedded_deployments_cover_every_chain_with_its_chain_id() {
+    let catalog = Catalog::embedded();
+    Deployment::check_all(&catalog.deployments).unwrap();
+    let ids: Vec<Option<u64>> = Chain::ALL.iter().map(|c| catalog.chain_id(*c)).collect();
+    // ethereum, solana, bsc, arbitrum, base in Chain::ALL's order.
+    for chain in Chain::ALL {
+        assert!(catalog.deployments_on(*chain).count() == 1, "{chain}");
+    }
+    assert!(ids.contains(&Some(1)) && ids.contains(&Some(56)) && ids.contains(&None));
+    assert!(ids.contains(&Some(42161)) && ids.contains(&Some(8453)));
+    let twice = [
+        catalog.deployments[0].clone(),
+        catalog.deployments[0].clone(),
+    ];
+    assert!(Deployment::check_all(&twice).is_err());
+}
+
+#[test]
+fn embedded_catalog_has_every_required_pool() {
+    let catalog = Catalog::embedded();
+    assert!(catalog.pools.len() >= 10);
+    for chain in Chain::ALL {
+        assert!(catalog.pools.iter().any(|p| p.chain == *chain), "{chain}");
+    }
+}
+
+#[test]
+fn evm_lookup_ignores_case_and_solana_does_not() {
+    let catalog = Catalog::embedded();
+    let eth = "0x88e6a0c2ddd26feeb64f039a2c41296fcb3f5640";
+    let pool = catalog
+        .find(Chain::Ethereum, Protocol::UniswapV3, eth)
+        .unwrap();
+    assert_eq!(pool.id, "0x88e6A0c2dDD26FEEb64F039a2c41296FcB3f5640");
+    let sol = "Czfq3xZZDmsdGdUyrNLtRhGc47cXcZtLG4crryfu44zE";
+    assert!(catalog
+        .find(Chain::Solana, Protocol::OrcaWhirlpools, sol)
+        .is_some());
+    let lower = sol.to_lowercase();
+    assert!(catalog
+        .find(Chain::Solana, Protocol::OrcaWhirlpools, &lower)
+        .is_none());
+    assert!(catalog
+        .find(Chain::Base, Protocol::UniswapV3, eth)
+        .is_none());
+}
+
+#[test]
+fn quote_is_the_stablecoin_and_prices_agree_with_usd_prices() {
+    for pool in Catalog::embedded().pools {
+        let implied = &pool.current_price * &pool.token_b.price_usd;
+        assert_eq!(implied, pool.token_a.price_usd, "{}", pool.id);
+        let back = pool.orientation.human_price_of(pool.sqrt_price);
+        assert_eq!(pool.tick, pool.curve().tick_at_or_below(pool.sqrt_price));
+        let expected: f64 = pool.current_price.to_string().parse().unwrap();
+        assert!(
+            (back - expected).abs() / expected < 1e-9,
+            "{} {back}",
+            pool.id
+        );
+    }
+}
+
+/// A discovered OWN/WETH pool at `price` WETH per OWN holding `weth` whole WETH, as a record
+/// and its synced state.
+fn own_pool(id: &str, price: &str, weth: u64, weth_address: &str) -> (PoolRecord, PoolMarket) {
+    let token = |symbol: &str, address: &str| shared::catalog::TokenRecord {
+        symbol: symbol.into(),
+        address: address.into(),
+        decimals: 18,
+        price_usd: "0".into(),
+    };
+    let record = PoolRecord {
+        chain: Chain::Ethereum,
+        protocol: Protocol::UniswapV3,
+        pool: id.into(),
+        fee_tier: 3000,
+        tick_spacing: 60,
+        token0: token("OWN", "0x00000000000000000000000000000000000000aa"),
+        token1: token("WETH", weth_address),
+        base: shared::catalog::BaseToken::Token0,
+        current_price: price.into(),
+        discovered: true,
+    };
+    let pool = shared::catalog::Pool::from_record(&record).unwrap();
+    let whole = U256::from(10u64).pow(U256::from(18));
+    let state = PoolState {
+        sqrt_price: pool.sqrt_price,
+        tick: pool.tick,
+        liquidity: 1,
+        fee_growth_global0: U256::ZERO,
+        fee_growth_global1: U256::ZERO,
+        height: 1,
+        block_hash: None,
+        observed_at: chrono::Utc::now(),
+        ticks: Vec::new(),
+        balances: Some(Balances {
+            token0: whole,
+            token1: U256::from(weth) * whole,
+        }),
+    };
+    let market = PoolMarket {
+        state: Some(state),
+        ..PoolMarket::default()
+    };
+    (record, market)
+}
+
+/// Through `Catalog::build`: a token only discovered pools reach takes the deepest one's price
+/// whatever order the pools are stored in, none from pools under the minimum, and the sync
+/// reads each discovered pool as far as it can price.
+#[test]
+fn discovered_pools_price_by_depth_in_any_order() {
+    let listed: Vec<PoolRecord> = shared::catalog::embedded_records()
+        .into_iter()
+        .filter(|r| r.chain == Chain::Ethereum)
+        .collect();
+    let catalog = Catalog::from_records(&listed).unwrap();
+    let weth = catalog
+        .pools
+        .iter()
+        .flat_map(|p| [&p.token_a, &p.token_b])
+        .find(|t| t.symbol == "WETH")
+        .unwrap()
+        .clone();
+    let fair = own_pool(
+        "0x0000000000000000000000000000000000000f01",
+        "0.001",
+        100,
+        &weth.address,
+    );
+    let rigged = own_pool(
+        "0x0000000000000000000000000000000000000f02",
+        "1000",
+        50,
+        &weth.address,
+    );
+    let shallow = own_pool(
+        "0x0000000000000000000000000000000000000f03",
+        "5",
+        1,
+        &weth.address,
+    );
+    let own_price = |pools: Vec<(PoolRecord, PoolMarket)>, min: u64| {
+        let mut records = listed.clone();
+        let mut markets = HashMap::new();
+        for (record, market) in pools {
+            markets.insert(
+                PoolKey::new(record.chain, record.protocol, &record.pool),
+                market,
+            );
+            records.push(record);
+        }
+        let rules = MarketRules {
+            freshness: shared::market::Freshness::Snapshot,
+            min_discovered_depth_usd: min,
+        };
+        let catalog = Catalog::build(&records, markets, rules).unwrap();
+        let own: Vec<_> = catalog.pools.iter().filter(|p| p.discovered).collect();
+        let prices: Vec<_> = own
+            .iter()
+            .map(|p| p.token_a.priced.then(|| p.token_a.price_usd.clone()))
+            .collect();
+        assert!(prices.windows(2).all(|w| w[0] == w[1]), "{prices:?}");
+        let cadences: Vec<(String, Cadence)> =
+            own.iter().map(|p| (p.id.clone(), p.cadence)).collect();
+        (prices[0].clone(), cadences)
+    };
+    let expected = Some(&weth.price_usd / bigdecimal::BigDecimal::from(1000));
+    for order in [
+        vec![fair.clone(), rigged.clone(), shallow.clone()],
+        vec![shallow.clone(), rigged.clone(), fair.clone()],
+        vec![rigged.clone(), fair],
+    ] {
+        let (price, cadences) = own_price(order, 10_000);
+        assert_eq!(
+            price.map(|p| p.normalized()),
+            expected.clone().map(|p| p.with_prec(20).normalized())
+        );
+        for (id, cadence) in cadences {
+            // One WETH (a few thousand USD) is under the minimum: read hourly.
+            let shallow_pool = id.ends_with("f03");
+            assert_eq!(cadence == Cadence::Hourly, shallow_pool, "{id}");
+            assert_eq!(cadence == Cadence::EverySync, !shallow_pool, "{id}");
+        }
+    }
+    // Alone, the rigged pool (50 WETH) prices OWN; under a minimum above its depth, nothing does.
+    let (alone, _) = own_price(vec![rigged.clone()], 10_000);
+    assert_eq!(
+        alone.map(|p| p.normalized()),
+        Some(
+            (&weth.price_usd * bigdecimal::BigDecimal::from(1000))
+                .with_prec(20)
+                .normalized()
+        )
+    );
+    let (none, cadences) = own_price(vec![rigged, shallow], 1_000_000_000);
+    assert_eq!(none, None);
+    assert!(
+        cadences.iter().all(|(_, c)| *c == Cadence::Hourly),
+        "{cadences:?}"
+    );
+}
