@@ -204,7 +204,7 @@ const DETAIL_FIELDS = [
   ["pnlUsd", "PnL", signedUsd], ["pnlPercent", "PnL %", percent], ["feeAprPercent", "Fee APR", percent],
   ["readHeight", "Read at block"], ["refreshedAt", "Read", time], ["createdAt", "Opened", time],
   ["expiresAt", "Deadline", time], ["transactionHash", "Transaction"], ["closedAt", "Closed", time],
-  ["closeReason", "Close reason"], ["valuationError", "Not valued"],
+  ["closeReason", "Close reason"], ["valuationError", "Not valued"], ["readError", "Not read"],
 ];
 
 function renderDetail(p) {
