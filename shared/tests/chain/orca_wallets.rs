@@ -156,9 +156,11 @@ async fn a_wallets_orca_positions_are_read_from_their_accounts() {
     let stub = stub(accounts, token_accounts).await;
     let rpc = RpcClient::new(&stub.url, RPC_TIMEOUT).unwrap();
     let symbol = |mint: &str| (mint == MINT_B).then(|| "USDC".to_string());
-    let (slot, read) = read_orca_wallet(&rpc, PROGRAM_ID, &wallet, false, &symbol)
+    let got = read_orca_wallet(&rpc, PROGRAM_ID, &wallet, false, &symbol)
         .await
         .unwrap();
+    let (slot, read) = (got.slot, got.positions);
+    assert_eq!(got.not_read, 0);
     assert_eq!(slot, SLOT);
     assert_eq!(read.len(), 1, "{read:?}");
     let p = &read[0];
@@ -179,6 +181,38 @@ async fn a_wallets_orca_positions_are_read_from_their_accounts() {
     );
     // Requests: the token accounts (one batch), positions, whirlpools, ticks and mints.
     assert_eq!(stub.requests(), 4);
+}
+
+/// A wallet sent 1,001 Orca positions is read to the cap (1,000, by mint) and says how many it
+/// did not read.
+#[tokio::test]
+async fn a_wallet_past_the_orca_cap_says_how_many_were_not_read() {
+    let (wallet, mut accounts, _) = world(1_000);
+    let mut token_accounts = Vec::new();
+    for i in 0..1_001u32 {
+        let mut mint = [5u8; 32];
+        mint[..4].copy_from_slice(&i.to_be_bytes());
+        let mut data = position_data(1_000);
+        data[40..72].copy_from_slice(&mint);
+        let pda = find_program_address(&[b"position", &mint], &key(PROGRAM_ID).try_into().unwrap())
+            .map(|a| bs58::encode(a).into_string())
+            .unwrap();
+        accounts.insert(pda, account(&data, PROGRAM_ID));
+        token_accounts.push(json!({
+            "pubkey": bs58::encode([9u8; 32]).into_string(),
+            "account": account(&token_account(&mint, &[7u8; 32], 1), TOKEN_PROGRAM),
+        }));
+    }
+    let stub = stub(accounts, token_accounts).await;
+    let rpc = RpcClient::new(&stub.url, RPC_TIMEOUT).unwrap();
+    let got = read_orca_wallet(&rpc, PROGRAM_ID, &wallet, false, &|_: &str| None)
+        .await
+        .unwrap();
+    assert_eq!(got.positions.len(), 1_000);
+    assert_eq!(got.not_read, 1);
+    let mut mints: Vec<&str> = got.positions.iter().map(|p| p.token.as_str()).collect();
+    mints.dedup();
+    assert_eq!(mints.len(), 1_000);
 }
 
 #[tokio::test]

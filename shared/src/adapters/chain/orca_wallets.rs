@@ -12,6 +12,7 @@ use super::solana::{
     find_program_address, tick_array_address, tick_array_start, OrcaPosition, Whirlpool,
 };
 use super::trust::plausible_range;
+use super::wallets::MAX_POSITIONS_PER_MANAGER;
 use crate::domain::holdings::ReadPosition;
 use crate::domain::math::fees::{BoundTick, FeeAccounting};
 use crate::domain::math::{Curve, U256};
@@ -91,15 +92,24 @@ fn short(mint: &str) -> String {
     }
 }
 
-/// Reads every Orca position `wallet` holds, at the slot of the last read; `symbol` names a
-/// mint the catalog knows.
+/// What a read of a wallet's Orca positions found, at the slot of its last request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrcaRead {
+    pub slot: u64,
+    pub positions: Vec<ReadPosition>,
+    /// Positions past the read's cap ([`MAX_POSITIONS_PER_MANAGER`], by mint), not read.
+    pub not_read: u64,
+}
+
+/// Reads the Orca positions `wallet` holds, up to [`MAX_POSITIONS_PER_MANAGER`] of them (by
+/// mint: anyone can send position NFTs to a wallet); `symbol` names a mint the catalog knows.
 pub async fn read_orca_wallet(
     rpc: &RpcClient,
     program: &str,
     wallet: &str,
     finalized: bool,
     symbol: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<(u64, Vec<ReadPosition>), String> {
+) -> Result<OrcaRead, String> {
     let commitment = if finalized { "finalized" } else { "confirmed" };
     let (listed_at, mints) = single_token_mints(rpc, wallet, commitment).await?;
     let addresses: Vec<String> = mints
@@ -121,8 +131,15 @@ pub async fn read_orca_wallet(
         }
         positions.push(position);
     }
+    let cap = usize::try_from(MAX_POSITIONS_PER_MANAGER).unwrap_or(usize::MAX);
+    let not_read = positions.len().saturating_sub(cap) as u64;
+    positions.truncate(cap);
     if positions.is_empty() {
-        return Ok((listed_at, Vec::new()));
+        return Ok(OrcaRead {
+            slot: listed_at,
+            positions: Vec::new(),
+            not_read,
+        });
     }
     let mut pool_addresses: Vec<String> = positions.iter().map(|p| p.whirlpool.clone()).collect();
     pool_addresses.sort();
@@ -234,7 +251,11 @@ pub async fn read_orca_wallet(
         )?);
     }
     // The read's height: the latest slot any of its answers was read at.
-    Ok((slot.max(listed_at), read))
+    Ok(OrcaRead {
+        slot: slot.max(listed_at),
+        positions: read,
+        not_read,
+    })
 }
 
 /// Per token (a, b), the fee growth outside a bound tick.

@@ -71,12 +71,11 @@ impl WalletReader {
                     .map(|t| t.symbol.clone())
             };
             let finalized = self.confirmations.of(chain) > 0;
-            let (height, positions) =
-                read_orca_wallet(rpc, program, &wallet.address, finalized, &symbol).await?;
+            let read = read_orca_wallet(rpc, program, &wallet.address, finalized, &symbol).await?;
             return Ok(WalletRead {
-                height,
-                positions,
-                not_read: 0,
+                height: read.slot,
+                positions: read.positions,
+                not_read: read.not_read,
                 unread: Vec::new(),
             });
         }
