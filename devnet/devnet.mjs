@@ -18,8 +18,10 @@
 //   node devnet/devnet.mjs account --state FILE --index N     anvil's unlocked account N
 //   node devnet/devnet.mjs sign --state FILE --account ADDRESS --message TEXT
 //       personal_sign (EIP-191) by the unlocked account: what a wallet answers a challenge with
-//   node devnet/devnet.mjs withdraw --state FILE --account ADDRESS --token-id N
-//       decreaseLiquidity of all the position's liquidity, its fees left uncollected
+//   node devnet/devnet.mjs withdraw --state FILE --account ADDRESS --token-id N [--liquidity L]
+//       decreaseLiquidity of all the position's liquidity (or L of it), its fees left uncollected
+//   node devnet/devnet.mjs collect --state FILE --account ADDRESS --token-id N [--amount0 RAW --amount1 RAW]
+//       collect to the account what the position is owed (or at most RAW of each token)
 //   node devnet/devnet.mjs transfer --state FILE --account ADDRESS --token-id N --to ADDRESS
 //   node devnet/devnet.mjs position-quote --state FILE --token-id N [--block B]
 //       at one block: positions(N), the owner, what decreasing all its liquidity and what
@@ -318,11 +320,26 @@ async function sign(opts) {
 async function withdraw(opts) {
   const { state, provider } = await connect(opts);
   const manager = new ethers.Contract(state.manager, MANAGER.abi, await provider.getSigner(opts.account));
-  const { liquidity } = await manager.positions(BigInt(opts["token-id"]));
+  const held = (await manager.positions(BigInt(opts["token-id"]))).liquidity;
+  const liquidity = opts.liquidity === undefined ? held : BigInt(opts.liquidity);
   const receipt = await mined(manager.decreaseLiquidity({
     tokenId: BigInt(opts["token-id"]), liquidity, amount0Min: 0, amount1Min: 0, deadline: 2n ** 40n,
   }, GAS));
   print({ block: receipt.blockNumber, liquidity });
+}
+
+async function collect(opts) {
+  const { state, provider } = await connect(opts);
+  const manager = new ethers.Contract(state.manager, MANAGER.abi, await provider.getSigner(opts.account));
+  const max = (1n << 128n) - 1n;
+  const params = {
+    tokenId: BigInt(opts["token-id"]), recipient: opts.account,
+    amount0Max: opts.amount0 === undefined ? max : BigInt(opts.amount0),
+    amount1Max: opts.amount1 === undefined ? max : BigInt(opts.amount1),
+  };
+  const [amount0, amount1] = await manager.collect.staticCall(params, { from: opts.account });
+  const receipt = await mined(manager.collect(params, GAS));
+  print({ block: receipt.blockNumber, amount0, amount1 });
 }
 
 async function transfer(opts) {
@@ -409,7 +426,7 @@ async function events(opts) {
 const [command, ...rest] = process.argv.slice(2);
 const commands = {
   up, swap, mint, pool: poolCommand, "burn-quote": burnQuote, "collect-quote": collectQuote,
-  "new-pool": newPool, account, sign, withdraw, transfer, "position-quote": positionQuote,
+  "new-pool": newPool, account, sign, withdraw, collect, transfer, "position-quote": positionQuote,
   fund, approve, allowance, events,
 };
 if (!commands[command]) {

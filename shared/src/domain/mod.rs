@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod clock;
 pub mod fee_ticks;
 pub mod figures;
+pub mod history;
 pub mod holdings;
 pub mod json;
 pub mod lifecycle;

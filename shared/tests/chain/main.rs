@@ -5,6 +5,7 @@
 mod evm;
 mod evm_wallets;
 mod faults;
+mod history;
 mod orca_wallets;
 mod solana;
 mod support;

@@ -4,12 +4,13 @@
 //! every catalog pool and stores the states; `secrets` reads the RPC URLs from SSM; `wallets`
 //! reads a wallet's positions at one block, `refresh` serves those reads to the API, `fanout`
 //! spreads the scheduled refresh over the queue; `orders` reads what an on-chain open needs
-//! and follows its transactions until they settle (`events`). The functions' entry points are
-//! the wiring's `chain_lambda`.
+//! and follows its transactions until they settle (`events`); `history` reads a position's
+//! events over block ranges. The functions' entry points are the wiring's `chain_lambda`.
 
 pub mod events;
 pub mod evm;
 pub mod fanout;
+pub mod history;
 pub mod orca_wallets;
 pub mod orders;
 pub mod refresh;

@@ -1,0 +1,312 @@
+//! A position's events read from its position manager with `eth_getLogs`: per block range (at
+//! most the chain's configured size), one filter on the token id's topic 1 for
+//! `IncreaseLiquidity`, `DecreaseLiquidity` and `Collect`, one on topic 3 for `Transfer`, both
+//! in one batch; a range the provider refuses as too large or too many results is split in half
+//! and read again. Each log is decoded strictly (the manager's own address, the event's topic
+//! count and data length, this token id, words within their types) and kept only if its block
+//! is the canonical one at its number: a reorged log is never kept. A read that fails part way
+//! answers what it read before, and from where to go on.
+
+use super::evm::{self, block_hash, hex_bytes, quantity};
+use super::rpc::{RpcClient, RpcError};
+use crate::domain::history::{EventKind, PositionEvent};
+use crate::domain::math::U256;
+use alloy_primitives::keccak256;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// Blocks one `eth_getLogs` asks for at most, unless configured per chain: within what common
+/// providers serve in one call.
+pub const DEFAULT_LOG_RANGE: u64 = 10_000;
+
+const TRANSFER: &str = "Transfer(address,address,uint256)";
+const INCREASE: &str = "IncreaseLiquidity(uint256,uint128,uint256,uint256)";
+const DECREASE: &str = "DecreaseLiquidity(uint256,uint128,uint256,uint256)";
+const COLLECT: &str = "Collect(uint256,address,uint256,uint256)";
+
+fn topic(signature: &str) -> String {
+    evm::hex_data(keccak256(signature.as_bytes()).as_slice())
+}
+
+fn word_topic(value: U256) -> String {
+    evm::hex_data(&value.to_be_bytes::<32>())
+}
+
+/// What a read of a position's events found: the events of `[from, through]` in chain order,
+/// and why it stopped before the end it was asked for, if it did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventsRead {
+    pub events: Vec<PositionEvent>,
+    /// The last block read whole (`from - 1` when none was).
+    pub through: u64,
+    pub stopped: Option<String>,
+}
+
+/// Whether a provider refused a range for its size: then it is read again in halves.
+fn too_large(error: &RpcError) -> bool {
+    let RpcError::Rpc { code, message } = error else {
+        return false;
+    };
+    let message = message.to_ascii_lowercase();
+    *code == -32005
+        || [
+            "range",
+            "more than",
+            "too many",
+            "limit",
+            "exceed",
+            "too large",
+        ]
+        .iter()
+        .any(|hint| message.contains(hint))
+}
+
+/// The position's events from block `from` through `to` (a block the sync reads at, its hash
+/// known), in ranges of at most `max_range` blocks.
+pub async fn position_events(
+    rpc: &RpcClient,
+    manager: &str,
+    token_id: U256,
+    from: u64,
+    to: &evm::Block,
+    max_range: u64,
+) -> EventsRead {
+    let max_range = max_range.max(1);
+    let mut read = EventsRead {
+        events: Vec::new(),
+        through: from.saturating_sub(1),
+        stopped: None,
+    };
+    // Ranges still to read, nearest first; a refused one comes back as its two halves.
+    let mut pending: Vec<(u64, u64)> = Vec::new();
+    let mut start = from;
+    while start <= to.number {
+        let end = start.saturating_add(max_range - 1).min(to.number);
+        pending.push((start, end));
+        start = end + 1;
+    }
+    pending.reverse();
+    while let Some((start, end)) = pending.pop() {
+        match range_events(rpc, manager, token_id, (start, end)).await {
+            Ok(events) => {
+                read.events.extend(events);
+                read.through = end;
+            }
+            Err(Refused::TooLarge(_)) if start < end => {
+                let middle = start + (end - start) / 2;
+                pending.push((middle + 1, end));
+                pending.push((start, middle));
+            }
+            Err(Refused::TooLarge(reason) | Refused::Other(reason)) => {
+                read.stopped = Some(format!("blocks {start}-{end}: {reason}"));
+                break;
+            }
+        }
+    }
+    // Only logs of canonical blocks: each log's block hash is the one at its number now.
+    if let Err(reason) = canonical(rpc, &mut read, to).await {
+        read.stopped = Some(reason);
+    }
+    read.events.sort_by_key(PositionEvent::order);
+    read
+}
+
+enum Refused {
+    TooLarge(String),
+    Other(String),
+}
+
+/// Both filters over one range, in one batch, decoded.
+async fn range_events(
+    rpc: &RpcClient,
+    manager: &str,
+    token_id: U256,
+    (start, end): (u64, u64),
+) -> Result<Vec<PositionEvent>, Refused> {
+    let token = word_topic(token_id);
+    let range = |topics: Value| {
+        json!([{
+            "address": manager,
+            "fromBlock": format!("0x{start:x}"),
+            "toBlock": format!("0x{end:x}"),
+            "topics": topics,
+        }])
+    };
+    let calls = [
+        (
+            "eth_getLogs",
+            range(json!([
+                [topic(INCREASE), topic(DECREASE), topic(COLLECT)],
+                token
+            ])),
+        ),
+        (
+            "eth_getLogs",
+            range(json!([topic(TRANSFER), null, null, token])),
+        ),
+    ];
+    let mut events = Vec::new();
+    for answer in rpc.batch(&calls).await {
+        let logs = answer.map_err(|e| {
+            if too_large(&e) {
+                Refused::TooLarge(e.to_string())
+            } else {
+                Refused::Other(e.to_string())
+            }
+        })?;
+        let logs = logs
+            .as_array()
+            .ok_or_else(|| Refused::Other("eth_getLogs answered no list".into()))?;
+        for log in logs {
+            let event = decode(log, manager, token_id, (start, end))
+                .map_err(|e| Refused::Other(format!("a log refused: {e}")))?;
+            events.push(event);
+        }
+    }
+    Ok(events)
+}
+
+/// One log as this token's event, or why it is not one.
+fn decode(
+    log: &Value,
+    manager: &str,
+    token_id: U256,
+    (start, end): (u64, u64),
+) -> Result<PositionEvent, String> {
+    let field = |name: &str| log.get(name).ok_or(format!("no {name}"));
+    let address = field("address")?.as_str().unwrap_or_default();
+    if !address.eq_ignore_ascii_case(manager) {
+        return Err(format!("from {address}, not the position manager"));
+    }
+    if log.get("removed") == Some(&Value::Bool(true)) {
+        return Err("removed by a reorg".into());
+    }
+    let topics: Vec<String> = field("topics")?
+        .as_array()
+        .ok_or("topics are no list")?
+        .iter()
+        .map(|t| {
+            t.as_str()
+                .map(str::to_ascii_lowercase)
+                .ok_or("a topic is no text")
+        })
+        .collect::<Result<_, _>>()?;
+    let data = hex_bytes(field("data")?)?;
+    let block = quantity(field("blockNumber")?).ok_or("a malformed blockNumber")?;
+    if !(start..=end).contains(&block) {
+        return Err(format!("block {block} outside the range asked for"));
+    }
+    let block_hash = block_hash(field("blockHash")?).ok_or("a malformed blockHash")?;
+    let transaction = block_hash_text(field("transactionHash")?)?;
+    let log_index = quantity(field("logIndex")?).ok_or("a malformed logIndex")?;
+    let word = |i: usize| U256::from_be_slice(&data[32 * i..32 * (i + 1)]);
+    let topic_word = |i: usize| -> Result<U256, String> {
+        let bytes = hex_bytes(&Value::String(topics[i].clone()))?;
+        (bytes.len() == 32)
+            .then(|| U256::from_be_slice(&bytes))
+            .ok_or("a topic is not one word".into())
+    };
+    let address_of = |value: U256| -> Result<String, String> {
+        (value >> 160 == U256::ZERO)
+            .then(|| evm::hex_data(&value.to_be_bytes::<32>()[12..]))
+            .ok_or("an address word with high bits".into())
+    };
+    let first = topics.first().ok_or("no topics")?.as_str();
+    let (kind, liquidity, amounts, from, to) = if first == topic(TRANSFER) {
+        if topics.len() != 4 || !data.is_empty() {
+            return Err("a Transfer of another shape".into());
+        }
+        if topic_word(3)? != token_id {
+            return Err("a Transfer of another token".into());
+        }
+        let (sender, recipient) = (address_of(topic_word(1)?)?, address_of(topic_word(2)?)?);
+        let zero = address_of(U256::ZERO)?;
+        let kind = if sender == zero {
+            EventKind::Mint
+        } else if recipient == zero {
+            EventKind::Burn
+        } else {
+            EventKind::Transfer
+        };
+        (kind, 0, [U256::ZERO; 2], Some(sender), Some(recipient))
+    } else {
+        let kind = [
+            (INCREASE, EventKind::Deposit),
+            (DECREASE, EventKind::Withdraw),
+            (COLLECT, EventKind::Collect),
+        ]
+        .into_iter()
+        .find(|(signature, _)| first == topic(signature))
+        .map(|(_, kind)| kind)
+        .ok_or("not an event of a position")?;
+        if topics.len() != 2 || data.len() != 96 {
+            return Err(format!("a {kind:?} of another shape"));
+        }
+        if topic_word(1)? != token_id {
+            return Err(format!("a {kind:?} of another token"));
+        }
+        let amounts = [word(1), word(2)];
+        if kind == EventKind::Collect {
+            (kind, 0, amounts, None, Some(address_of(word(0))?))
+        } else {
+            let liquidity =
+                u128::try_from(word(0)).map_err(|_| "a liquidity wider than uint128")?;
+            (kind, liquidity, amounts, None, None)
+        }
+    };
+    Ok(PositionEvent {
+        kind,
+        block,
+        block_hash,
+        transaction,
+        log_index,
+        liquidity,
+        amounts,
+        from,
+        to,
+        timestamp: None,
+    })
+}
+
+/// A transaction hash: one 32-byte word, as a block hash is written.
+fn block_hash_text(value: &Value) -> Result<String, String> {
+    block_hash(value).ok_or("a malformed transactionHash".into())
+}
+
+/// Keeps the read's events only if each log's block is the canonical block at its number (read
+/// in one batch, which also gives the blocks' times); a log of a replaced block fails the read
+/// from that block on, to be read again.
+async fn canonical(rpc: &RpcClient, read: &mut EventsRead, to: &evm::Block) -> Result<(), String> {
+    let mut numbers: Vec<u64> = read.events.iter().map(|e| e.block).collect();
+    numbers.sort_unstable();
+    numbers.dedup();
+    if numbers.is_empty() {
+        return Ok(());
+    }
+    let blocks = evm::blocks(rpc, &numbers)
+        .await
+        .map_err(|e| format!("eth_getBlockByNumber: {e}"))?;
+    let by_number: BTreeMap<u64, evm::Block> = blocks
+        .into_iter()
+        .flatten()
+        .map(|b| (b.number, b))
+        .collect();
+    let replaced = read.events.iter().filter_map(|e| {
+        let same = by_number
+            .get(&e.block)
+            .is_some_and(|b| b.hash == e.block_hash);
+        let beyond = e.block > to.number;
+        (!same || beyond).then_some(e.block)
+    });
+    if let Some(first) = replaced.min() {
+        read.events.retain(|e| e.block < first);
+        read.through = read.through.min(first - 1);
+        return Err(format!(
+            "block {first} is no longer the chain's: read again"
+        ));
+    }
+    for event in &mut read.events {
+        event.timestamp = by_number[&event.block].timestamp;
+    }
+    Ok(())
+}
