@@ -460,12 +460,12 @@ impl Catalog {
                 }
             })
             .collect();
-        let listed: HashSet<_> = usd.keys().cloned().collect();
+        let by_catalog: HashSet<_> = usd.keys().cloned().collect();
         price_by_depth(&mut usd, &discovered, min_discovered_depth_usd);
         let cadences: HashMap<(Chain, String), Cadence> = discovered
             .iter()
             .map(|pair| {
-                let every = cadence(pair, &usd, &listed, min_discovered_depth_usd);
+                let every = cadence(pair, &usd, &by_catalog, min_discovered_depth_usd);
                 ((pair.chain, pair.pool.to_string()), every)
             })
             .collect();
