@@ -257,7 +257,16 @@ async fn a_wallet_read_takes_positions_only_as_the_position_manager_can_hold_the
 /// An in-memory app reading its wallets through `stub`, and user alice, who has linked the
 /// wallet of `seed` (the link's answer).
 async fn linked_through(stub: &RpcStub, seed: u64) -> (shared::App, TestClient, Value) {
-    let mut app = shared::App::in_memory();
+    linked_with(shared::App::in_memory(), stub, seed).await
+}
+
+/// `app` reading its wallets through `stub`, and user alice, who has linked the wallet of
+/// `seed` (the link's answer).
+async fn linked_with(
+    mut app: shared::App,
+    stub: &RpcStub,
+    seed: u64,
+) -> (shared::App, TestClient, Value) {
     let endpoints = BTreeMap::from([(
         Chain::Ethereum,
         Arc::new(RpcClient::new(&stub.url, RPC_TIMEOUT).unwrap()),
@@ -318,14 +327,13 @@ async fn a_wallet_past_the_read_cap_says_so_and_closes_nothing_it_did_not_see() 
 /// Anyone can mint a position to a victim's wallet on a token made to revert: that position is
 /// left out of each read with the reason (keeping its last good read, never closed), while the
 /// wallet's other positions keep refreshing, new ones are seen and gone ones closed.
-#[tokio::test]
-async fn one_bad_position_never_freezes_the_wallet() {
+async fn one_bad_position_never_freezes_the_wallet(app: shared::App) {
     use lambda_http::http::Method;
 
     let held = Arc::new(Mutex::new(vec![5, 6]));
     let broken = Arc::new(AtomicBool::new(false));
     let stub = chain_holding(Fault::None, held.clone(), broken.clone()).await;
-    let (app, alice, linked) = linked_through(&stub, 41).await;
+    let (app, alice, linked) = linked_with(app, &stub, 41).await;
     assert_eq!(linked["positions"], 2, "{linked}");
     assert!(linked.get("refreshError").is_none(), "{linked}");
     let six = |listed: &Value| -> Value {
@@ -433,4 +441,17 @@ async fn one_bad_position_never_freezes_the_wallet() {
         wallets["data"][0].get("refreshError").is_none(),
         "{wallets}"
     );
+}
+
+#[tokio::test]
+async fn one_bad_position_never_freezes_the_wallet_in_memory() {
+    one_bad_position_never_freezes_the_wallet(shared::App::in_memory()).await;
+}
+
+#[tokio::test]
+async fn one_bad_position_never_freezes_the_wallet_on_dynamodb() {
+    let store = test_support::dynamodb::dynamodb_store().await;
+    let snapshot = shared::market::Freshness::Snapshot;
+    let app = shared::App::on_dynamodb(store, std::time::Duration::ZERO, snapshot);
+    one_bad_position_never_freezes_the_wallet(app).await;
 }
