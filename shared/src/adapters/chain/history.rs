@@ -42,24 +42,29 @@ pub struct EventsRead {
     pub stopped: Option<String>,
 }
 
-/// Whether a provider refused a range for its size: then it is read again in halves.
+/// Whether a provider refused a range for its size (its block span or its results), as the
+/// common ones word it: then it is read again in halves. A rate limit is not one: halving
+/// would only send more.
 fn too_large(error: &RpcError) -> bool {
-    let RpcError::Rpc { code, message } = error else {
+    let RpcError::Rpc { message, .. } = error else {
         return false;
     };
     let message = message.to_ascii_lowercase();
-    *code == -32005
-        || [
-            "range",
-            "more than",
-            "too many",
-            "limit",
-            "exceed",
-            "too large",
-        ]
-        .iter()
-        .any(|hint| message.contains(hint))
+    let hints = [
+        "more than",
+        "too many results",
+        "block range",
+        "range too",
+        "range is too",
+        "too large",
+        "response size",
+        "max range",
+    ];
+    !message.contains("rate") && hints.iter().any(|hint| message.contains(hint))
 }
+
+/// Halvings one read may make before it stops and says so (a provider refusing every range).
+const MAX_SPLITS: u32 = 256;
 
 /// The position's events from block `from` through `to` (a block the sync reads at, its hash
 /// known), in ranges of at most `max_range` blocks.
@@ -86,13 +91,15 @@ pub async fn position_events(
         start = end + 1;
     }
     pending.reverse();
+    let mut splits = 0;
     while let Some((start, end)) = pending.pop() {
         match range_events(rpc, manager, token_id, (start, end)).await {
             Ok(events) => {
                 read.events.extend(events);
                 read.through = end;
             }
-            Err(Refused::TooLarge(_)) if start < end => {
+            Err(Refused::TooLarge(_)) if start < end && splits < MAX_SPLITS => {
+                splits += 1;
                 let middle = start + (end - start) / 2;
                 pending.push((middle + 1, end));
                 pending.push((start, middle));
@@ -309,4 +316,32 @@ async fn canonical(rpc: &RpcClient, read: &mut EventsRead, to: &evm::Block) -> R
         event.timestamp = by_number[&event.block].timestamp;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_refused_for_their_size_are_split_and_rate_limits_are_not() {
+        let rpc = |code, message: &str| RpcError::Rpc {
+            code,
+            message: message.into(),
+        };
+        for refused in [
+            rpc(-32005, "query returned more than 10000 results"),
+            rpc(-32602, "eth_getLogs block range is too large, max is 2000"),
+            rpc(-32600, "Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range"),
+            rpc(-32000, "exceed maximum block range: 5000"),
+        ] {
+            assert!(too_large(&refused), "{refused}");
+        }
+        for other in [
+            rpc(-32005, "daily request count exceeded, request rate limited"),
+            rpc(-32000, "header not found"),
+            RpcError::Status(429),
+        ] {
+            assert!(!too_large(&other), "{other}");
+        }
+    }
 }
