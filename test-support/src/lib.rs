@@ -17,6 +17,7 @@ pub mod earnings;
 pub mod events;
 pub mod fake_chain;
 pub mod fixtures;
+pub mod history;
 pub mod idempotency;
 pub mod lifecycle;
 pub mod local_api;

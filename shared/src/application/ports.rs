@@ -3,6 +3,7 @@
 
 use crate::domain::catalog::{Catalog, Pool, PoolMarket, PoolRecord};
 use crate::domain::fee_ticks::FeeTick;
+use crate::domain::history::{HistoryProgress, PositionEvent};
 use crate::domain::market::{PoolState, Succession};
 use crate::domain::model::{
     Chain, ChainOrder, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol,
@@ -194,6 +195,35 @@ pub trait Market: Send + Sync {
         fee_ticks: &[FeeTick],
         succession: Succession,
     ) -> StoreResult<()>;
+}
+
+/// Wallet positions' events as read from their chains, under each position.
+#[async_trait]
+pub trait HistoryStore: Send + Sync {
+    /// Adds `events` (in chain order, all after the stored progress) to the owner's position
+    /// `id` and moves its progress to `progress`, all at once, if its stored progress is still
+    /// `previous` (`None`: none yet); `Conflict` otherwise (another read stored them first).
+    async fn append_history(
+        &self,
+        owner: &str,
+        id: &str,
+        previous: Option<&HistoryProgress>,
+        events: &[PositionEvent],
+        progress: &HistoryProgress,
+    ) -> StoreResult<()>;
+
+    /// How far the position's events were read, if any read was stored.
+    async fn history_progress(&self, owner: &str, id: &str)
+        -> StoreResult<Option<HistoryProgress>>;
+
+    /// `limit` of the position's stored events from `offset`, oldest first.
+    async fn history_page(
+        &self,
+        owner: &str,
+        id: &str,
+        offset: u64,
+        limit: u64,
+    ) -> StoreResult<Vec<PositionEvent>>;
 }
 
 /// Linked wallets and the challenges that link them.

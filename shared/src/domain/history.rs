@@ -25,6 +25,31 @@ pub enum EventKind {
     Burn,
 }
 
+impl EventKind {
+    const NAMES: [(EventKind, &'static str); 6] = [
+        (EventKind::Mint, "mint"),
+        (EventKind::Deposit, "deposit"),
+        (EventKind::Withdraw, "withdraw"),
+        (EventKind::Collect, "collect"),
+        (EventKind::Transfer, "transfer"),
+        (EventKind::Burn, "burn"),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(kind, _)| *kind == self)
+            .map_or("", |(_, name)| name)
+    }
+
+    pub fn parse(name: &str) -> Option<EventKind> {
+        Self::NAMES
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(kind, _)| *kind)
+    }
+}
+
 /// One event of a position, where the chain put it. Amounts in base units, protocol order
 /// (token0, token1).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +76,15 @@ impl PositionEvent {
     pub fn order(&self) -> (u64, u64) {
         (self.block, self.log_index)
     }
+}
+
+/// How far a position's events have been read and stored: through which block, whether from
+/// its mint (the whole story) or only from later on, and how many there are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryProgress {
+    pub through: u64,
+    pub from_mint: bool,
+    pub events: u64,
 }
 
 /// What a position's events add up to, per token (protocol order, base units).

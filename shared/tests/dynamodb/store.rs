@@ -124,3 +124,9 @@ async fn dynamodb_backfilled_pages_list_a_tables_older_positions() {
     assert_eq!(store.backfill_pages().await.unwrap(), 24);
     assert_every_list(&store, &owner, &positions).await;
 }
+
+#[tokio::test]
+async fn history_appends_once_and_pages_in_chain_order() {
+    let store = dynamodb_store().await;
+    test_support::history::history_appends_once_and_pages_in_chain_order(&store).await;
+}

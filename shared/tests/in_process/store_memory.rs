@@ -73,3 +73,9 @@ async fn wallet_reads_never_go_back_in_memory() {
 async fn unlinking_removes_the_wallets_positions_in_memory() {
     test_support::wallets::unlinking_removes_the_wallets_positions(&shared::App::in_memory()).await;
 }
+
+#[tokio::test]
+async fn history_appends_once_and_pages_in_chain_order() {
+    let store = shared::store::MemoryHistory::default();
+    test_support::history::history_appends_once_and_pages_in_chain_order(&store).await;
+}

@@ -3,12 +3,14 @@
 //! counting are operations of the store so each backend can make them cheap.
 
 pub mod dynamodb;
+pub mod history_memory;
 pub mod memory;
 pub mod wallets_memory;
 
 pub use crate::application::ports::{
-    BoxError, Market, PositionStore, StoreError, StoreResult, WalletStore,
+    BoxError, HistoryStore, Market, PositionStore, StoreError, StoreResult, WalletStore,
 };
 pub use dynamodb::{DynamoDbMarket, DynamoDbStore};
+pub use history_memory::MemoryHistory;
 pub use memory::{MemoryMarket, MemoryStore};
 pub use wallets_memory::MemoryWallets;

@@ -23,6 +23,7 @@ mod admin;
 mod catalog;
 pub mod client;
 mod errors;
+mod history;
 mod holdings;
 mod idempotency;
 mod item;

@@ -1,0 +1,102 @@
+//! The history store's contract, for any [`HistoryStore`]: events appended once each under
+//! their position, in chain order, paged from any offset, the progress moving only from the
+//! one an append continued from.
+
+use shared::history::{EventKind, HistoryProgress, PositionEvent};
+use shared::math::U256;
+use shared::store::{HistoryStore, StoreError};
+
+fn event(i: u64) -> PositionEvent {
+    let kinds = [
+        EventKind::Deposit,
+        EventKind::Withdraw,
+        EventKind::Collect,
+        EventKind::Transfer,
+    ];
+    PositionEvent {
+        kind: kinds[(i % 4) as usize],
+        block: 100 + i / 3,
+        block_hash: format!("0x{:064x}", 100 + i / 3),
+        transaction: format!("0x{i:064x}"),
+        log_index: i % 3,
+        liquidity: if i == 0 { u128::MAX } else { u128::from(i) * 7 },
+        amounts: [U256::MAX - U256::from(i), U256::from(i)],
+        from: (i % 4 == 3).then(|| format!("0x{:040x}", i)),
+        to: (i % 4 >= 2).then(|| format!("0x{:040x}", i + 1)),
+        timestamp: (i % 2 == 0).then_some(1_700_000_000 + i),
+    }
+}
+
+pub async fn history_appends_once_and_pages_in_chain_order(store: &dyn HistoryStore) {
+    let (owner, id) = ("alice", "01HISTORY");
+    assert_eq!(store.history_progress(owner, id).await.unwrap(), None);
+    assert!(store
+        .history_page(owner, id, 0, 20)
+        .await
+        .unwrap()
+        .is_empty());
+
+    // More events than one transaction takes.
+    let events: Vec<PositionEvent> = (0..153).map(event).collect();
+    let first = HistoryProgress {
+        through: 150,
+        from_mint: true,
+        events: 150,
+    };
+    store
+        .append_history(owner, id, None, &events[..150], &first)
+        .await
+        .unwrap();
+    // Another read that started from nothing as well stored nothing.
+    let again = store
+        .append_history(owner, id, None, &events[..1], &first)
+        .await;
+    assert!(matches!(again, Err(StoreError::Conflict)), "{again:?}");
+    assert_eq!(
+        store.history_progress(owner, id).await.unwrap(),
+        Some(first)
+    );
+    assert_eq!(
+        store.history_page(owner, id, 0, 20).await.unwrap(),
+        events[..20]
+    );
+    assert_eq!(
+        store.history_page(owner, id, 140, 20).await.unwrap(),
+        events[140..150]
+    );
+    assert!(store
+        .history_page(owner, id, 150, 5)
+        .await
+        .unwrap()
+        .is_empty());
+
+    // The next read continues from the stored progress; a stale one is refused.
+    let second = HistoryProgress {
+        through: 160,
+        from_mint: true,
+        events: 153,
+    };
+    store
+        .append_history(owner, id, Some(&first), &events[150..], &second)
+        .await
+        .unwrap();
+    let stale = store
+        .append_history(owner, id, Some(&first), &events[150..], &second)
+        .await;
+    assert!(matches!(stale, Err(StoreError::Conflict)), "{stale:?}");
+    assert_eq!(
+        store.history_page(owner, id, 148, 10).await.unwrap(),
+        events[148..]
+    );
+    assert_eq!(store.history_page(owner, id, 0, 200).await.unwrap(), events);
+    // Another owner's position of the same id, another position of the owner: nothing.
+    assert!(store
+        .history_page("bob", id, 0, 20)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        store.history_progress(owner, "01OTHER").await.unwrap(),
+        None
+    );
+}
