@@ -64,7 +64,7 @@ pub struct PoolRecord {
     pub current_price: String,
     /// Added because a linked wallet holds a position on it (not one of the supported pools:
     /// no position is opened on it through the API); its tokens' `priceUsd` is `"0"` where
-    /// none was known, and only a route through the pools prices them.
+    /// none was known, and only the pools price them (`crate::domain::pricing`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub discovered: bool,
 }
@@ -134,7 +134,7 @@ pub struct Token {
     pub address: String,
     pub decimals: u8,
     pub price_usd: BigDecimal,
-    /// Whether `price_usd` is known (a discovered pool's token no route reaches has none).
+    /// Whether `price_usd` is known (a discovered pool's token no pool prices has none).
     pub priced: bool,
 }
 

@@ -42,8 +42,8 @@ pub struct ReadPosition {
 }
 
 /// The catalog record of a pool a wallet read found outside the catalog: its tokens as their
-/// contracts or mints describe them (no USD price of their own: only a route through the pools
-/// prices them), tokenA its token0, priced at the read. `None` when no valid pool comes of it.
+/// contracts or mints describe them (no USD price of their own: only the pools price them,
+/// `crate::domain::pricing`), tokenA its token0, priced at the read. `None` when no valid pool comes of it.
 pub fn discovered_record(chain: Chain, read: &ReadPosition) -> Option<PoolRecord> {
     let curve = curve_of(read.protocol);
     let orientation = Orientation {
