@@ -88,7 +88,10 @@ pub async fn position_events(
     while start <= to.number {
         let end = start.saturating_add(max_range - 1).min(to.number);
         pending.push((start, end));
-        start = end + 1;
+        let Some(next) = end.checked_add(1) else {
+            break;
+        };
+        start = next;
     }
     pending.reverse();
     let mut splits = 0;
@@ -307,7 +310,7 @@ async fn canonical(rpc: &RpcClient, read: &mut EventsRead, to: &evm::Block) -> R
     });
     if let Some(first) = replaced.min() {
         read.events.retain(|e| e.block < first);
-        read.through = read.through.min(first - 1);
+        read.through = read.through.min(first.saturating_sub(1));
         return Err(format!(
             "block {first} is no longer the chain's: read again"
         ));
