@@ -24,13 +24,22 @@ pub struct JwtSettings {
 }
 
 impl JwtSettings {
-    pub fn from_env() -> JwtSettings {
-        let var =
-            |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.to_string());
+    /// What local-api uses when none of the variables is set (the tests' issuer too).
+    pub fn local_default() -> JwtSettings {
         JwtSettings {
-            secret: var("LOCAL_JWT_SECRET", "local-dev-secret"),
-            issuer: var("LOCAL_JWT_ISSUER", "local-dev"),
-            audience: var("LOCAL_JWT_AUDIENCE", "positions-api"),
+            secret: "local-dev-secret".into(),
+            issuer: "local-dev".into(),
+            audience: "positions-api".into(),
+        }
+    }
+
+    pub fn from_env() -> JwtSettings {
+        let default = JwtSettings::local_default();
+        let var = |name: &str, default: String| std::env::var(name).unwrap_or(default);
+        JwtSettings {
+            secret: var("LOCAL_JWT_SECRET", default.secret),
+            issuer: var("LOCAL_JWT_ISSUER", default.issuer),
+            audience: var("LOCAL_JWT_AUDIENCE", default.audience),
         }
     }
 

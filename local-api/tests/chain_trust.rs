@@ -21,14 +21,6 @@ const Q96: u128 = 1 << 96;
 const G0: u128 = 1 << 100;
 const STEP: u128 = 1 << 110;
 
-fn jwt() -> JwtSettings {
-    JwtSettings {
-        secret: "local-dev-secret".into(),
-        issuer: "local-dev".into(),
-        audience: "positions-api".into(),
-    }
-}
-
 /// A catalog file of one Uniswap v3 USDC/USDT pool (6 decimals both, spacing 1) at `POOL`.
 fn catalog_file() -> tempfile_path::Path {
     let catalog = json!({"asOf": "2026-11-23T00:00:00Z", "pools": [{
@@ -159,12 +151,12 @@ async fn chain_faults_never_become_figures(on_dynamodb: bool) {
     let chain = FakeChain::start(ChainState::at_price_one(G0)).await;
     let catalog = catalog_file();
     let server = start(&chain, &catalog, on_dynamodb).await;
-    let ops = server.client(Some(&jwt().issue_with_scope(
+    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
         "ops",
         600,
         Some("markets:sync"),
     )));
-    let alice = server.client(Some(&jwt().issue("alice", 600)));
+    let alice = server.client(Some(&JwtSettings::local_default().issue("alice", 600)));
     let created = alice.create(&stable_body("1000")).await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
     assert_eq!(created.json["status"], "active");
@@ -300,13 +292,13 @@ async fn a_stored_height_beyond_the_chain_is_replaced(on_dynamodb: bool) {
     .await;
     let catalog = catalog_file();
     let server = start(&chain, &catalog, on_dynamodb).await;
-    let ops = server.client(Some(&jwt().issue_with_scope(
+    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
         "ops",
         600,
         Some("markets:sync"),
     )));
     let pools = server
-        .client(Some(&jwt().issue("alice", 600)))
+        .client(Some(&JwtSettings::local_default().issue("alice", 600)))
         .pools()
         .await
         .json;
@@ -319,7 +311,7 @@ async fn a_stored_height_beyond_the_chain_is_replaced(on_dynamodb: bool) {
     chain.set(|c| c.mine());
     assert_eq!(taken(&ops).await["block"], 201);
     // The pool is fresh: a create is active and closes.
-    let alice = server.client(Some(&jwt().issue("alice", 600)));
+    let alice = server.client(Some(&JwtSettings::local_default().issue("alice", 600)));
     let created = alice.create(&stable_body("10")).await;
     assert_eq!(created.json["status"], "active", "{}", created.text());
     let id = created.json["id"].as_str().unwrap();
@@ -346,7 +338,7 @@ async fn scopes_are_read_as_api_gateway_reads_them() {
         base.as_object_mut()
             .unwrap()
             .extend(claims.as_object().unwrap().clone());
-        jwt().sign(&base)
+        JwtSettings::local_default().sign(&base)
     };
     let cases = [
         (json!({"scope": "openid markets:sync"}), StatusCode::OK),
@@ -388,7 +380,7 @@ async fn an_orca_offer_that_could_overflow_is_refused(on_dynamodb: bool) {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let server = LocalApi::start(BIN, &args).await;
     let alice = server.client(Some(
-        &jwt().issue(&format!("orca-{}", ulid::Ulid::new()), 600),
+        &JwtSettings::local_default().issue(&format!("orca-{}", ulid::Ulid::new()), 600),
     ));
     let body = |a: &str, b: &str| {
         json!({"chain": "solana", "protocol": "orca-whirlpools",

@@ -13,14 +13,6 @@ use test_support::devnet::Devnet;
 use test_support::dynamodb::dynamodb_endpoint;
 use test_support::local_api::LocalApi;
 
-fn jwt() -> JwtSettings {
-    JwtSettings {
-        secret: "local-dev-secret".into(),
-        issuer: "local-dev".into(),
-        audience: "positions-api".into(),
-    }
-}
-
 /// Whole tokens (18 decimals) as raw units.
 fn raw(whole: &str) -> u128 {
     let (int, frac) = whole.split_once('.').unwrap_or((whole, ""));
@@ -151,7 +143,7 @@ async fn mint_twin(devnet: &Devnet, position: &Value, weth: &str, usdc: &str) ->
 }
 
 async fn positions_follow_the_chain(devnet: &Devnet, server: &LocalApi) {
-    let s = jwt();
+    let s = JwtSettings::local_default();
     let ops = server.client(Some(&s.issue_with_scope(
         "ops",
         600,
@@ -327,7 +319,7 @@ async fn positions_follow_the_chain_on_dynamodb() {
     .await;
     positions_follow_the_chain(&devnet, &server).await;
     // The table's catalog is the file's: one pool.
-    let carol = server.client(Some(&jwt().issue("carol", 600)));
+    let carol = server.client(Some(&JwtSettings::local_default().issue("carol", 600)));
     assert_eq!(carol.pools().await.json["total"], 1);
 }
 
@@ -335,7 +327,7 @@ async fn positions_follow_the_chain_on_dynamodb() {
 async fn a_state_older_than_stale_after_is_stale_until_the_next_sync() {
     let devnet = Devnet::up(3000).await;
     let server = start(&devnet, &["--stale-after", "1"]).await;
-    let s = jwt();
+    let s = JwtSettings::local_default();
     let ops = server.client(Some(&s.issue_with_scope("ops", 600, Some("markets:sync"))));
     let dave = server.client(Some(&s.issue("dave", 600)));
     let created = dave
@@ -369,7 +361,7 @@ async fn a_state_older_than_stale_after_is_stale_until_the_next_sync() {
 async fn a_create_on_a_stale_state_waits_and_the_next_sync_activates_it() {
     let devnet = Devnet::up(3000).await;
     let server = start(&devnet, &["--stale-after", "2"]).await;
-    let s = jwt();
+    let s = JwtSettings::local_default();
     let ops = server.client(Some(&s.issue_with_scope("ops", 600, Some("markets:sync"))));
     let frank = server.client(Some(&s.issue("frank", 600)));
     tokio::time::sleep(Duration::from_millis(2_500)).await;
@@ -427,7 +419,7 @@ fn big(value: &Value) -> U512 {
 async fn on_ticks_no_chain_position_uses_fees_are_the_global_growth() {
     let devnet = Devnet::up(3000).await;
     let server = start(&devnet, &[]).await;
-    let s = jwt();
+    let s = JwtSettings::local_default();
     let ops = server.client(Some(&s.issue_with_scope("ops", 600, Some("markets:sync"))));
     let erin = server.client(Some(&s.issue("erin", 600)));
     let created = erin
@@ -503,7 +495,7 @@ async fn a_reorg_replaces_the_stored_state_and_fees_follow_the_canonical_chain()
     use shared::chain::RpcClient;
     let devnet = Devnet::up(3000).await;
     let server = start(&devnet, &[]).await;
-    let s = jwt();
+    let s = JwtSettings::local_default();
     let ops = server.client(Some(&s.issue_with_scope("ops", 600, Some("markets:sync"))));
     let grace = server.client(Some(&s.issue("grace", 600)));
     let (weth, usdc) = ("2", "5000");

@@ -5,15 +5,6 @@ use local_api::auth::JwtSettings;
 use serde_json::{json, Value};
 use test_support::local_api::LocalApi;
 
-/// The settings the server runs with: the documented defaults.
-fn jwt() -> JwtSettings {
-    JwtSettings {
-        secret: "local-dev-secret".into(),
-        issuer: "local-dev".into(),
-        audience: "positions-api".into(),
-    }
-}
-
 fn now() -> i64 {
     chrono::Utc::now().timestamp()
 }
@@ -36,7 +27,7 @@ fn create_body() -> String {
 #[tokio::test]
 async fn bad_credentials_get_401_everywhere() {
     let server = start().await;
-    let s = jwt();
+    let s = JwtSettings::local_default();
     let good =
         json!({"sub": "alice", "iss": "local-dev", "aud": "positions-api", "exp": now() + 300});
     let with = |k: &str, v: Value| {
@@ -50,7 +41,7 @@ async fn bad_credentials_get_401_everywhere() {
     no_sub.as_object_mut().unwrap().remove("sub");
     let foreign = JwtSettings {
         secret: "another-secret".into(),
-        ..jwt()
+        ..JwtSettings::local_default()
     };
     let tokens = [
         with("exp", json!(now() - 5)),
@@ -113,7 +104,7 @@ async fn bad_credentials_get_401_everywhere() {
 #[tokio::test]
 async fn unknown_routes_are_404_and_wrong_methods_405() {
     let server = start().await;
-    let token = jwt().issue("alice", 300);
+    let token = JwtSettings::local_default().issue("alice", 300);
     let alice = server.client(Some(&token));
     let reply = alice.send(Method::GET, "/nowhere", &[], b"").await;
     assert_eq!(
@@ -133,7 +124,10 @@ async fn unknown_routes_are_404_and_wrong_methods_405() {
 #[tokio::test]
 async fn create_read_list_and_portfolio_over_http() {
     let server = start().await;
-    let (alice, bob) = (jwt().issue("alice", 300), jwt().issue("bob", 300));
+    let (alice, bob) = (
+        JwtSettings::local_default().issue("alice", 300),
+        JwtSettings::local_default().issue("bob", 300),
+    );
     let (alice, bob) = (server.client(Some(&alice)), server.client(Some(&bob)));
     let created = alice.create(&create_body()).await;
     assert_eq!(created.status, 201, "{}", created.json);
@@ -164,7 +158,7 @@ async fn create_read_list_and_portfolio_over_http() {
 #[tokio::test]
 async fn oversized_and_non_json_bodies() {
     let server = start().await;
-    let token = jwt().issue("alice", 300);
+    let token = JwtSettings::local_default().issue("alice", 300);
     let alice = server.client(Some(&token));
     let post = |content_type: &'static str, body: Vec<u8>| {
         let alice = alice.clone();
@@ -196,7 +190,7 @@ async fn oversized_and_non_json_bodies() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_concurrent_creates_for_one_user() {
     let server = start().await;
-    let burst = server.client(Some(&jwt().issue("burst", 300)));
+    let burst = server.client(Some(&JwtSettings::local_default().issue("burst", 300)));
     let tasks: Vec<_> = (0..50)
         .map(|_| {
             let burst = burst.clone();
@@ -226,7 +220,7 @@ async fn the_token_command_prints_a_working_token() {
         .unwrap();
     assert!(output.status.success());
     let token = String::from_utf8(output.stdout).unwrap().trim().to_string();
-    let claims = jwt()
+    let claims = JwtSettings::local_default()
         .authorize(Some(&format!("Bearer {token}")))
         .expect("valid with the defaults")
         .claims;

@@ -17,17 +17,11 @@ use shared::orders::slippage::burn_minimums;
 use shared::orders::{plan_mint, venue, OrderTerms};
 use test_support::client::TestClient;
 use test_support::devnet::{sdk, Devnet};
+use test_support::json::text;
 use test_support::local_api::LocalApi;
 use test_support::wallets::post;
 
 const WALLET: &str = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
-
-fn text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
 
 /// The minimums and calldata the API builds equal the SDK's, on a table of prices, ranges,
 /// offers and slippages (mints), and of prices, liquidities and slippages (withdraws).
@@ -140,14 +134,6 @@ async fn calldata_and_minimums_are_the_sdks() {
     }
 }
 
-fn jwt() -> JwtSettings {
-    JwtSettings {
-        secret: "local-dev-secret".into(),
-        issuer: "local-dev".into(),
-        audience: "positions-api".into(),
-    }
-}
-
 struct World {
     devnet: Devnet,
     server: LocalApi,
@@ -253,8 +239,8 @@ async fn start(store_args: &[&str]) -> World {
     args.extend(store_args.iter().map(|a| a.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
-    let alice = server.client(Some(&jwt().issue("alice", 3600)));
-    let ops = server.client(Some(&jwt().issue_with_scope(
+    let alice = server.client(Some(&JwtSettings::local_default().issue("alice", 3600)));
+    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
         "ops",
         600,
         Some("markets:sync"),

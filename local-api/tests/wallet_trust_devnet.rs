@@ -12,22 +12,8 @@ use local_api::auth::JwtSettings;
 use serde_json::Value;
 use test_support::client::TestClient;
 use test_support::devnet::Devnet;
+use test_support::json::text;
 use test_support::local_api::LocalApi;
-
-fn jwt() -> JwtSettings {
-    JwtSettings {
-        secret: "local-dev-secret".into(),
-        issuer: "local-dev".into(),
-        audience: "positions-api".into(),
-    }
-}
-
-fn text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
 
 /// `[tick - 600, tick + 600)` snapped to a spacing of 60, around a new pool's tick.
 fn around(pool: &Value) -> (i32, i32) {
@@ -126,9 +112,9 @@ async fn strangers_move_nothing(store_args: &[&str]) {
     args.extend(store_args.iter().map(|a| a.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
-    let client = |sub: &str| server.client(Some(&jwt().issue(sub, 3600)));
+    let client = |sub: &str| server.client(Some(&JwtSettings::local_default().issue(sub, 3600)));
     let (alice, attacker, carol) = (client("alice"), client("mallory"), client("carol"));
-    let ops = server.client(Some(&jwt().issue_with_scope(
+    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
         "ops",
         600,
         Some("markets:sync"),

@@ -10,23 +10,9 @@ use lambda_http::http::{Method, StatusCode};
 use local_api::auth::JwtSettings;
 use serde_json::{json, Value};
 use test_support::devnet::Devnet;
+use test_support::json::text;
 use test_support::local_api::LocalApi;
 use test_support::wallets::post;
-
-fn jwt() -> JwtSettings {
-    JwtSettings {
-        secret: "local-dev-secret".into(),
-        issuer: "local-dev".into(),
-        audience: "positions-api".into(),
-    }
-}
-
-fn text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
 
 /// Mints a position of 1,000 of each token at most for `recipient` (the deployer pays); its
 /// token id.
@@ -132,8 +118,8 @@ async fn wallet_positions_follow_the_chain(store_args: &[&str]) {
     ];
     args.extend_from_slice(store_args);
     let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
-    let alice = server.client(Some(&jwt().issue("alice", 3600)));
-    let ops = server.client(Some(&jwt().issue_with_scope(
+    let alice = server.client(Some(&JwtSettings::local_default().issue("alice", 3600)));
+    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
         "ops",
         600,
         Some("markets:sync"),

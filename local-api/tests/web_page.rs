@@ -11,23 +11,9 @@ use local_api::auth::JwtSettings;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use test_support::devnet::Devnet;
+use test_support::json::text;
 use test_support::local_api::LocalApi;
 use test_support::wallets::post;
-
-fn jwt() -> JwtSettings {
-    JwtSettings {
-        secret: "local-dev-secret".into(),
-        issuer: "local-dev".into(),
-        audience: "positions-api".into(),
-    }
-}
-
-fn text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
 
 /// What the page shows for USD (`$1,234.56`, `+$1.00`, `-$2.50`) as a number.
 fn shown_usd(shown: &str) -> f64 {
@@ -84,9 +70,9 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
     let args = devnet.local_api_args();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
-    let token = jwt().issue("paula", 3600);
+    let token = JwtSettings::local_default().issue("paula", 3600);
     let paula = server.client(Some(&token));
-    let ops = jwt().issue_with_scope("ops", 3600, Some("markets:sync"));
+    let ops = JwtSettings::local_default().issue_with_scope("ops", 3600, Some("markets:sync"));
 
     // 23 simulated positions: in range, and out of it on either side (more than two pages).
     let pool = devnet.address("pool");
@@ -113,7 +99,7 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
         &config,
         json!({
             "base": server.base, "token": token, "opsToken": ops,
-            "badToken": jwt().issue("paula", -60), "rpc": devnet.rpc, "wallet": wallet,
+            "badToken": JwtSettings::local_default().issue("paula", -60), "rpc": devnet.rpc, "wallet": wallet,
             "screenshots": screenshots,
         })
         .to_string(),

@@ -232,7 +232,7 @@ impl Devnet {
             "--recipient",
             recipient,
         ];
-        let field = |name: &str| pool.map(|p| p[name].to_string().trim_matches('"').to_string());
+        let field = |name: &str| pool.map(|p| crate::json::text(&p[name]));
         let (token0, token1, fee) = (field("token0"), field("token1"), field("fee"));
         if let (Some(token0), Some(token1), Some(fee)) = (&token0, &token1, &fee) {
             args.extend(["--token0", token0, "--token1", token1, "--fee", fee]);

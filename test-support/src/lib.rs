@@ -6,7 +6,8 @@
 //! runs the local server and speaks raw HTTP to it; [`devnet`] runs anvil with the real
 //! Uniswap v3 contracts; [`rpc_stub`] is a loopback JSON-RPC endpoint answering what a test says;
 //! [`fake_chain`] a loopback EVM chain on it whose blocks, pool and faults a test sets;
-//! [`tracked_ticks`] the scenario of the ticks a pool tracks, run on each store.
+//! [`tracked_ticks`] the scenario of the ticks a pool tracks, run on each store; [`json::text`]
+//! reads a JSON value as text.
 
 pub mod bodies;
 pub mod client;
@@ -19,6 +20,7 @@ pub mod fake_chain;
 pub mod fixtures;
 pub mod history;
 pub mod idempotency;
+pub mod json;
 pub mod lifecycle;
 pub mod local_api;
 pub mod orders;
