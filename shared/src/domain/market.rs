@@ -410,10 +410,9 @@ impl Confirmations {
 mod tests {
     use super::*;
 
-    #[test]
-    fn staleness_follows_the_policy() {
-        let now = DateTime::from_timestamp(1_000_000, 0).unwrap();
-        let state = |age: i64| PoolState {
+    /// A state read `age` seconds before `now`.
+    fn read_before(now: DateTime<Utc>, age: i64) -> PoolState {
+        PoolState {
             sqrt_price: U256::from(1u8),
             tick: 0,
             liquidity: 0,
@@ -424,7 +423,13 @@ mod tests {
             observed_at: now - chrono::Duration::seconds(age),
             ticks: vec![],
             balances: None,
-        };
+        }
+    }
+
+    #[test]
+    fn staleness_follows_the_policy() {
+        let now = DateTime::from_timestamp(1_000_000, 0).unwrap();
+        let state = |age: i64| read_before(now, age);
         let live = Freshness::Live {
             stale_after: Duration::from_secs(300),
         };
@@ -439,18 +444,7 @@ mod tests {
     #[test]
     fn a_shallow_discovered_pool_is_read_again_once_an_hour() {
         let now = DateTime::from_timestamp(1_000_000, 0).unwrap();
-        let read = |age: i64| PoolState {
-            sqrt_price: U256::from(1u8),
-            tick: 0,
-            liquidity: 0,
-            fee_growth_global0: U256::ZERO,
-            fee_growth_global1: U256::ZERO,
-            height: 1,
-            block_hash: None,
-            observed_at: now - chrono::Duration::seconds(age),
-            ticks: Vec::new(),
-            balances: None,
-        };
+        let read = |age: i64| read_before(now, age);
         assert!(Cadence::Hourly.due(None, now));
         assert!(!Cadence::Hourly.due(Some(&read(3599)), now));
         assert!(Cadence::Hourly.due(Some(&read(3600)), now));

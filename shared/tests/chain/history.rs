@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 use shared::chain::evm::blocks;
-use shared::chain::history::position_events;
+use shared::chain::history::{position_events, DEFAULT_LOG_RANGE};
 use shared::chain::refresh::confirmed_block;
 use shared::chain::{RpcClient, RPC_TIMEOUT};
 use shared::history::{EventKind, Ledger};
@@ -14,14 +14,8 @@ use shared::math::U256;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use test_support::devnet::Devnet;
+use test_support::json::text;
 use test_support::rpc_stub::{each_call, RpcStub};
-
-fn text(value: &Value) -> String {
-    value
-        .as_str()
-        .map(str::to_string)
-        .unwrap_or(value.to_string())
-}
 
 fn number(value: &Value) -> u128 {
     text(value).parse().unwrap()
@@ -71,7 +65,7 @@ async fn a_positions_events_are_read_whole_in_ranges_of_any_size() {
     let head = confirmed_block(&rpc, 0).await.unwrap();
     let manager = devnet.address("manager");
     let token_id = U256::from(number(&json!(token)));
-    let whole = position_events(&rpc, &manager, token_id, 0, &head, 10_000).await;
+    let whole = position_events(&rpc, &manager, token_id, 0, &head, DEFAULT_LOG_RANGE).await;
     assert_eq!(whole.stopped, None);
     assert_eq!(whole.through, head.number);
     let kinds: Vec<EventKind> = whole.events.iter().map(|e| e.kind).collect();
@@ -166,12 +160,12 @@ async fn a_positions_events_are_read_whole_in_ranges_of_any_size() {
     })
     .await;
     let stubbed = RpcClient::new(&stub.url, RPC_TIMEOUT).unwrap();
-    let split = position_events(&stubbed, &manager, token_id, 0, &head, 10_000).await;
+    let split = position_events(&stubbed, &manager, token_id, 0, &head, DEFAULT_LOG_RANGE).await;
     assert_eq!(split.stopped, None);
     assert_eq!(split.events, whole.events);
     // A reorg replaced the blocks: none of their logs is kept, and the read says so.
     reorged.store(true, Ordering::SeqCst);
-    let replaced = position_events(&stubbed, &manager, token_id, 0, &head, 10_000).await;
+    let replaced = position_events(&stubbed, &manager, token_id, 0, &head, DEFAULT_LOG_RANGE).await;
     assert!(replaced.events.is_empty(), "{replaced:?}");
     assert!(replaced.stopped.is_some_and(|s| s.contains("no longer")));
     assert!(replaced.through < mint.block);
