@@ -9,7 +9,9 @@ use shared::catalog::{embedded_deployments, embedded_records, Catalog, CatalogFi
 use shared::chain::orders::ChainOrders;
 use shared::chain::refresh::WalletReader;
 use shared::chain::{RpcClient, Syncer, RPC_TIMEOUT};
-use shared::config::{Confirmations, DEFAULT_CATALOG_TTL, DEFAULT_LOG_LEVEL, DEFAULT_STALE_AFTER};
+use shared::config::{
+    Confirmations, LogRanges, DEFAULT_CATALOG_TTL, DEFAULT_LOG_LEVEL, DEFAULT_STALE_AFTER,
+};
 use shared::market::{Freshness, MarketRules, DEFAULT_MIN_DISCOVERED_DEPTH_USD};
 use shared::model::Chain;
 use shared::store::dynamodb::{local_client, user_client};
@@ -27,7 +29,7 @@ const DEFAULT_SYNC_INTERVAL: Duration = Duration::from_secs(60);
 const USAGE: &str = "usage:
   local-api [--addr HOST:PORT] [--dynamodb-endpoint URL [--table NAME]] [--cors-origin ORIGIN]...
             [--catalog FILE] [--rpc CHAIN=URL]... [--sync-interval SECONDS] [--stale-after SECONDS]
-            [--confirmations BLOCKS] [--min-discovered-depth-usd USD]
+            [--confirmations BLOCKS] [--min-discovered-depth-usd USD] [--log-range BLOCKS]
             [--signing-domain HOST[:PORT]] [--signing-uri URI]
       serve the API (default 127.0.0.1:3000) on the in-memory store, or on a DynamoDB-API
       server (the table, default 'positions', is created and its catalog seeded if missing);
@@ -40,7 +42,9 @@ const USAGE: &str = "usage:
       order's transaction taken, --confirmations blocks behind the head (default 2 on
       ethereum, 1 elsewhere; 0 on a devnet, which mines a block per transaction); a pool
       found in a wallet prices a token the catalog's pools do not reach only when it holds
-      --min-discovered-depth-usd (default 10000) of a priced token. Without --rpc, nothing is
+      --min-discovered-depth-usd (default 10000) of a priced token; a wallet position's history is
+      read from its position manager's events --log-range blocks per eth_getLogs at most
+      (default 10000). Without --rpc, nothing is
       read from any network: the catalog's prices are a snapshot; --signing-domain and --signing-uri name the site a wallet signs
       in to when it is linked (default this server's address)
   local-api token --sub NAME [--ttl SECONDS] [--scope SCOPES]
@@ -213,6 +217,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
     let (mut interval, mut stale_after) = (DEFAULT_SYNC_INTERVAL, DEFAULT_STALE_AFTER);
     let mut confirmations = Confirmations::default();
     let mut min_depth = DEFAULT_MIN_DISCOVERED_DEPTH_USD;
+    let mut log_ranges = LogRanges::default();
     let (mut signing_domain, mut signing_uri) = (None, None);
     for (name, value) in options(args)? {
         match name {
@@ -231,6 +236,9 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
                 min_depth = value
                     .parse()
                     .map_err(|_| format!("{name} takes whole USD, not {value:?}"))?;
+            }
+            "--log-range" => {
+                log_ranges = LogRanges::parse(value).map_err(|e| format!("{name}: {e}"))?;
             }
             "--dynamodb-endpoint" => endpoint = Some(value.to_string()),
             "--table" => table = value.to_string(),
@@ -295,11 +303,10 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
         }
     };
     if live {
-        app.wallet_refresh = Some(Arc::new(WalletReader::new(
-            endpoints.clone(),
-            &app,
-            confirmations.clone(),
-        )));
+        app.wallet_refresh = Some(Arc::new(
+            WalletReader::new(endpoints.clone(), &app, confirmations.clone())
+                .with_log_ranges(log_ranges),
+        ));
         app.order_chain = Some(Arc::new(ChainOrders::new(
             endpoints.clone(),
             confirmations.clone(),

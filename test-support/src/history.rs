@@ -2,7 +2,7 @@
 //! their position, in chain order, paged from any offset, the progress moving only from the
 //! one an append continued from.
 
-use shared::history::{EventKind, HistoryProgress, PositionEvent};
+use shared::history::{EventKind, HistoryProgress, PositionEvent, Priced};
 use shared::math::U256;
 use shared::store::{HistoryStore, StoreError};
 
@@ -24,6 +24,16 @@ fn event(i: u64) -> PositionEvent {
         from: (i % 4 == 3).then(|| format!("0x{:040x}", i)),
         to: (i % 4 >= 2).then(|| format!("0x{:040x}", i + 1)),
         timestamp: (i % 2 == 0).then_some(1_700_000_000 + i),
+        // Prices survive the store exactly, or say there was none.
+        prices: [
+            (i % 5 != 0).then(|| format!("{i}.000000000000000000123").parse().unwrap()),
+            Some(format!("0.{i:030}7").parse().unwrap()),
+        ],
+        priced: match i % 3 {
+            0 => None,
+            1 => Some(Priced::AtBlock),
+            _ => Some(Priced::Nearest),
+        },
     }
 }
 

@@ -47,6 +47,7 @@ fn holding(token: &str, height: u64) -> WalletHolding {
         first_value_usd: Some("10".into()),
         close_reason: None,
         read_error: None,
+        history: None,
     }
 }
 

@@ -154,6 +154,7 @@ fn holding(pool: &Pool, i: usize) -> WalletHolding {
         first_value_usd: Some("5000.123456789".into()),
         close_reason: None,
         read_error: None,
+        history: None,
     }
 }
 

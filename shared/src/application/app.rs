@@ -2,7 +2,7 @@
 //! where chains are read, the readers behind their traits; and the wallet refresh over them.
 //! Which implementations fill it is the wiring's `assemble`.
 
-use crate::application::ports::{Market, PositionStore, StoreError, WalletStore};
+use crate::application::ports::{HistoryStore, Market, PositionStore, StoreError, WalletStore};
 use crate::domain::clock::Clock;
 use crate::domain::market::{PoolState, SyncReport, WalletFailure, WalletsRefreshed};
 use crate::domain::math::U256;
@@ -21,6 +21,8 @@ pub struct App {
     pub sync: Option<Arc<dyn MarketSync>>,
     /// Linked wallets and their challenges.
     pub wallets: Arc<dyn WalletStore>,
+    /// Wallet positions' events as read from their chains.
+    pub history: Arc<dyn HistoryStore>,
     /// The domain and URI a wallet signs in to (the challenge's first lines).
     pub signing: SigningDomain,
     /// Reads a wallet's positions from its chain; `None` where no chain is read.

@@ -94,6 +94,10 @@ pub struct Deployment {
     pub position_manager: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<String>,
+    /// A block at or before the position manager's deployment: where a position's history is
+    /// looked for from (0 where not said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_block: Option<u64>,
 }
 
 impl Deployment {
@@ -372,6 +376,8 @@ pub struct Catalog {
     pub pools: Vec<Pool>,
     pub freshness: Freshness,
     pub deployments: Vec<Deployment>,
+    /// The least depth at which a discovered pool prices a token (`MarketRules`).
+    pub min_discovered_depth_usd: u64,
 }
 
 impl Catalog {
@@ -403,88 +409,39 @@ impl Catalog {
                 Err(e) => return Err(e),
             }
         }
-        // Synced prices to 40 digits, not the double written as `currentPrice`: USD prices
-        // multiply along a path.
-        let rates: Vec<BigDecimal> = pools
-            .iter()
-            .map(|p| match &p.state {
-                Some(state) => p.orientation.human_price_precise(state.sqrt_price, 40),
-                None => p.current_price.clone(),
-            })
-            .collect();
-        let (listed, discovered): (Vec<_>, Vec<_>) =
-            pools.iter().zip(&rates).partition(|(p, _)| !p.discovered);
-        let pairs: Vec<PricedPair<'_>> = listed
-            .iter()
-            .map(|(p, price)| PricedPair {
-                chain: p.chain,
-                token_a: (&p.token_a.symbol, &p.token_a.address),
-                token_b: (&p.token_b.symbol, &p.token_b.address),
-                price,
-            })
-            .collect();
-        let mut usd = derive_usd_prices(&pairs);
-        for (pool, _) in &listed {
-            for token in [&pool.token_a, &pool.token_b]
-                .into_iter()
-                .filter(|t| t.priced)
-            {
-                usd.entry(token_key(pool.chain, &token.address))
-                    .or_insert_with(|| token.price_usd.clone());
-            }
-        }
-        // Anyone can create a pool at any price and put a position on it in a wallet: a
-        // discovered pool prices a token only by its depth, never by being read first.
-        let discovered: Vec<DiscoveredPair<'_>> = discovered
-            .iter()
-            .map(|(p, price)| {
-                let balances = p.state.as_ref().and_then(|s| s.balances);
-                let [a, b] = match balances {
-                    Some(b) if p.orientation.base_is_token0 => [Some(b.token0), Some(b.token1)],
-                    Some(b) => [Some(b.token1), Some(b.token0)],
-                    None => [None, None],
-                };
-                fn side(t: &Token, balance: Option<U256>) -> Side<'_> {
-                    Side {
-                        address: &t.address,
-                        decimals: t.decimals,
-                        balance,
-                    }
-                }
-                DiscoveredPair {
-                    chain: p.chain,
-                    pool: &p.id,
-                    token_a: side(&p.token_a, a),
-                    token_b: side(&p.token_b, b),
-                    price,
-                }
-            })
-            .collect();
-        let by_catalog: HashSet<_> = usd.keys().cloned().collect();
-        price_by_depth(&mut usd, &discovered, min_discovered_depth_usd);
-        let cadences: HashMap<(Chain, String), Cadence> = discovered
-            .iter()
-            .map(|pair| {
-                let every = cadence(pair, &usd, &by_catalog, min_discovered_depth_usd);
-                ((pair.chain, pair.pool.to_string()), every)
-            })
-            .collect();
-        for pool in &mut pools {
-            if let Some(every) = cadences.get(&(pool.chain, pool.id.clone())) {
-                pool.cadence = *every;
-            }
-            for token in [&mut pool.token_a, &mut pool.token_b] {
-                if let Some(price) = usd.get(&token_key(pool.chain, &token.address)) {
-                    token.price_usd = price.clone();
-                    token.priced = true;
-                }
-            }
-        }
+        price_tokens(&mut pools, min_discovered_depth_usd);
         Ok(Catalog {
             pools,
             freshness,
             deployments: Vec::new(),
+            min_discovered_depth_usd,
         })
+    }
+
+    /// The chain's pools at other states (read at an older block), their tokens priced by the
+    /// same rules: a pool without a state there keeps its own.
+    pub fn at_states(&self, chain: Chain, states: &HashMap<PoolKey, PoolState>) -> Catalog {
+        let mut pools: Vec<Pool> = self
+            .pools
+            .iter()
+            .filter(|p| p.chain == chain)
+            .cloned()
+            .collect();
+        for pool in &mut pools {
+            if let Some(state) = states.get(&pool.key()) {
+                pool.sqrt_price = state.sqrt_price;
+                pool.tick = state.tick;
+                pool.current_price = pool.orientation.human_price_decimal(state.sqrt_price);
+                pool.state = Some(state.clone());
+            }
+        }
+        price_tokens(&mut pools, self.min_discovered_depth_usd);
+        Catalog {
+            pools,
+            freshness: self.freshness,
+            deployments: Vec::new(),
+            min_discovered_depth_usd: self.min_discovered_depth_usd,
+        }
     }
 
     /// The catalog shipped in the repository.
@@ -528,6 +485,89 @@ impl Catalog {
         self.pools
             .iter()
             .find(|p| p.chain == chain && p.protocol == protocol && p.is_named(id))
+    }
+}
+
+/// Prices the pools' tokens in USD from their states (or their catalog prices where they have
+/// none): the catalog's pools route prices out from the stablecoins, and discovered pools price
+/// what they alone reach by their depth (`crate::domain::pricing`).
+fn price_tokens(pools: &mut [Pool], min_discovered_depth_usd: u64) {
+    // Synced prices to 40 digits, not the double written as `currentPrice`: USD prices
+    // multiply along a path.
+    let rates: Vec<BigDecimal> = pools
+        .iter()
+        .map(|p| match &p.state {
+            Some(state) => p.orientation.human_price_precise(state.sqrt_price, 40),
+            None => p.current_price.clone(),
+        })
+        .collect();
+    let (listed, discovered): (Vec<_>, Vec<_>) =
+        pools.iter().zip(&rates).partition(|(p, _)| !p.discovered);
+    let pairs: Vec<PricedPair<'_>> = listed
+        .iter()
+        .map(|(p, price)| PricedPair {
+            chain: p.chain,
+            token_a: (&p.token_a.symbol, &p.token_a.address),
+            token_b: (&p.token_b.symbol, &p.token_b.address),
+            price,
+        })
+        .collect();
+    let mut usd = derive_usd_prices(&pairs);
+    for (pool, _) in &listed {
+        for token in [&pool.token_a, &pool.token_b]
+            .into_iter()
+            .filter(|t| t.priced)
+        {
+            usd.entry(token_key(pool.chain, &token.address))
+                .or_insert_with(|| token.price_usd.clone());
+        }
+    }
+    // Anyone can create a pool at any price and put a position on it in a wallet: a
+    // discovered pool prices a token only by its depth, never by being read first.
+    let discovered: Vec<DiscoveredPair<'_>> = discovered
+        .iter()
+        .map(|(p, price)| {
+            let balances = p.state.as_ref().and_then(|s| s.balances);
+            let [a, b] = match balances {
+                Some(b) if p.orientation.base_is_token0 => [Some(b.token0), Some(b.token1)],
+                Some(b) => [Some(b.token1), Some(b.token0)],
+                None => [None, None],
+            };
+            fn side(t: &Token, balance: Option<U256>) -> Side<'_> {
+                Side {
+                    address: &t.address,
+                    decimals: t.decimals,
+                    balance,
+                }
+            }
+            DiscoveredPair {
+                chain: p.chain,
+                pool: &p.id,
+                token_a: side(&p.token_a, a),
+                token_b: side(&p.token_b, b),
+                price,
+            }
+        })
+        .collect();
+    let by_catalog: HashSet<_> = usd.keys().cloned().collect();
+    price_by_depth(&mut usd, &discovered, min_discovered_depth_usd);
+    let cadences: HashMap<(Chain, String), Cadence> = discovered
+        .iter()
+        .map(|pair| {
+            let every = cadence(pair, &usd, &by_catalog, min_discovered_depth_usd);
+            ((pair.chain, pair.pool.to_string()), every)
+        })
+        .collect();
+    for pool in pools.iter_mut() {
+        if let Some(every) = cadences.get(&(pool.chain, pool.id.clone())) {
+            pool.cadence = *every;
+        }
+        for token in [&mut pool.token_a, &mut pool.token_b] {
+            if let Some(price) = usd.get(&token_key(pool.chain, &token.address)) {
+                token.price_usd = price.clone();
+                token.priced = true;
+            }
+        }
     }
 }
 

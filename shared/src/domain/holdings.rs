@@ -4,7 +4,10 @@
 //! `wallet_reads`.
 
 use crate::domain::catalog::{curve_of, BaseToken, Catalog, Pool, PoolRecord, TokenRecord};
-use crate::domain::json::{plain_exact, Usd};
+use crate::domain::history::{
+    decimals as decimals_of, units, HistorySummary, HistoryView, TokenHistoryView,
+};
+use crate::domain::json::{plain_exact, Percent, Usd};
 use crate::domain::math::price::{base_units_to_decimal, Orientation};
 use crate::domain::math::U256;
 use crate::domain::model::{
@@ -134,20 +137,158 @@ pub fn holding_of(
         first_value_usd: None,
         close_reason: (found.liquidity == 0).then(|| WITHDRAWN.to_string()),
         read_error: None,
+        history: None,
     }
 }
 
 /// A wallet position's figures in USD (each `None` where a token has no USD price).
 #[derive(Debug, Clone)]
 pub struct HeldFigures {
-    /// Per token: held amount plus fees, in USD.
+    /// Per token (protocol order): what it holds now (principal, unclaimed fees, uncollected
+    /// principal), in USD.
     pub token_values: [Option<BigDecimal>; 2],
+    /// Fees earned: collected (at their blocks' prices) and unclaimed (at today's).
     pub fees: Option<BigDecimal>,
     pub value: Option<BigDecimal>,
     pub cost_basis: Option<BigDecimal>,
+    /// What left the position: withdrawn principal and collected fees at their blocks' prices.
+    pub taken_out: Option<BigDecimal>,
+    /// The fees among it.
+    pub fees_collected: Option<BigDecimal>,
+    /// Per token (protocol order): the base units of unclaimed fees.
+    pub fees_unclaimed: Option<[U256; 2]>,
 }
 
-/// The view of a wallet position at its last read and its USD figures, at today's prices.
+/// Why an Orca position's figures are its reads', not its events'.
+pub const ORCA_FIGURES: &str = "Orca pays withdrawn principal out at once, so what its collect would pay is fees only: its figures are its reads', its cost basis its value when first seen";
+
+/// Seconds in the year an APR annualizes to.
+const YEAR_SECONDS: u64 = 365 * 24 * 60 * 60;
+
+/// The per-token base units and USD of a position with or without its history.
+struct Sums {
+    /// Fees earned per token, base units; `None` where it cannot be told from principal.
+    fees: Option<[U256; 2]>,
+    fees_unclaimed: Option<[U256; 2]>,
+    /// Fees earned per token in USD.
+    fee_values: [Option<BigDecimal>; 2],
+    cost_basis: Option<BigDecimal>,
+    withdrawn_usd: Option<BigDecimal>,
+    fees_collected_usd: Option<BigDecimal>,
+    history: HistoryView,
+    tokens: Option<[TokenHistoryView; 2]>,
+}
+
+fn sum2(pair: &[Option<BigDecimal>; 2]) -> Option<BigDecimal> {
+    Some(pair[0].clone()? + pair[1].clone()?)
+}
+
+/// The figures an EVM position's history gives, with `owed` (what `collect` would pay now),
+/// `held` (its principal now) and today's prices.
+fn from_history(
+    summary: Option<&HistorySummary>,
+    holding: &WalletHolding,
+    owed: [U256; 2],
+    held: [U256; 2],
+    prices: &[Option<BigDecimal>; 2],
+) -> Sums {
+    let decimals = holding.tokens.clone().map(|t| t.decimals);
+    let usd = |t: usize, units: U256| {
+        prices[t]
+            .as_ref()
+            .map(|p| base_units_to_decimal(units, decimals[t]) * p)
+    };
+    let Some(h) = summary.filter(|h| h.complete) else {
+        let reason = summary
+            .and_then(|h| h.reason.clone())
+            .unwrap_or_else(|| "its history has not been read yet".into());
+        return Sums {
+            fees: None,
+            fees_unclaimed: None,
+            fee_values: [None, None],
+            cost_basis: None,
+            withdrawn_usd: None,
+            fees_collected_usd: None,
+            history: HistoryView {
+                history_complete: Some(false),
+                history_reason: Some(reason),
+                ..HistoryView::default()
+            },
+            tokens: None,
+        };
+    };
+    let (deposited, withdrawn) = (units(&h.deposited), units(&h.withdrawn));
+    let (collected, uncollected) = (units(&h.fees_collected), units(&h.uncollected_principal));
+    let unclaimed = [0, 1].map(|t| owed[t].saturating_sub(uncollected[t]));
+    let collected_usd = decimals_of(&h.fees_collected_usd);
+    let fee_values = [0, 1].map(|t| {
+        collected_usd[t]
+            .clone()
+            .zip(usd(t, unclaimed[t]))
+            .map(|(c, u)| c + u)
+    });
+    let fees_total = sum2(&fee_values);
+    // HODL: the net deposited units at today's prices (a token withdrawn beyond its deposits
+    // counts negative).
+    let signed = |t: usize, units: U256, minus: U256| {
+        let plus = usd(t, units)?;
+        Some(plus - usd(t, minus)?)
+    };
+    let hodl = sum2(&[0, 1].map(|t| signed(t, deposited[t], withdrawn[t])));
+    let principal = sum2(&[usd(0, held[0]), usd(1, held[1])]);
+    // The capital's weight: through the last event, then what is still deposited until the read.
+    let net = [0, 1].map(|t| deposited[t].saturating_sub(withdrawn[t]));
+    let read_at = u64::try_from(holding.read_at.timestamp()).unwrap_or_default();
+    let since = h.last_time.map(|t| read_at.saturating_sub(t));
+    let weight = decimal_of(&h.capital_usd_seconds)
+        .zip(sum2(&[usd(0, net[0]), usd(1, net[1])]))
+        .zip(since)
+        .map(|((w, c), s)| w + c * BigDecimal::from(s));
+    let apr = fees_total
+        .clone()
+        .zip(weight)
+        .filter(|(_, w)| !w.is_zero())
+        .map(|(f, w)| f * BigDecimal::from(YEAR_SECONDS * 100) / w);
+    let text =
+        |t: usize, units: U256| Some(plain_exact(&base_units_to_decimal(units, decimals[t])));
+    let tokens = [0, 1].map(|t| TokenHistoryView {
+        deposited: text(t, deposited[t]),
+        withdrawn: text(t, withdrawn[t]),
+        fees_collected: text(t, collected[t]),
+        uncollected_principal: text(t, uncollected[t]),
+        fees_unclaimed: text(t, unclaimed[t]),
+    });
+    let withdrawn_usd = sum2(&decimals_of(&h.withdrawn_usd));
+    let fees_collected_usd = sum2(&collected_usd);
+    Sums {
+        fees: Some([0, 1].map(|t| collected[t] + unclaimed[t])),
+        fees_unclaimed: Some(unclaimed),
+        fee_values,
+        cost_basis: sum2(&decimals_of(&h.deposited_usd)),
+        withdrawn_usd: withdrawn_usd.clone(),
+        fees_collected_usd: fees_collected_usd.clone(),
+        history: HistoryView {
+            withdrawn_usd: withdrawn_usd.map(Usd::new),
+            fees_collected_usd: fees_collected_usd.map(Usd::new),
+            impermanent_loss_usd: principal.zip(hodl.clone()).map(|(p, h)| Usd::new(p - h)),
+            hodl_value_usd: hodl.map(Usd::new),
+            fee_apr_percent: apr.map(Percent::new),
+            history_complete: Some(true),
+            history_reason: None,
+            priced_nearest: h.nearest,
+        },
+        tokens: Some(tokens),
+    }
+}
+
+fn decimal_of(text: &Option<String>) -> Option<BigDecimal> {
+    text.as_deref().and_then(|v| BigDecimal::from_str(v).ok())
+}
+
+/// The view of a wallet position at its last read and its USD figures, at today's prices. An
+/// EVM position's fees, cost basis and PnL come from its history (what `collect` would pay is
+/// its unclaimed fees *and* its uncollected principal: never principal as fees); an Orca
+/// position's from its reads.
 pub fn holding_view(
     position: &Position,
     holding: &WalletHolding,
@@ -158,19 +299,34 @@ pub fn holding_view(
         .tokens
         .clone()
         .map(|t| usd_price(catalog, chain, &t.address));
-    let amounts = holding.amounts.clone().map(|a| amount(&a));
-    let fees = holding.fees.clone().map(|f| amount(&f));
+    let held = holding.amounts.clone().map(|a| amount(&a));
+    let owed = holding.fees.clone().map(|f| amount(&f));
     let usd = |i: usize, units: U256| {
         prices[i]
             .as_ref()
             .map(|p| base_units_to_decimal(units, holding.tokens[i].decimals) * p)
     };
-    let mut principal = [usd(0, amounts[0]), usd(1, amounts[1])];
-    let mut fee_values = [usd(0, fees[0]), usd(1, fees[1])];
-    let mut cost_basis = holding
-        .first_value_usd
-        .as_deref()
-        .and_then(|v| BigDecimal::from_str(v).ok());
+    let is_evm = chain != Chain::Solana;
+    let mut sums = if is_evm {
+        from_history(holding.history.as_ref(), holding, owed, held, &prices)
+    } else {
+        Sums {
+            fees: Some(owed),
+            fees_unclaimed: Some(owed),
+            fee_values: [usd(0, owed[0]), usd(1, owed[1])],
+            cost_basis: decimal_of(&holding.first_value_usd),
+            withdrawn_usd: Some(BigDecimal::zero()),
+            fees_collected_usd: Some(BigDecimal::zero()),
+            history: HistoryView {
+                history_reason: Some(ORCA_FIGURES.into()),
+                ..HistoryView::default()
+            },
+            tokens: None,
+        }
+    };
+    let mut principal = [usd(0, held[0]), usd(1, held[1])];
+    // What it holds now, per token: principal and all that collect would pay.
+    let mut token_values = [0, 1].map(|t| usd(t, held[t] + owed[t]));
     // tokenA is the base asset where the catalog has the pool (as a simulated position on it
     // shows), else token0.
     let base_is_token0 = catalog
@@ -179,7 +335,7 @@ pub fn holding_view(
     let [a, b] = if base_is_token0 { [0, 1] } else { [1, 0] };
     // Closed through the API: what the withdraw paid, frozen at its close.
     let frozen = position.closing.as_ref();
-    let (mut amounts, mut fees) = (amounts, fees);
+    let mut amounts = held;
     if let Some(c) = frozen {
         let order = |pair: &crate::domain::model::TokenPair| {
             if base_is_token0 {
@@ -188,30 +344,48 @@ pub fn holding_view(
                 [pair.b, pair.a]
             }
         };
-        (amounts, fees) = (order(&c.withdrawn), order(&c.fees));
+        amounts = order(&c.withdrawn);
+        sums.fees = Some(order(&c.fees));
         principal[a] = Some(c.value_a.clone());
         principal[b] = Some(c.value_b.clone());
-        fee_values[a] = Some(c.fees_usd_a.clone());
-        fee_values[b] = Some(c.fees_usd_b.clone());
-        cost_basis = Some(c.cost_basis_usd.clone());
+        sums.fee_values[a] = Some(c.fees_usd_a.clone());
+        sums.fee_values[b] = Some(c.fees_usd_b.clone());
+        token_values = [0, 1].map(|t| {
+            principal[t]
+                .clone()
+                .zip(sums.fee_values[t].clone())
+                .map(|(p, f)| p + f)
+        });
+        sums.cost_basis = Some(c.cost_basis_usd.clone());
+        (sums.withdrawn_usd, sums.fees_collected_usd) =
+            (Some(BigDecimal::zero()), Some(BigDecimal::zero()));
     }
-    let sum = |pair: &[Option<BigDecimal>; 2]| Some(pair[0].clone()? + pair[1].clone()?);
-    let fee_total = sum(&fee_values);
-    let value = sum(&principal).zip(fee_total.clone()).map(|(p, f)| p + f);
+    let fee_total = sum2(&sums.fee_values);
+    let value = sum2(&token_values);
+    let taken_out = sums
+        .withdrawn_usd
+        .clone()
+        .zip(sums.fees_collected_usd.clone())
+        .map(|(w, f)| w + f);
     let pnl = match frozen {
         Some(c) => Some(c.pnl_usd.clone()),
-        None => value.clone().zip(cost_basis.clone()).map(|(v, c)| v - c),
+        None => value
+            .clone()
+            .zip(taken_out.clone())
+            .zip(sums.cost_basis.clone())
+            .map(|((v, out), c)| v + out - c),
     };
+    let decimals = |i: usize| holding.tokens[i].decimals;
     let token_view = |i: usize| HeldAmountView {
         symbol: holding.tokens[i].symbol.clone(),
         address: holding.tokens[i].address.clone(),
-        amount: plain_exact(&base_units_to_decimal(
-            amounts[i],
-            holding.tokens[i].decimals,
-        )),
+        amount: plain_exact(&base_units_to_decimal(amounts[i], decimals(i))),
         value_usd: principal[i].clone().map(Usd::new),
-        fees_earned: plain_exact(&base_units_to_decimal(fees[i], holding.tokens[i].decimals)),
-        fees_earned_usd: fee_values[i].clone().map(Usd::new),
+        fees_earned: sums
+            .fees
+            .map(|f| plain_exact(&base_units_to_decimal(f[i], decimals(i)))),
+        fees_earned_usd: sums.fee_values[i].clone().map(Usd::new),
+        history: sums.tokens.as_ref().map(|t| t[i].clone()),
     };
     let curve = curve_of(position.protocol);
     let orientation = Orientation {
@@ -225,7 +399,6 @@ pub fn holding_view(
     let open = position.status != Status::Closed;
     // A close requested through the API shows while the position is open.
     let order = position.order.as_deref().filter(|_| open);
-    let is_evm = chain != Chain::Solana;
     let view = WalletPositionView {
         id: position.id.clone(),
         source: Source::Wallet,
@@ -248,9 +421,10 @@ pub fn holding_view(
         price_upper: at_tick(position.tick_lower).max(at_tick(position.tick_upper)),
         current_price: orientation.human_price_of(amount(&holding.sqrt_price)),
         fees_earned_usd: fee_total.clone().map(Usd::new),
-        cost_basis_usd: cost_basis.clone().map(Usd::new),
+        cost_basis_usd: sums.cost_basis.clone().map(Usd::new),
         value_usd: value.clone().map(Usd::new),
         pnl_usd: pnl.map(Usd::new),
+        history: sums.history,
         read_height: holding.height,
         refreshed_at: format_time(&holding.read_at),
         created_at: format_time(&position.created_at),
@@ -265,21 +439,14 @@ pub fn holding_view(
             .filter(|o| o.kind == OrderKind::Close)
             .map(|o| o.transactions.clone()),
     };
-    let token_values = [
-        principal[0]
-            .clone()
-            .zip(fee_values[0].clone())
-            .map(|(p, f)| p + f),
-        principal[1]
-            .clone()
-            .zip(fee_values[1].clone())
-            .map(|(p, f)| p + f),
-    ];
     let figures = HeldFigures {
         token_values,
         fees: fee_total,
         value,
-        cost_basis,
+        cost_basis: sums.cost_basis,
+        taken_out,
+        fees_collected: sums.fees_collected_usd,
+        fees_unclaimed: sums.fees_unclaimed,
     };
     (view, figures)
 }

@@ -392,16 +392,77 @@ impl Confirmations {
             return blocks(text).map(Confirmations::from);
         }
         let mut parsed = Confirmations::default();
-        for pair in text.split(',') {
-            let (chain, n) = pair
-                .split_once('=')
-                .ok_or_else(|| format!("{pair:?} is not chain=blocks"))?;
-            let chain = chain
-                .trim()
-                .parse::<Chain>()
-                .map_err(|()| format!("{chain:?} is not one of: {}", Chain::names()))?;
-            parsed.per_chain.insert(chain, blocks(n)?);
+        parsed.per_chain.extend(chain_pairs(text, blocks)?);
+        Ok(parsed)
+    }
+}
+
+/// `chain=N` pairs separated by commas, each `N` checked by `blocks`.
+fn chain_pairs(
+    text: &str,
+    blocks: impl Fn(&str) -> Result<u64, String>,
+) -> Result<BTreeMap<Chain, u64>, String> {
+    let mut pairs = BTreeMap::new();
+    for pair in text.split(',') {
+        let (chain, n) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("{pair:?} is not chain=blocks"))?;
+        let chain = chain
+            .trim()
+            .parse::<Chain>()
+            .map_err(|()| format!("{chain:?} is not one of: {}", Chain::names()))?;
+        pairs.insert(chain, blocks(n)?);
+    }
+    Ok(pairs)
+}
+
+/// Blocks one `eth_getLogs` of a position's history asks for at most, per chain, unless
+/// `LOG_RANGE_BLOCKS` says otherwise (`N`, or `chain=N` pairs): 10,000 on every chain, within
+/// what common providers serve in one call (a provider that refuses a range for its size
+/// gets it again in halves).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogRanges {
+    per_chain: BTreeMap<Chain, u64>,
+    otherwise: u64,
+}
+
+/// The default [`LogRanges`] on every chain.
+pub const DEFAULT_LOG_RANGE: u64 = 10_000;
+
+impl Default for LogRanges {
+    fn default() -> Self {
+        LogRanges {
+            per_chain: BTreeMap::new(),
+            otherwise: DEFAULT_LOG_RANGE,
         }
+    }
+}
+
+impl LogRanges {
+    pub fn of(&self, chain: Chain) -> u64 {
+        self.per_chain
+            .get(&chain)
+            .copied()
+            .unwrap_or(self.otherwise)
+    }
+
+    /// `N` (every chain), or `chain=N` pairs separated by commas over the default.
+    pub fn parse(text: &str) -> Result<LogRanges, String> {
+        let blocks = |n: &str| {
+            n.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (1..=10_000_000).contains(n))
+                .ok_or_else(|| format!("{n:?} is not a whole number of blocks from 1 to 10000000"))
+        };
+        if !text.contains('=') {
+            return Ok(LogRanges {
+                per_chain: BTreeMap::new(),
+                otherwise: blocks(text)?,
+            });
+        }
+        let mut parsed = LogRanges::default();
+        parsed.per_chain.extend(chain_pairs(text, blocks)?);
         Ok(parsed)
     }
 }

@@ -1,5 +1,6 @@
 //! The API's resources: enumerations, the stored position, and the response shapes.
 
+use crate::domain::history::{HistorySummary, HistoryView, TokenHistoryView};
 use crate::domain::json::{Exact, Percent, Usd};
 use crate::domain::math::U256;
 use bigdecimal::BigDecimal;
@@ -283,6 +284,9 @@ pub struct WalletHolding {
     /// or the read failed whole): its figures are those of its last good read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_error: Option<String>,
+    /// EVM: its events summed for its holder (`domain::history`), once read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<HistorySummary>,
 }
 
 impl WalletHolding {
@@ -478,9 +482,13 @@ pub struct HeldAmountView {
     /// Whole tokens, exact: what the liquidity holds at the last read, rounded down.
     pub amount: String,
     pub value_usd: Option<Usd>,
-    /// Whole tokens, exact: what the protocol's collect would pay at the last read.
-    pub fees_earned: String,
+    /// Whole tokens, exact: the fees earned, collected and not (EVM: from its history, `null`
+    /// until it is complete; Orca: what its collect would pay, fees only).
+    pub fees_earned: Option<String>,
     pub fees_earned_usd: Option<Usd>,
+    /// EVM: its history per token.
+    #[serde(flatten)]
+    pub history: Option<TokenHistoryView>,
 }
 
 /// A position read from a linked wallet, at its last read: amounts and fees are the chain's
@@ -519,6 +527,8 @@ pub struct WalletPositionView {
     pub cost_basis_usd: Option<Usd>,
     pub value_usd: Option<Usd>,
     pub pnl_usd: Option<Usd>,
+    #[serde(flatten)]
+    pub history: HistoryView,
     /// The block (EVM) or slot (Solana) of the last read, and when it was made.
     pub read_height: u64,
     pub refreshed_at: String,

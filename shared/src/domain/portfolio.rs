@@ -17,7 +17,6 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::str::FromStr;
 
 /// One token's share of the portfolio: a token is its chain and address, so two tokens that
 /// share a symbol (the same stablecoin on two chains, or a token calling itself "USDC") are
@@ -284,6 +283,9 @@ pub fn portfolio(
     let mut tokens = Tokens::default();
     let mut pools = Pools::default();
     let mut cost_basis = BigDecimal::zero();
+    // Wallet positions' withdrawn principal and collected fees (at their blocks' prices), and
+    // the fees among them.
+    let (mut taken_out, mut collected_fees) = (BigDecimal::zero(), BigDecimal::zero());
     // Positions with frozen figures, valued one by one (none is open in practice).
     let mut frozen = Vec::new();
     let (mut unvalued, mut unpriced) = (0, 0);
@@ -295,21 +297,28 @@ pub fn portfolio(
         if let Some(holding) = &position.holding {
             let slots =
                 [0, 1].map(|i| tokens.of_wallet(catalog, position.chain, &holding.tokens[i]));
-            let basis = holding
-                .first_value_usd
-                .as_deref()
-                .and_then(|v| BigDecimal::from_str(v).ok());
-            let ([Some(slot0), Some(slot1)], Some(basis)) = (slots, basis) else {
+            let (_, held) = holding_view(position, holding, catalog);
+            let figures = (held.cost_basis, held.taken_out, held.fees_collected);
+            let (
+                [Some(slot0), Some(slot1)],
+                (Some(basis), Some(out), Some(collected)),
+                Some(unclaimed),
+            ) = (slots, figures, held.fees_unclaimed)
+            else {
                 unpriced += 1;
                 continue;
             };
             cost_basis += basis;
+            // What left it (principal withdrawn, fees collected) is its PnL too; the collected
+            // fees are fees earned.
+            taken_out += out;
+            collected_fees += collected;
             for (i, slot) in [slot0, slot1].into_iter().enumerate() {
                 let units = &mut tokens.slots[slot].units;
-                let fees = amount(&holding.fees[i]);
+                // All that collect would pay is held; only its fee part is fees.
                 units.held.add(amount(&holding.amounts[i]));
-                units.held.add(fees);
-                units.fees.add(fees);
+                units.held.add(amount(&holding.fees[i]));
+                units.fees.add(unclaimed[i]);
             }
             continue;
         }
@@ -412,7 +421,8 @@ pub fn portfolio(
             by_token.add(pool.chain, &token.address, &token.symbol, value);
         }
     }
-    let unrealized = &total_value - &cost_basis;
+    fees += collected_fees;
+    let unrealized = &total_value + taken_out - &cost_basis;
     let pnl = &unrealized + &realized.pnl_usd;
     let all_cost_basis = cost_basis + &realized.cost_basis_usd;
     Ok(PortfolioView {

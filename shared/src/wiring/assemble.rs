@@ -2,7 +2,7 @@
 //! embedded default (everything in memory) and production (DynamoDB).
 
 use crate::adapters::store::{
-    DynamoDbMarket, DynamoDbStore, MemoryMarket, MemoryStore, MemoryWallets,
+    DynamoDbMarket, DynamoDbStore, MemoryHistory, MemoryMarket, MemoryStore, MemoryWallets,
 };
 use crate::application::app::App;
 use crate::domain::clock::SystemClock;
@@ -20,6 +20,7 @@ impl App {
             clock: Arc::new(SystemClock),
             sync: None,
             wallets: Arc::new(MemoryWallets::default()),
+            history: Arc::new(MemoryHistory::default()),
             signing: SigningDomain::default(),
             wallet_refresh: None,
             order_chain: None,
@@ -41,7 +42,8 @@ impl App {
             market: Arc::new(market),
             clock: Arc::new(SystemClock),
             sync: None,
-            wallets: store,
+            wallets: store.clone(),
+            history: store,
             signing: SigningDomain::default(),
             wallet_refresh: None,
             order_chain: None,

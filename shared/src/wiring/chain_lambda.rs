@@ -70,7 +70,8 @@ impl Container {
     fn with_wallets(self) -> App {
         let confirmations = self.config.confirmation_blocks;
         let orders = ChainOrders::new(self.endpoints.clone(), confirmations.clone());
-        let reader = WalletReader::new(self.endpoints, &self.app, confirmations);
+        let reader = WalletReader::new(self.endpoints, &self.app, confirmations)
+            .with_log_ranges(self.config.log_ranges);
         App {
             wallet_refresh: Some(Arc::new(reader)),
             order_chain: Some(Arc::new(orders)),

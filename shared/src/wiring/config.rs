@@ -1,7 +1,7 @@
 //! The functions' configuration, read from the environment once at start and passed in from
 //! there: nothing deeper reads the environment.
 
-pub use crate::domain::market::Confirmations;
+pub use crate::domain::market::{Confirmations, LogRanges};
 use crate::domain::market::{Freshness, MarketRules, DEFAULT_MIN_DISCOVERED_DEPTH_USD};
 use crate::domain::model::Chain;
 use crate::domain::wallets::challenge::SigningDomain;
@@ -39,6 +39,9 @@ pub struct Config {
     /// Blocks on top of what the service takes, per chain (`CONFIRMATION_BLOCKS`: `N`, or
     /// `chain=N,...`; 0 takes the head, as on a devnet).
     pub confirmation_blocks: Confirmations,
+    /// Blocks one `eth_getLogs` of a position's history asks for at most, per chain
+    /// (`LOG_RANGE_BLOCKS`: `N`, or `chain=N,...`; default 10,000).
+    pub log_ranges: LogRanges,
     /// The queue the scheduled sync sends one message per linked wallet to (`WALLET_QUEUE_URL`;
     /// unset: no fan-out). Only the sync function reads it.
     pub wallet_queue_url: Option<String>,
@@ -96,6 +99,11 @@ impl Config {
                 Some(text) => Confirmations::parse(&text)
                     .map_err(|e| ConfigError(format!("CONFIRMATION_BLOCKS: {e}")))?,
             },
+            log_ranges: match non_empty("LOG_RANGE_BLOCKS") {
+                None => LogRanges::default(),
+                Some(text) => LogRanges::parse(&text)
+                    .map_err(|e| ConfigError(format!("LOG_RANGE_BLOCKS: {e}")))?,
+            },
             wallet_queue_url: non_empty("WALLET_QUEUE_URL").map(|u| u.trim().to_string()),
             signing: {
                 let default = SigningDomain::default();
@@ -143,6 +151,7 @@ mod tests {
                 rpc_parameters: BTreeMap::new(),
                 log_level: "info".into(),
                 confirmation_blocks: Confirmations::default(),
+                log_ranges: LogRanges::default(),
                 wallet_queue_url: None,
                 signing: SigningDomain::default(),
             })

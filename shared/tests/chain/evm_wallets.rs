@@ -201,6 +201,7 @@ async fn holdings(fault: Fault) -> Result<WalletHoldings, String> {
         factory: Some(FACTORY.into()),
         position_manager: Some(MANAGER.into()),
         program: None,
+        first_block: None,
     };
     let block = confirmed_block(&rpc, 0).await?;
     read_wallet(&rpc, &[&deployment], WALLET, &block).await

@@ -15,9 +15,7 @@ use alloy_primitives::keccak256;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-/// Blocks one `eth_getLogs` asks for at most, unless configured per chain: within what common
-/// providers serve in one call.
-pub const DEFAULT_LOG_RANGE: u64 = 10_000;
+pub use crate::domain::market::DEFAULT_LOG_RANGE;
 
 const TRANSFER: &str = "Transfer(address,address,uint256)";
 const INCREASE: &str = "IncreaseLiquidity(uint256,uint128,uint256,uint256)";
@@ -275,6 +273,8 @@ fn decode(
         from,
         to,
         timestamp: None,
+        prices: [None, None],
+        priced: None,
     })
 }
 

@@ -7,6 +7,7 @@
 //! and follows its transactions until they settle (`events`); `history` reads a position's
 //! events over block ranges. The functions' entry points are the wiring's `chain_lambda`.
 
+pub mod backfill;
 pub mod events;
 pub mod evm;
 pub mod fanout;

@@ -1,6 +1,7 @@
 //! Reading linked wallets' positions for the API (`app::WalletRefresh`): the chain's RPC
 //! endpoint, the catalog's deployments on it, one block `confirmations` behind the head.
 
+use super::backfill::HistoryReader;
 use super::evm::{self, Block};
 use super::orca_wallets::read_orca_wallet;
 use super::orders::ChainOrders;
@@ -8,12 +9,12 @@ use super::rpc::RpcClient;
 use super::sync::Syncer;
 use super::wallets::{read_wallet, ChainPosition, TokenMeta, MAX_POSITIONS_PER_MANAGER};
 use crate::application::app::{App, Refreshed, WalletRefresh};
-use crate::application::ports::{Market, PositionStore, StoreError};
+use crate::application::ports::{HistoryStore, Market, PositionStore, StoreError};
 use crate::application::wallet_reads::{mark_unread, record, WALLET_NOT_READ};
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::clock::Clock;
 use crate::domain::holdings::{discovered_record, ReadPosition};
-use crate::domain::market::{Cadence, Confirmations};
+use crate::domain::market::{Cadence, Confirmations, LogRanges};
 use crate::domain::math::U256;
 use crate::domain::model::{Chain, HeldToken, Position};
 use crate::domain::wallets::LinkedWallet;
@@ -26,7 +27,9 @@ pub struct WalletReader {
     market: Arc<dyn Market>,
     store: Arc<dyn PositionStore>,
     clock: Arc<dyn Clock>,
+    history: Arc<dyn HistoryStore>,
     confirmations: Confirmations,
+    log_ranges: LogRanges,
 }
 
 impl WalletReader {
@@ -40,8 +43,16 @@ impl WalletReader {
             market: app.market.clone(),
             store: app.store.clone(),
             clock: app.clock.clone(),
+            history: app.history.clone(),
             confirmations: confirmations.into(),
+            log_ranges: LogRanges::default(),
         }
+    }
+
+    /// Blocks one `eth_getLogs` of a position's history asks for at most, per chain.
+    pub fn with_log_ranges(mut self, log_ranges: LogRanges) -> WalletReader {
+        self.log_ranges = log_ranges;
+        self
     }
 
     /// Everything the wallet holds on its chain, at one block or slot.
@@ -73,6 +84,7 @@ impl WalletReader {
             let finalized = self.confirmations.of(chain) > 0;
             let read = read_orca_wallet(rpc, program, &wallet.address, finalized, &symbol).await?;
             return Ok(WalletRead {
+                block: None,
                 height: read.slot,
                 positions: read.positions,
                 not_read: read.not_read,
@@ -86,6 +98,7 @@ impl WalletReader {
         let holdings = read_wallet(rpc, &deployments, &wallet.address, &block).await?;
         let key = |manager: &str, token: U256| format!("{chain}#{manager}#{token}");
         Ok(WalletRead {
+            block: Some(holdings.block.clone()),
             height: holdings.block.number,
             positions: holdings.positions.into_iter().map(neutral).collect(),
             not_read: holdings.not_read,
@@ -101,6 +114,8 @@ impl WalletReader {
 /// What one read of a wallet found, at one block or slot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WalletRead {
+    /// The block an EVM read was made at (its events are read up to it).
+    pub block: Option<Block>,
     pub height: u64,
     pub positions: Vec<ReadPosition>,
     /// Positions past a read's cap, not read.
@@ -233,6 +248,39 @@ impl WalletReader {
     }
 }
 
+impl WalletReader {
+    /// The wallet's positions' histories read on to `block` and summed onto them; a read that
+    /// stops part way says so on the position and goes on at the next refresh.
+    async fn follow_history(&self, wallet: &LinkedWallet, catalog: &Catalog, block: &Block) {
+        let Some(rpc) = self.endpoints.get(&wallet.chain) else {
+            return;
+        };
+        let positions = match self
+            .store
+            .holdings(&wallet.owner, wallet.chain, &wallet.address)
+            .await
+        {
+            Ok(positions) => positions,
+            Err(e) => {
+                tracing::warn!(cause = %e, "histories not read");
+                return;
+            }
+        };
+        let reader = HistoryReader {
+            rpc,
+            chain: wallet.chain,
+            catalog,
+            history: self.history.as_ref(),
+            store: self.store.as_ref(),
+            log_range: self.log_ranges.of(wallet.chain),
+        };
+        let done = reader.follow(&positions, block).await;
+        for (position, why) in &done.stopped {
+            tracing::warn!(position = %position, cause = %why, "history read stopped part way");
+        }
+    }
+}
+
 #[async_trait]
 impl WalletRefresh for WalletReader {
     /// One read at one block, then one write per position that changed.
@@ -258,6 +306,7 @@ impl WalletRefresh for WalletReader {
         };
         let incomplete = found.incomplete();
         let WalletRead {
+            block,
             height,
             positions: read,
             not_read,
@@ -312,6 +361,9 @@ impl WalletRefresh for WalletReader {
         let held = record(store, &catalog, wallet, (height, read), stored, now)
             .await
             .map_err(|e| format!("the positions cannot be stored: {e}"))?;
+        if let Some(block) = block {
+            self.follow_history(wallet, &catalog, &block).await;
+        }
         Ok(Refreshed {
             positions: held + unread.len() as u64 + not_read,
             incomplete,

@@ -67,6 +67,7 @@ pub fn holding_at_pool(
         first_value_usd: None,
         close_reason: None,
         read_error: None,
+        history: None,
     })
 }
 

@@ -11,7 +11,7 @@ use super::keys::{s, Item};
 use super::metrics::ReadKind;
 use super::store::DynamoDbStore;
 use crate::application::ports::{HistoryStore, StoreError, StoreResult};
-use crate::domain::history::{EventKind, HistoryProgress, PositionEvent};
+use crate::domain::history::{decimals, EventKind, HistoryProgress, PositionEvent, Priced};
 use crate::domain::math::U256;
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
@@ -43,6 +43,11 @@ struct EventRecord {
     to: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     timestamp: Option<u64>,
+    /// USD per whole token at its block (decimal text), where priced.
+    #[serde(default)]
+    prices: [Option<String>; 2],
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    priced: Option<String>,
 }
 
 fn event_item(owner: &str, id: &str, event: &PositionEvent) -> Result<Item, StoreError> {
@@ -57,6 +62,11 @@ fn event_item(owner: &str, id: &str, event: &PositionEvent) -> Result<Item, Stor
         from: event.from.clone(),
         to: event.to.clone(),
         timestamp: event.timestamp,
+        prices: event
+            .prices
+            .clone()
+            .map(|p| p.map(|p| p.normalized().to_string())),
+        priced: event.priced.map(|p| p.as_str().to_string()),
     };
     let json = serde_json::to_string(&record).map_err(|e| StoreError::Failure(e.into()))?;
     Ok(Item::from([
@@ -87,6 +97,11 @@ fn event_of(item: &Item) -> Result<PositionEvent, StoreError> {
         from: record.from,
         to: record.to,
         timestamp: record.timestamp,
+        prices: decimals(&record.prices),
+        priced: match record.priced {
+            Some(p) => Some(Priced::parse(&p).ok_or_else(|| malformed("event priced"))?),
+            None => None,
+        },
     })
 }
 

@@ -396,6 +396,14 @@ mod tests {
                 first_value_usd: None,
                 close_reason: Some("transferred".into()),
                 read_error: Some("token 42: decimals() reverted".into()),
+                history: Some(crate::domain::history::HistorySummary {
+                    complete: true,
+                    through: 99,
+                    counted_from: Some(7),
+                    deposited: [U256::MAX.to_string(), "3".into()],
+                    deposited_usd: [Some("1.000000000000000000000001".into()), None],
+                    ..Default::default()
+                }),
             })),
             ..legacy
         };

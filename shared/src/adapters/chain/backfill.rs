@@ -1,0 +1,315 @@
+//! A wallet position's history kept up to date: its position manager's events from where its
+//! stored history stops (the deployment's first block for one never read) to the block the
+//! wallet was read at (`history::position_events`), each valued at its block (the chain's
+//! pools read at that block's hash and priced by the catalog's rules; where the node cannot
+//! serve that state, at the state the service has, marked `nearest`), stored once each, then
+//! summed for the holder onto the position (`domain::history::summarize`). A read that stops
+//! part way keeps what it read and goes on from there at the next refresh.
+
+use super::evm::{self, hex_data, Block};
+use super::history::position_events;
+use super::rpc::RpcClient;
+use crate::application::ports::{HistoryStore, PositionStore, StoreError};
+use crate::domain::catalog::{Catalog, Pool};
+use crate::domain::history::{
+    count_start, summarize, Arrival, EventKind, HistoryProgress, PositionEvent, Priced,
+};
+use crate::domain::holdings::usd_price;
+use crate::domain::market::{PoolKey, PoolState};
+use crate::domain::math::{Curve, U256};
+use crate::domain::model::{Chain, Position, WalletHolding};
+use alloy_primitives::Address;
+use alloy_sol_types::{sol, SolCall};
+use bigdecimal::BigDecimal;
+use serde_json::json;
+use std::collections::{BTreeMap, HashMap};
+use std::str::FromStr;
+
+sol! {
+    interface IPositionCollect {
+        struct CollectParams { uint256 tokenId; address recipient; uint128 amount0Max; uint128 amount1Max; }
+        function collect(CollectParams params) external returns (uint256 amount0, uint256 amount1);
+    }
+}
+
+/// Where and how a chain's histories are read.
+pub struct HistoryReader<'a> {
+    pub rpc: &'a RpcClient,
+    pub chain: Chain,
+    pub catalog: &'a Catalog,
+    pub history: &'a dyn HistoryStore,
+    pub store: &'a dyn PositionStore,
+    /// Blocks one `eth_getLogs` asks for at most on this chain.
+    pub log_range: u64,
+}
+
+/// What one pass over a wallet's positions did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Backfilled {
+    /// Events read and stored.
+    pub events: u64,
+    /// Positions whose read stopped part way, with why.
+    pub stopped: Vec<(String, String)>,
+}
+
+/// The chain's pools at one block: their states, and the USD prices of their tokens by the
+/// catalog's rules (lower-case addresses).
+struct AtBlock {
+    states: HashMap<PoolKey, PoolState>,
+    prices: BTreeMap<String, BigDecimal>,
+}
+
+/// Blocks already read in one pass: `None` where the node could not serve the block's state.
+type Blocks = HashMap<u64, Option<AtBlock>>;
+
+impl HistoryReader<'_> {
+    /// Each of `positions` (one wallet's, EVM) read on to `head` and summed for its holder.
+    pub async fn follow(&self, positions: &[Position], head: &Block) -> Backfilled {
+        let mut done = Backfilled::default();
+        let mut blocks = Blocks::new();
+        for position in positions {
+            match self.follow_one(position, head, &mut blocks).await {
+                Ok((events, stopped)) => {
+                    done.events += events;
+                    if let Some(why) = stopped {
+                        done.stopped.push((position.id.clone(), why));
+                    }
+                }
+                Err(e) => done.stopped.push((position.id.clone(), e.to_string())),
+            }
+        }
+        done
+    }
+
+    async fn follow_one(
+        &self,
+        position: &Position,
+        head: &Block,
+        blocks: &mut Blocks,
+    ) -> Result<(u64, Option<String>), StoreError> {
+        let Some(holding) = position.holding.as_deref() else {
+            return Ok((0, None));
+        };
+        let Ok(token_id) = U256::from_str(&holding.token) else {
+            return Ok((0, None));
+        };
+        let (owner, id) = (&position.owner, &position.id);
+        let progress = self.history.history_progress(owner, id).await?;
+        let from = progress.map_or(self.first_block(&holding.manager), |p| {
+            p.through.saturating_add(1)
+        });
+        let mut next = progress.unwrap_or(HistoryProgress {
+            through: from.saturating_sub(1),
+            from_mint: false,
+            events: 0,
+        });
+        let mut stopped = None;
+        let mut added = 0;
+        if from <= head.number {
+            let read = position_events(
+                self.rpc,
+                &holding.manager,
+                token_id,
+                from,
+                head,
+                self.log_range,
+            )
+            .await;
+            stopped = read.stopped;
+            let mut events = read.events;
+            if read.through >= from {
+                let tokens = holding.tokens.clone().map(|t| t.address);
+                for event in &mut events {
+                    self.value(event, &tokens, blocks).await;
+                }
+                next = HistoryProgress {
+                    through: read.through,
+                    from_mint: next.from_mint || events.iter().any(|e| e.kind == EventKind::Mint),
+                    events: next.events + events.len() as u64,
+                };
+                match self
+                    .history
+                    .append_history(owner, id, progress.as_ref(), &events, &next)
+                    .await
+                {
+                    // Another refresh stored this stretch first: its summary stands.
+                    Err(StoreError::Conflict) => return Ok((0, None)),
+                    other => other?,
+                }
+                added = events.len() as u64;
+            }
+        }
+        let summed = holding.history.as_ref();
+        if added == 0 && stopped.is_none() && summed.is_some_and(|h| h.through == next.through) {
+            return Ok((0, None));
+        }
+        let events = self.history.history_page(owner, id, 0, next.events).await?;
+        let arrival = self.arrival(position, holding, &events, blocks).await;
+        let decimals = holding.tokens.clone().map(|t| t.decimals);
+        let whole = next.from_mint && stopped.is_none();
+        let mut summary = summarize(
+            &events,
+            &holding.wallet,
+            decimals,
+            (next.through, whole),
+            arrival,
+        );
+        if let Some(why) = &stopped {
+            summary.complete = false;
+            summary.reason = Some(format!(
+                "its events were read through block {}, to be read on at the next refresh: {why}",
+                next.through
+            ));
+        }
+        if summed != Some(&summary) {
+            let read = Position {
+                holding: Some(Box::new(WalletHolding {
+                    history: Some(summary),
+                    ..holding.clone()
+                })),
+                ..position.clone()
+            };
+            match self.store.update_holding(&read, position).await {
+                Err(StoreError::Conflict) | Ok(()) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok((added, stopped))
+    }
+
+    /// Where the manager's events are looked for from: its deployment's first block.
+    fn first_block(&self, manager: &str) -> u64 {
+        self.catalog
+            .deployments_on(self.chain)
+            .find(|d| {
+                d.position_manager
+                    .as_deref()
+                    .is_some_and(|m| m.eq_ignore_ascii_case(manager))
+            })
+            .and_then(|d| d.first_block)
+            .unwrap_or(0)
+    }
+
+    /// An event's USD prices (its position's `tokens`) at its block; at the service's own
+    /// state, marked `nearest`, where the node cannot serve the block's.
+    async fn value(&self, event: &mut PositionEvent, tokens: &[String; 2], blocks: &mut Blocks) {
+        let at = self.at_block(event.block, &event.block_hash, blocks).await;
+        event.prices = tokens.clone().map(|address| match at {
+            Some(at) => at.prices.get(&address.to_ascii_lowercase()).cloned(),
+            None => usd_price(self.catalog, self.chain, &address),
+        });
+        event.priced = Some(if at.is_some() {
+            Priced::AtBlock
+        } else {
+            Priced::Nearest
+        });
+    }
+
+    /// The chain's pools at a block (read once per pass): every pool's `slot0`, liquidity and
+    /// fee growth (a discovered one's balances too) at the block's hash, priced.
+    async fn at_block<'b>(
+        &self,
+        number: u64,
+        hash: &str,
+        blocks: &'b mut Blocks,
+    ) -> Option<&'b AtBlock> {
+        if !blocks.contains_key(&number) {
+            let block = Block {
+                number,
+                hash: hash.to_string(),
+                timestamp: None,
+            };
+            let pools: Vec<Pool> = self
+                .catalog
+                .pools
+                .iter()
+                .filter(|p| p.chain == self.chain && (p.state.is_some() || p.discovered))
+                .map(|p| Pool {
+                    tracked_ticks: Vec::new(),
+                    ..p.clone()
+                })
+                .collect();
+            let refs: Vec<&Pool> = pools.iter().collect();
+            let read = evm::read_pools(self.rpc, &refs, &block, chrono::Utc::now()).await;
+            // A node that cannot serve the block's state ("missing trie node", "header not
+            // found") fails every pool: the block is valued at the nearest state.
+            let any_read = read.iter().any(Result::is_ok);
+            let states: HashMap<PoolKey, PoolState> = pools
+                .iter()
+                .zip(read)
+                .filter_map(|(pool, state)| Some((pool.key(), state.ok()?)))
+                .collect();
+            let at = any_read.then(|| {
+                let priced = self.catalog.at_states(self.chain, &states);
+                let prices = priced
+                    .pools
+                    .iter()
+                    .flat_map(|p| [&p.token_a, &p.token_b])
+                    .filter(|t| t.priced)
+                    .map(|t| (t.address.to_ascii_lowercase(), t.price_usd.clone()))
+                    .collect();
+                AtBlock { states, prices }
+            });
+            blocks.insert(number, at);
+        }
+        blocks.get(&number).and_then(Option::as_ref)
+    }
+
+    /// What the position held when a transfer brought it to its holder, if one did: its
+    /// principal at that block's pool state and what `collect` would have paid its holder
+    /// there (an `eth_call` at the block's hash).
+    async fn arrival(
+        &self,
+        position: &Position,
+        holding: &WalletHolding,
+        events: &[PositionEvent],
+        blocks: &mut Blocks,
+    ) -> Option<Arrival> {
+        let start = count_start(events, &holding.wallet)?;
+        let transfer = &events[start];
+        if transfer.kind != EventKind::Transfer {
+            return None;
+        }
+        let liquidity = events[..start].iter().fold(0u128, |l, e| match e.kind {
+            EventKind::Deposit => l.saturating_add(e.liquidity),
+            EventKind::Withdraw => l.saturating_sub(e.liquidity),
+            _ => l,
+        });
+        let key = PoolKey::new(self.chain, position.protocol, &position.pool);
+        let at = self
+            .at_block(transfer.block, &transfer.block_hash, blocks)
+            .await?;
+        let state = at.states.get(&key)?;
+        let curve = Curve::UniswapV3;
+        let held = curve
+            .amounts_for_liquidity(
+                state.sqrt_price,
+                curve.sqrt_price_at_tick(position.tick_lower).ok()?,
+                curve.sqrt_price_at_tick(position.tick_upper).ok()?,
+                liquidity,
+                false,
+            )
+            .ok()?;
+        let recipient = Address::from_str(&holding.wallet).ok()?;
+        let token_id = U256::from_str(&holding.token).ok()?;
+        let call = IPositionCollect::collectCall {
+            params: IPositionCollect::CollectParams {
+                tokenId: token_id,
+                recipient,
+                amount0Max: u128::MAX,
+                amount1Max: u128::MAX,
+            },
+        };
+        let request = json!([
+            {"from": holding.wallet, "to": holding.manager, "data": hex_data(&call.abi_encode())},
+            {"blockHash": transfer.block_hash},
+        ]);
+        let answer = self.rpc.call("eth_call", request).await.ok()?;
+        let bytes = evm::hex_bytes(&answer).ok()?;
+        let owed = IPositionCollect::collectCall::abi_decode_returns(&bytes).ok()?;
+        Some(Arrival {
+            principal: [held.amount0, held.amount1],
+            owed: [owed.amount0, owed.amount1],
+        })
+    }
+}
