@@ -3,6 +3,7 @@
 //! last read, some pending; and the catalog at synced states with the ticks they use, so that
 //! valuing them runs the fee accounting as a live market does.
 
+use shared::history::HistorySummary;
 use bigdecimal::BigDecimal;
 use chrono::DateTime;
 use shared::catalog::{Catalog, Pool, PoolMarket};
@@ -154,7 +155,24 @@ fn holding(pool: &Pool, i: usize) -> WalletHolding {
         first_value_usd: Some("5000.123456789".into()),
         close_reason: None,
         read_error: None,
-        history: None,
+        // A history with a withdrawal partly collected: what collect pays holds uncollected
+        // principal beside fees.
+        history: Some(HistorySummary {
+            complete: true,
+            through: HEIGHT,
+            counted_from: Some(HEIGHT - 1_000),
+            deposited: ["2234567890123456789".into(), "4500123456".into()],
+            withdrawn: ["1000000000000000000".into(), "2000000000".into()],
+            fees_collected: ["1000".into(), "2000".into()],
+            uncollected_principal: ["1000000000000".into(), "0".into()],
+            deposited_usd: [Some("5000.123456789".into()), Some("4500.123456".into())],
+            withdrawn_usd: [Some("2999.5".into()), Some("2000".into())],
+            fees_collected_usd: [Some("0.000000000000003".into()), Some("0.002".into())],
+            capital_usd_seconds: Some("864000000".into()),
+            first_time: Some(1_794_000_000),
+            last_time: Some(1_794_500_000),
+            ..HistorySummary::default()
+        }),
     }
 }
 

@@ -491,7 +491,11 @@ pub async fn wallet_reads_never_go_back(app: &App) {
         first["tokenB"]["symbol"], "USDC",
         "tokenA is the base asset, WETH"
     );
-    assert_eq!(first["tokenB"]["feesEarned"], "0.000007", "{first}");
+    // No history read yet (no chain here): what collect would pay cannot be told apart into
+    // fees and uncollected principal, so no fee figure is shown rather than a wrong one.
+    assert_eq!(first["tokenB"]["feesEarned"], Value::Null, "{first}");
+    assert_eq!(first["historyComplete"], false, "{first}");
+    assert_eq!(first["pnlUsd"], Value::Null, "{first}");
     assert_eq!(first["readHeight"], 100);
     assert_eq!(first["status"], "active");
     // Closing one through the API builds its withdraw only at a fresh pool state (this
@@ -572,7 +576,10 @@ pub async fn wallet_reads_never_go_back(app: &App) {
         .iter()
         .find(|p| p["tokenId"] == "1")
         .unwrap();
-    assert_eq!(withdrawn["tokenB"]["feesEarned"], "0.000011", "{withdrawn}");
+    // Withdrawn whole and not collected: what collect pays is mostly principal; without its
+    // history nothing of it is shown as fees.
+    assert_eq!(withdrawn["tokenB"]["feesEarned"], Value::Null, "{withdrawn}");
+    assert_eq!(withdrawn["historyComplete"], false, "{withdrawn}");
     assert_eq!(withdrawn["readHeight"], 102);
     let closed = client
         .list("source=wallet&status=closed&chain=ethereum")

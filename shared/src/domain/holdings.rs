@@ -5,7 +5,8 @@
 
 use crate::domain::catalog::{curve_of, BaseToken, Catalog, Pool, PoolRecord, TokenRecord};
 use crate::domain::history::{
-    decimals as decimals_of, units, HistorySummary, HistoryView, TokenHistoryView,
+    decimals as decimals_of, event_views, units, EventView, HistorySummary, HistoryView,
+    PositionEvent, TokenHistoryView,
 };
 use crate::domain::json::{plain_exact, Percent, Usd};
 use crate::domain::math::price::{base_units_to_decimal, Orientation};
@@ -469,4 +470,51 @@ pub fn entry(
         )),
         (None, None) => position_entry(position, catalog, now),
     }
+}
+
+/// A position's history as `GET /positions/{id}/history` shows it, from `offset`, at most
+/// `limit`: a wallet position's stored `events` (all from the first, in chain order), or a
+/// simulated position's life (created, activated, closed).
+pub fn history_views(
+    position: &Position,
+    events: &[PositionEvent],
+    catalog: &Catalog,
+    (offset, limit): (usize, usize),
+) -> Vec<EventView> {
+    let time =
+        |unix: u64| DateTime::from_timestamp(i64::try_from(unix).ok()?, 0).map(|t| format_time(&t));
+    if let Some(holding) = position.holding.as_deref() {
+        let base_is_token0 = catalog
+            .find(position.chain, position.protocol, &position.pool)
+            .is_none_or(|p| p.orientation.base_is_token0);
+        let order = if base_is_token0 { [0, 1] } else { [1, 0] };
+        let decimals = holding.tokens.clone().map(|t| t.decimals);
+        return event_views(
+            events,
+            holding.history.as_ref(),
+            (&holding.wallet, decimals, order),
+            (offset, limit),
+            time,
+        );
+    }
+    let life = |kind, at: Option<&DateTime<Utc>>| EventView {
+        kind,
+        block: None,
+        time: at.map(format_time),
+        transaction_hash: None,
+        log_index: None,
+        liquidity: None,
+        token_a: None,
+        token_b: None,
+        value_usd: None,
+        priced: None,
+    };
+    let mut views = vec![life("created", Some(&position.created_at))];
+    if position.status != Status::Pending && position.deposit.is_some() {
+        views.push(life("activated", None));
+    }
+    if let Some(closing) = &position.closing {
+        views.push(life("closed", Some(&closing.closed_at)));
+    }
+    views.into_iter().skip(offset).take(limit).collect()
 }

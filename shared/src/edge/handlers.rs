@@ -7,10 +7,10 @@ use crate::application::ports::StoreError;
 use crate::application::settling::release_ticks;
 use crate::domain::catalog::{Pool, PoolView};
 use crate::domain::fee_ticks::{growth_inside, FeeTick};
-use crate::domain::holdings::entry;
+use crate::domain::holdings::{entry, history_views};
 use crate::domain::lifecycle::close_position as close_figures;
 use crate::domain::market::SyncReport;
-use crate::domain::model::{format_time, FeeCheckpoint, ListView, Position, Source, Status};
+use crate::domain::model::{format_time, Chain, FeeCheckpoint, ListView, Position, Source, Status};
 use crate::domain::portfolio::portfolio;
 use crate::domain::valuation::{value_position, TokenPair, ValuationError};
 use crate::edge::caller::{json_body, own_position, owner};
@@ -18,7 +18,7 @@ use crate::edge::error::ApiError;
 use crate::edge::http::{has_scope, json_response};
 use crate::edge::idempotency::{guarded, Claim};
 use crate::edge::order_handlers::{close_on_chain, open_on_chain};
-use crate::edge::validation::{parse_amount, CreateRequest, ListQuery, OrderLimits};
+use crate::edge::validation::{page_request, parse_amount, CreateRequest, ListQuery, OrderLimits};
 use lambda_http::http::{header, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
 
@@ -55,6 +55,34 @@ pub async fn get_position(app: &App, request: &Request) -> Reply {
     let (position, catalog) = own_position(app, request).await?;
     let shown = entry(&position, &catalog, app.clock.now())?;
     Ok(json_response(StatusCode::OK, &shown))
+}
+
+/// `GET /positions/{id}/history`: the caller's position's events, oldest first, paged as the
+/// list is; a simulated position's life in the same shape. Anything not the caller's is 404.
+pub async fn position_history(app: &App, request: &Request) -> Reply {
+    let page = page_request(&request.query_string_parameters())?;
+    let (position, catalog) = own_position(app, request).await?;
+    let (offset, limit) = (
+        usize::try_from(page.offset).unwrap_or(usize::MAX),
+        page.limit as usize,
+    );
+    let evm_holding = position.holding.is_some() && position.chain != Chain::Solana;
+    let (events, total) = if evm_holding {
+        let (owner, id) = (&position.owner, &position.id);
+        let stored = app.history.history_progress(owner, id).await?;
+        let total = stored.map_or(0, |p| p.events);
+        let wanted = page.offset.saturating_add(u64::from(page.limit)).min(total);
+        (app.history.history_page(owner, id, 0, wanted).await?, total)
+    } else {
+        (Vec::new(), 0)
+    };
+    let data = history_views(&position, &events, &catalog, (offset, limit));
+    let total = if evm_holding {
+        total
+    } else {
+        history_views(&position, &[], &catalog, (0, usize::MAX)).len() as u64
+    };
+    Ok(json_response(StatusCode::OK, &ListView { data, total }))
 }
 
 /// `POST /positions/{id}/close`: withdraws the caller's open position at its pool's current

@@ -17,6 +17,8 @@ use std::collections::HashMap;
 pub enum Endpoint {
     ListPositions,
     GetPosition,
+    /// `GET /positions/{id}/history`: the position's events, oldest first.
+    PositionHistory,
     CreatePosition,
     /// `POST /positions/{id}/close`: withdraws an open position and freezes its figures.
     ClosePosition,
@@ -40,9 +42,10 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 13] = [
+    pub const ALL: [Endpoint; 14] = [
         Endpoint::ListPositions,
         Endpoint::GetPosition,
+        Endpoint::PositionHistory,
         Endpoint::CreatePosition,
         Endpoint::ClosePosition,
         Endpoint::ReportTransaction,
@@ -61,6 +64,7 @@ impl Endpoint {
         match self {
             Endpoint::ListPositions => "list-positions",
             Endpoint::GetPosition => "get-position",
+            Endpoint::PositionHistory => "position-history",
             Endpoint::CreatePosition => "create-position",
             Endpoint::ClosePosition => "close-position",
             Endpoint::ReportTransaction => "report-transaction",
@@ -95,6 +99,7 @@ impl Endpoint {
         match self {
             Endpoint::ListPositions | Endpoint::CreatePosition => "/positions",
             Endpoint::GetPosition => "/positions/{id}",
+            Endpoint::PositionHistory => "/positions/{id}/history",
             Endpoint::ClosePosition => "/positions/{id}/close",
             Endpoint::ReportTransaction => "/positions/{id}/transactions",
             Endpoint::GetPortfolio => "/portfolio",
@@ -135,6 +140,7 @@ impl Endpoint {
         let result = match self {
             Endpoint::ListPositions => handlers::list_positions(app, &request).await,
             Endpoint::GetPosition => handlers::get_position(app, &request).await,
+            Endpoint::PositionHistory => handlers::position_history(app, &request).await,
             Endpoint::CreatePosition => handlers::create_position(app, &request).await,
             Endpoint::ClosePosition => handlers::close_position(app, &request).await,
             Endpoint::ReportTransaction => orders::report_transaction(app, &request).await,

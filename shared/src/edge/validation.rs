@@ -68,23 +68,28 @@ impl ListQuery {
         let status = enum_param(query, "status", Status::names())?;
         let chain = enum_param(query, "chain", Chain::names())?;
         let source = enum_param(query, "source", Source::names())?;
-        let limit_rule = format!("an integer from 1 to {MAX_LIMIT}");
-        let limit = match digits_param(query, "limit", &limit_rule)? {
-            None => DEFAULT_LIMIT,
-            Some(n) if (1..=u64::from(MAX_LIMIT)).contains(&n) => n as u32,
-            Some(_) => return Err(ApiError::bad_request(format!("limit must be {limit_rule}"))),
-        };
-        let offset_rule = format!("an integer from 0 to {}", u64::MAX);
-        let offset = digits_param(query, "offset", &offset_rule)?.unwrap_or(0);
         Ok(ListQuery {
             filter: Filter {
                 status,
                 chain,
                 source,
             },
-            page: PageRequest { offset, limit },
+            page: page_request(query)?,
         })
     }
+}
+
+/// A list's page: `limit` (1 to 100, default 20) and `offset` (default 0).
+pub fn page_request(query: &QueryMap) -> Result<PageRequest, ApiError> {
+    let limit_rule = format!("an integer from 1 to {MAX_LIMIT}");
+    let limit = match digits_param(query, "limit", &limit_rule)? {
+        None => DEFAULT_LIMIT,
+        Some(n) if (1..=u64::from(MAX_LIMIT)).contains(&n) => n as u32,
+        Some(_) => return Err(ApiError::bad_request(format!("limit must be {limit_rule}"))),
+    };
+    let offset_rule = format!("an integer from 0 to {}", u64::MAX);
+    let offset = digits_param(query, "offset", &offset_rule)?.unwrap_or(0);
+    Ok(PageRequest { offset, limit })
 }
 
 /// Position ids are ULIDs: 26 Crockford base32 characters, uppercase as the server issues them.

@@ -1,0 +1,6 @@
+//! `position-history`: a position's events behind API Gateway's JWT authorizer, on DynamoDB.
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), lambda_http::Error> {
+    shared::lambda::run(shared::Endpoint::PositionHistory).await
+}
