@@ -152,7 +152,8 @@ pub struct HeldFigures {
     pub fees: Option<BigDecimal>,
     pub value: Option<BigDecimal>,
     pub cost_basis: Option<BigDecimal>,
-    /// What left the position: withdrawn principal and collected fees at their blocks' prices.
+    /// What left the position: withdrawn principal and collected fees at their blocks' prices,
+    /// less the withdrawn principal it still holds (counted in `value`).
     pub taken_out: Option<BigDecimal>,
     /// The fees among it.
     pub fees_collected: Option<BigDecimal>,
@@ -171,6 +172,8 @@ struct Sums {
     /// Fees earned per token, base units; `None` where it cannot be told from principal.
     fees: Option<[U256; 2]>,
     fees_unclaimed: Option<[U256; 2]>,
+    /// Withdrawn principal not yet collected, base units.
+    uncollected: Option<[U256; 2]>,
     /// Fees earned per token in USD.
     fee_values: [Option<BigDecimal>; 2],
     cost_basis: Option<BigDecimal>,
@@ -206,6 +209,7 @@ fn from_history(
         return Sums {
             fees: None,
             fees_unclaimed: None,
+            uncollected: None,
             fee_values: [None, None],
             cost_basis: None,
             withdrawn_usd: None,
@@ -264,6 +268,7 @@ fn from_history(
     Sums {
         fees: Some([0, 1].map(|t| collected[t] + unclaimed[t])),
         fees_unclaimed: Some(unclaimed),
+        uncollected: Some(uncollected),
         fee_values,
         cost_basis: sum2(&decimals_of(&h.deposited_usd)),
         withdrawn_usd: withdrawn_usd.clone(),
@@ -314,6 +319,7 @@ pub fn holding_view(
         Sums {
             fees: Some(owed),
             fees_unclaimed: Some(owed),
+            uncollected: None,
             fee_values: [usd(0, owed[0]), usd(1, owed[1])],
             cost_basis: decimal_of(&holding.first_value_usd),
             withdrawn_usd: Some(BigDecimal::zero()),
@@ -347,6 +353,7 @@ pub fn holding_view(
         };
         amounts = order(&c.withdrawn);
         sums.fees = Some(order(&c.fees));
+        sums.uncollected = None;
         principal[a] = Some(c.value_a.clone());
         principal[b] = Some(c.value_b.clone());
         sums.fee_values[a] = Some(c.fees_usd_a.clone());
@@ -363,11 +370,19 @@ pub fn holding_view(
     }
     let fee_total = sum2(&sums.fee_values);
     let value = sum2(&token_values);
+    // What left it (withdrawn principal at its withdrawals' prices, collected fees at theirs),
+    // less the withdrawn principal still held as owed (in `value` at today's prices): a
+    // withdrawal counts once, collected or not.
+    let held_withdrawn = sums
+        .uncollected
+        .map(|u| sum2(&[usd(0, u[0]), usd(1, u[1])]))
+        .unwrap_or(Some(BigDecimal::zero()));
     let taken_out = sums
         .withdrawn_usd
         .clone()
         .zip(sums.fees_collected_usd.clone())
-        .map(|(w, f)| w + f);
+        .zip(held_withdrawn)
+        .map(|((w, f), u)| w + f - u);
     let pnl = match frozen {
         Some(c) => Some(c.pnl_usd.clone()),
         None => value
