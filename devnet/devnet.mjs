@@ -239,14 +239,17 @@ async function swap(opts) {
   print(await readPool(provider, state.pool, receipt.blockNumber));
 }
 
+// Mints a position; --account mints from that account (funded and approving the manager),
+// else the deployer pays.
 async function mint(opts) {
-  const { state, signer } = await connect(opts);
-  const manager = new ethers.Contract(state.manager, MANAGER.abi, signer);
+  const { state, signer, provider } = await connect(opts);
+  const from = opts.account ? await provider.getSigner(opts.account) : signer;
+  const manager = new ethers.Contract(state.manager, MANAGER.abi, from);
   const params = {
     token0: opts.token0 ?? state.token0, token1: opts.token1 ?? state.token1, fee: Number(opts.fee ?? FEE),
     tickLower: Number(opts.lower), tickUpper: Number(opts.upper),
     amount0Desired: BigInt(opts.amount0), amount1Desired: BigInt(opts.amount1),
-    amount0Min: 0, amount1Min: 0, recipient: opts.recipient ?? state.owner, deadline: 2n ** 40n,
+    amount0Min: 0, amount1Min: 0, recipient: opts.recipient ?? opts.account ?? state.owner, deadline: 2n ** 40n,
   };
   const quoted = await manager.mint.staticCall(params);
   const receipt = await mined(manager.mint(params, GAS));
@@ -326,6 +329,19 @@ async function withdraw(opts) {
     tokenId: BigInt(opts["token-id"]), liquidity, amount0Min: 0, amount1Min: 0, deadline: 2n ** 40n,
   }, GAS));
   print({ block: receipt.blockNumber, liquidity });
+}
+
+// The account adds to its position: at most --amount0/--amount1 base units.
+async function increase(opts) {
+  const { state, provider } = await connect(opts);
+  const manager = new ethers.Contract(state.manager, MANAGER.abi, await provider.getSigner(opts.account));
+  const params = {
+    tokenId: BigInt(opts["token-id"]), amount0Desired: BigInt(opts.amount0), amount1Desired: BigInt(opts.amount1),
+    amount0Min: 0, amount1Min: 0, deadline: 2n ** 40n,
+  };
+  const [liquidity, amount0, amount1] = await manager.increaseLiquidity.staticCall(params, { from: opts.account });
+  const receipt = await mined(manager.increaseLiquidity(params, GAS));
+  print({ block: receipt.blockNumber, liquidity, amount0, amount1 });
 }
 
 async function collect(opts) {
@@ -426,7 +442,7 @@ async function events(opts) {
 const [command, ...rest] = process.argv.slice(2);
 const commands = {
   up, swap, mint, pool: poolCommand, "burn-quote": burnQuote, "collect-quote": collectQuote,
-  "new-pool": newPool, account, sign, withdraw, collect, transfer, "position-quote": positionQuote,
+  "new-pool": newPool, account, sign, withdraw, increase, collect, transfer, "position-quote": positionQuote,
   fund, approve, allowance, events,
 };
 if (!commands[command]) {

@@ -80,7 +80,11 @@ async fn assert_view_is_the_chains(devnet: &Devnet, view: &Value) {
             let [a, b] = [a, b].map(|f| whole(&view[token][f]).parse::<u128>().unwrap());
             (a + b).to_string()
         };
-        assert_eq!(sum("feesUnclaimed", "uncollectedPrincipal"), fees, "{token}: {view}");
+        assert_eq!(
+            sum("feesUnclaimed", "uncollectedPrincipal"),
+            fees,
+            "{token}: {view}"
+        );
         assert_eq!(
             whole(&view[token]["feesEarned"]),
             sum("feesCollected", "feesUnclaimed"),

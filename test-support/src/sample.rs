@@ -3,11 +3,11 @@
 //! last read, some pending; and the catalog at synced states with the ticks they use, so that
 //! valuing them runs the fee accounting as a live market does.
 
-use shared::history::HistorySummary;
 use bigdecimal::BigDecimal;
 use chrono::DateTime;
 use shared::catalog::{Catalog, Pool, PoolMarket};
 use shared::fee_ticks::FeeTick;
+use shared::history::HistorySummary;
 use shared::market::{PoolKey, PoolState};
 use shared::math::U256;
 use shared::model::{

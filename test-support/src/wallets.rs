@@ -578,7 +578,11 @@ pub async fn wallet_reads_never_go_back(app: &App) {
         .unwrap();
     // Withdrawn whole and not collected: what collect pays is mostly principal; without its
     // history nothing of it is shown as fees.
-    assert_eq!(withdrawn["tokenB"]["feesEarned"], Value::Null, "{withdrawn}");
+    assert_eq!(
+        withdrawn["tokenB"]["feesEarned"],
+        Value::Null,
+        "{withdrawn}"
+    );
     assert_eq!(withdrawn["historyComplete"], false, "{withdrawn}");
     assert_eq!(withdrawn["readHeight"], 102);
     let closed = client

@@ -1,0 +1,618 @@
+//! A wallet position's whole story on the devnet (anvil with the real Uniswap v3 contracts),
+//! checked against the chain: a wallet (not the deployer) mints, swaps pay fees, it adds at
+//! another price, withdraws half without collecting, collects part, withdraws the rest without
+//! collecting; another position is transferred in from a second account. Linked afterwards:
+//! every history event is the chain's log (block, hash, index, amounts), valued at its block's
+//! pool price; the ledger (deposited, withdrawn, fees collected, uncollected principal, fees
+//! unclaimed) is what the contracts say to the unit; cost basis, PnL and HODL follow the
+//! README's formulas. Events after the link appear after the next sync. On memory and on
+//! DynamoDB (moto).
+
+use alloy_primitives::{keccak256, U256};
+use lambda_http::http::{Method, StatusCode};
+use local_api::auth::JwtSettings;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::str::FromStr;
+use test_support::client::TestClient;
+use test_support::devnet::Devnet;
+use test_support::json::text;
+use test_support::local_api::LocalApi;
+
+/// Whole tokens (18 decimals: both devnet tokens) as base units.
+fn units(whole: &Value) -> U256 {
+    let whole = text(whole);
+    let (int, frac) = whole.split_once('.').unwrap_or((&whole, ""));
+    assert!(frac.len() <= 18, "{whole}");
+    U256::from_str(&format!("{int}{frac:0<18}")).unwrap()
+}
+
+fn number(value: &Value) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("a number: {value}"))
+}
+
+/// One of the manager's logs of a token, as the chain has it.
+#[derive(Debug)]
+struct Log {
+    name: &'static str,
+    block: u64,
+    hash: String,
+    index: u64,
+    /// Liquidity or the collect's recipient word, then the two amounts (none for a Transfer).
+    words: Vec<U256>,
+    topics: Vec<String>,
+}
+
+fn quantity(value: &Value) -> u64 {
+    u64::from_str_radix(text(value).trim_start_matches("0x"), 16).unwrap()
+}
+
+/// Every log of the position manager naming `token`, in chain order (straight from anvil).
+async fn chain_logs(devnet: &Devnet, token: &str) -> Vec<Log> {
+    let word = format!("0x{:064x}", U256::from_str(token).unwrap());
+    let topic =
+        |signature: &str| format!("0x{}", alloy_primitives::hex::encode(keccak256(signature)));
+    let names = [
+        ("Transfer(address,address,uint256)", "Transfer"),
+        (
+            "IncreaseLiquidity(uint256,uint128,uint256,uint256)",
+            "IncreaseLiquidity",
+        ),
+        (
+            "DecreaseLiquidity(uint256,uint128,uint256,uint256)",
+            "DecreaseLiquidity",
+        ),
+        ("Collect(uint256,address,uint256,uint256)", "Collect"),
+    ];
+    let logs = devnet
+        .rpc(
+            "eth_getLogs",
+            json!([{"address": devnet.address("manager"), "fromBlock": "0x0", "toBlock": "latest"}]),
+        )
+        .await;
+    let mut found: Vec<Log> = logs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|log| {
+            let topics: Vec<String> = log["topics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| text(t).to_lowercase())
+                .collect();
+            let name = names.iter().find(|(s, _)| topic(s) == topics[0])?.1;
+            let ours = if name == "Transfer" {
+                topics.get(3) == Some(&word)
+            } else {
+                topics.get(1) == Some(&word)
+            };
+            let data =
+                alloy_primitives::hex::decode(text(&log["data"]).trim_start_matches("0x")).unwrap();
+            ours.then(|| Log {
+                name,
+                block: quantity(&log["blockNumber"]),
+                hash: text(&log["transactionHash"]).to_lowercase(),
+                index: quantity(&log["logIndex"]),
+                words: data.chunks(32).map(U256::from_be_slice).collect(),
+                topics,
+            })
+        })
+        .collect();
+    found.sort_by_key(|l| (l.block, l.index));
+    found
+}
+
+/// WETH's price in USDC at `block`, from the pool's sqrt price there.
+async fn weth_usd(devnet: &Devnet, block: u64) -> f64 {
+    let pool = devnet.run("pool", &["--block", &block.to_string()]).await;
+    let sqrt = f64::from_str(&text(&pool["sqrtPriceX96"])).unwrap() / 2f64.powi(96);
+    let token1_per_token0 = sqrt * sqrt;
+    if devnet.usdc_is_token0() {
+        1.0 / token1_per_token0
+    } else {
+        token1_per_token0
+    }
+}
+
+async fn history(client: &TestClient, id: &str) -> Vec<Value> {
+    let mut events = Vec::new();
+    loop {
+        let path = format!("/positions/{id}/history");
+        let query = format!("limit=3&offset={}", events.len());
+        let reply = client.send(Method::GET, &path, &[], b"").await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+        let paged = client
+            .send(Method::GET, &format!("{path}?{query}"), &[], b"")
+            .await;
+        assert_eq!(paged.status, StatusCode::OK, "{}", paged.text());
+        let data = paged.json["data"].as_array().unwrap().clone();
+        let total = paged.json["total"].as_u64().unwrap();
+        assert_eq!(reply.json["total"], total);
+        let done = data.is_empty();
+        events.extend(data);
+        if done || events.len() as u64 == total {
+            assert_eq!(events.len() as u64, total);
+            return events;
+        }
+    }
+}
+
+/// The position of `token` in the caller's wallet positions.
+async fn position(client: &TestClient, token: &str) -> Value {
+    let listed = client.list("source=wallet&limit=100").await.json;
+    listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| text(&p["tokenId"]) == token)
+        .cloned()
+        .unwrap_or_else(|| panic!("token {token} listed: {listed}"))
+}
+
+/// Base units of tokenA/tokenB as the protocol's token0/token1.
+fn protocol_order(view: &Value, devnet: &Devnet) -> [&'static str; 2] {
+    if text(&view["tokenA"]["address"]).eq_ignore_ascii_case(&devnet.address("token0")) {
+        ["tokenA", "tokenB"]
+    } else {
+        ["tokenB", "tokenA"]
+    }
+}
+
+/// Every event the API shows is the chain's log, valued at its block; answers the ledger the
+/// logs make (principal first), per protocol token.
+async fn assert_history_is_the_chains(
+    devnet: &Devnet,
+    view: &Value,
+    events: &[Value],
+    wallet: &str,
+) -> BTreeMap<&'static str, [U256; 2]> {
+    let token = text(&view["tokenId"]);
+    let logs = chain_logs(devnet, &token).await;
+    assert_eq!(events.len(), logs.len(), "{events:?}\n{logs:?}");
+    let order = protocol_order(view, devnet);
+    let zero = [U256::ZERO; 2];
+    let mut ledger: BTreeMap<&str, [U256; 2]> =
+        ["deposited", "withdrawn", "collected", "fees", "uncollected"]
+            .into_iter()
+            .map(|k| (k, zero))
+            .collect();
+    let wallet_word = format!("0x{:0>64}", wallet.trim_start_matches("0x").to_lowercase());
+    for (event, log) in events.iter().zip(&logs) {
+        assert_eq!(event["block"], log.block, "{event}");
+        assert_eq!(text(&event["transactionHash"]), log.hash, "{event}");
+        assert_eq!(event["logIndex"], log.index, "{event}");
+        assert_eq!(event["priced"], "at-block", "{event}");
+        let amounts = |event: &Value| order.map(|t| units(&event[t]["amount"]));
+        let kind = text(&event["kind"]);
+        match log.name {
+            "Transfer" => {
+                let expected = if log.topics[1] == format!("0x{:064x}", 0) {
+                    "mint"
+                } else if log.topics[2] == wallet_word {
+                    "transfer-in"
+                } else {
+                    "transfer-out"
+                };
+                assert_eq!(kind, expected, "{event}");
+                assert!(event["liquidity"].is_null());
+                continue;
+            }
+            "IncreaseLiquidity" => {
+                assert_eq!(kind, "deposit");
+                assert_eq!(text(&event["liquidity"]), log.words[0].to_string());
+                assert_eq!(amounts(event), [log.words[1], log.words[2]], "{event}");
+                let d = ledger["deposited"];
+                ledger.insert("deposited", [d[0] + log.words[1], d[1] + log.words[2]]);
+            }
+            "DecreaseLiquidity" => {
+                assert_eq!(kind, "withdraw");
+                assert_eq!(text(&event["liquidity"]), format!("-{}", log.words[0]));
+                assert_eq!(amounts(event), [log.words[1], log.words[2]], "{event}");
+                for key in ["withdrawn", "uncollected"] {
+                    let w = ledger[key];
+                    ledger.insert(key, [w[0] + log.words[1], w[1] + log.words[2]]);
+                }
+            }
+            _ => {
+                assert_eq!(kind, "collect");
+                assert_eq!(amounts(event), [log.words[1], log.words[2]], "{event}");
+                let owed = ledger["uncollected"];
+                let principal = [0, 1].map(|t| log.words[1 + t].min(owed[t]));
+                let fees = [0, 1].map(|t| log.words[1 + t] - principal[t]);
+                for t in 0..2 {
+                    assert_eq!(
+                        units(&event[order[t]]["principal"]),
+                        principal[t],
+                        "{event}"
+                    );
+                    assert_eq!(units(&event[order[t]]["fees"]), fees[t], "{event}");
+                }
+                let f = ledger["fees"];
+                ledger.insert("fees", [f[0] + fees[0], f[1] + fees[1]]);
+                ledger.insert(
+                    "uncollected",
+                    [owed[0] - principal[0], owed[1] - principal[1]],
+                );
+            }
+        }
+        // Valued at its block: USDC at 1, WETH at the pool's price there.
+        let weth = weth_usd(devnet, log.block).await;
+        let [usdc_side, weth_side] = if devnet.usdc_is_token0() {
+            [0, 1]
+        } else {
+            [1, 0]
+        };
+        let whole = |t: usize| f64::from_str(&text(&event[order[t]]["amount"])).unwrap();
+        let expected = whole(usdc_side) + whole(weth_side) * weth;
+        assert!(
+            (number(&event["valueUsd"]) - expected).abs() < 0.011,
+            "{event}: {expected}"
+        );
+    }
+    ledger
+}
+
+/// The position's figures against the contracts and the README's formulas.
+async fn assert_figures(
+    devnet: &Devnet,
+    view: &Value,
+    events: &[Value],
+    ledger: &BTreeMap<&str, [U256; 2]>,
+) {
+    assert_eq!(view["historyComplete"], true, "{view}");
+    let order = protocol_order(view, devnet);
+    let quote = devnet
+        .run(
+            "position-quote",
+            &[
+                "--token-id",
+                &text(&view["tokenId"]),
+                "--block",
+                &text(&view["readHeight"]),
+            ],
+        )
+        .await;
+    for (t, token) in order.iter().enumerate() {
+        let of = |field: &str| units(&view[token][field]);
+        assert_eq!(of("deposited"), ledger["deposited"][t], "{view}");
+        assert_eq!(of("withdrawn"), ledger["withdrawn"][t], "{view}");
+        assert_eq!(of("feesCollected"), ledger["fees"][t], "{view}");
+        assert_eq!(
+            of("uncollectedPrincipal"),
+            ledger["uncollected"][t],
+            "{view}"
+        );
+        // What collect pays now (an eth_call from the holder) is unclaimed fees and the
+        // uncollected principal.
+        let owed = U256::from_str(&text(&quote[format!("fees{t}").as_str()])).unwrap();
+        assert_eq!(
+            of("feesUnclaimed") + of("uncollectedPrincipal"),
+            owed,
+            "{view}"
+        );
+        assert_eq!(
+            of("feesEarned"),
+            of("feesCollected") + of("feesUnclaimed"),
+            "{view}"
+        );
+    }
+    // Cost basis: the deposits at their blocks' prices; withdrawn and collected fees at theirs.
+    let sum = |kind: &str, field: &dyn Fn(&Value) -> f64| -> f64 {
+        events.iter().filter(|e| e["kind"] == kind).map(field).sum()
+    };
+    let cents =
+        |a: f64, b: f64, n: f64| assert!((a - b).abs() <= 0.006 * n.max(1.0), "{a} != {b}: {view}");
+    let n = events.len() as f64;
+    cents(
+        number(&view["costBasisUsd"]),
+        sum("deposit", &|e| number(&e["valueUsd"])),
+        n,
+    );
+    cents(
+        number(&view["withdrawnUsd"]),
+        sum("withdraw", &|e| number(&e["valueUsd"])),
+        n,
+    );
+    let fee_usd = |e: &Value| {
+        let weth = ["tokenA", "tokenB"]
+            .into_iter()
+            .map(|t| {
+                f64::from_str(&text(&e[t]["fees"])).unwrap() * number(&e[t]["valueUsd"])
+                    / f64::from_str(&text(&e[t]["amount"]))
+                        .unwrap()
+                        .max(f64::MIN_POSITIVE)
+            })
+            .sum::<f64>();
+        weth
+    };
+    cents(
+        number(&view["feesCollectedUsd"]),
+        sum("collect", &fee_usd),
+        n,
+    );
+    // PnL: what it holds now less its uncollected principal (counted as withdrawn), plus what
+    // left it, less the cost basis.
+    let price_now = |t: &str| {
+        let amount = f64::from_str(&text(&view[t]["amount"])).unwrap();
+        if amount > 0.0 {
+            number(&view[t]["valueUsd"]) / amount
+        } else {
+            f64::NAN
+        }
+    };
+    let weth_now = weth_usd(devnet, view["readHeight"].as_u64().unwrap()).await;
+    let usd_of = |field: &str| -> f64 {
+        ["tokenA", "tokenB"]
+            .into_iter()
+            .map(|t| {
+                let usdc = text(&view[t]["address"]).eq_ignore_ascii_case(&devnet.address("usdc"));
+                f64::from_str(&text(&view[t][field])).unwrap() * if usdc { 1.0 } else { weth_now }
+            })
+            .sum()
+    };
+    let _ = price_now;
+    let pnl = number(&view["valueUsd"]) - usd_of("uncollectedPrincipal")
+        + number(&view["withdrawnUsd"])
+        + number(&view["feesCollectedUsd"])
+        - number(&view["costBasisUsd"]);
+    cents(number(&view["pnlUsd"]), pnl, 4.0);
+    // HODL: deposited less withdrawn units at today's prices.
+    let hodl = usd_of("deposited") - usd_of("withdrawn");
+    cents(number(&view["hodlValueUsd"]), hodl, 4.0);
+}
+
+async fn a_positions_whole_story(store_args: &[&str]) {
+    let devnet = Devnet::up(3000).await;
+    let wallet = text(&devnet.run("account", &["--index", "1"]).await["address"]);
+    let second = text(&devnet.run("account", &["--index", "2"]).await["address"]);
+    let max = "115792089237316195423570985008687907853269984665640564039457584007913129639935";
+    for account in [&wallet, &second] {
+        devnet.run("fund", &["--account", account]).await;
+        for token in ["usdc", "weth"] {
+            devnet
+                .run(
+                    "approve",
+                    &["--account", account, "--token", token, "--amount", max],
+                )
+                .await;
+        }
+    }
+    let tick = devnet.run("pool", &[]).await["tick"].as_i64().unwrap() as i32;
+    let at = |offset: i32| (tick + offset).div_euclid(60) * 60;
+    let (lower, upper) = (at(-1200).to_string(), at(1200).to_string());
+    let thousand = "1000000000000000000000";
+    let mint_from = |account: String| {
+        let (lower, upper) = (lower.clone(), upper.clone());
+        let devnet = &devnet;
+        async move {
+            let minted = devnet
+                .run(
+                    "mint",
+                    &[
+                        "--account",
+                        &account,
+                        "--lower",
+                        &lower,
+                        "--upper",
+                        &upper,
+                        "--amount0",
+                        thousand,
+                        "--amount1",
+                        thousand,
+                    ],
+                )
+                .await;
+            (
+                text(&minted["tokenId"]),
+                minted["liquidity"]
+                    .as_str()
+                    .map(String::from)
+                    .unwrap_or_else(|| text(&minted["liquidity"])),
+            )
+        }
+    };
+    let (story, liquidity) = mint_from(wallet.clone()).await;
+    devnet
+        .run("swap", &["--sell", "weth", "--amount", "20"])
+        .await;
+    devnet
+        .run("swap", &["--sell", "usdc", "--amount", "30000"])
+        .await;
+    devnet.advance_time(3600).await;
+    let added = devnet
+        .run(
+            "increase",
+            &[
+                "--account",
+                &wallet,
+                "--token-id",
+                &story,
+                "--amount0",
+                "500000000000000000000",
+                "--amount1",
+                "500000000000000000000",
+            ],
+        )
+        .await;
+    let total =
+        u128::from_str(&liquidity).unwrap() + u128::from_str(&text(&added["liquidity"])).unwrap();
+    devnet
+        .run(
+            "withdraw",
+            &[
+                "--account",
+                &wallet,
+                "--token-id",
+                &story,
+                "--liquidity",
+                &(total / 2).to_string(),
+            ],
+        )
+        .await;
+    devnet.advance_time(3600).await;
+    devnet
+        .run(
+            "collect",
+            &[
+                "--account",
+                &wallet,
+                "--token-id",
+                &story,
+                "--amount0",
+                "1000000000000000",
+                "--amount1",
+                "2000000000000000",
+            ],
+        )
+        .await;
+    devnet
+        .run("swap", &["--sell", "weth", "--amount", "10"])
+        .await;
+    devnet
+        .run("withdraw", &["--account", &wallet, "--token-id", &story])
+        .await;
+    // Another position, minted by the second account and transferred in after fees accrued.
+    let (arrived, _) = mint_from(second.clone()).await;
+    devnet
+        .run("swap", &["--sell", "usdc", "--amount", "20000"])
+        .await;
+    devnet
+        .run(
+            "transfer",
+            &[
+                "--account",
+                &second,
+                "--token-id",
+                &arrived,
+                "--to",
+                &wallet,
+            ],
+        )
+        .await;
+
+    let mut args: Vec<String> = devnet.local_api_args();
+    args.extend(["--log-range".into(), "7".into()]);
+    args.extend(store_args.iter().map(|a| a.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
+    let alice = server.client(Some(&JwtSettings::local_default().issue("alice", 3600)));
+    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
+        "ops",
+        600,
+        Some("markets:sync"),
+    )));
+    devnet.link_account(&alice, &wallet).await;
+
+    let view = position(&alice, &story).await;
+    let events = history(&alice, text(&view["id"]).as_str()).await;
+    let kinds: Vec<String> = events.iter().map(|e| text(&e["kind"])).collect();
+    assert_eq!(
+        kinds,
+        ["mint", "deposit", "deposit", "withdraw", "collect", "withdraw"],
+        "{events:?}"
+    );
+    let ledger = assert_history_is_the_chains(&devnet, &view, &events, &wallet).await;
+    assert_figures(&devnet, &view, &events, &ledger).await;
+    assert_eq!(view["status"], "closed", "{view}");
+    assert_eq!(view["closeReason"], "withdrawn", "{view}");
+    // Never principal as fees: the fees earned are a small part of what collect would pay.
+    for t in ["tokenA", "tokenB"] {
+        assert!(
+            units(&view[t]["uncollectedPrincipal"])
+                > units(&view[t]["feesUnclaimed"]) * U256::from(10),
+            "{view}"
+        );
+    }
+
+    // Transferred in: its events before are listed, counted from the transfer.
+    let came = position(&alice, &arrived).await;
+    let came_events = history(&alice, text(&came["id"]).as_str()).await;
+    let kinds: Vec<String> = came_events.iter().map(|e| text(&e["kind"])).collect();
+    assert_eq!(kinds, ["mint", "deposit", "transfer-in"], "{came_events:?}");
+    assert_eq!(came["historyComplete"], true, "{came}");
+    let quote = devnet
+        .run(
+            "position-quote",
+            &[
+                "--token-id",
+                &arrived,
+                "--block",
+                &text(&came_events[2]["block"]),
+            ],
+        )
+        .await;
+    let order = protocol_order(&came, &devnet);
+    for (t, token) in order.iter().enumerate() {
+        // Its deposit is the principal it held at the transfer, as a withdrawal pays.
+        let held = U256::from_str(&text(&quote[format!("amount{t}").as_str()])).unwrap();
+        assert_eq!(units(&came[token]["deposited"]), held, "{came}");
+        assert_eq!(
+            units(&came_events[2][token]["amount"]),
+            held,
+            "{came_events:?}"
+        );
+    }
+
+    // After the link: the rest collected, the arrived position sent back; the next sync reads on.
+    devnet
+        .run("collect", &["--account", &wallet, "--token-id", &story])
+        .await;
+    devnet
+        .run(
+            "transfer",
+            &[
+                "--account",
+                &wallet,
+                "--token-id",
+                &arrived,
+                "--to",
+                &second,
+            ],
+        )
+        .await;
+    let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
+    assert_eq!(report.status, StatusCode::OK, "{}", report.text());
+    let view = position(&alice, &story).await;
+    let events = history(&alice, text(&view["id"]).as_str()).await;
+    assert_eq!(events.last().unwrap()["kind"], "collect", "{events:?}");
+    let ledger = assert_history_is_the_chains(&devnet, &view, &events, &wallet).await;
+    assert_figures(&devnet, &view, &events, &ledger).await;
+    for t in ["tokenA", "tokenB"] {
+        assert_eq!(view[t]["uncollectedPrincipal"], "0", "{view}");
+    }
+    let gone = position(&alice, &arrived).await;
+    assert_eq!(gone["closeReason"], "transferred", "{gone}");
+    let gone_events = history(&alice, text(&gone["id"]).as_str()).await;
+    assert_eq!(
+        gone_events.last().unwrap()["kind"],
+        "transfer-out",
+        "{gone_events:?}"
+    );
+
+    // Another caller sees none of it.
+    let bob = server.client(Some(&JwtSettings::local_default().issue("bob", 3600)));
+    let reply = bob
+        .send(
+            Method::GET,
+            &format!("/positions/{}/history", text(&view["id"])),
+            &[],
+            b"",
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND, "{}", reply.text());
+}
+
+#[tokio::test]
+async fn a_positions_whole_story_in_memory() {
+    a_positions_whole_story(&[]).await;
+}
+
+#[tokio::test]
+async fn a_positions_whole_story_on_dynamodb() {
+    let endpoint = test_support::dynamodb::dynamodb_endpoint();
+    let table = format!("history-{}", ulid::Ulid::new());
+    a_positions_whole_story(&["--dynamodb-endpoint", &endpoint, "--table", &table]).await;
+}
