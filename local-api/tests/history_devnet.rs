@@ -616,3 +616,151 @@ async fn a_positions_whole_story_on_dynamodb() {
     let table = format!("history-{}", ulid::Ulid::new());
     a_positions_whole_story(&["--dynamodb-endpoint", &endpoint, "--table", &table]).await;
 }
+
+/// A node that cannot serve old state ("missing trie node") and a provider that fails part way
+/// through a backfill: the events are valued at the nearest state and say so, what was read is
+/// kept, the position says its history is not complete (no fee figure rather than a wrong
+/// one), and the next refresh reads on from there to the same events as the chain's, once each.
+#[tokio::test]
+async fn a_backfill_survives_a_pruned_node_and_a_provider_failing_part_way() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use test_support::rpc_stub::RpcStub;
+
+    let devnet = Devnet::up(3000).await;
+    let wallet = text(&devnet.run("account", &["--index", "1"]).await["address"]);
+    let tick = devnet.run("pool", &[]).await["tick"].as_i64().unwrap() as i32;
+    let range = (
+        (tick - 600).div_euclid(60) * 60,
+        (tick + 600).div_euclid(60) * 60,
+    );
+    let token = devnet
+        .mint_to(&wallet, range, None, "1000000000000000000000")
+        .await;
+    devnet
+        .run("swap", &["--sell", "weth", "--amount", "5"])
+        .await;
+    let id = ["--account", wallet.as_str(), "--token-id", token.as_str()];
+    devnet
+        .run("withdraw", &[&id[..], &["--liquidity", "1000000"]].concat())
+        .await;
+    devnet
+        .run("swap", &["--sell", "usdc", "--amount", "9000"])
+        .await;
+    devnet
+        .run(
+            "collect",
+            &[&id[..], &["--amount0", "7", "--amount1", "9"]].concat(),
+        )
+        .await;
+    // One block more: the head's state is served, every event's is not.
+    devnet.rpc("evm_mine", json!([])).await;
+    let head = quantity(&devnet.rpc("eth_blockNumber", json!([])).await);
+
+    // State before `pruned_below` is gone; logs past `failing_from` time out while `failing`.
+    let pruned_below = head;
+    let failing = Arc::new(AtomicBool::new(true));
+    let failing_from = head - 2;
+    let fails = failing.clone();
+    let hashes: BTreeMap<String, u64> = {
+        let mut hashes = BTreeMap::new();
+        for n in 0..=head {
+            let block = devnet
+                .rpc("eth_getBlockByNumber", json!([format!("0x{n:x}"), false]))
+                .await;
+            hashes.insert(text(&block["hash"]).to_lowercase(), n);
+        }
+        hashes
+    };
+    let proxy = RpcStub::proxy(&devnet.rpc, move |call| {
+        let params = &call["params"];
+        match call["method"].as_str()? {
+            "eth_call" => {
+                let hash = params[1]["blockHash"].as_str()?.to_lowercase();
+                let number = *hashes.get(&hash)?;
+                (number < pruned_below).then(|| {
+                    Err(json!({"code": -32000, "message": "missing trie node 4f1c (path ) state is not available"}))
+                })
+            }
+            "eth_getLogs" if fails.load(Ordering::SeqCst) => {
+                let to = quantity(&params[0]["toBlock"]);
+                (to >= failing_from).then(|| Err(json!({"code": -32000, "message": "request timed out"})))
+            }
+            _ => None,
+        }
+    })
+    .await;
+
+    let rpc = format!("ethereum={}", proxy.url);
+    let catalog = devnet.catalog.to_str().unwrap().to_string();
+    let args = [
+        "--catalog",
+        &catalog,
+        "--rpc",
+        &rpc,
+        "--sync-interval",
+        "3600",
+        "--confirmations",
+        "0",
+        "--log-range",
+        "2",
+    ];
+    let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
+    let alice = server.client(Some(&JwtSettings::local_default().issue("alice", 3600)));
+    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
+        "ops",
+        600,
+        Some("markets:sync"),
+    )));
+    devnet.link_account(&alice, &wallet).await;
+
+    let partial = position(&alice, &token).await;
+    assert_eq!(partial["historyComplete"], false, "{partial}");
+    assert!(
+        text(&partial["historyReason"]).contains("request timed out"),
+        "{partial}"
+    );
+    assert!(partial["tokenA"]["feesEarned"].is_null(), "{partial}");
+    assert!(partial["pnlUsd"].is_null(), "{partial}");
+    assert!(
+        partial["valueUsd"].is_number(),
+        "what it holds is still known: {partial}"
+    );
+    let kept = history(&alice, text(&partial["id"]).as_str()).await;
+    assert!(!kept.is_empty(), "what was read is kept");
+    assert!(kept
+        .iter()
+        .all(|e| e["block"].as_u64().unwrap() < failing_from));
+    assert!(kept.iter().all(|e| e["priced"] == "nearest"), "{kept:?}");
+
+    // The provider recovers: the next refresh reads on from where the last stopped.
+    failing.store(false, Ordering::SeqCst);
+    let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
+    assert_eq!(report.status, StatusCode::OK, "{}", report.text());
+    let whole = position(&alice, &token).await;
+    assert_eq!(whole["historyComplete"], true, "{whole}");
+    assert_eq!(whole["pricedNearest"], true, "{whole}");
+    let events = history(&alice, text(&whole["id"]).as_str()).await;
+    let logs = chain_logs(&devnet, &token).await;
+    let ours: Vec<(u64, u64)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["block"].as_u64().unwrap(),
+                e["logIndex"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let theirs: Vec<(u64, u64)> = logs.iter().map(|l| (l.block, l.index)).collect();
+    assert_eq!(ours, theirs, "each event once, in chain order");
+    assert_eq!(events[..kept.len()], kept[..]);
+    assert!(
+        events.iter().all(|e| e["priced"] == "nearest"),
+        "{events:?}"
+    );
+    // Principal first: the collect's 7 and 9 base units are withdrawn principal, not fees.
+    let collect = events.iter().find(|e| e["kind"] == "collect").unwrap();
+    for t in ["tokenA", "tokenB"] {
+        assert_eq!(collect[t]["fees"], "0", "{collect}");
+    }
+}

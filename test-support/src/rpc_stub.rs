@@ -23,7 +23,9 @@ pub enum Reply {
     Hang,
 }
 
-type Answer = dyn Fn(&Value) -> Reply + Send + Sync;
+type Answer = dyn Fn(Value) -> std::pin::Pin<Box<dyn std::future::Future<Output = Reply> + Send>>
+    + Send
+    + Sync;
 
 pub struct RpcStub {
     pub url: String,
@@ -34,9 +36,56 @@ pub struct RpcStub {
 impl RpcStub {
     /// Serves on a free loopback port; `answer` sees each request's parsed body.
     pub async fn start(answer: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> RpcStub {
+        let answer = Arc::new(answer);
+        RpcStub::serve(Arc::new(move |body: Value| {
+            let reply = answer(&body);
+            Box::pin(async move { reply })
+        }))
+        .await
+    }
+
+    /// A node in front of `upstream`: each call (alone or in a batch) is answered by
+    /// `intercept` where it gives an answer (a result or an error object), else by `upstream`.
+    pub async fn proxy(
+        upstream: &str,
+        intercept: impl Fn(&Value) -> Option<Result<Value, Value>> + Send + Sync + 'static,
+    ) -> RpcStub {
+        let upstream =
+            Arc::new(shared::chain::RpcClient::new(upstream, Duration::from_secs(30)).unwrap());
+        let intercept = Arc::new(intercept);
+        RpcStub::serve(Arc::new(move |body: Value| {
+            let (upstream, intercept) = (upstream.clone(), intercept.clone());
+            Box::pin(async move {
+                let calls = match &body {
+                    Value::Array(calls) => calls.clone(),
+                    call => vec![call.clone()],
+                };
+                let mut answers = Vec::with_capacity(calls.len());
+                for call in &calls {
+                    let result = match intercept(call) {
+                        Some(answer) => answer,
+                        None => upstream
+                            .call(
+                                call["method"].as_str().unwrap_or_default(),
+                                call["params"].clone(),
+                            )
+                            .await
+                            .map_err(|e| json!({"code": -32000, "message": e.to_string()})),
+                    };
+                    answers.push(envelope(call, result));
+                }
+                match body {
+                    Value::Array(_) => Reply::Json(Value::Array(answers)),
+                    _ => Reply::Json(answers.pop().unwrap_or(Value::Null)),
+                }
+            })
+        }))
+        .await
+    }
+
+    async fn serve(answer: Arc<Answer>) -> RpcStub {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let answer: Arc<Answer> = Arc::new(answer);
         let requests = Arc::new(AtomicUsize::new(0));
         let counted = requests.clone();
         let task = tokio::spawn(async move {
@@ -53,7 +102,7 @@ impl RpcStub {
                             let body = request.into_body().collect().await?.to_bytes();
                             let parsed: Value =
                                 serde_json::from_slice(&body).unwrap_or(Value::Null);
-                            let (status, text) = match answer(&parsed) {
+                            let (status, text) = match answer(parsed).await {
                                 Reply::Json(value) => (200, value.to_string()),
                                 Reply::Raw(text) => (200, text),
                                 Reply::Status(status) => (status, String::new()),
@@ -98,12 +147,17 @@ impl Drop for RpcStub {
 
 /// Answers a call or a batch call by call: `result` gives each call's result or error object.
 pub fn each_call(body: &Value, result: impl Fn(&Value) -> Result<Value, Value>) -> Reply {
-    let one = |call: &Value| match result(call) {
-        Ok(value) => json!({"jsonrpc": "2.0", "id": call["id"], "result": value}),
-        Err(error) => json!({"jsonrpc": "2.0", "id": call["id"], "error": error}),
-    };
+    let one = |call: &Value| envelope(call, result(call));
     match body {
         Value::Array(calls) => Reply::Json(Value::Array(calls.iter().map(one).collect())),
         call => Reply::Json(one(call)),
+    }
+}
+
+/// The JSON-RPC answer to `call`: its result, or its error object.
+fn envelope(call: &Value, result: Result<Value, Value>) -> Value {
+    match result {
+        Ok(value) => json!({"jsonrpc": "2.0", "id": call["id"], "result": value}),
+        Err(error) => json!({"jsonrpc": "2.0", "id": call["id"], "error": error}),
     }
 }

@@ -223,7 +223,7 @@ impl HistoryReader<'_> {
                 .catalog
                 .pools
                 .iter()
-                .filter(|p| p.chain == self.chain && (p.state.is_some() || p.discovered))
+                .filter(|p| p.chain == self.chain)
                 .map(|p| Pool {
                     tracked_ticks: Vec::new(),
                     ..p.clone()
