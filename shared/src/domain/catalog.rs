@@ -9,7 +9,8 @@ use crate::domain::math::price::Orientation;
 use crate::domain::math::{Curve, U256};
 use crate::domain::model::{format_time, Chain, Protocol};
 use crate::domain::pricing::{
-    cadence, derive_usd_prices, price_by_depth, token_key, DiscoveredPair, PricedPair, Side,
+    cadence, derive_usd_prices, price_by_depth, route_pools, token_key, DiscoveredPair, PricedPair,
+    Side, TokenKey,
 };
 use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, Utc};
@@ -416,6 +417,45 @@ impl Catalog {
             deployments: Vec::new(),
             min_discovered_depth_usd,
         })
+    }
+
+    /// The chain's pools whose states price `tokens` by the catalog's rules: the route's pools
+    /// back to a stablecoin; for a token no catalog pool holds, the discovered pools holding it
+    /// and the route of their other token.
+    pub fn pricing_pools(&self, chain: Chain, tokens: &[&str]) -> Vec<&Pool> {
+        let on_chain = || self.pools.iter().filter(|p| p.chain == chain);
+        let listed: Vec<&Pool> = on_chain().filter(|p| !p.discovered).collect();
+        let holds = |p: &Pool, t: &str| {
+            [&p.token_a, &p.token_b]
+                .iter()
+                .any(|x| token_key(chain, &x.address) == token_key(chain, t))
+        };
+        let mut chosen: Vec<&Pool> = Vec::new();
+        let mut targets: Vec<TokenKey> = Vec::new();
+        for token in tokens {
+            targets.push(token_key(chain, token));
+            if listed.iter().any(|p| holds(p, token)) {
+                continue;
+            }
+            for pool in on_chain().filter(|p| p.discovered && holds(p, token)) {
+                chosen.push(pool);
+                targets
+                    .extend([&pool.token_a, &pool.token_b].map(|t| token_key(chain, &t.address)));
+            }
+        }
+        let pairs: Vec<PricedPair<'_>> = listed
+            .iter()
+            .map(|p| PricedPair {
+                chain,
+                token_a: (&p.token_a.symbol, &p.token_a.address),
+                token_b: (&p.token_b.symbol, &p.token_b.address),
+                price: &p.current_price,
+            })
+            .collect();
+        let mut route: Vec<usize> = route_pools(&pairs, &targets).into_iter().collect();
+        route.sort_unstable();
+        chosen.extend(route.into_iter().map(|i| listed[i]));
+        chosen
     }
 
     /// The chain's pools at other states (read at an older block), their tokens priced by the

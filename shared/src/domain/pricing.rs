@@ -44,22 +44,33 @@ pub fn token_key(chain: Chain, address: &str) -> TokenKey {
 /// wins over a longer path (WBTC through WBTC/WETH × WETH/USDC only when no WBTC/USDC pool
 /// exists). Tokens no path reaches are absent: the caller keeps the catalog's price for them.
 pub fn derive_usd_prices(pairs: &[PricedPair<'_>]) -> HashMap<TokenKey, BigDecimal> {
-    let mut known: HashMap<TokenKey, BigDecimal> = HashMap::new();
+    priced_through(pairs)
+        .into_iter()
+        .map(|(token, (usd, _))| (token, usd))
+        .collect()
+}
+
+/// [`derive_usd_prices`], with the pool (index into `pairs`) each token took its price from
+/// (`None` for a stablecoin).
+fn priced_through(pairs: &[PricedPair<'_>]) -> HashMap<TokenKey, (BigDecimal, Option<usize>)> {
+    let mut known: HashMap<TokenKey, (BigDecimal, Option<usize>)> = HashMap::new();
     for pair in pairs {
         for (symbol, address) in [pair.token_a, pair.token_b] {
             if USD_STABLECOINS.contains(&symbol) {
-                known.insert(token_key(pair.chain, address), BigDecimal::one());
+                known.insert(token_key(pair.chain, address), (BigDecimal::one(), None));
             }
         }
     }
     loop {
-        let mut found: HashMap<TokenKey, BigDecimal> = HashMap::new();
-        for pair in pairs {
+        let mut found: HashMap<TokenKey, (BigDecimal, Option<usize>)> = HashMap::new();
+        for (i, pair) in pairs.iter().enumerate() {
             let a = token_key(pair.chain, pair.token_a.1);
             let b = token_key(pair.chain, pair.token_b.1);
             let derived = match (known.get(&a), known.get(&b)) {
-                (None, Some(usd_b)) => Some((a, pair.price * usd_b)),
-                (Some(usd_a), None) if pair.price.sign() == bigdecimal::num_bigint::Sign::Plus => {
+                (None, Some((usd_b, _))) => Some((a, pair.price * usd_b)),
+                (Some((usd_a, _)), None)
+                    if pair.price.sign() == bigdecimal::num_bigint::Sign::Plus =>
+                {
                     Some((b, usd_a / pair.price))
                 }
                 _ => None,
@@ -67,7 +78,7 @@ pub fn derive_usd_prices(pairs: &[PricedPair<'_>]) -> HashMap<TokenKey, BigDecim
             if let Some((token, usd)) = derived {
                 found
                     .entry(token)
-                    .or_insert_with(|| usd.with_prec(USD_PRICE_DIGITS).normalized());
+                    .or_insert_with(|| (usd.with_prec(USD_PRICE_DIGITS).normalized(), Some(i)));
             }
         }
         if found.is_empty() {
@@ -75,6 +86,26 @@ pub fn derive_usd_prices(pairs: &[PricedPair<'_>]) -> HashMap<TokenKey, BigDecim
         }
         known.extend(found);
     }
+}
+
+/// The pools (indexes into `pairs`) the route rule prices `targets` through: each token's pool,
+/// then that pool's other token's, back to a stablecoin. A target no route reaches adds none.
+pub fn route_pools(pairs: &[PricedPair<'_>], targets: &[TokenKey]) -> HashSet<usize> {
+    let priced = priced_through(pairs);
+    let mut pools = HashSet::new();
+    let mut pending: Vec<TokenKey> = targets.to_vec();
+    while let Some(token) = pending.pop() {
+        let Some((_, Some(i))) = priced.get(&token) else {
+            continue;
+        };
+        if pools.insert(*i) {
+            let pair = &pairs[*i];
+            for (_, address) in [pair.token_a, pair.token_b] {
+                pending.push(token_key(pair.chain, address));
+            }
+        }
+    }
+    pools
 }
 
 /// One token of a discovered pool as the depth rule sees it.

@@ -211,3 +211,78 @@ fn discovered_pools_price_by_depth_in_any_order() {
         "{cadences:?}"
     );
 }
+
+/// A history values its events by reading only the pools that price its tokens at their block
+/// (`Catalog::pricing_pools`): repriced from those pools' states alone, each token of every
+/// embedded pool (and a discovered OWN/WETH one) has the price it has when every pool of its
+/// chain is at that block's state.
+#[test]
+fn the_pricing_pools_alone_price_a_token_as_all_of_its_chains_pools_do() {
+    let mut records = shared::catalog::embedded_records();
+    let weth = records
+        .iter()
+        .flat_map(|r| [&r.token0, &r.token1])
+        .find(|t| t.symbol == "WETH")
+        .unwrap()
+        .address
+        .clone();
+    let (own, market) = own_pool(
+        "0x00000000000000000000000000000000000000e1",
+        "0.5",
+        50,
+        &weth,
+    );
+    records.push(own.clone());
+    let markets = HashMap::from([(PoolKey::new(own.chain, own.protocol, &own.pool), market)]);
+    let catalog = Catalog::build(
+        &records,
+        markets,
+        MarketRules::from(shared::market::Freshness::Snapshot),
+    )
+    .unwrap();
+    // "At a block": every pool's price moved by its own factor.
+    let moved: HashMap<PoolKey, PoolState> = catalog
+        .pools
+        .iter()
+        .enumerate()
+        .map(|(i, pool)| {
+            let curve = pool.curve();
+            let tick = pool.tick + 37 * (i as i32 % 7) - 90;
+            let state = PoolState {
+                sqrt_price: curve.sqrt_price_at_tick(tick).unwrap(),
+                tick,
+                liquidity: 1,
+                fee_growth_global0: U256::ZERO,
+                fee_growth_global1: U256::ZERO,
+                height: 2,
+                block_hash: None,
+                observed_at: chrono::Utc::now(),
+                ticks: Vec::new(),
+                balances: pool.state.as_ref().and_then(|s| s.balances),
+            };
+            (pool.key(), state)
+        })
+        .collect();
+    let (mut checked, mut read, mut every) = (0, 0, 0);
+    for pool in &catalog.pools {
+        let chain = pool.chain;
+        let everything = catalog.at_states(chain, &moved);
+        let tokens = [pool.token_a.address.as_str(), pool.token_b.address.as_str()];
+        let needed: HashMap<PoolKey, PoolState> = catalog
+            .pricing_pools(chain, &tokens)
+            .into_iter()
+            .map(|p| (p.key(), moved[&p.key()].clone()))
+            .collect();
+        read += needed.len();
+        every += catalog.pools.iter().filter(|p| p.chain == chain).count();
+        let alone = catalog.at_states(chain, &needed);
+        for token in tokens {
+            let price = |c: &Catalog| shared::holdings::usd_price(c, chain, token);
+            assert_eq!(price(&alone), price(&everything), "{token} on {chain}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "{checked}");
+    // Fewer pools than the chains hold are read.
+    assert!(read < every, "{read} of {every}");
+}

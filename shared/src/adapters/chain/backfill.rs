@@ -59,8 +59,24 @@ struct AtBlock {
     prices: BTreeMap<String, BigDecimal>,
 }
 
-/// Blocks already read in one pass: `None` where the node could not serve the block's state.
-type Blocks = HashMap<u64, Option<AtBlock>>;
+/// Blocks already read in one pass, per position pool: `None` where the node could not serve
+/// the block's state.
+type Blocks = HashMap<(u64, String), Option<AtBlock>>;
+
+/// What a position's events are valued for: its tokens (protocol order) and its pool.
+struct Subject {
+    tokens: [String; 2],
+    pool: String,
+}
+
+impl Subject {
+    fn of(position: &Position, holding: &WalletHolding) -> Subject {
+        Subject {
+            tokens: holding.tokens.clone().map(|t| t.address),
+            pool: position.pool.clone(),
+        }
+    }
+}
 
 impl HistoryReader<'_> {
     /// Each of `positions` (one wallet's, EVM) read on to `head` and summed for its holder.
@@ -118,9 +134,9 @@ impl HistoryReader<'_> {
             stopped = read.stopped;
             let mut events = read.events;
             if read.through >= from {
-                let tokens = holding.tokens.clone().map(|t| t.address);
+                let subject = Subject::of(position, holding);
                 for event in &mut events {
-                    self.value(event, &tokens, blocks).await;
+                    self.value(event, &subject, blocks).await;
                 }
                 next = HistoryProgress {
                     through: read.through,
@@ -192,9 +208,10 @@ impl HistoryReader<'_> {
 
     /// An event's USD prices (its position's `tokens`) at its block; at the service's own
     /// state, marked `nearest`, where the node cannot serve the block's.
-    async fn value(&self, event: &mut PositionEvent, tokens: &[String; 2], blocks: &mut Blocks) {
-        let at = self.at_block(event.block, &event.block_hash, blocks).await;
-        event.prices = tokens.clone().map(|address| match at {
+    async fn value(&self, event: &mut PositionEvent, subject: &Subject, blocks: &mut Blocks) {
+        let block = (event.block, event.block_hash.as_str());
+        let at = self.at_block(block, subject, blocks).await;
+        event.prices = subject.tokens.clone().map(|address| match at {
             Some(at) => at.prices.get(&address.to_ascii_lowercase()).cloned(),
             None => usd_price(self.catalog, self.chain, &address),
         });
@@ -205,30 +222,42 @@ impl HistoryReader<'_> {
         });
     }
 
-    /// The chain's pools at a block (read once per pass): every pool's `slot0`, liquidity and
-    /// fee growth (a discovered one's balances too) at the block's hash, priced.
+    /// The pools pricing a position's tokens, and its own pool, at a block (read once per pass
+    /// for each position's tokens): each pool's `slot0`, liquidity and fee growth (a discovered
+    /// one's balances too) at the block's hash, priced by the catalog's rules.
     async fn at_block<'b>(
         &self,
-        number: u64,
-        hash: &str,
+        (number, hash): (u64, &str),
+        subject: &Subject,
         blocks: &'b mut Blocks,
     ) -> Option<&'b AtBlock> {
-        if !blocks.contains_key(&number) {
+        let key = (number, subject.pool.clone());
+        if !blocks.contains_key(&key) {
             let block = Block {
                 number,
                 hash: hash.to_string(),
                 timestamp: None,
             };
-            let pools: Vec<Pool> = self
+            let wanted = [subject.tokens[0].as_str(), subject.tokens[1].as_str()];
+            let own = self
                 .catalog
                 .pools
                 .iter()
-                .filter(|p| p.chain == self.chain)
-                .map(|p| Pool {
-                    tracked_ticks: Vec::new(),
-                    ..p.clone()
-                })
-                .collect();
+                .filter(|p| p.chain == self.chain && p.is_named(&subject.pool));
+            let mut pools: Vec<Pool> = Vec::new();
+            for pool in self
+                .catalog
+                .pricing_pools(self.chain, &wanted)
+                .into_iter()
+                .chain(own)
+            {
+                if !pools.iter().any(|p| p.key() == pool.key()) {
+                    pools.push(Pool {
+                        tracked_ticks: Vec::new(),
+                        ..pool.clone()
+                    });
+                }
+            }
             let refs: Vec<&Pool> = pools.iter().collect();
             let read = evm::read_pools(self.rpc, &refs, &block, chrono::Utc::now()).await;
             // A node that cannot serve the block's state ("missing trie node", "header not
@@ -250,9 +279,9 @@ impl HistoryReader<'_> {
                     .collect();
                 AtBlock { states, prices }
             });
-            blocks.insert(number, at);
+            blocks.insert(key.clone(), at);
         }
-        blocks.get(&number).and_then(Option::as_ref)
+        blocks.get(&key).and_then(Option::as_ref)
     }
 
     /// What the position held when a transfer brought it to its holder, if one did: its
@@ -277,7 +306,11 @@ impl HistoryReader<'_> {
         });
         let key = PoolKey::new(self.chain, position.protocol, &position.pool);
         let at = self
-            .at_block(transfer.block, &transfer.block_hash, blocks)
+            .at_block(
+                (transfer.block, &transfer.block_hash),
+                &Subject::of(position, holding),
+                blocks,
+            )
             .await?;
         let state = at.states.get(&key)?;
         let curve = Curve::UniswapV3;
