@@ -201,6 +201,8 @@ const DETAIL_FIELDS = [
   ["currentPrice", "Current price", price], ["inRange", "In range"], ["stale", "Stale"],
   ["valueUsd", "Value", usd], ["costBasisUsd", "Cost basis", usd], ["feesEarnedUsd", "Fees earned", usd],
   ["hodlValueUsd", "Held instead", usd], ["impermanentLossUsd", "Impermanent loss", usd],
+  ["withdrawnUsd", "Withdrawn", usd], ["feesCollectedUsd", "Fees collected", usd],
+  ["historyComplete", "History complete"], ["historyReason", "History"], ["pricedNearest", "Priced at a nearer state"],
   ["pnlUsd", "PnL", signedUsd], ["pnlPercent", "PnL %", percent], ["feeAprPercent", "Fee APR", percent],
   ["readHeight", "Read at block"], ["refreshedAt", "Read", time], ["createdAt", "Opened", time],
   ["expiresAt", "Deadline", time], ["transactionHash", "Transaction"], ["closedAt", "Closed", time],
@@ -222,6 +224,12 @@ function renderDetail(p) {
   for (const token of [p.tokenA, p.tokenB].filter(Boolean)) {
     figure(list, token.symbol, `${amount(token.amount)} (${usd(token.valueUsd)})`, null, token.amount);
     figure(list, `${token.symbol} fees`, `${amount(token.feesEarned)} (${usd(token.feesEarnedUsd)})`, null, token.feesEarned);
+    for (const [key, label] of [["deposited", "deposited"], ["withdrawn", "withdrawn"],
+      ["uncollectedPrincipal", "withdrawn, not collected"], ["feesCollected", "fees collected"]]) {
+      if (token[key] !== undefined && token[key] !== null) {
+        figure(list, `${token.symbol} ${label}`, amount(token[key]), null, token[key]);
+      }
+    }
   }
   if (p.closing) figure(list, "Close requested", time(p.closing.requestedAt), "closing");
   const transactions = $("detail-transactions");
@@ -242,10 +250,44 @@ function renderDetail(p) {
   $("close-position").textContent = p.status === "pending" ? "Cancel" : "Close position";
 }
 
+/** The position's history: its events, oldest first (the first page of 100). */
+async function showHistory(id) {
+  const page = await state.api.get(`/positions/${id}/history?limit=100`);
+  const table = $("detail-history");
+  table.replaceChildren();
+  const head = document.createElement("tr");
+  for (const title of ["Event", "Time", "Block", "Amounts", "Value"]) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.textContent = title;
+    head.append(th);
+  }
+  table.append(head);
+  for (const e of page.data) {
+    const row = document.createElement("tr");
+    row.className = "history-event";
+    const tokens = [e.tokenA, e.tokenB].filter(Boolean).map((t) => {
+      const split = t.fees !== undefined ? ` (fees ${amount(t.fees)})` : "";
+      return `${amount(t.amount)}${split}`;
+    });
+    const values = [e.kind, e.time ? time(e.time) : "—", e.block ?? "—", tokens.join(" / ") || "—",
+      e.valueUsd === null ? "—" : `${usd(e.valueUsd)}${e.priced === "nearest" ? " (nearest state)" : ""}`];
+    for (const v of values) {
+      const td = document.createElement("td");
+      td.textContent = String(v);
+      row.append(td);
+    }
+    if (e.transactionHash) row.title = e.transactionHash;
+    table.append(row);
+  }
+  $("detail-history-total").textContent = `${page.total} event${page.total === 1 ? "" : "s"}`;
+}
+
 async function showDetail(id) {
   try {
     clearError();
     renderDetail(await state.api.get(`/positions/${id}`));
+    await showHistory(id);
     $("detail-progress").textContent = "";
     $("detail").hidden = false;
     $("detail").focus();

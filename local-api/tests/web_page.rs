@@ -201,6 +201,14 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
         "{shown}"
     );
     assert!(shown["detailBefore"]["tokenId"].is_string(), "{shown}");
+    // Its history in its detail: as many rows as the total says, a mint first where read.
+    let kinds = shown["historyKinds"].as_array().unwrap();
+    assert_eq!(
+        text(&shown["historyTotal"]),
+        format!("{} event{}", kinds.len(), if kinds.len() == 1 { "" } else { "s" }),
+        "{shown}"
+    );
+    assert!(kinds.is_empty() || kinds[0] == "mint", "{shown}");
     assert!(
         text(&shown["closed"]).starts_with("closed: withdrawn"),
         "{shown}"

@@ -139,6 +139,8 @@ try {
   await page.click(`#position-table tbody tr[data-id="${id}"] button`);
   await page.waitForSelector('#detail-fields [data-field="tokenId"]');
   out.detailBefore = await page.$$eval("#detail-fields dd[data-field]", (dds) => Object.fromEntries(dds.map((d) => [d.dataset.field, d.title])));
+  out.historyTotal = await page.textContent("#detail-history-total");
+  out.historyKinds = await page.$$eval("#detail-history tr.history-event", (rows) => rows.map((r) => r.cells[0].textContent));
   await page.click("#close-position");
   out.closed = await waitText(page, "#detail-progress", /^closed/, sync);
   out.detailAfter = await page.$$eval("#detail-fields dd[data-field]", (dds) => Object.fromEntries(dds.map((d) => [d.dataset.field, d.title])));
