@@ -556,6 +556,23 @@ async fn a_positions_whole_story(store_args: &[&str]) {
         );
     }
 
+    // The portfolio: the closed position's PnL is realized, the open one's unrealized.
+    let overview = alice.portfolio().await.json;
+    let cents = |a: &Value, b: &Value| (number(a) - number(b)).abs() <= 0.011;
+    assert!(
+        cents(&overview["realizedPnlUsd"], &view["pnlUsd"]),
+        "{overview} {view}"
+    );
+    assert!(
+        cents(&overview["unrealizedPnlUsd"], &came["pnlUsd"]),
+        "{overview} {came}"
+    );
+    // The open positions' fees (a closed one's are in its realized PnL, as for simulated ones).
+    assert!(
+        cents(&overview["totalFeesEarnedUsd"], &came["feesEarnedUsd"]),
+        "{overview}"
+    );
+
     // After the link: the rest collected, the arrived position sent back; the next sync reads on.
     devnet
         .run("collect", &["--account", &wallet, "--token-id", &story])

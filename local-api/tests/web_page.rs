@@ -205,7 +205,11 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
     let kinds = shown["historyKinds"].as_array().unwrap();
     assert_eq!(
         text(&shown["historyTotal"]),
-        format!("{} event{}", kinds.len(), if kinds.len() == 1 { "" } else { "s" }),
+        format!(
+            "{} event{}",
+            kinds.len(),
+            if kinds.len() == 1 { "" } else { "s" }
+        ),
         "{shown}"
     );
     assert!(kinds.is_empty() || kinds[0] == "mint", "{shown}");

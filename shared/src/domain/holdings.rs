@@ -13,7 +13,7 @@ use crate::domain::math::price::{base_units_to_decimal, Orientation};
 use crate::domain::math::U256;
 use crate::domain::model::{
     format_time, Chain, HeldAmountView, HeldToken, OrderKind, Position, PositionEntry, Protocol,
-    Source, Status, WalletHolding, WalletPositionView,
+    Realized, Source, Status, WalletHolding, WalletPositionView,
 };
 use crate::domain::orders::view::{closing_view, with_open_order};
 use crate::domain::valuation::{position_entry, ValuationError};
@@ -465,6 +465,28 @@ pub fn holding_view(
         fees_unclaimed: sums.fees_unclaimed,
     };
     (view, figures)
+}
+
+/// The realized totals with the owner's wallet positions closed on chain (withdrawn or
+/// transferred away, not through the API: those are in `realized` already): each one's PnL
+/// from its history and its cost basis. One without a complete history or a price adds nothing.
+pub fn with_closed_wallet_positions(
+    mut realized: Realized,
+    closed: &[Position],
+    catalog: &Catalog,
+) -> Realized {
+    for position in closed.iter().filter(|p| p.closing.is_none()) {
+        let Some(holding) = position.holding.as_deref() else {
+            continue;
+        };
+        let (_, held) = holding_view(position, holding, catalog);
+        if let (Some(value), Some(out), Some(basis)) = (held.value, held.taken_out, held.cost_basis)
+        {
+            realized.pnl_usd += value + out - &basis;
+            realized.cost_basis_usd += basis;
+        }
+    }
+    realized
 }
 
 /// Any position as the API shows it: a wallet position at its last read, a simulated one
