@@ -358,6 +358,17 @@ async function collect(opts) {
   print({ block: receipt.blockNumber, amount0, amount1 });
 }
 
+// The account collects at most 1 base unit of token0, --count times (a bot collecting every
+// hour, in a hurry): one Collect event each.
+async function churn(opts) {
+  const { state, provider } = await connect(opts);
+  const manager = new ethers.Contract(state.manager, MANAGER.abi, await provider.getSigner(opts.account));
+  const params = { tokenId: BigInt(opts["token-id"]), recipient: opts.account, amount0Max: 1n, amount1Max: 0n };
+  let receipt;
+  for (let i = 0; i < Number(opts.count); i++) receipt = await mined(manager.collect(params, GAS));
+  print({ block: receipt?.blockNumber ?? null, count: Number(opts.count) });
+}
+
 async function transfer(opts) {
   const { state, provider } = await connect(opts);
   const manager = new ethers.Contract(state.manager, MANAGER.abi, await provider.getSigner(opts.account));
@@ -442,7 +453,7 @@ async function events(opts) {
 const [command, ...rest] = process.argv.slice(2);
 const commands = {
   up, swap, mint, pool: poolCommand, "burn-quote": burnQuote, "collect-quote": collectQuote,
-  "new-pool": newPool, account, sign, withdraw, increase, collect, transfer, "position-quote": positionQuote,
+  "new-pool": newPool, account, sign, withdraw, increase, collect, churn, transfer, "position-quote": positionQuote,
   fund, approve, allowance, events,
 };
 if (!commands[command]) {

@@ -645,12 +645,8 @@ async fn a_backfill_survives_a_pruned_node_and_a_provider_failing_part_way() {
     use test_support::rpc_stub::RpcStub;
 
     let devnet = Devnet::up(3000).await;
-    let wallet = text(&devnet.run("account", &["--index", "1"]).await["address"]);
-    let tick = devnet.run("pool", &[]).await["tick"].as_i64().unwrap() as i32;
-    let range = (
-        (tick - 600).div_euclid(60) * 60,
-        (tick + 600).div_euclid(60) * 60,
-    );
+    let wallet = devnet.account(1).await;
+    let range = devnet.range_around(600).await;
     let token = devnet
         .mint_to(&wallet, range, None, "1000000000000000000000")
         .await;

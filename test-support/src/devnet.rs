@@ -241,6 +241,19 @@ impl Devnet {
         minted["tokenId"].as_str().unwrap().to_string()
     }
 
+    /// The address of anvil's account `index`.
+    pub async fn account(&self, index: u32) -> String {
+        let answer = self.run("account", &["--index", &index.to_string()]).await;
+        crate::json::text(&answer["address"])
+    }
+
+    /// The range `offset` ticks either side of the pool's tick, on its spacing of 60.
+    pub async fn range_around(&self, offset: i32) -> (i32, i32) {
+        let tick = self.run("pool", &[]).await["tick"].as_i64().unwrap() as i32;
+        let at = |t: i32| t.div_euclid(60) * 60;
+        (at(tick - offset), at(tick + offset))
+    }
+
     /// Moves the chain's clock on by `seconds` and mines a block there.
     pub async fn advance_time(&self, seconds: u64) {
         self.rpc("evm_increaseTime", json!([seconds])).await;

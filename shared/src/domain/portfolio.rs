@@ -92,7 +92,7 @@ pub struct PortfolioView {
     /// pools' current prices (each shows a `valuationError`).
     pub unvalued_positions: u64,
     /// Open wallet positions left out of the USD totals: a token of theirs has no route to a
-    /// USD price.
+    /// USD price, or their history is not complete yet.
     pub unpriced_positions: u64,
     pub assets: Vec<AssetView>,
     /// The total value by chain, with the assets' rounding rule.

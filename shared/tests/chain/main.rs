@@ -6,6 +6,7 @@ mod evm;
 mod evm_wallets;
 mod faults;
 mod history;
+mod history_bench;
 mod orca_wallets;
 mod solana;
 mod support;

@@ -12,7 +12,8 @@ use super::rpc::RpcClient;
 use crate::application::ports::{HistoryStore, PositionStore, StoreError};
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::history::{
-    count_start, summarize, Arrival, EventKind, HistoryProgress, PositionEvent, Priced,
+    count_start, summarize, Arrival, EventKind, HistoryProgress, HistorySummary, PositionEvent,
+    Priced,
 };
 use crate::domain::holdings::usd_price;
 use crate::domain::market::{PoolKey, PoolState};
@@ -134,10 +135,8 @@ impl HistoryReader<'_> {
             stopped = read.stopped;
             let mut events = read.events;
             if read.through >= from {
-                let subject = Subject::of(position, holding);
-                for event in &mut events {
-                    self.value(event, &subject, blocks).await;
-                }
+                self.value(&mut events, &Subject::of(position, holding), blocks)
+                    .await;
                 next = HistoryProgress {
                     through: read.through,
                     from_mint: next.from_mint || events.iter().any(|e| e.kind == EventKind::Mint),
@@ -155,8 +154,9 @@ impl HistoryReader<'_> {
                 added = events.len() as u64;
             }
         }
+        // Nothing new for a whole history: nothing to sum again, nothing to write.
         let summed = holding.history.as_ref();
-        if added == 0 && stopped.is_none() && summed.is_some_and(|h| h.through == next.through) {
+        if added == 0 && stopped.is_none() && summed.is_some_and(|h| h.complete) {
             return Ok((0, None));
         }
         let events = self.history.history_page(owner, id, 0, next.events).await?;
@@ -177,7 +177,15 @@ impl HistoryReader<'_> {
                 next.through
             ));
         }
-        if summed != Some(&summary) {
+        // A summary that only read further (an incomplete one read again) is not written.
+        let same = summed.is_some_and(|h| {
+            let moved = HistorySummary {
+                through: summary.through,
+                ..h.clone()
+            };
+            moved == summary
+        });
+        if !same {
             let read = Position {
                 holding: Some(Box::new(WalletHolding {
                     history: Some(summary),
@@ -206,69 +214,74 @@ impl HistoryReader<'_> {
             .unwrap_or(0)
     }
 
-    /// An event's USD prices (its position's `tokens`) at its block; at the service's own
+    /// Each event's USD prices (its position's tokens) at its block; at the service's own
     /// state, marked `nearest`, where the node cannot serve the block's.
-    async fn value(&self, event: &mut PositionEvent, subject: &Subject, blocks: &mut Blocks) {
-        let block = (event.block, event.block_hash.as_str());
-        let at = self.at_block(block, subject, blocks).await;
-        event.prices = subject.tokens.clone().map(|address| match at {
-            Some(at) => at.prices.get(&address.to_ascii_lowercase()).cloned(),
-            None => usd_price(self.catalog, self.chain, &address),
-        });
-        event.priced = Some(if at.is_some() {
-            Priced::AtBlock
-        } else {
-            Priced::Nearest
-        });
+    async fn value(&self, events: &mut [PositionEvent], subject: &Subject, blocks: &mut Blocks) {
+        let wanted: Vec<(u64, &str)> = events
+            .iter()
+            .map(|e| (e.block, e.block_hash.as_str()))
+            .collect();
+        self.read_blocks(&wanted, subject, blocks).await;
+        for event in events.iter_mut() {
+            let at = blocks
+                .get(&(event.block, subject.pool.clone()))
+                .and_then(Option::as_ref);
+            event.prices = subject.tokens.clone().map(|address| match at {
+                Some(at) => at.prices.get(&address.to_ascii_lowercase()).cloned(),
+                None => usd_price(self.catalog, self.chain, &address),
+            });
+            event.priced = Some(if at.is_some() {
+                Priced::AtBlock
+            } else {
+                Priced::Nearest
+            });
+        }
     }
 
-    /// The pools pricing a position's tokens, and its own pool, at a block (read once per pass
-    /// for each position's tokens): each pool's `slot0`, liquidity and fee growth (a discovered
-    /// one's balances too) at the block's hash, priced by the catalog's rules.
-    async fn at_block<'b>(
-        &self,
-        (number, hash): (u64, &str),
-        subject: &Subject,
-        blocks: &'b mut Blocks,
-    ) -> Option<&'b AtBlock> {
-        let key = (number, subject.pool.clone());
-        if !blocks.contains_key(&key) {
-            let block = Block {
-                number,
-                hash: hash.to_string(),
-                timestamp: None,
-            };
-            let wanted = [subject.tokens[0].as_str(), subject.tokens[1].as_str()];
-            let own = self
-                .catalog
-                .pools
-                .iter()
-                .filter(|p| p.chain == self.chain && p.is_named(&subject.pool));
-            let mut pools: Vec<Pool> = Vec::new();
-            for pool in self
-                .catalog
-                .pricing_pools(self.chain, &wanted)
-                .into_iter()
-                .chain(own)
-            {
-                if !pools.iter().any(|p| p.key() == pool.key()) {
-                    pools.push(Pool {
-                        tracked_ticks: Vec::new(),
-                        ..pool.clone()
-                    });
-                }
+    /// The pools pricing a position's tokens, and its own pool, at each of `wanted` blocks not
+    /// read yet in this pass, all in batches (`evm::prices_at`), priced by the catalog's rules.
+    /// A block whose state the node cannot serve ("missing trie node", "header not found": it
+    /// fails every pool) is `None`: valued at the nearest state.
+    async fn read_blocks(&self, wanted: &[(u64, &str)], subject: &Subject, blocks: &mut Blocks) {
+        let mut new: Vec<Block> = Vec::new();
+        for (number, hash) in wanted {
+            let key = (*number, subject.pool.clone());
+            if !blocks.contains_key(&key) && !new.iter().any(|b| b.number == *number) {
+                new.push(Block {
+                    number: *number,
+                    hash: hash.to_string(),
+                    timestamp: None,
+                });
             }
-            let refs: Vec<&Pool> = pools.iter().collect();
-            let read = evm::read_pools(self.rpc, &refs, &block, chrono::Utc::now()).await;
-            // A node that cannot serve the block's state ("missing trie node", "header not
-            // found") fails every pool: the block is valued at the nearest state.
-            let any_read = read.iter().any(Result::is_ok);
+        }
+        if new.is_empty() {
+            return;
+        }
+        let tokens = [subject.tokens[0].as_str(), subject.tokens[1].as_str()];
+        let mut pools = self.catalog.pricing_pools(self.chain, &tokens);
+        let own = self
+            .catalog
+            .pools
+            .iter()
+            .filter(|p| p.chain == self.chain && p.is_named(&subject.pool));
+        for pool in own {
+            if !pools.iter().any(|p| p.key() == pool.key()) {
+                pools.push(pool);
+            }
+        }
+        let reads: Vec<(&Pool, &Block)> = new
+            .iter()
+            .flat_map(|block| pools.iter().map(move |pool| (*pool, block)))
+            .collect();
+        let mut answers = evm::prices_at(self.rpc, &reads).await.into_iter();
+        for block in &new {
+            let read: Vec<_> = answers.by_ref().take(pools.len()).collect();
             let states: HashMap<PoolKey, PoolState> = pools
                 .iter()
                 .zip(read)
                 .filter_map(|(pool, state)| Some((pool.key(), state.ok()?)))
                 .collect();
-            let at = any_read.then(|| {
+            let at = (!states.is_empty()).then(|| {
                 let priced = self.catalog.at_states(self.chain, &states);
                 let prices = priced
                     .pools
@@ -279,9 +292,8 @@ impl HistoryReader<'_> {
                     .collect();
                 AtBlock { states, prices }
             });
-            blocks.insert(key.clone(), at);
+            blocks.insert((block.number, subject.pool.clone()), at);
         }
-        blocks.get(&key).and_then(Option::as_ref)
     }
 
     /// What the position held when a transfer brought it to its holder, if one did: its
@@ -305,13 +317,10 @@ impl HistoryReader<'_> {
             _ => l,
         });
         let key = PoolKey::new(self.chain, position.protocol, &position.pool);
-        let at = self
-            .at_block(
-                (transfer.block, &transfer.block_hash),
-                &Subject::of(position, holding),
-                blocks,
-            )
-            .await?;
+        let subject = Subject::of(position, holding);
+        let block = [(transfer.block, transfer.block_hash.as_str())];
+        self.read_blocks(&block, &subject, blocks).await;
+        let at = blocks.get(&(transfer.block, subject.pool))?.as_ref()?;
         let state = at.states.get(&key)?;
         let curve = Curve::UniswapV3;
         let held = curve

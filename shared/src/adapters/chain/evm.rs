@@ -180,6 +180,54 @@ pub async fn read_pools(
         .collect()
 }
 
+/// What prices each pool's tokens at its block (a history's events are valued so): its
+/// `slot0`, and a discovered pool's balances, at the block's hash, all in batches. The state
+/// holds only its price, tick and balances (no liquidity, fee growth or ticks).
+pub async fn prices_at(rpc: &RpcClient, reads: &[(&Pool, &Block)]) -> Vec<PoolRead> {
+    let mut calls = Vec::new();
+    for (pool, block) in reads {
+        let at = json!({"blockHash": block.hash});
+        let data = hex_data(&slot0Call {}.abi_encode());
+        calls.push(("eth_call", json!([{"to": pool.id, "data": data}, at])));
+        if pool.discovered {
+            calls.extend(balance_calls(pool, block));
+        }
+    }
+    let mut answers = rpc.batch(&calls).await.into_iter();
+    reads
+        .iter()
+        .map(|(pool, block)| {
+            let slot0 = answers
+                .next()
+                .unwrap_or(Err(RpcError::Malformed("no answer")));
+            let balances = pool
+                .discovered
+                .then(|| decode_balances(answers.by_ref().take(2).collect()))
+                .flatten();
+            let data = slot0.map_err(|e| format!("slot0: {e}"))?;
+            let bytes = hex_bytes(&data).map_err(|e| format!("slot0: {e}"))?;
+            let slot0 = strict::<slot0Call>(&bytes, SLOT0_WORDS)
+                .map_err(|_| "slot0: undecodable answer".to_string())?;
+            let observed_at = block
+                .timestamp
+                .and_then(|t| DateTime::from_timestamp(i64::try_from(t).ok()?, 0))
+                .unwrap_or_default();
+            Ok(PoolState {
+                sqrt_price: to_u256(slot0.sqrtPriceX96),
+                tick: slot0.tick.as_i32(),
+                liquidity: 0,
+                fee_growth_global0: U256::ZERO,
+                fee_growth_global1: U256::ZERO,
+                height: block.number,
+                block_hash: Some(block.hash.clone()),
+                observed_at,
+                ticks: Vec::new(),
+                balances,
+            })
+        })
+        .collect()
+}
+
 /// `balanceOf(pool)` of the pool's token0, then of its token1.
 fn balance_calls(pool: &Pool, block: &Block) -> Vec<(&'static str, Value)> {
     let (token0, token1) = if pool.orientation.base_is_token0 {

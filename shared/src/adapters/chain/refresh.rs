@@ -13,7 +13,7 @@ use crate::application::ports::{HistoryStore, Market, PositionStore, StoreError}
 use crate::application::wallet_reads::{mark_unread, record, WALLET_NOT_READ};
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::clock::Clock;
-use crate::domain::holdings::{discovered_record, ReadPosition};
+use crate::domain::holdings::{discovered_record, ReadPosition, TRANSFERRED};
 use crate::domain::market::{Cadence, Confirmations, LogRanges};
 use crate::domain::math::U256;
 use crate::domain::model::{Chain, HeldToken, Position};
@@ -260,7 +260,22 @@ impl WalletReader {
             .holdings(&wallet.owner, wallet.chain, &wallet.address)
             .await
         {
-            Ok(positions) => positions,
+            // The ones the wallet still holds (withdrawn ones too: a later collect counts), and
+            // one it no longer holds until its history reaches the read that saw it go.
+            Ok(positions) => positions
+                .into_iter()
+                .filter(|p| {
+                    let Some(holding) = p.holding.as_deref() else {
+                        return false;
+                    };
+                    let gone = holding.close_reason.as_deref() == Some(TRANSFERRED);
+                    let caught_up = holding
+                        .history
+                        .as_ref()
+                        .is_some_and(|h| h.through >= holding.height);
+                    !gone || !caught_up
+                })
+                .collect::<Vec<_>>(),
             Err(e) => {
                 tracing::warn!(cause = %e, "histories not read");
                 return;
