@@ -316,33 +316,19 @@ async fn assert_figures(
         sum("withdraw", &|e| number(&e["valueUsd"])),
         n,
     );
-    let fee_usd = |e: &Value| {
-        let weth = ["tokenA", "tokenB"]
-            .into_iter()
-            .map(|t| {
-                f64::from_str(&text(&e[t]["fees"])).unwrap() * number(&e[t]["valueUsd"])
-                    / f64::from_str(&text(&e[t]["amount"]))
-                        .unwrap()
-                        .max(f64::MIN_POSITIVE)
-            })
-            .sum::<f64>();
-        weth
-    };
-    cents(
-        number(&view["feesCollectedUsd"]),
-        sum("collect", &fee_usd),
-        n,
-    );
+    // Collected fees at their blocks' prices (USDC at 1, WETH at the pool's price there).
+    let mut collected_usd = 0.0;
+    for e in events.iter().filter(|e| e["kind"] == "collect") {
+        let weth = weth_usd(devnet, e["block"].as_u64().unwrap()).await;
+        for t in ["tokenA", "tokenB"] {
+            let usdc = text(&view[t]["address"]).eq_ignore_ascii_case(&devnet.address("usdc"));
+            collected_usd +=
+                f64::from_str(&text(&e[t]["fees"])).unwrap() * if usdc { 1.0 } else { weth };
+        }
+    }
+    cents(number(&view["feesCollectedUsd"]), collected_usd, n);
     // PnL: what it holds now less its uncollected principal (counted as withdrawn), plus what
     // left it, less the cost basis.
-    let price_now = |t: &str| {
-        let amount = f64::from_str(&text(&view[t]["amount"])).unwrap();
-        if amount > 0.0 {
-            number(&view[t]["valueUsd"]) / amount
-        } else {
-            f64::NAN
-        }
-    };
     let weth_now = weth_usd(devnet, view["readHeight"].as_u64().unwrap()).await;
     let usd_of = |field: &str| -> f64 {
         ["tokenA", "tokenB"]
@@ -353,7 +339,6 @@ async fn assert_figures(
             })
             .sum()
     };
-    let _ = price_now;
     let pnl = number(&view["valueUsd"]) - usd_of("uncollectedPrincipal")
         + number(&view["withdrawnUsd"])
         + number(&view["feesCollectedUsd"])

@@ -250,7 +250,6 @@ fn from_history(
         .zip(since)
         .map(|((w, c), s)| w + c * BigDecimal::from(s));
     let apr = fees_total
-        .clone()
         .zip(weight)
         .filter(|(_, w)| !w.is_zero())
         .map(|(f, w)| f * BigDecimal::from(YEAR_SECONDS * 100) / w);

@@ -17,7 +17,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use test_support::devnet::Devnet;
-use test_support::json::text;
 
 /// A history store counting what is written to it.
 struct Counted {
