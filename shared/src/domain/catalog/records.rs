@@ -1,0 +1,131 @@
+//! The catalog's file: its pool records and the protocols' deployments (with the checks a
+//! file passes), and the file shipped with the code.
+
+use crate::domain::model::{Chain, Protocol};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+#[derive(Debug, thiserror::Error)]
+#[error("invalid catalog entry {pool}: {reason}")]
+pub struct CatalogError {
+    pub(super) pool: String,
+    pub(super) reason: &'static str,
+}
+
+/// The catalog shipped with the code, used by the in-memory setup and to seed DynamoDB.
+pub const EMBEDDED_CATALOG: &str = include_str!("../../../data/pools.json");
+
+/// A token as stored in the catalog data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TokenRecord {
+    pub symbol: String,
+    pub address: String,
+    pub decimals: u8,
+    /// USD price of one whole token, a decimal string.
+    pub price_usd: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BaseToken {
+    Token0,
+    Token1,
+}
+
+/// A pool as stored: protocol order (token0/token1) plus which one is the API's base asset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PoolRecord {
+    pub chain: Chain,
+    pub protocol: Protocol,
+    pub pool: String,
+    pub fee_tier: u32,
+    pub tick_spacing: i32,
+    pub token0: TokenRecord,
+    pub token1: TokenRecord,
+    pub base: BaseToken,
+    /// tokenB per one tokenA, in whole tokens, a decimal string.
+    pub current_price: String,
+    /// Added because a linked wallet holds a position on it (not one of the supported pools:
+    /// no position is opened on it through the API); its tokens' `priceUsd` is `"0"` where
+    /// none was known, and only the pools price them (`crate::domain::pricing`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub discovered: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogFile {
+    pub as_of: String,
+    pub pools: Vec<PoolRecord>,
+    /// Where each protocol lives on each chain (what wallet positions are read from).
+    #[serde(default)]
+    pub deployments: Vec<Deployment>,
+}
+
+/// One protocol's contracts on one chain: EVM `chainId`, `factory` and `positionManager`;
+/// Orca its Whirlpool `program`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Deployment {
+    pub chain: Chain,
+    pub protocol: Protocol,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain_id: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub factory: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position_manager: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+    /// A block at or before the position manager's deployment: where a position's history is
+    /// looked for from (0 where not said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_block: Option<u64>,
+}
+
+impl Deployment {
+    /// Refuses an entry missing what its chain needs, Orca off Solana or an EVM protocol on
+    /// it, or a chain given twice for a protocol.
+    pub fn check_all(deployments: &[Deployment]) -> Result<(), CatalogError> {
+        let mut seen = BTreeSet::new();
+        for d in deployments {
+            let fail = |reason| CatalogError {
+                pool: format!("deployment {} {}", d.chain, d.protocol),
+                reason,
+            };
+            if !seen.insert((d.chain, d.protocol)) {
+                return Err(fail("given twice"));
+            }
+            let solana = d.chain == Chain::Solana;
+            if solana != (d.protocol == Protocol::OrcaWhirlpools) {
+                return Err(fail("the protocol does not run on that chain"));
+            }
+            let complete = if solana {
+                d.program.is_some()
+            } else {
+                d.chain_id.is_some() && d.factory.is_some() && d.position_manager.is_some()
+            };
+            if !complete {
+                return Err(fail(
+                    "needs chainId, factory and positionManager (EVM) or program (Solana)",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn embedded_records() -> Vec<PoolRecord> {
+    embedded_file().pools
+}
+
+/// The protocols' mainnet deployments shipped with the code.
+pub fn embedded_deployments() -> Vec<Deployment> {
+    embedded_file().deployments
+}
+
+fn embedded_file() -> CatalogFile {
+    serde_json::from_str::<CatalogFile>(EMBEDDED_CATALOG).expect("data/pools.json parses")
+}
