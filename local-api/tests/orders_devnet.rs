@@ -19,6 +19,7 @@ use test_support::client::TestClient;
 use test_support::devnet::{sdk, Devnet};
 use test_support::json::text;
 use test_support::local_api::LocalApi;
+use test_support::rpc_stub::RpcStub;
 use test_support::wallets::post;
 
 const WALLET: &str = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
@@ -299,6 +300,35 @@ async fn assert_mint_is_the_sdks(world: &World, created: &Value, state: &Value, 
     assert_eq!((word(5).to_string(), word(6).to_string()), (d0, d1));
 }
 
+/// Each answered transaction's gas covers what it used once mined.
+fn assert_gas_covers(transactions: &Value, receipts: &[(String, Value)]) {
+    for (t, (_, receipt)) in transactions.as_array().unwrap().iter().zip(receipts) {
+        let gas: u64 = text(&t["gas"]).parse().unwrap();
+        let used = u64::from_str_radix(text(&receipt["gasUsed"]).trim_start_matches("0x"), 16);
+        assert!(gas >= used.unwrap(), "{t} used {receipt}");
+    }
+}
+
+/// A transaction's `expected` amounts equal an event's `amount0`/`amount1` (tokenA is WETH).
+fn assert_expected(usdc_is_token0: bool, transaction: &Value, args: &Value) {
+    let (usdc, weth) = if usdc_is_token0 {
+        ("amount0", "amount1")
+    } else {
+        ("amount1", "amount0")
+    };
+    let expected = &transaction["expected"];
+    assert_eq!(
+        units(&expected["tokenA"]),
+        text(&args[weth]),
+        "{transaction}"
+    );
+    assert_eq!(
+        units(&expected["tokenB"]),
+        text(&args[usdc]),
+        "{transaction}"
+    );
+}
+
 async fn opens_and_closes_on_chain(store_args: &[&str]) {
     let world = start(store_args).await;
     let (alice, devnet) = (&world.alice, &world.devnet);
@@ -354,6 +384,7 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
         receipts.iter().all(|(_, r)| r["status"] == "0x1"),
         "{receipts:?}"
     );
+    assert_gas_covers(&created["transactions"], &receipts);
     let mint_hash = receipts.last().unwrap().0.clone();
     let reported = world.report(&id, &mint_hash).await;
     assert_eq!(reported["transactionHash"], mint_hash.as_str());
@@ -377,6 +408,12 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
         text(&active["liquidity"]),
         text(&created["liquidity"]),
         "what the create answered"
+    );
+    // The mint's run took what the mint took, to the unit (nothing moved in between).
+    assert_expected(
+        world.usdc_is_token0(),
+        &created["transactions"][2],
+        &increase["args"],
     );
     let token_id = text(&active["tokenId"]);
     let quote = devnet
@@ -478,6 +515,10 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
     assert_eq!(again.json["transactions"], close.json["transactions"]);
     let (withdraw_hash, receipt) = devnet.send(withdraw).await;
     assert_eq!(receipt["status"], "0x1");
+    assert_gas_covers(
+        &close.json["transactions"],
+        &[(withdraw_hash.clone(), receipt.clone())],
+    );
     world.report(&id, &withdraw_hash).await;
     let report = world.sync().await;
     assert_eq!(
@@ -491,6 +532,8 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
     let events = world.events(&withdraw_hash).await;
     let decrease = &event(&events, "DecreaseLiquidity")["args"];
     let collect = &event(&events, "Collect")["args"];
+    // The withdraw's run paid out what the collect paid.
+    assert_expected(world.usdc_is_token0(), withdraw, collect);
     let at = chrono::DateTime::from_timestamp(events["timestamp"].as_i64().unwrap(), 0).unwrap();
     assert_eq!(text(&closed["closedAt"]), shared::model::format_time(&at));
     let fee = |i: &str| {
@@ -664,4 +707,109 @@ async fn opens_and_closes_on_chain_on_dynamodb() {
     let endpoint = test_support::dynamodb::dynamodb_endpoint();
     let table = format!("orders-{}", ulid::Ulid::new());
     opens_and_closes_on_chain(&["--dynamodb-endpoint", &endpoint, "--table", &table]).await;
+}
+
+/// Nothing the chain would refuse is answered: a wallet without the tokens, a slippage a swap
+/// mined after the last sync makes too tight (409 with the reason, nothing stored); a node
+/// that cannot run an approval's allowance in (no state overrides): 503 with what to do,
+/// then, the token approved from the wallet, the mint alone, simulated without one.
+#[tokio::test]
+async fn answers_only_what_the_chain_would_run() {
+    let world = start(&[]).await;
+    let (alice, devnet) = (&world.alice, &world.devnet);
+    world.sync().await;
+
+    let poor = devnet.account(2).await;
+    devnet.link_account(alice, &poor).await;
+    let reply = world.create(json!({ "wallet": poor })).await;
+    assert_eq!(reply.status, StatusCode::CONFLICT, "{}", reply.text());
+    let message = text(&reply.json["message"]);
+    assert!(
+        message.contains("mint would revert") && message.contains("STF"),
+        "{message}"
+    );
+
+    devnet
+        .run("swap", &["--sell", "weth", "--amount", "2000"])
+        .await;
+    let reply = world.create(json!({"slippageBps": 10})).await;
+    assert_eq!(reply.status, StatusCode::CONFLICT, "{}", reply.text());
+    assert!(
+        text(&reply.json["message"]).contains("Price slippage check"),
+        "{}",
+        reply.json
+    );
+    assert_eq!(alice.list("").await.json["total"], 0, "nothing stored");
+    // Sized at the state it is mined on, the same open passes.
+    world.sync().await;
+    world.created(json!({"slippageBps": 10})).await;
+
+    // A node refusing state overrides, as geth before them did (a third parameter).
+    let refusing = RpcStub::proxy(&devnet.rpc, |call| {
+        let overridden = call["params"].as_array().is_some_and(|p| p.len() > 2);
+        let simulation = matches!(
+            call["method"].as_str(),
+            Some("eth_call" | "eth_estimateGas")
+        );
+        (simulation && overridden)
+            .then(|| Err(json!({"code": -32602, "message": "too many arguments, want at most 2"})))
+    })
+    .await;
+    let catalog = devnet.catalog.to_str().unwrap().to_string();
+    let rpc = format!("ethereum={}", refusing.url);
+    let args = [
+        "--catalog",
+        &catalog,
+        "--rpc",
+        &rpc,
+        "--sync-interval",
+        "3600",
+        "--confirmations",
+        "0",
+    ];
+    let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
+    let bob = server.client(Some(&JwtSettings::local_default().issue("bob", 3600)));
+    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
+        "ops",
+        600,
+        Some("markets:sync"),
+    )));
+    let rich = devnet.account(3).await;
+    devnet.run("fund", &["--account", &rich]).await;
+    devnet.link_account(&bob, &rich).await;
+    let sync = ops.send(Method::POST, "/markets/sync", &[], b"").await;
+    assert_eq!(sync.status, StatusCode::OK, "{}", sync.text());
+    let body = json!({
+        "chain": "ethereum", "protocol": "uniswap-v3", "pool": devnet.address("pool"),
+        "amountA": "1", "amountB": "3000", "priceLower": 2500, "priceUpper": 3600,
+        "wallet": rich,
+    });
+    let reply = post(&bob, "/positions", &body).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        reply.text()
+    );
+    assert!(
+        text(&reply.json["message"]).contains("approve the token from your wallet first"),
+        "{}",
+        reply.json
+    );
+    assert_eq!(bob.list("").await.json["total"], 0, "nothing stored");
+    for token in ["usdc", "weth"] {
+        let amount = "1000000000000000000000000";
+        let args = ["--account", &rich, "--token", token, "--amount", amount];
+        devnet.run("approve", &args).await;
+    }
+    ops.send(Method::POST, "/markets/sync", &[], b"").await;
+    let reply = post(&bob, "/positions", &body).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
+    let mint = &reply.json["transactions"][0];
+    assert_eq!(mint["kind"], "mint");
+    let (_, receipt) = devnet.send(mint).await;
+    assert_eq!(receipt["status"], "0x1");
+    assert_gas_covers(&reply.json["transactions"], &[(String::new(), receipt)]);
+    drop(server);
+    drop(world.server);
 }

@@ -1,6 +1,7 @@
-//! `close-position`: close position behind API Gateway's JWT authorizer, on DynamoDB.
+//! `close-position`: closes a position behind API Gateway's JWT authorizer, on DynamoDB; a
+//! wallet position's withdraw is run on its chain before it is answered.
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::lambda::run(shared::Endpoint::ClosePosition).await
+    shared::chain::lambda::serve_reading_chains(shared::Endpoint::ClosePosition).await
 }

@@ -6,7 +6,8 @@ use crate::application::ports::{HistoryStore, Market, PositionStore, StoreError,
 use crate::domain::clock::Clock;
 use crate::domain::market::{PoolState, SyncReport, WalletFailure, WalletsRefreshed};
 use crate::domain::math::U256;
-use crate::domain::model::Chain;
+use crate::domain::model::{Chain, TransactionRequest};
+use crate::domain::orders::simulation::{Simulated, SimulationError};
 use crate::domain::wallets::challenge::SigningDomain;
 use crate::domain::wallets::LinkedWallet;
 use async_trait::async_trait;
@@ -45,6 +46,15 @@ pub trait OrderChain: Send + Sync {
         spender: &str,
         tokens: [&str; 2],
     ) -> Result<[U256; 2], String>;
+
+    /// Runs `transactions` in order from their wallet on the chain's latest block, each seeing
+    /// the allowances the approvals before it grant (README decision 55): each one's gas
+    /// estimate and return data, or why it would revert or could not be run.
+    async fn simulate(
+        &self,
+        chain: Chain,
+        transactions: &[TransactionRequest],
+    ) -> Result<Vec<Simulated>, SimulationError>;
 }
 
 /// What one read of a wallet stored.

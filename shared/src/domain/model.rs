@@ -227,6 +227,22 @@ pub struct TransactionRequest {
     pub data: String,
     /// Wei sent with it, a decimal string.
     pub value: String,
+    /// The gas limit to send it with: the simulation's estimate plus a margin (README decision
+    /// 55), a decimal string; `null` on an order built before transactions were simulated.
+    #[serde(default)]
+    pub gas: Option<String>,
+    /// The tokens it moves as the simulation ran it: paid by the wallet for a mint, paid to
+    /// it for a withdraw; `null` for an approval.
+    #[serde(default)]
+    pub expected: Option<ExpectedAmounts>,
+}
+
+/// Token amounts a transaction moves, in the API's orientation: whole tokens, exact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExpectedAmounts {
+    pub token_a: String,
+    pub token_b: String,
 }
 
 /// An on-chain open or close of a position, built for its owner's linked wallet at one pool

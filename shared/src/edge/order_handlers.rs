@@ -1,18 +1,20 @@
 //! Opening and closing on chain through the API: the create with a `wallet` (the mint built at
 //! the pool's fresh state with the approvals the wallet's allowances call for), the close of a
-//! wallet position (its withdraw built, or a pending open cancelled), and
+//! wallet position (its withdraw built, or a pending open cancelled), each transaction run on
+//! the chain's latest block before it is answered, and
 //! `POST /positions/{id}/transactions` (the hash the wallet sent, which the sync follows). The
 //! service builds and follows; the owner's wallet signs.
 
-use crate::application::app::App;
+use crate::application::app::{App, OrderChain};
 use crate::application::ports::StoreError;
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::holdings::entry;
 use crate::domain::lifecycle::unfunded_close;
 use crate::domain::market::PoolState;
-use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, Status};
+use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, Status, TransactionRequest};
 use crate::domain::orders::build::{open_transactions, protocol_tokens, withdraw_transaction};
 use crate::domain::orders::settle::CANCELLED;
+use crate::domain::orders::simulation::{annotate, SimulationError};
 use crate::domain::orders::{plan_mint, venue, OrderTerms, Venue};
 use crate::domain::valuation::{TokenPair, ValuationError};
 use crate::domain::wallets::address::canonical;
@@ -55,6 +57,36 @@ fn venue_of(catalog: &Catalog, pool: &Pool) -> Result<Venue, ApiError> {
     })
 }
 
+/// The reads of `chain` transactions are built and simulated with.
+fn order_chain(app: &App, chain: Chain) -> Result<&dyn OrderChain, ApiError> {
+    app.order_chain.as_deref().ok_or_else(|| {
+        ApiError::MarketStale(format!(
+            "{chain} cannot be read from here: transactions are only built where they can be \
+             simulated on the chain"
+        ))
+    })
+}
+
+/// `transactions` once run on the chain's latest block (README decision 55), with their gas
+/// and the amounts they move; a revert answers 409 with its reason (never stored as an
+/// idempotency key's answer: funding the wallet or a new price may well make it pass).
+async fn simulated(
+    chain: &dyn OrderChain,
+    pool: &Pool,
+    transactions: Vec<TransactionRequest>,
+) -> Result<Vec<TransactionRequest>, ApiError> {
+    let runs = match chain.simulate(pool.chain, &transactions).await {
+        Ok(runs) => runs,
+        Err(refused @ SimulationError::Reverted { .. }) => {
+            return Err(ApiError::Contended(format!(
+                "{refused}: nothing was stored and nothing is given to sign"
+            )))
+        }
+        Err(SimulationError::Unavailable(reason)) => return Err(ApiError::MarketStale(reason)),
+    };
+    annotate(pool, transactions, &runs).map_err(ApiError::MarketStale)
+}
+
 /// The caller's linked wallet on `chain` spelled as `address` (its canonical spelling).
 async fn linked_wallet(
     app: &App,
@@ -94,13 +126,7 @@ pub async fn open_on_chain(
     let wallet = linked_wallet(app, &offer.owner, pool.chain, wallet).await?;
     let state = fresh_state(catalog, pool, offer.created_at)?;
     let venue = venue_of(catalog, pool)?;
-    let chain = app.order_chain.as_ref().ok_or_else(|| {
-        ApiError::MarketStale(format!(
-            "{} cannot be read from here: transactions are only built where the wallet's \
-             allowances can be read",
-            pool.chain
-        ))
-    })?;
+    let chain = order_chain(app, pool.chain)?;
     let ticks = (offer.tick_lower, offer.tick_upper);
     let plan = plan_mint(pool, ticks, offered, limits.slippage_bps).map_err(|e| match e {
         ValuationError::Rejected(message) => ApiError::Conflict(message),
@@ -134,6 +160,7 @@ pub async fn open_on_chain(
         terms.deadline(),
     )
     .map_err(ApiError::internal)?;
+    let transactions = simulated(chain, pool, transactions).await?;
     Ok(Position {
         liquidity: plan.liquidity,
         cost_basis_usd: pool.value_of(&plan.deposit),
@@ -221,6 +248,7 @@ pub async fn close_on_chain(
     }
     let state = fresh_state(catalog, pool, now)?;
     let venue = venue_of(catalog, pool)?;
+    let chain = order_chain(app, pool.chain)?;
     let terms = OrderTerms {
         venue: &venue,
         wallet: &holding.wallet,
@@ -232,8 +260,9 @@ pub async fn close_on_chain(
     let ticks = (position.tick_lower, position.tick_upper);
     let withdraw = withdraw_transaction(pool, &terms, &holding.token, ticks, position.liquidity)
         .map_err(ApiError::internal)?;
+    let transactions = simulated(chain, pool, vec![withdraw]).await?;
     let ordered = Position {
-        order: Some(Box::new(terms.order(OrderKind::Close, vec![withdraw]))),
+        order: Some(Box::new(terms.order(OrderKind::Close, transactions))),
         ..position.clone()
     };
     match app

@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 use shared::app::OrderChain;
 use shared::market::{Freshness, PoolState};
 use shared::math::U256;
-use shared::model::Chain;
+use shared::model::{Chain, TransactionRequest};
+use shared::orders::simulation::{unhex, Simulated, SimulationError};
 use shared::store::{MemoryMarket, MemoryStore};
 use shared::App;
 use std::sync::{Arc, Mutex};
@@ -18,8 +19,16 @@ use test_support::client::TestClient;
 use test_support::lifecycle::give_fresh_state;
 use test_support::wallets::{link_evm, post, EvmWallet};
 
-/// The wallet's allowances as the chain would answer them (token0, token1).
-struct Allowances(Mutex<[U256; 2]>);
+/// The wallet's allowances as the chain would answer them (token0, token1), and a chain that
+/// runs each transaction as the position manager would answer it (a mint takes what it asks
+/// for) unless told it reverts.
+struct Allowances(Mutex<[U256; 2]>, Mutex<Option<String>>);
+
+impl Allowances {
+    fn new(allowances: [U256; 2]) -> Allowances {
+        Allowances(Mutex::new(allowances), Mutex::new(None))
+    }
+}
 
 #[async_trait]
 impl OrderChain for Allowances {
@@ -32,6 +41,37 @@ impl OrderChain for Allowances {
         _: [&str; 2],
     ) -> Result<[U256; 2], String> {
         Ok(*self.0.lock().unwrap())
+    }
+
+    async fn simulate(
+        &self,
+        _: Chain,
+        transactions: &[TransactionRequest],
+    ) -> Result<Vec<Simulated>, SimulationError> {
+        if let Some(reason) = self.1.lock().unwrap().clone() {
+            return Err(SimulationError::Reverted {
+                kind: transactions.last().unwrap().kind.clone(),
+                reason,
+            });
+        }
+        let word = |n: U256| n.to_be_bytes::<32>().to_vec();
+        let run = |t: &TransactionRequest| {
+            let data = unhex(&t.data).unwrap();
+            let returned = match t.kind.as_str() {
+                // (tokenId, liquidity, amount0, amount1): the desired amounts, words 5 and 6.
+                "mint" => [U256::from(1u8), U256::from(1u8)]
+                    .into_iter()
+                    .chain([5, 6].map(|w| U256::from_be_slice(&data[4 + 32 * w..36 + 32 * w])))
+                    .flat_map(word)
+                    .collect(),
+                _ => word(U256::from(1u8)),
+            };
+            Simulated {
+                gas: 100_000,
+                returned,
+            }
+        };
+        Ok(transactions.iter().map(run).collect())
     }
 }
 
@@ -144,7 +184,7 @@ async fn opening_from_a_wallet_asks_for_exactly_the_approvals_it_needs() {
     assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.text());
     assert_eq!(client.list("").await.json["total"], 0);
 
-    let chain = Arc::new(Allowances(Mutex::new([U256::ZERO; 2])));
+    let chain = Arc::new(Allowances::new([U256::ZERO; 2]));
     let app = App {
         order_chain: Some(chain.clone()),
         ..app
@@ -184,6 +224,30 @@ async fn opening_from_a_wallet_asks_for_exactly_the_approvals_it_needs() {
     assert!(approved.contains(&(created["tokenB"]["address"].as_str().unwrap().into(), usdc)));
     assert!(approved.contains(&(created["tokenA"]["address"].as_str().unwrap().into(), weth)));
     assert!(usdc <= U256::from(3_000_000_000u64) && weth <= units("1", 18));
+    // Each run on the chain first: its gas with the 20 % margin; the mint's expected amounts
+    // are what the run took, an approval's none.
+    for t in transactions {
+        assert_eq!(t["gas"], "120000");
+    }
+    assert_eq!(transactions[0]["expected"], Value::Null);
+    assert_eq!(
+        transactions[2]["expected"]["tokenA"],
+        created["tokenA"]["amount"]
+    );
+    assert_eq!(
+        transactions[2]["expected"]["tokenB"],
+        created["tokenB"]["amount"]
+    );
+
+    // A run that reverts: 409 with its reason, nothing stored, nothing to sign.
+    *chain.1.lock().unwrap() = Some("STF".into());
+    let total = client.list("").await.json["total"].clone();
+    let refused = post(&client, "/positions", &body(&wallet.address, json!({}))).await;
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.text());
+    assert!(refused.text().contains("would revert") && refused.text().contains("STF"));
+    assert!(refused.json.get("transactions").is_none());
+    assert_eq!(client.list("").await.json["total"], total);
+    *chain.1.lock().unwrap() = None;
 
     // Enough approved: the mint alone. token0 (USDC) approved but short: a reset to 0 first.
     *chain.0.lock().unwrap() = [U256::MAX; 2];

@@ -330,6 +330,7 @@ mod tests {
         let rpc = |code, message: &str| RpcError::Rpc {
             code,
             message: message.into(),
+            data: None,
         };
         for refused in [
             rpc(-32005, "query returned more than 10000 results"),

@@ -4,8 +4,8 @@
 //! every catalog pool and stores the states; `secrets` reads the RPC URLs from SSM; `wallets`
 //! reads a wallet's positions at one block, `refresh` serves those reads to the API, `fanout`
 //! spreads the scheduled refresh over the queue; `orders` reads what an on-chain open needs
-//! and follows its transactions until they settle (`events`); `history` reads a position's
-//! events over block ranges. The functions' entry points are the wiring's `chain_lambda`.
+//! and follows its transactions until they settle (`events`), `simulation` runs them before
+//! they are answered; `history` reads a position's events over block ranges. The functions' entry points are the wiring's `chain_lambda`.
 
 pub mod backfill;
 pub mod events;
@@ -17,6 +17,7 @@ pub mod orders;
 pub mod refresh;
 pub mod rpc;
 pub mod secrets;
+pub mod simulation;
 pub mod solana;
 pub mod sync;
 pub mod trust;

@@ -19,11 +19,12 @@ use crate::domain::lifecycle::unfunded_close;
 use crate::domain::market::Confirmations;
 use crate::domain::market::{OrdersSettled, PoolState};
 use crate::domain::math::U256;
-use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, Status};
+use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, Status, TransactionRequest};
 use crate::domain::orders::build::protocol_tokens;
 use crate::domain::orders::settle::{
     holding_at_pool, opened, withdrawn, Minted, Withdrawal, EXPIRED, REVERTED,
 };
+use crate::domain::orders::simulation::{Simulated, SimulationError};
 use crate::domain::wallets::LinkedWallet;
 use alloy_sol_types::{sol, SolCall};
 use async_trait::async_trait;
@@ -100,6 +101,15 @@ impl OrderChain for ChainOrders {
             out[i] = U256::from_be_slice(&data);
         }
         Ok(out)
+    }
+
+    async fn simulate(
+        &self,
+        chain: Chain,
+        transactions: &[TransactionRequest],
+    ) -> Result<Vec<Simulated>, SimulationError> {
+        let rpc = self.rpc(chain).map_err(SimulationError::Unavailable)?;
+        super::simulation::simulate(rpc, transactions).await
     }
 }
 

@@ -27,7 +27,12 @@ pub enum RpcError {
     #[error("the RPC endpoint answered HTTP {0}")]
     Status(u16),
     #[error("JSON-RPC error {code}: {message}")]
-    Rpc { code: i64, message: String },
+    Rpc {
+        code: i64,
+        message: String,
+        /// The error's hex `data`, where it has some: a reverted call's return data.
+        data: Option<String>,
+    },
     #[error("malformed JSON-RPC answer: {0}")]
     Malformed(&'static str),
 }
@@ -194,7 +199,17 @@ fn outcome(mut answer: Value) -> Result<Value, RpcError> {
             .chars()
             .take(160)
             .collect();
-        return Err(RpcError::Rpc { code, message });
+        // A revert's data (an `Error(string)` is a few hundred hex digits); nothing else kept.
+        let data = error
+            .get("data")
+            .and_then(Value::as_str)
+            .filter(|d| d.starts_with("0x") && d.len() <= 4096)
+            .map(str::to_string);
+        return Err(RpcError::Rpc {
+            code,
+            message,
+            data,
+        });
     }
     match answer.get_mut("result") {
         Some(result) => Ok(result.take()),

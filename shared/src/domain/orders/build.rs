@@ -86,6 +86,8 @@ fn request(kind: &str, venue: &Venue, wallet: &str, to: &str, data: &[u8]) -> Tr
         to: to.into(),
         data: hex(data),
         value: "0".into(),
+        gas: None,
+        expected: None,
     }
 }
 

@@ -1,10 +1,12 @@
 //! Positions opened and closed on chain through the API: the owner's linked wallet signs what
 //! the API builds, the chain settles it. Sizing and the SDK's slippage minimums (`slippage`),
-//! the transactions (`build`), what a confirmed mint or withdraw, a revert or an expiry makes
+//! the transactions (`build`), what their runs before they are answered say of them
+//! (`simulation`), what a confirmed mint or withdraw, a revert or an expiry makes
 //! of the position (`settle`), and how a position shows its order (`view`).
 
 pub mod build;
 pub mod settle;
+pub mod simulation;
 pub mod slippage;
 pub mod view;
 

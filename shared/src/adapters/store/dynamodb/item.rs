@@ -424,6 +424,11 @@ mod tests {
                     to: "0xM".into(),
                     data: "0xac9650d8".into(),
                     value: "0".into(),
+                    gas: Some("250000".into()),
+                    expected: Some(crate::domain::model::ExpectedAmounts {
+                        token_a: "1.5".into(),
+                        token_b: "0".into(),
+                    }),
                 }],
                 hash: Some(format!("0x{}", "ab".repeat(32))),
             })),

@@ -1,0 +1,209 @@
+//! Every transaction the API answers has been run first, from the wallet, on the chain's latest
+//! block (README decision 55): what the run says of each. An approval earlier in the same
+//! answer is not mined yet, so the runs after it see the allowance it grants as a state
+//! override (`grants_before`); a run that reverts stops the answer with its decoded reason
+//! (`revert_reason`); a run that passes gives the transaction its gas and the amounts it moves
+//! (`annotate`).
+
+use crate::domain::catalog::Pool;
+use crate::domain::json::plain_exact;
+use crate::domain::math::price::base_units_to_decimal;
+use crate::domain::math::{Amounts, U256};
+use crate::domain::model::{ExpectedAmounts, TokenPair, TransactionRequest};
+
+/// The margin added to a gas estimate (Uniswap's interface adds the same): an estimate is
+/// exact for the state it ran on, and the block it is mined in differs a little (ticks
+/// crossed, storage first written).
+pub const GAS_MARGIN_PERCENT: u64 = 20;
+
+/// What one run of a transaction answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Simulated {
+    /// `eth_estimateGas`, without the margin.
+    pub gas: u64,
+    /// `eth_call`'s return data.
+    pub returned: Vec<u8>,
+}
+
+/// Why the transactions were not answered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimulationError {
+    /// The chain would revert it: the wallet is not sent something that fails.
+    #[error("the {kind} would revert on the chain's latest block: {reason}")]
+    Reverted { kind: String, reason: String },
+    /// The run could not be made (the node unreachable, or unable to run it as asked).
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// An allowance an `approve` in the answer grants once mined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    pub token: String,
+    pub owner: String,
+    pub spender: String,
+    pub amount: U256,
+}
+
+const APPROVE: [u8; 4] = [0x09, 0x5e, 0xa7, 0xb3];
+const ERROR_STRING: [u8; 4] = [0x08, 0xc3, 0x79, 0xa0];
+const PANIC: [u8; 4] = [0x4e, 0x48, 0x7b, 0x71];
+
+/// The 0x-hex text as bytes, `None` where it is not hex.
+pub fn unhex(text: &str) -> Option<Vec<u8>> {
+    let digits = text.strip_prefix("0x")?;
+    if digits.len() % 2 != 0 {
+        return None;
+    }
+    (0..digits.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(digits.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// The allowance an `approve(spender, amount)` transaction grants; `None` for any other.
+pub fn grant_of(transaction: &TransactionRequest) -> Option<Grant> {
+    let data = unhex(&transaction.data)?;
+    if data.len() != 68 || data[..4] != APPROVE {
+        return None;
+    }
+    let spender = format!("0x{}", hex_digits(&data[16..36]));
+    Some(Grant {
+        token: transaction.to.clone(),
+        owner: transaction.from.clone(),
+        spender,
+        amount: U256::from_be_slice(&data[36..68]),
+    })
+}
+
+fn hex_digits(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// For each transaction, the allowances the approvals before it in the answer grant (the last
+/// per token, owner and spender: an `approve(0)` reset followed by the `approve` of the amount
+/// leaves the amount, and the second `approve` itself runs at allowance 0).
+pub fn grants_before(transactions: &[TransactionRequest]) -> Vec<Vec<Grant>> {
+    let mut granted: Vec<Grant> = Vec::new();
+    let mut before = Vec::with_capacity(transactions.len());
+    for transaction in transactions {
+        before.push(granted.clone());
+        if let Some(grant) = grant_of(transaction) {
+            let same = |g: &Grant| {
+                g.token.eq_ignore_ascii_case(&grant.token)
+                    && g.owner.eq_ignore_ascii_case(&grant.owner)
+                    && g.spender.eq_ignore_ascii_case(&grant.spender)
+            };
+            granted.retain(|g| !same(g));
+            granted.push(grant);
+        }
+    }
+    before
+}
+
+fn word(data: &[u8], at: usize) -> Option<U256> {
+    data.get(at..at.checked_add(32)?).map(U256::from_be_slice)
+}
+
+fn small_word(data: &[u8], at: usize) -> Option<usize> {
+    usize::try_from(word(data, at)?).ok()
+}
+
+/// Why a run reverted, from its return data: an `Error(string)`'s text, a `Panic(uint256)`'s
+/// code, a custom error's selector; `None` for a revert without data.
+pub fn revert_reason(data: &[u8]) -> Option<String> {
+    let (selector, body) = (data.get(..4)?, &data[4..]);
+    if selector == ERROR_STRING {
+        let text = (|| {
+            let start = small_word(body, 0)?;
+            let len = small_word(body, start)?;
+            let bytes = body.get(start + 32..(start + 32).checked_add(len)?)?;
+            String::from_utf8(bytes.to_vec()).ok()
+        })();
+        return Some(text.unwrap_or_else(|| "an error whose text cannot be read".into()));
+    }
+    if selector == PANIC {
+        let code = word(body, 0).map_or("?".into(), |c| format!("0x{c:x}"));
+        return Some(format!("a panic of the contract (code {code})"));
+    }
+    Some(format!("a custom error 0x{}", hex_digits(selector)))
+}
+
+/// A revert reason with what it means for the wallet, where the protocol's short codes say
+/// little.
+pub fn explained(reason: &str) -> String {
+    let meaning = match reason {
+        "STF" => "a token transfer from the wallet failed: its balance or its allowance is too low",
+        "Price slippage check" => "the price moved past the slippage allowed",
+        "Transaction too old" => "the deadline has passed",
+        "Not approved" => "the wallet no longer owns the position nor is approved for it",
+        "Invalid token ID" => "the position no longer exists",
+        _ => return reason.to_string(),
+    };
+    format!("{reason} ({meaning})")
+}
+
+/// The amounts (token0, token1) a run of `kind` moved, from its return data: a mint's
+/// `(tokenId, liquidity, amount0, amount1)`, a withdraw's `multicall` answer whose second
+/// element is the `collect`'s `(amount0, amount1)`; `None` for an approval.
+pub fn moved(kind: &str, returned: &[u8]) -> Result<Option<[U256; 2]>, String> {
+    let bad = || format!("the {kind}'s simulation answered data that is not the manager's");
+    match kind {
+        "approve" => Ok(None),
+        "mint" if returned.len() == 128 => Ok(Some(
+            [word(returned, 64), word(returned, 96)].map(Option::unwrap),
+        )),
+        "withdraw" => {
+            let collect = (|| {
+                let array = small_word(returned, 0)?;
+                let count = small_word(returned, array)?;
+                if count != 2 {
+                    return None;
+                }
+                let elements = array + 32;
+                let offset = small_word(returned, elements + 32)?;
+                let start = elements.checked_add(offset)?;
+                let len = small_word(returned, start)?;
+                let bytes = returned.get(start + 32..(start + 32).checked_add(len)?)?;
+                (len == 64).then(|| [word(bytes, 0), word(bytes, 32)])
+            })();
+            match collect {
+                Some([Some(a0), Some(a1)]) => Ok(Some([a0, a1])),
+                _ => Err(bad()),
+            }
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// The transactions with their runs' gas (plus the margin) and the amounts they move, in the
+/// API's orientation and whole tokens.
+pub fn annotate(
+    pool: &Pool,
+    transactions: Vec<TransactionRequest>,
+    runs: &[Simulated],
+) -> Result<Vec<TransactionRequest>, String> {
+    if runs.len() != transactions.len() {
+        return Err("the simulation answered another number of runs".into());
+    }
+    let whole = |units, decimals| plain_exact(&base_units_to_decimal(units, decimals));
+    transactions
+        .into_iter()
+        .zip(runs)
+        .map(|(transaction, run)| {
+            let expected = moved(&transaction.kind, &run.returned)?.map(|[amount0, amount1]| {
+                let TokenPair { a, b } = pool.to_api_order(Amounts { amount0, amount1 });
+                ExpectedAmounts {
+                    token_a: whole(a, pool.token_a.decimals),
+                    token_b: whole(b, pool.token_b.decimals),
+                }
+            });
+            let gas = run.gas.saturating_mul(100 + GAS_MARGIN_PERCENT) / 100;
+            Ok(TransactionRequest {
+                gas: Some(gas.to_string()),
+                expected,
+                ..transaction
+            })
+        })
+        .collect()
+}
