@@ -193,6 +193,17 @@ async function showPositions() {
 
 // ---- a position's detail, its transactions and its close -------------------------------------
 
+/** What a transaction's run on the chain said of it: its gas limit and the tokens it moves. */
+function transactionTerms(t, p) {
+  const parts = [];
+  if (t.gas) parts.push(`gas ${BigInt(t.gas).toLocaleString("en-US")}`);
+  if (t.expected) {
+    const moves = `${t.expected.tokenA} ${p.tokenA.symbol} + ${t.expected.tokenB} ${p.tokenB.symbol}`;
+    parts.push(t.kind === "withdraw" ? `receives ${moves}` : `pays ${moves}`);
+  }
+  return parts.length ? ` · ${parts.join(" · ")}` : "";
+}
+
 const DETAIL_FIELDS = [
   ["id", "Id"], ["source", "Source"], ["status", "Status"], ["chain", "Chain"], ["protocol", "Protocol"],
   ["pool", "Pool"], ["wallet", "Wallet"], ["tokenId", "Token id"], ["positionMint", "Position mint"],
@@ -240,7 +251,7 @@ function renderDetail(p) {
     const ol = document.createElement("ol");
     for (const t of p.transactions) {
       const li = document.createElement("li");
-      li.textContent = `${t.kind} → ${t.to}`;
+      li.textContent = `${t.kind} → ${t.to}${transactionTerms(t, p)}`;
       li.title = t.data;
       ol.append(li);
     }

@@ -35,7 +35,11 @@ export async function sendAll(transactions, progress) {
   for (const t of transactions) {
     const hash = await window.ethereum.request({
       method: "eth_sendTransaction",
-      params: [{ from: t.from, to: t.to, data: t.data, value: "0x" + BigInt(t.value).toString(16) }],
+      // The gas limit the API's simulation gave (its estimate plus a margin), where it gave one.
+      params: [{
+        from: t.from, to: t.to, data: t.data, value: "0x" + BigInt(t.value).toString(16),
+        ...(t.gas ? { gas: "0x" + BigInt(t.gas).toString(16) } : {}),
+      }],
     });
     const mined = await receipt(hash);
     progress(t.kind, hash, mined.status);

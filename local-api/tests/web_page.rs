@@ -201,6 +201,14 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
         "{shown}"
     );
     assert!(shown["detailBefore"]["tokenId"].is_string(), "{shown}");
+    // Every transaction went out with the gas limit the API's simulation gave (approvals,
+    // mint, withdraw), and was mined with it.
+    let sent_gas = shown["sentGas"].as_array().unwrap();
+    assert!(sent_gas.len() >= 2, "{shown}");
+    assert!(
+        sent_gas.iter().all(|g| g.as_str().is_some_and(|g| g.starts_with("0x"))),
+        "{shown}"
+    );
     // Its history in its detail: as many rows as the total says, a mint first where read.
     let kinds = shown["historyKinds"].as_array().unwrap();
     assert_eq!(
