@@ -206,7 +206,9 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
     let sent_gas = shown["sentGas"].as_array().unwrap();
     assert!(sent_gas.len() >= 2, "{shown}");
     assert!(
-        sent_gas.iter().all(|g| g.as_str().is_some_and(|g| g.starts_with("0x"))),
+        sent_gas
+            .iter()
+            .all(|g| g.as_str().is_some_and(|g| g.starts_with("0x"))),
         "{shown}"
     );
     // Its history in its detail: as many rows as the total says, a mint first where read.

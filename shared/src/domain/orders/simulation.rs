@@ -207,3 +207,105 @@ pub fn annotate(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::calldata;
+
+    fn approve(token: &str, amount: u64) -> TransactionRequest {
+        let data = calldata::approve(
+            "0x00000000000000000000000000000000000000aa",
+            U256::from(amount),
+        );
+        TransactionRequest {
+            kind: "approve".into(),
+            chain_id: 1,
+            from: "0x00000000000000000000000000000000000000bb".into(),
+            to: token.into(),
+            data: calldata::hex(&data.unwrap()),
+            value: "0".into(),
+            gas: None,
+            expected: None,
+        }
+    }
+
+    fn words(values: &[u64]) -> Vec<u8> {
+        values
+            .iter()
+            .flat_map(|v| U256::from(*v).to_be_bytes::<32>())
+            .collect()
+    }
+
+    #[test]
+    fn each_run_sees_the_allowances_the_approvals_before_it_grant() {
+        let mint = TransactionRequest {
+            kind: "mint".into(),
+            data: "0x88316456".into(),
+            ..approve("0xmanager", 0)
+        };
+        let answer = [
+            approve("0xT0", 0),
+            approve("0xT0", 5),
+            approve("0xT1", 7),
+            mint,
+        ];
+        let before = grants_before(&answer);
+        assert!(before[0].is_empty());
+        assert_eq!(
+            before[1][0].amount,
+            U256::ZERO,
+            "the approve of 5 runs at 0"
+        );
+        let last: Vec<_> = before[3]
+            .iter()
+            .map(|g| (g.token.as_str(), g.amount))
+            .collect();
+        assert_eq!(last, [("0xT0", U256::from(5)), ("0xT1", U256::from(7))]);
+        assert_eq!(
+            before[3][0].spender,
+            "0x00000000000000000000000000000000000000aa"
+        );
+        assert_eq!(grant_of(&answer[3]), None);
+    }
+
+    #[test]
+    fn the_amounts_a_run_moved_come_from_its_return_data() {
+        // mint: (tokenId, liquidity, amount0, amount1).
+        let mint = words(&[9, 1_000, 30, 40]);
+        assert_eq!(moved("mint", &mint), Ok(Some([30, 40].map(U256::from))));
+        assert!(moved("mint", &mint[..96]).is_err());
+        // withdraw: multicall's bytes[] of decreaseLiquidity's (5, 6) and collect's (7, 8).
+        let mut multicall = words(&[32, 2, 64, 160, 64, 5, 6, 64, 7, 8]);
+        assert_eq!(
+            moved("withdraw", &multicall),
+            Ok(Some([7, 8].map(U256::from)))
+        );
+        multicall.truncate(9 * 32);
+        assert!(moved("withdraw", &multicall).is_err());
+        assert_eq!(moved("approve", &words(&[1])), Ok(None));
+    }
+
+    #[test]
+    fn revert_reasons_are_decoded_and_explained() {
+        let mut stf = vec![0x08, 0xc3, 0x79, 0xa0];
+        stf.extend(words(&[32, 3]));
+        stf.extend(b"STF");
+        stf.extend([0u8; 29]);
+        let reason = revert_reason(&stf).unwrap();
+        assert_eq!(reason, "STF");
+        assert!(explained(&reason).contains("balance or its allowance"));
+        let mut panic = vec![0x4e, 0x48, 0x7b, 0x71];
+        panic.extend(words(&[0x11]));
+        assert_eq!(
+            revert_reason(&panic).unwrap(),
+            "a panic of the contract (code 0x11)"
+        );
+        assert_eq!(
+            revert_reason(&[0xde, 0xad, 0xbe, 0xef]).unwrap(),
+            "a custom error 0xdeadbeef"
+        );
+        assert_eq!(revert_reason(&[]), None);
+        assert_eq!(explained("something else"), "something else");
+    }
+}
