@@ -392,7 +392,7 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
     let report = world.sync().await;
     assert_eq!(
         report["orders"],
-        json!({"opened": 1, "withdrawn": 0, "ended": 0}),
+        json!({"opened": 1, "withdrawn": 0, "ended": 0, "applied": 0}),
         "{report}"
     );
     let active = world.get(&id).await;
@@ -523,7 +523,7 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
     let report = world.sync().await;
     assert_eq!(
         report["orders"],
-        json!({"opened": 0, "withdrawn": 1, "ended": 0}),
+        json!({"opened": 0, "withdrawn": 1, "ended": 0, "applied": 0}),
         "{report}"
     );
     let closed = world.get(&id).await;
@@ -676,7 +676,7 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
     let report = world.sync().await;
     assert_eq!(
         report["orders"],
-        json!({"opened": 1, "withdrawn": 0, "ended": 1}),
+        json!({"opened": 1, "withdrawn": 0, "ended": 1, "applied": 0}),
         "{report}"
     );
     let reverted = world.get(&text(&tight["id"])).await;

@@ -1,6 +1,6 @@
-//! Calldata of the transactions a linked wallet signs for an on-chain open or close: ERC-20
-//! `approve`, and the NonfungiblePositionManager's `mint` and `multicall([decreaseLiquidity,
-//! collect])` (Uniswap v3 and PancakeSwap v3 share these signatures). Every argument is a static
+//! Calldata of the transactions a linked wallet signs for an on-chain open, close or action:
+//! ERC-20 `approve`, and the NonfungiblePositionManager's `mint`, `increaseLiquidity`,
+//! `collect` and `multicall([decreaseLiquidity, collect])` (Uniswap v3 and PancakeSwap v3 share these signatures). Every argument is a static
 //! ABI type, so the encoding is the words themselves; `multicall`'s `bytes[]` is the one
 //! dynamic value. Addresses come from the catalog and the caller's own linked wallet only.
 
@@ -126,16 +126,47 @@ pub fn withdraw(w: &Withdraw) -> Result<Vec<u8>, CalldataError> {
             small(w.deadline),
         ],
     );
-    let collect = call(
+    Ok(multicall(&[decrease, collect(w.token_id, &w.recipient)?]))
+}
+
+/// `collect((tokenId, recipient, 2^128-1, 2^128-1))`: everything owed paid to `recipient`.
+pub fn collect(token_id: U256, recipient: &str) -> Result<Vec<u8>, CalldataError> {
+    Ok(call(
         "collect((uint256,address,uint128,uint128))",
         &[
-            uint(w.token_id),
-            address(&w.recipient)?,
+            uint(token_id),
+            address(recipient)?,
             uint(U256::from(MAX_UINT128)),
             uint(U256::from(MAX_UINT128)),
         ],
-    );
-    Ok(multicall(&[decrease, collect]))
+    ))
+}
+
+/// What an `increaseLiquidity` adds to an existing position: the desired amounts and their
+/// minimums (token0, token1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Increase {
+    pub token_id: U256,
+    pub desired: [U256; 2],
+    pub minimums: [U256; 2],
+    /// Unix seconds.
+    pub deadline: u64,
+}
+
+/// `increaseLiquidity((tokenId, amount0Desired, amount1Desired, amount0Min, amount1Min,
+/// deadline))`.
+pub fn increase(i: &Increase) -> Result<Vec<u8>, CalldataError> {
+    Ok(call(
+        "increaseLiquidity((uint256,uint256,uint256,uint256,uint256,uint256))",
+        &[
+            uint(i.token_id),
+            uint(i.desired[0]),
+            uint(i.desired[1]),
+            uint(i.minimums[0]),
+            uint(i.minimums[1]),
+            small(i.deadline),
+        ],
+    ))
 }
 
 /// `multicall(bytes[])`: the offset of the array, its length, each element's offset (from the

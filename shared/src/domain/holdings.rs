@@ -15,7 +15,7 @@ use crate::domain::model::{
     format_time, Chain, HeldAmountView, HeldToken, OrderKind, Position, PositionEntry, Protocol,
     Realized, Source, Status, WalletHolding, WalletPositionView,
 };
-use crate::domain::orders::view::{closing_view, with_open_order};
+use crate::domain::orders::view::{action_view, closing_view, with_open_order};
 use crate::domain::valuation::{position_entry, ValuationError};
 use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, Utc};
@@ -450,8 +450,9 @@ pub fn holding_view(
         stale: open && holding.read_error.is_some(),
         closed_at: frozen.map(|c| format_time(&c.closed_at)),
         closing: order.and_then(closing_view),
+        action: order.and_then(action_view),
         transactions: order
-            .filter(|o| o.kind == OrderKind::Close)
+            .filter(|o| o.kind != OrderKind::Open)
             .map(|o| o.transactions.clone()),
     };
     let figures = HeldFigures {

@@ -197,6 +197,8 @@ pub struct OrdersSettled {
     pub opened: u32,
     pub withdrawn: u32,
     pub ended: u32,
+    /// Collects, increases and decreases confirmed.
+    pub applied: u32,
 }
 
 /// What a refresh of every linked wallet did.

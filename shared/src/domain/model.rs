@@ -90,10 +90,14 @@ named_enum!(
 );
 
 named_enum!(
-    /// What an on-chain order of a position does: open it (a mint) or close it (a withdraw).
+    /// What an on-chain order of a position does: open it (a mint), close it (a withdraw), or
+    /// act on it while it stays open: collect what is owed, add liquidity, take part out.
     OrderKind {
         Open => "open",
         Close => "close",
+        Collect => "collect",
+        Increase => "increase",
+        Decrease => "decrease",
     }
 );
 
@@ -216,7 +220,7 @@ pub struct HeldToken {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TransactionRequest {
-    /// `approve`, `mint` or `withdraw`.
+    /// `approve`, `mint`, `withdraw` (a close), `collect`, `increase` or `decrease`.
     pub kind: String,
     pub chain_id: u64,
     /// The linked wallet that signs it.
@@ -241,6 +245,20 @@ pub struct TransactionRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExpectedAmounts {
+    pub token_a: String,
+    pub token_b: String,
+    /// A collect's payment told apart by the history's rule (principal first): the
+    /// uncollected principal it pays, and the rest, fees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<AmountPair>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fees: Option<AmountPair>,
+}
+
+/// Two token amounts in the API's orientation: whole tokens, exact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AmountPair {
     pub token_a: String,
     pub token_b: String,
 }
@@ -469,6 +487,17 @@ pub struct ClosingView {
     pub transaction_hash: Option<String>,
 }
 
+/// An action on an open wallet position (a collect, an increase, a decrease) requested through
+/// the API for the owner's wallet to sign, not yet confirmed.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionView {
+    pub kind: OrderKind,
+    pub requested_at: String,
+    pub expires_at: String,
+    pub transaction_hash: Option<String>,
+}
+
 /// A position that cannot be valued at its pool's current state (its amounts there exceed the
 /// protocol's amount type): its stored state and why, so that its neighbours are still answered.
 #[derive(Debug, Clone, Serialize)]
@@ -561,6 +590,9 @@ pub struct WalletPositionView {
     /// A close requested through the API, waiting for the chain, and its transactions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closing: Option<ClosingView>,
+    /// An action requested through the API, waiting for the chain (one at a time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<ActionView>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transactions: Option<Vec<TransactionRequest>>,
 }

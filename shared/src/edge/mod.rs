@@ -2,6 +2,7 @@
 //! messages, idempotency, the one mapping of failures to statuses (`error`), the handlers and the
 //! route table.
 
+pub mod action_handlers;
 pub mod caller;
 pub mod error;
 pub mod event;

@@ -11,6 +11,7 @@ use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::holdings::entry;
 use crate::domain::lifecycle::unfunded_close;
 use crate::domain::market::PoolState;
+use crate::domain::math::U256;
 use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, Status, TransactionRequest};
 use crate::domain::orders::build::{open_transactions, protocol_tokens, withdraw_transaction};
 use crate::domain::orders::settle::CANCELLED;
@@ -30,7 +31,7 @@ use lambda_http::{Body, Request, Response};
 type Reply = Result<Response<Body>, ApiError>;
 
 /// The pool's state if it is fresh: a transaction is only ever built at one.
-fn fresh_state<'a>(
+pub(crate) fn fresh_state<'a>(
     catalog: &Catalog,
     pool: &'a Pool,
     now: DateTime<Utc>,
@@ -47,7 +48,7 @@ fn fresh_state<'a>(
         })
 }
 
-fn venue_of(catalog: &Catalog, pool: &Pool) -> Result<Venue, ApiError> {
+pub(crate) fn venue_of(catalog: &Catalog, pool: &Pool) -> Result<Venue, ApiError> {
     venue(catalog, pool).ok_or_else(|| {
         ApiError::bad_request(format!(
             "no {} deployment is known on {}: positions there cannot be opened or closed on \
@@ -58,7 +59,7 @@ fn venue_of(catalog: &Catalog, pool: &Pool) -> Result<Venue, ApiError> {
 }
 
 /// The reads of `chain` transactions are built and simulated with.
-fn order_chain(app: &App, chain: Chain) -> Result<&dyn OrderChain, ApiError> {
+pub(crate) fn order_chain(app: &App, chain: Chain) -> Result<&dyn OrderChain, ApiError> {
     app.order_chain.as_deref().ok_or_else(|| {
         ApiError::MarketStale(format!(
             "{chain} cannot be read from here: transactions are only built where they can be \
@@ -70,10 +71,11 @@ fn order_chain(app: &App, chain: Chain) -> Result<&dyn OrderChain, ApiError> {
 /// `transactions` once run on the chain's latest block (README decision 55), with their gas
 /// and the amounts they move; a revert answers 409 with its reason (never stored as an
 /// idempotency key's answer: funding the wallet or a new price may well make it pass).
-async fn simulated(
+pub(crate) async fn simulated(
     chain: &dyn OrderChain,
     pool: &Pool,
     transactions: Vec<TransactionRequest>,
+    principal_owed: Option<[U256; 2]>,
 ) -> Result<Vec<TransactionRequest>, ApiError> {
     let runs = match chain.simulate(pool.chain, &transactions).await {
         Ok(runs) => runs,
@@ -84,7 +86,7 @@ async fn simulated(
         }
         Err(SimulationError::Unavailable(reason)) => return Err(ApiError::MarketStale(reason)),
     };
-    annotate(pool, transactions, &runs).map_err(ApiError::MarketStale)
+    annotate(pool, transactions, &runs, principal_owed).map_err(ApiError::MarketStale)
 }
 
 /// The caller's linked wallet on `chain` spelled as `address` (its canonical spelling).
@@ -160,7 +162,7 @@ pub async fn open_on_chain(
         terms.deadline(),
     )
     .map_err(ApiError::internal)?;
-    let transactions = simulated(chain, pool, transactions).await?;
+    let transactions = simulated(chain, pool, transactions, None).await?;
     Ok(Position {
         liquidity: plan.liquidity,
         cost_basis_usd: pool.value_of(&plan.deposit),
@@ -172,7 +174,7 @@ pub async fn open_on_chain(
 
 /// Completes an idempotency key with the answer of a write that is not a create or a close
 /// (an order stored, a hash recorded): after the write, which a replay would repeat harmlessly.
-async fn answer(app: &App, claim: Option<&Claim>, response: &Response<Body>) {
+pub(crate) async fn answer(app: &App, claim: Option<&Claim>, response: &Response<Body>) {
     if let Some(claim) = claim {
         if let Err(e) = app.store.answer_key(&claim.answer(response)).await {
             tracing::warn!(cause = %e, "idempotency key left in flight until its lease ends");
@@ -180,8 +182,17 @@ async fn answer(app: &App, claim: Option<&Claim>, response: &Response<Body>) {
     }
 }
 
+/// Any order of the position still open at `now` (one transaction at a time per position).
+pub(crate) fn waiting_order(position: &Position, now: DateTime<Utc>) -> Option<&ChainOrder> {
+    position.order.as_deref().filter(|o| now < o.expires_at)
+}
+
 /// An order still open at `now`: not settled, its deadline not passed.
-fn open_order(position: &Position, kind: OrderKind, now: DateTime<Utc>) -> Option<&ChainOrder> {
+pub(crate) fn open_order(
+    position: &Position,
+    kind: OrderKind,
+    now: DateTime<Utc>,
+) -> Option<&ChainOrder> {
     position
         .order
         .as_deref()
@@ -224,6 +235,14 @@ pub async fn close_on_chain(
             result => result.map(|()| Some(response)).map_err(Into::into),
         };
     }
+    if let Some(other) = waiting_order(&position, now).filter(|o| o.kind != OrderKind::Close) {
+        return Err(ApiError::Conflict(format!(
+            "a {} of this position waits for the chain until {}: send it (and report its \
+             hash) or let it expire before closing",
+            other.kind,
+            other.expires_at.to_rfc3339()
+        )));
+    }
     if open_order(&position, OrderKind::Close, now).is_some() {
         let response = json_response(StatusCode::OK, &entry(&position, catalog, now)?);
         answer(app, claim, &response).await;
@@ -260,7 +279,7 @@ pub async fn close_on_chain(
     let ticks = (position.tick_lower, position.tick_upper);
     let withdraw = withdraw_transaction(pool, &terms, &holding.token, ticks, position.liquidity)
         .map_err(ApiError::internal)?;
-    let transactions = simulated(chain, pool, vec![withdraw]).await?;
+    let transactions = simulated(chain, pool, vec![withdraw], None).await?;
     let ordered = Position {
         order: Some(Box::new(terms.order(OrderKind::Close, transactions))),
         ..position.clone()

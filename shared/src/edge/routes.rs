@@ -3,6 +3,7 @@
 //! `events/` against it.
 
 use crate::application::app::App;
+use crate::edge::action_handlers as actions;
 use crate::edge::error::ApiError;
 use crate::edge::handlers;
 use crate::edge::http::request_id;
@@ -22,6 +23,13 @@ pub enum Endpoint {
     CreatePosition,
     /// `POST /positions/{id}/close`: withdraws an open position and freezes its figures.
     ClosePosition,
+    /// `POST /positions/{id}/collect`: a wallet position's fees and uncollected principal paid
+    /// to its wallet.
+    CollectFees,
+    /// `POST /positions/{id}/increase`: liquidity added to a wallet position.
+    IncreaseLiquidity,
+    /// `POST /positions/{id}/decrease`: a share of a wallet position's liquidity taken out.
+    DecreaseLiquidity,
     /// `POST /positions/{id}/transactions`: the hash of the transaction a wallet sent for a
     /// position's on-chain open or close.
     ReportTransaction,
@@ -42,12 +50,15 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 14] = [
+    pub const ALL: [Endpoint; 17] = [
         Endpoint::ListPositions,
         Endpoint::GetPosition,
         Endpoint::PositionHistory,
         Endpoint::CreatePosition,
         Endpoint::ClosePosition,
+        Endpoint::CollectFees,
+        Endpoint::IncreaseLiquidity,
+        Endpoint::DecreaseLiquidity,
         Endpoint::ReportTransaction,
         Endpoint::GetPortfolio,
         Endpoint::ListPools,
@@ -67,6 +78,9 @@ impl Endpoint {
             Endpoint::PositionHistory => "position-history",
             Endpoint::CreatePosition => "create-position",
             Endpoint::ClosePosition => "close-position",
+            Endpoint::CollectFees => "collect-fees",
+            Endpoint::IncreaseLiquidity => "increase-liquidity",
+            Endpoint::DecreaseLiquidity => "decrease-liquidity",
             Endpoint::ReportTransaction => "report-transaction",
             Endpoint::GetPortfolio => "get-portfolio",
             Endpoint::ListPools => "list-pools",
@@ -84,6 +98,9 @@ impl Endpoint {
         match self {
             Endpoint::CreatePosition
             | Endpoint::ClosePosition
+            | Endpoint::CollectFees
+            | Endpoint::IncreaseLiquidity
+            | Endpoint::DecreaseLiquidity
             | Endpoint::ReportTransaction
             | Endpoint::SyncMarkets
             | Endpoint::CreateWalletChallenge
@@ -101,6 +118,9 @@ impl Endpoint {
             Endpoint::GetPosition => "/positions/{id}",
             Endpoint::PositionHistory => "/positions/{id}/history",
             Endpoint::ClosePosition => "/positions/{id}/close",
+            Endpoint::CollectFees => "/positions/{id}/collect",
+            Endpoint::IncreaseLiquidity => "/positions/{id}/increase",
+            Endpoint::DecreaseLiquidity => "/positions/{id}/decrease",
             Endpoint::ReportTransaction => "/positions/{id}/transactions",
             Endpoint::GetPortfolio => "/portfolio",
             Endpoint::ListPools => "/pools",
@@ -143,6 +163,9 @@ impl Endpoint {
             Endpoint::PositionHistory => handlers::position_history(app, &request).await,
             Endpoint::CreatePosition => handlers::create_position(app, &request).await,
             Endpoint::ClosePosition => handlers::close_position(app, &request).await,
+            Endpoint::CollectFees => actions::collect(app, &request).await,
+            Endpoint::IncreaseLiquidity => actions::increase(app, &request).await,
+            Endpoint::DecreaseLiquidity => actions::decrease(app, &request).await,
             Endpoint::ReportTransaction => orders::report_transaction(app, &request).await,
             Endpoint::GetPortfolio => handlers::get_portfolio(app, &request).await,
             Endpoint::ListPools => handlers::list_pools(app, &request).await,

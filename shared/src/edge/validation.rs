@@ -127,7 +127,7 @@ pub struct OrderLimits {
 }
 
 impl OrderLimits {
-    fn from_fields(
+    pub(crate) fn from_fields(
         slippage_bps: Option<i64>,
         deadline_seconds: Option<i64>,
     ) -> Result<Self, ApiError> {
@@ -185,7 +185,9 @@ fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
 
 /// An optional integer as JSON Schema reads one: any number without a fraction (`60.0` too);
 /// `null`, a fraction or a string are refused.
-fn integer<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
+pub(crate) fn integer<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<i64>, D::Error> {
     let number = serde_json::Number::deserialize(deserializer)?;
     let whole = number.as_i64().or_else(|| {
         number

@@ -71,6 +71,17 @@ const INCREASE: &str = "IncreaseLiquidity(uint256,uint128,uint256,uint256)";
 const DECREASE: &str = "DecreaseLiquidity(uint256,uint128,uint256,uint256)";
 const COLLECT: &str = "Collect(uint256,address,uint256,uint256)";
 
+/// Whether `logs` hold the manager's `IncreaseLiquidity`, `DecreaseLiquidity` or `Collect` of
+/// `token`: an action on the position was mined.
+pub(super) fn touched_in(logs: &[Log], manager: &str, token: U256) -> bool {
+    let id = word_topic(token);
+    logs.iter().any(|l| {
+        [INCREASE, DECREASE, COLLECT]
+            .iter()
+            .any(|e| l.is(manager, e, &id))
+    })
+}
+
 /// The mint among `logs`: the manager's `Transfer(0 → wallet)` of a token and its
 /// `IncreaseLiquidity` in the same transaction.
 pub(super) fn minted_in(logs: &[Log], manager: &str, wallet: &str) -> Option<Minted> {

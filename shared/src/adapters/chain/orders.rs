@@ -6,7 +6,9 @@
 //! open of the same wallet, pool and range was waiting for, a position a requested close left
 //! empty. Events are read from the position manager's own logs only.
 
-use super::events::{block_times, mint_of, minted_in, receipt, withdrawal_of, withdrawn_in, Log};
+use super::events::{
+    block_times, mint_of, minted_in, receipt, touched_in, withdrawal_of, withdrawn_in, Log,
+};
 use super::evm::{self, hex_bytes};
 use super::rpc::RpcClient;
 use super::trust::plausible_mint;
@@ -117,6 +119,9 @@ impl OrderChain for ChainOrders {
 enum Outcome {
     Minted(Minted),
     Withdrawn(Withdrawal),
+    /// A collect, increase or decrease confirmed: the position stays open, its next read takes
+    /// what changed.
+    Applied,
     Reverted,
     Expired,
     Waiting,
@@ -147,6 +152,7 @@ impl ChainOrders {
                     settled.opened += counts.opened;
                     settled.ended += counts.ended;
                     settled.withdrawn += counts.withdrawn;
+                    settled.applied += counts.applied;
                 }
                 Err(e) => tracing::warn!(%chain, cause = %e, "orders not followed"),
             }
@@ -212,6 +218,7 @@ impl ChainOrders {
             match apply(store, pool, &position, order, outcome, now).await {
                 Ok(Some(Outcome::Minted(_))) => settled.opened += 1,
                 Ok(Some(Outcome::Withdrawn(_))) => settled.withdrawn += 1,
+                Ok(Some(Outcome::Applied)) => settled.applied += 1,
                 Ok(Some(_)) => settled.ended += 1,
                 Ok(None) => {}
                 Err(e) => tracing::error!(position = %position.id, cause = %e, "order not settled"),
@@ -274,6 +281,14 @@ fn judge(
                     }
                 }
             }
+            (true, true, OrderKind::Collect | OrderKind::Increase | OrderKind::Decrease) => {
+                let token = position.holding.as_ref().and_then(|h| h.token.parse().ok());
+                if token.is_some_and(|t| touched_in(&logs, &order.manager, t)) {
+                    return Outcome::Applied;
+                }
+                tracing::warn!(position = %position.id, "the reported transaction did not touch the position");
+                mined_ok = false;
+            }
             (true, true, OrderKind::Close) => {
                 let token = position.holding.as_ref().and_then(|h| h.token.parse().ok());
                 let paid = token.and_then(|t| withdrawn_in(&logs, &order.manager, t));
@@ -335,8 +350,9 @@ async fn apply(
                 .close(owner, id, Status::Pending, &ended(EXPIRED))
                 .await
         }
-        // A close that reverted or expired: the position stays active, closable again.
-        (_, OrderKind::Close) => {
+        // A close or an action that reverted or expired, or an action done: the position
+        // stays active, its order cleared (the next read takes what an action changed).
+        (_, _) => {
             let cleared = Position {
                 order: None,
                 ..position.clone()

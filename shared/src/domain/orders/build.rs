@@ -78,7 +78,13 @@ pub fn plan_mint(
     })
 }
 
-fn request(kind: &str, venue: &Venue, wallet: &str, to: &str, data: &[u8]) -> TransactionRequest {
+pub(super) fn request(
+    kind: &str,
+    venue: &Venue,
+    wallet: &str,
+    to: &str,
+    data: &[u8],
+) -> TransactionRequest {
     TransactionRequest {
         kind: kind.into(),
         chain_id: venue.chain_id,
@@ -91,22 +97,20 @@ fn request(kind: &str, venue: &Venue, wallet: &str, to: &str, data: &[u8]) -> Tr
     }
 }
 
-/// The transactions of an open, in order: per token whose allowance is below what the mint may
-/// take, `approve` of exactly that (after an `approve` of 0 where the allowance is above 0:
-/// tokens such as USDT refuse to change a nonzero allowance), then the mint.
-pub fn open_transactions(
+/// Per token whose allowance is below what a deposit may take (`desired`, token0 and token1),
+/// `approve` of exactly that, after an `approve` of 0 where the allowance is above 0: tokens
+/// such as USDT refuse to change a nonzero allowance.
+pub fn approvals(
     pool: &Pool,
     venue: &Venue,
     wallet: &str,
-    ticks: (i32, i32),
-    plan: &MintPlan,
+    desired: [U256; 2],
     allowances: [U256; 2],
-    deadline: u64,
 ) -> Result<Vec<TransactionRequest>, CalldataError> {
     let tokens = protocol_tokens(pool);
     let mut transactions = Vec::new();
     for i in 0..2 {
-        let (need, have) = (plan.desired[i], allowances[i]);
+        let (need, have) = (desired[i], allowances[i]);
         if have >= need {
             continue;
         }
@@ -129,6 +133,22 @@ pub fn open_transactions(
             &approve,
         ));
     }
+    Ok(transactions)
+}
+
+/// The transactions of an open, in order: the approvals its desired amounts call for, then the
+/// mint.
+pub fn open_transactions(
+    pool: &Pool,
+    venue: &Venue,
+    wallet: &str,
+    ticks: (i32, i32),
+    plan: &MintPlan,
+    allowances: [U256; 2],
+    deadline: u64,
+) -> Result<Vec<TransactionRequest>, CalldataError> {
+    let tokens = protocol_tokens(pool);
+    let mut transactions = approvals(pool, venue, wallet, plan.desired, allowances)?;
     let mint = calldata::mint(&MintParams {
         token0: tokens[0].address.clone(),
         token1: tokens[1].address.clone(),

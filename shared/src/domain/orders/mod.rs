@@ -1,9 +1,11 @@
 //! Positions opened and closed on chain through the API: the owner's linked wallet signs what
 //! the API builds, the chain settles it. Sizing and the SDK's slippage minimums (`slippage`),
 //! the transactions (`build`), what their runs before they are answered say of them
-//! (`simulation`), what a confirmed mint or withdraw, a revert or an expiry makes
-//! of the position (`settle`), and how a position shows its order (`view`).
+//! (`simulation`), what a confirmed mint or withdraw, a revert or an expiry makes of the
+//! position (`settle`), and how a position shows its order (`view`). The actions on an open
+//! position (collect, increase, decrease a share) are built in `actions`.
 
+pub mod actions;
 pub mod build;
 pub mod settle;
 pub mod simulation;

@@ -9,7 +9,7 @@ use crate::domain::catalog::Pool;
 use crate::domain::json::plain_exact;
 use crate::domain::math::price::base_units_to_decimal;
 use crate::domain::math::{Amounts, U256};
-use crate::domain::model::{ExpectedAmounts, TokenPair, TransactionRequest};
+use crate::domain::model::{AmountPair, ExpectedAmounts, TokenPair, TransactionRequest};
 
 /// The margin added to a gas estimate (Uniswap's interface adds the same): an estimate is
 /// exact for the state it ran on, and the block it is mined in differs a little (ticks
@@ -144,7 +144,8 @@ pub fn explained(reason: &str) -> String {
 }
 
 /// The amounts (token0, token1) a run of `kind` moved, from its return data: a mint's
-/// `(tokenId, liquidity, amount0, amount1)`, a withdraw's `multicall` answer whose second
+/// `(tokenId, liquidity, amount0, amount1)`, an increase's `(liquidity, amount0, amount1)`, a
+/// collect's `(amount0, amount1)`, a withdraw's or decrease's `multicall` answer whose second
 /// element is the `collect`'s `(amount0, amount1)`; `None` for an approval.
 pub fn moved(kind: &str, returned: &[u8]) -> Result<Option<[U256; 2]>, String> {
     let bad = || format!("the {kind}'s simulation answered data that is not the manager's");
@@ -153,7 +154,14 @@ pub fn moved(kind: &str, returned: &[u8]) -> Result<Option<[U256; 2]>, String> {
         "mint" if returned.len() == 128 => Ok(Some(
             [word(returned, 64), word(returned, 96)].map(Option::unwrap),
         )),
-        "withdraw" => {
+        // increaseLiquidity: (liquidity, amount0, amount1); collect: (amount0, amount1).
+        "increase" if returned.len() == 96 => Ok(Some(
+            [word(returned, 32), word(returned, 64)].map(Option::unwrap),
+        )),
+        "collect" if returned.len() == 64 => Ok(Some(
+            [word(returned, 0), word(returned, 32)].map(Option::unwrap),
+        )),
+        "withdraw" | "decrease" => {
             let collect = (|| {
                 let array = small_word(returned, 0)?;
                 let count = small_word(returned, array)?;
@@ -177,25 +185,40 @@ pub fn moved(kind: &str, returned: &[u8]) -> Result<Option<[U256; 2]>, String> {
 }
 
 /// The transactions with their runs' gas (plus the margin) and the amounts they move, in the
-/// API's orientation and whole tokens.
+/// API's orientation and whole tokens. A collect's payment is told apart where the position's
+/// uncollected principal (`principal_owed`, protocol order) is known: principal first, the
+/// rest fees.
 pub fn annotate(
     pool: &Pool,
     transactions: Vec<TransactionRequest>,
     runs: &[Simulated],
+    principal_owed: Option<[U256; 2]>,
 ) -> Result<Vec<TransactionRequest>, String> {
     if runs.len() != transactions.len() {
         return Err("the simulation answered another number of runs".into());
     }
-    let whole = |units, decimals| plain_exact(&base_units_to_decimal(units, decimals));
+    let pair = |[amount0, amount1]: [U256; 2]| {
+        let TokenPair { a, b } = pool.to_api_order(Amounts { amount0, amount1 });
+        let whole = |units, decimals| plain_exact(&base_units_to_decimal(units, decimals));
+        AmountPair {
+            token_a: whole(a, pool.token_a.decimals),
+            token_b: whole(b, pool.token_b.decimals),
+        }
+    };
     transactions
         .into_iter()
         .zip(runs)
         .map(|(transaction, run)| {
-            let expected = moved(&transaction.kind, &run.returned)?.map(|[amount0, amount1]| {
-                let TokenPair { a, b } = pool.to_api_order(Amounts { amount0, amount1 });
+            let moved = moved(&transaction.kind, &run.returned)?;
+            let expected = moved.map(|paid| {
+                let AmountPair { token_a, token_b } = pair(paid);
+                let split = principal_owed.filter(|_| transaction.kind == "collect");
+                let principal = split.map(|owed| [0, 1].map(|t| paid[t].min(owed[t])));
                 ExpectedAmounts {
-                    token_a: whole(a, pool.token_a.decimals),
-                    token_b: whole(b, pool.token_b.decimals),
+                    token_a,
+                    token_b,
+                    principal: principal.map(pair),
+                    fees: principal.map(|p| pair([0, 1].map(|t| paid[t] - p[t]))),
                 }
             });
             let gas = run.gas.saturating_mul(100 + GAS_MARGIN_PERCENT) / 100;

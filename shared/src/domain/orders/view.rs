@@ -2,7 +2,8 @@
 //! requested close's times and its transaction.
 
 use crate::domain::model::{
-    format_time, ChainOrder, ClosingView, OrderKind, OrderView, PositionEntry, Source, Status,
+    format_time, ActionView, ChainOrder, ClosingView, OrderKind, OrderView, PositionEntry, Source,
+    Status,
 };
 
 /// A position opened on chain as the API shows it: its valued view with the order's wallet,
@@ -34,6 +35,21 @@ pub fn with_open_order(entry: PositionEntry, order: &ChainOrder, liquidity: u128
 /// A close requested through the API while it waits for the chain.
 pub fn closing_view(order: &ChainOrder) -> Option<ClosingView> {
     (order.kind == OrderKind::Close).then(|| ClosingView {
+        requested_at: format_time(&order.requested_at),
+        expires_at: format_time(&order.expires_at),
+        transaction_hash: order.hash.clone(),
+    })
+}
+
+/// An action (collect, increase, decrease) requested through the API while it waits for the
+/// chain.
+pub fn action_view(order: &ChainOrder) -> Option<ActionView> {
+    matches!(
+        order.kind,
+        OrderKind::Collect | OrderKind::Increase | OrderKind::Decrease
+    )
+    .then(|| ActionView {
+        kind: order.kind,
         requested_at: format_time(&order.requested_at),
         expires_at: format_time(&order.expires_at),
         transaction_hash: order.hash.clone(),

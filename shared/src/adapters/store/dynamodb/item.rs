@@ -428,6 +428,8 @@ mod tests {
                     expected: Some(crate::domain::model::ExpectedAmounts {
                         token_a: "1.5".into(),
                         token_b: "0".into(),
+                        principal: None,
+                        fees: None,
                     }),
                 }],
                 hash: Some(format!("0x{}", "ab".repeat(32))),

@@ -1,0 +1,88 @@
+//! The actions on an open wallet position (README decision 56), each built at a fresh pool
+//! state for the owner's wallet to sign: a `collect` of everything owed, an
+//! `increaseLiquidity` sized as a create's mint is (with the approvals the wallet's allowances
+//! call for and the SDK's minimums for an existing token id), and a `decreaseLiquidity` of a
+//! share of the liquidity with everything owed collected in the same `multicall`.
+
+use super::build::{approvals, request, withdraw_transaction, MintPlan, OrderTerms, WithdrawError};
+use crate::domain::calldata::{self, Increase};
+use crate::domain::catalog::Pool;
+use crate::domain::math::U256;
+use crate::domain::model::TransactionRequest;
+
+fn token_id_of(token_id: &str) -> Result<U256, WithdrawError> {
+    token_id.parse().map_err(|_| WithdrawError::TokenId)
+}
+
+/// `collect(tokenId, wallet, 2^128−1, 2^128−1)`: fees and uncollected principal to the wallet.
+pub fn collect_transaction(
+    terms: &OrderTerms<'_>,
+    token_id: &str,
+) -> Result<TransactionRequest, WithdrawError> {
+    let data = calldata::collect(token_id_of(token_id)?, terms.wallet)?;
+    Ok(request(
+        "collect",
+        terms.venue,
+        terms.wallet,
+        &terms.venue.manager,
+        &data,
+    ))
+}
+
+/// The approvals `plan`'s desired amounts call for, then `increaseLiquidity` of them with the
+/// plan's minimums (the SDK's `addCallParameters` for a token id: the same amounts and
+/// minimums as a mint of the range).
+pub fn increase_transactions(
+    pool: &Pool,
+    terms: &OrderTerms<'_>,
+    token_id: &str,
+    plan: &MintPlan,
+    allowances: [U256; 2],
+) -> Result<Vec<TransactionRequest>, WithdrawError> {
+    let (venue, wallet) = (terms.venue, terms.wallet);
+    let mut transactions = approvals(pool, venue, wallet, plan.desired, allowances)?;
+    let data = calldata::increase(&Increase {
+        token_id: token_id_of(token_id)?,
+        desired: plan.desired,
+        minimums: plan.minimums,
+        deadline: terms.deadline(),
+    })?;
+    transactions.push(request("increase", venue, wallet, &venue.manager, &data));
+    Ok(transactions)
+}
+
+/// `percent` of `liquidity`, rounded down, as the SDK takes a `liquidityPercentage`.
+pub fn share_of(liquidity: u128, percent: u8) -> u128 {
+    let share = U256::from(liquidity) * U256::from(percent) / U256::from(100u8);
+    u128::try_from(share).unwrap_or(liquidity)
+}
+
+/// `multicall([decreaseLiquidity(the share, its burn minimums), collect(wallet, max, max)])`:
+/// the SDK's `removeCallParameters` with that `liquidityPercentage`.
+pub fn decrease_transaction(
+    pool: &Pool,
+    terms: &OrderTerms<'_>,
+    token_id: &str,
+    ticks: (i32, i32),
+    share: u128,
+) -> Result<TransactionRequest, WithdrawError> {
+    let withdraw = withdraw_transaction(pool, terms, token_id, ticks, share)?;
+    Ok(TransactionRequest {
+        kind: "decrease".into(),
+        ..withdraw
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_share_is_rounded_down_and_whole_at_100() {
+        assert_eq!(share_of(1_000, 33), 330);
+        assert_eq!(share_of(999, 50), 499);
+        assert_eq!(share_of(u128::MAX, 100), u128::MAX);
+        assert_eq!(share_of(u128::MAX, 1), u128::MAX / 100);
+        assert_eq!(share_of(1, 99), 0);
+    }
+}

@@ -1,0 +1,293 @@
+//! The actions on an open wallet position (README decision 56): `POST /positions/{id}/collect`,
+//! `/increase` and `/decrease`. Each is built at the pool's fresh state for the position's
+//! wallet, run on the chain before it is answered (decision 55), stored as the position's order
+//! and followed as a close is: `POST /positions/{id}/transactions`, then the sync. One
+//! transaction at a time per position: another one waiting is 409.
+
+use crate::application::app::App;
+use crate::application::ports::StoreError;
+use crate::domain::catalog::Catalog;
+use crate::domain::history::units;
+use crate::domain::holdings::entry;
+use crate::domain::model::{Chain, OrderKind, Position, Source, Status};
+use crate::domain::orders::actions::{
+    collect_transaction, decrease_transaction, increase_transactions, share_of,
+};
+use crate::domain::orders::build::protocol_tokens;
+use crate::domain::orders::{plan_mint, OrderTerms};
+use crate::domain::valuation::{TokenPair, ValuationError};
+use crate::edge::caller::{json_body, own_position, owner};
+use crate::edge::error::ApiError;
+use crate::edge::http::json_response;
+use crate::edge::idempotency::{guarded, Claim};
+use crate::edge::order_handlers::{
+    answer, close_on_chain, fresh_state, order_chain, simulated, venue_of, waiting_order,
+};
+use crate::edge::validation::{integer, json_object, parse_amount, OrderLimits};
+use chrono::{DateTime, Utc};
+use lambda_http::http::StatusCode;
+use lambda_http::{Body, Request, Response};
+use serde::Deserialize;
+
+type Reply = Result<Response<Body>, ApiError>;
+
+/// What the caller asked of the position, checked before any read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Asked {
+    Collect(OrderLimits),
+    Increase {
+        amounts: (String, String),
+        limits: OrderLimits,
+    },
+    Decrease {
+        percent: u8,
+        limits: OrderLimits,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct IncreaseBody {
+    amount_a: String,
+    amount_b: String,
+    #[serde(default, deserialize_with = "integer")]
+    slippage_bps: Option<i64>,
+    #[serde(default, deserialize_with = "integer")]
+    deadline_seconds: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct DecreaseBody {
+    #[serde(deserialize_with = "integer")]
+    percent: Option<i64>,
+    #[serde(default, deserialize_with = "integer")]
+    slippage_bps: Option<i64>,
+    #[serde(default, deserialize_with = "integer")]
+    deadline_seconds: Option<i64>,
+}
+
+impl Asked {
+    fn parse(kind: OrderKind, request: &Request) -> Result<Asked, ApiError> {
+        let body = request.body().as_ref();
+        match kind {
+            OrderKind::Increase => {
+                let body: IncreaseBody = json_object(json_body(request)?)?;
+                Ok(Asked::Increase {
+                    amounts: (body.amount_a, body.amount_b),
+                    limits: OrderLimits::from_fields(body.slippage_bps, body.deadline_seconds)?,
+                })
+            }
+            OrderKind::Decrease => {
+                let body: DecreaseBody = json_object(json_body(request)?)?;
+                let percent = body
+                    .percent
+                    .and_then(|p| u8::try_from(p).ok())
+                    .filter(|p| (1..=100).contains(p))
+                    .ok_or_else(|| {
+                        ApiError::bad_request("percent must be an integer from 1 to 100")
+                    })?;
+                Ok(Asked::Decrease {
+                    percent,
+                    limits: OrderLimits::from_fields(body.slippage_bps, body.deadline_seconds)?,
+                })
+            }
+            _ if body.iter().all(u8::is_ascii_whitespace) => {
+                Ok(Asked::Collect(OrderLimits::parse_close(b"")?))
+            }
+            _ => Ok(Asked::Collect(OrderLimits::parse_close(json_body(
+                request,
+            )?)?)),
+        }
+    }
+
+    fn limits(&self) -> OrderLimits {
+        match self {
+            Asked::Collect(limits)
+            | Asked::Increase { limits, .. }
+            | Asked::Decrease { limits, .. } => *limits,
+        }
+    }
+}
+
+/// `POST /positions/{id}/collect`: everything owed paid to the wallet.
+pub async fn collect(app: &App, request: &Request) -> Reply {
+    act(app, request, OrderKind::Collect).await
+}
+
+/// `POST /positions/{id}/increase` `{amountA, amountB, slippageBps?, deadlineSeconds?}`.
+pub async fn increase(app: &App, request: &Request) -> Reply {
+    act(app, request, OrderKind::Increase).await
+}
+
+/// `POST /positions/{id}/decrease` `{percent, slippageBps?, deadlineSeconds?}`; 100 is the close.
+pub async fn decrease(app: &App, request: &Request) -> Reply {
+    act(app, request, OrderKind::Decrease).await
+}
+
+async fn act(app: &App, request: &Request, kind: OrderKind) -> Reply {
+    let caller = owner(request)?;
+    guarded(app, request, &caller, |claim| async move {
+        let asked = Asked::parse(kind, request)?;
+        for _ in 0..3 {
+            let (position, catalog) = own_position(app, request).await?;
+            let done = match &asked {
+                Asked::Decrease {
+                    percent: 100,
+                    limits,
+                } => {
+                    refuse(&position, app.clock.now())?;
+                    close_on_chain(app, (position, &catalog), *limits, claim.as_ref()).await?
+                }
+                _ => act_once(app, (position, &catalog), &asked, claim.as_ref()).await?,
+            };
+            if let Some(response) = done {
+                return Ok(response);
+            }
+        }
+        Err(ApiError::Contended(
+            "the position changed while the transaction was being built: retry".into(),
+        ))
+    })
+    .await
+}
+
+/// Why the position takes no action now, if it takes none: 409 with the reason.
+fn refuse(position: &Position, now: DateTime<Utc>) -> Result<(), ApiError> {
+    let conflict = |message: &str| Err(ApiError::Conflict(message.into()));
+    if position.source() != Source::Wallet {
+        return conflict(
+            "a simulated position moves no token: collect, increase and decrease act on wallet \
+             positions (opened on chain or read from a linked wallet)",
+        );
+    }
+    if position.chain == Chain::Solana {
+        return conflict(
+            "actions on Orca positions are not offered: Orca's program and SDKs are under a \
+             licence that forbids commercial use; act on it from your wallet, and the next \
+             refresh reads it",
+        );
+    }
+    if position.status != Status::Active {
+        return conflict("the position is not active: only an open position takes an action");
+    }
+    if let Some(waiting) = waiting_order(position, now) {
+        return Err(ApiError::Conflict(format!(
+            "a {} of this position waits for the chain until {}: send it (and report its \
+             hash) or let it expire first",
+            waiting.kind,
+            waiting.expires_at.to_rfc3339()
+        )));
+    }
+    Ok(())
+}
+
+/// One build of the action on the position as it reads now; `None` when it changed meanwhile.
+async fn act_once(
+    app: &App,
+    (position, catalog): (Position, &Catalog),
+    asked: &Asked,
+    claim: Option<&Claim>,
+) -> Result<Option<Response<Body>>, ApiError> {
+    let now = app.clock.now();
+    refuse(&position, now)?;
+    let Some(holding) = position.holding.as_deref() else {
+        return Err(ApiError::Conflict(
+            "the position has no token on chain to act on".into(),
+        ));
+    };
+    let pool = catalog
+        .find(position.chain, position.protocol, &position.pool)
+        .ok_or_else(|| {
+            ApiError::MarketStale(
+                "the position's pool is not synced yet: retry after the next sync".into(),
+            )
+        })?;
+    let state = fresh_state(catalog, pool, now)?;
+    let venue = venue_of(catalog, pool)?;
+    let chain = order_chain(app, pool.chain)?;
+    let limits = asked.limits();
+    let terms = OrderTerms {
+        venue: &venue,
+        wallet: &holding.wallet,
+        height: state.height,
+        slippage_bps: limits.slippage_bps,
+        deadline_seconds: limits.deadline_seconds,
+        now: DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now),
+    };
+    let ticks = (position.tick_lower, position.tick_upper);
+    let token = holding.token.as_str();
+    // A collect's payment is told apart where the history knows the uncollected principal.
+    let principal_owed = holding
+        .history
+        .as_ref()
+        .filter(|h| h.complete)
+        .map(|h| units(&h.uncollected_principal));
+    let (kind, transactions) = match asked {
+        Asked::Collect(_) => (
+            OrderKind::Collect,
+            vec![collect_transaction(&terms, token).map_err(ApiError::internal)?],
+        ),
+        Asked::Increase { amounts, .. } => {
+            let amount = |text: &str, decimals: u8, name: &str| {
+                parse_amount(text, decimals, pool.max_amount(decimals), name)
+            };
+            let offered = TokenPair {
+                a: amount(&amounts.0, pool.token_a.decimals, "amountA")?,
+                b: amount(&amounts.1, pool.token_b.decimals, "amountB")?,
+            };
+            if offered.a.is_zero() && offered.b.is_zero() {
+                return Err(ApiError::bad_request(
+                    "amountA or amountB must be above zero",
+                ));
+            }
+            let plan =
+                plan_mint(pool, ticks, offered, limits.slippage_bps).map_err(|e| match e {
+                    ValuationError::Rejected(message) => ApiError::Conflict(message),
+                    other => other.into(),
+                })?;
+            let tokens = protocol_tokens(pool).map(|t| t.address.as_str());
+            let allowances = chain
+                .allowances(pool.chain, state, &holding.wallet, &venue.manager, tokens)
+                .await
+                .map_err(|e| {
+                    ApiError::MarketStale(format!(
+                        "the wallet's allowances cannot be read from {} ({e}): retry",
+                        pool.chain
+                    ))
+                })?;
+            let built = increase_transactions(pool, &terms, token, &plan, allowances)
+                .map_err(ApiError::internal)?;
+            (OrderKind::Increase, built)
+        }
+        Asked::Decrease { percent, .. } => {
+            let share = share_of(position.liquidity, *percent);
+            if share == 0 {
+                return Err(ApiError::Conflict(format!(
+                    "{percent} % of the position's liquidity ({}) is no liquidity to withdraw",
+                    position.liquidity
+                )));
+            }
+            let built = decrease_transaction(pool, &terms, token, ticks, share)
+                .map_err(ApiError::internal)?;
+            (OrderKind::Decrease, vec![built])
+        }
+    };
+    let transactions = simulated(chain, pool, transactions, principal_owed).await?;
+    let ordered = Position {
+        order: Some(Box::new(terms.order(kind, transactions))),
+        ..position.clone()
+    };
+    match app
+        .store
+        .set_order(&ordered, position.order.as_deref())
+        .await
+    {
+        Err(StoreError::Conflict) => return Ok(None),
+        result => result?,
+    }
+    let response = json_response(StatusCode::OK, &entry(&ordered, catalog, now)?);
+    answer(app, claim, &response).await;
+    tracing::info!(position = %position.id, %kind, "action built for the wallet");
+    Ok(Some(response))
+}
