@@ -20,5 +20,6 @@ pub mod model;
 pub mod orders;
 pub mod portfolio;
 pub mod pricing;
+pub mod transactions;
 pub mod valuation;
 pub mod wallets;

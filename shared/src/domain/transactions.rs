@@ -1,0 +1,51 @@
+//! The transactions the API answers for a linked wallet to sign (an open's approvals and mint,
+//! a close's withdraw, an action's), with what their run on the chain said of them.
+
+use serde::{Deserialize, Serialize};
+
+/// A transaction for the owner's wallet to sign and send as given: the API never signs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TransactionRequest {
+    /// `approve`, `mint`, `withdraw` (a close), `collect`, `increase` or `decrease`.
+    pub kind: String,
+    pub chain_id: u64,
+    /// The linked wallet that signs it.
+    pub from: String,
+    /// A token (`approve`) or the deployment's position manager.
+    pub to: String,
+    /// 0x-hex calldata.
+    pub data: String,
+    /// Wei sent with it, a decimal string.
+    pub value: String,
+    /// The gas limit to send it with: the simulation's estimate plus a margin (README decision
+    /// 55), a decimal string; `null` on an order built before transactions were simulated.
+    #[serde(default)]
+    pub gas: Option<String>,
+    /// The tokens it moves as the simulation ran it: paid by the wallet for a mint, paid to
+    /// it for a withdraw; `null` for an approval.
+    #[serde(default)]
+    pub expected: Option<ExpectedAmounts>,
+}
+
+/// Token amounts a transaction moves, in the API's orientation: whole tokens, exact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExpectedAmounts {
+    pub token_a: String,
+    pub token_b: String,
+    /// A collect's payment told apart by the history's rule (principal first): the
+    /// uncollected principal it pays, and the rest, fees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<AmountPair>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fees: Option<AmountPair>,
+}
+
+/// Two token amounts in the API's orientation: whole tokens, exact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AmountPair {
+    pub token_a: String,
+    pub token_b: String,
+}
