@@ -7,9 +7,12 @@
 //     -> for a Position whose mintAmounts are those desired amounts (the amounts the calldata
 //        carries): mintAmountsWithSlippage, the liquidity the position manager mints of them,
 //        and NonfungiblePositionManager.addCallParameters' calldata
-//   {"kind": "burn", ..., "liquidity", "tokenId"}
-//     -> burnAmountsWithSlippage and removeCallParameters' calldata (the whole liquidity,
-//        everything owed collected to the recipient)
+//     with "tokenId": addCallParameters' increaseLiquidity of that token instead of a mint
+//   {"kind": "burn", ..., "liquidity", "tokenId", "percent"?}
+//     -> burnAmountsWithSlippage (of the share taken out) and removeCallParameters' calldata
+//        (`percent` of the liquidity, default 100, everything owed collected to the recipient)
+//   {"kind": "collect", "chainId", "token0", "token1", "tokenId", "recipient"}
+//     -> collectCallParameters' calldata (everything owed to the recipient)
 
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
@@ -23,6 +26,15 @@ const JSBI = require("jsbi");
 function answer(c) {
   const token0 = new Token(c.chainId, ethers.getAddress(c.token0), 18);
   const token1 = new Token(c.chainId, ethers.getAddress(c.token1), 18);
+  if (c.kind === "collect") {
+    const { calldata } = NonfungiblePositionManager.collectCallParameters({
+      tokenId: c.tokenId,
+      expectedCurrencyOwed0: CurrencyAmount.fromRawAmount(token0, 0),
+      expectedCurrencyOwed1: CurrencyAmount.fromRawAmount(token1, 0),
+      recipient: ethers.getAddress(c.recipient),
+    });
+    return { calldata };
+  }
   const pool = new Pool(token0, token1, c.fee, c.sqrtPriceX96, "0", c.tick);
   const position = new Position({ pool, liquidity: c.liquidity ?? "1", tickLower: c.tickLower, tickUpper: c.tickUpper });
   const slippageTolerance = new Percent(c.bps, 10_000);
@@ -37,18 +49,23 @@ function answer(c) {
       pool, tickLower: c.tickLower, tickUpper: c.tickUpper,
       amount0: desired.amount0, amount1: desired.amount1, useFullPrecision: false,
     });
-    const { calldata } = NonfungiblePositionManager.addCallParameters(position, {
-      slippageTolerance, recipient: ethers.getAddress(c.recipient), deadline,
-    });
+    const { calldata } = NonfungiblePositionManager.addCallParameters(position, c.tokenId
+      ? { slippageTolerance, deadline, tokenId: c.tokenId }
+      : { slippageTolerance, recipient: ethers.getAddress(c.recipient), deadline });
     return {
       amount0Desired: desired.amount0.toString(), amount1Desired: desired.amount1.toString(),
       amount0Min: minimum.amount0.toString(), amount1Min: minimum.amount1.toString(),
       liquidityMinted: minted.liquidity.toString(), calldata,
     };
   }
-  const minimum = position.burnAmountsWithSlippage(slippageTolerance);
+  const liquidityPercentage = new Percent(c.percent ?? 100, 100);
+  const share = new Position({
+    pool, liquidity: liquidityPercentage.multiply(position.liquidity).quotient,
+    tickLower: c.tickLower, tickUpper: c.tickUpper,
+  });
+  const minimum = share.burnAmountsWithSlippage(slippageTolerance);
   const { calldata } = NonfungiblePositionManager.removeCallParameters(position, {
-    tokenId: c.tokenId, liquidityPercentage: new Percent(1), slippageTolerance, deadline,
+    tokenId: c.tokenId, liquidityPercentage, slippageTolerance, deadline,
     collectOptions: {
       expectedCurrencyOwed0: CurrencyAmount.fromRawAmount(token0, 0),
       expectedCurrencyOwed1: CurrencyAmount.fromRawAmount(token1, 0),

@@ -12,6 +12,9 @@ use shared::catalog::Catalog;
 use shared::math::uniswap::sqrt_ratio_at_tick;
 use shared::math::{Curve, U256};
 use shared::model::{Chain, Protocol, TokenPair};
+use shared::orders::actions::{
+    collect_transaction, decrease_transaction, increase_transactions, share_of,
+};
 use shared::orders::build::{open_transactions, protocol_tokens, withdraw_transaction};
 use shared::orders::slippage::burn_minimums;
 use shared::orders::{plan_mint, venue, OrderTerms};
@@ -120,10 +123,43 @@ async fn calldata_and_minimums_are_the_sdks() {
                     "amount1Min": mins[1].to_string(),
                     "calldata": withdraw.data,
                 }));
+                // The actions on token 4242: an increase of the same amounts, a decrease of a
+                // share, a collect.
+                let increase =
+                    increase_transactions(&pool, &terms, "4242", &plan, plan.desired).unwrap();
+                let mut add = cases[cases.len() - 2].clone();
+                add["tokenId"] = json!("4242");
+                cases.push(add);
+                ours.push(json!({
+                    "amount0Min": plan.minimums[0].to_string(),
+                    "amount1Min": plan.minimums[1].to_string(),
+                    "calldata": increase[0].data,
+                }));
+                let percent = 1 + ((i as u32 * 37 + bps) % 99) as u8;
+                let share = share_of(plan.liquidity, percent);
+                if share > 0 {
+                    let decrease =
+                        decrease_transaction(&pool, &terms, "4242", ticks, share).unwrap();
+                    let mins = burn_minimums(sqrt_price, ticks, share, bps).unwrap();
+                    let mut part = cases[cases.len() - 2].clone();
+                    part["percent"] = json!(percent);
+                    cases.push(part);
+                    ours.push(json!({
+                        "amount0Min": mins[0].to_string(),
+                        "amount1Min": mins[1].to_string(),
+                        "calldata": decrease.data,
+                    }));
+                }
+                let collect = collect_transaction(&terms, "4242").unwrap();
+                cases.push(json!({
+                    "kind": "collect", "chainId": 1, "token0": token0, "token1": token1,
+                    "tokenId": "4242", "recipient": WALLET,
+                }));
+                ours.push(json!({ "calldata": collect.data }));
             }
         }
     }
-    assert!(cases.len() >= 100, "{} cases", cases.len());
+    assert!(cases.len() >= 300, "{} cases", cases.len());
     println!("{} cases checked against the SDK", cases.len());
     let theirs = sdk(&Value::Array(cases.clone())).await;
     for ((case, ours), theirs) in cases.iter().zip(&ours).zip(theirs.as_array().unwrap()) {

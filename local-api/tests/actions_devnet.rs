@@ -1,0 +1,304 @@
+//! The actions on a wallet position (README decision 56) on the devnet, anvil with the real
+//! Uniswap v3 contracts: a position minted to one of anvil's unlocked accounts, linked by
+//! signature; each action answered, sent exactly as answered (`eth_sendTransaction`), mined,
+//! reported and followed by the sync; what the API then shows equals the position manager's
+//! answers and events. On memory and on DynamoDB (moto).
+
+use lambda_http::http::{Method, StatusCode};
+use local_api::auth::JwtSettings;
+use serde_json::{json, Value};
+use test_support::client::TestClient;
+use test_support::devnet::Devnet;
+use test_support::json::text;
+use test_support::local_api::LocalApi;
+use test_support::wallets::post;
+
+struct World {
+    devnet: Devnet,
+    _server: LocalApi,
+    alice: TestClient,
+    ops: TestClient,
+    wallet: String,
+}
+
+impl World {
+    async fn sync(&self) -> Value {
+        let reply = self.ops.send(Method::POST, "/markets/sync", &[], b"").await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+        reply.json
+    }
+
+    async fn get(&self, id: &str) -> Value {
+        let reply = self.alice.get(id).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+        reply.json
+    }
+
+    async fn act(&self, id: &str, action: &str, body: Value) -> test_support::client::Reply {
+        post(&self.alice, &format!("/positions/{id}/{action}"), &body).await
+    }
+
+    /// Sends the answer's transactions as given, checks each mined within its answered gas,
+    /// reports the last one's hash and syncs; the last transaction's events.
+    async fn send_and_follow(&self, id: &str, answer: &Value) -> Value {
+        let mut last = String::new();
+        for t in answer["transactions"].as_array().unwrap() {
+            let (hash, receipt) = self.devnet.send(t).await;
+            assert_eq!(receipt["status"], "0x1", "{t}: {receipt}");
+            let gas: u64 = text(&t["gas"]).parse().unwrap();
+            let used = u64::from_str_radix(text(&receipt["gasUsed"]).trim_start_matches("0x"), 16);
+            assert!(gas >= used.unwrap(), "{t} used {receipt}");
+            last = hash;
+        }
+        let path = format!("/positions/{id}/transactions");
+        let reply = post(&self.alice, &path, &json!({ "hash": last })).await;
+        assert_eq!(reply.status, StatusCode::ACCEPTED, "{}", reply.text());
+        let report = self.sync().await;
+        assert_eq!(report["orders"]["applied"], 1, "{report}");
+        self.devnet.run("events", &["--hash", &last]).await
+    }
+
+    async fn quote(&self, token: &str) -> Value {
+        self.devnet
+            .run("position-quote", &["--token-id", token])
+            .await
+    }
+}
+
+/// The event named `name` in a transaction's `events`.
+fn event<'a>(events: &'a Value, name: &str) -> &'a Value {
+    events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {events}"))
+}
+
+/// Whole tokens (18 decimals on the devnet) as base units.
+fn units(whole: &Value) -> String {
+    let whole = text(whole);
+    let (int, frac) = whole.split_once('.').unwrap_or((&whole, ""));
+    let digits = format!("{int}{frac:0<18}");
+    let trimmed = digits.trim_start_matches('0');
+    if trimmed.is_empty() {
+        "0".into()
+    } else {
+        trimmed.into()
+    }
+}
+
+/// `pair` (`{tokenA, tokenB}`, tokenA WETH) in base units, in protocol order.
+fn protocol(devnet: &Devnet, pair: &Value) -> [String; 2] {
+    let (weth, usdc) = (units(&pair["tokenA"]), units(&pair["tokenB"]));
+    if devnet.usdc_is_token0() {
+        [usdc, weth]
+    } else {
+        [weth, usdc]
+    }
+}
+
+fn amounts(args: &Value) -> [String; 2] {
+    [text(&args["amount0"]), text(&args["amount1"])]
+}
+
+async fn start(store_args: &[&str]) -> World {
+    let devnet = Devnet::up(3000).await;
+    let wallet = devnet.account(1).await;
+    devnet.run("fund", &["--account", &wallet]).await;
+    let mut args = devnet.local_api_args();
+    args.extend(store_args.iter().map(|a| a.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
+    let alice = server.client(Some(&JwtSettings::local_default().issue("alice", 3600)));
+    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
+        "ops",
+        600,
+        Some("markets:sync"),
+    )));
+    World {
+        devnet,
+        _server: server,
+        alice,
+        ops,
+        wallet,
+    }
+}
+
+async fn acts_on_a_wallet_position(store_args: &[&str]) {
+    let world = start(store_args).await;
+    let devnet = &world.devnet;
+    let range = devnet.range_around(3000).await;
+    let token = devnet
+        .mint_to(&world.wallet, range, None, "1000000000000000000000")
+        .await;
+    devnet.link_account(&world.alice, &world.wallet).await;
+    for (sell, amount) in [("usdc", "30000"), ("weth", "10")] {
+        devnet
+            .run("swap", &["--sell", sell, "--amount", amount])
+            .await;
+    }
+    world.sync().await;
+    let listed = world.alice.list("source=wallet").await.json;
+    let id = text(&listed["data"][0]["id"]);
+    assert_eq!(text(&listed["data"][0]["tokenId"]), token, "{listed}");
+
+    // Refused, nothing stored: a percent out of bounds, a simulated position.
+    for bad in [
+        json!({"percent": 0}),
+        json!({"percent": 101}),
+        json!({"percent": 2.5}),
+        json!({}),
+    ] {
+        let reply = world.act(&id, "decrease", bad.clone()).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{bad}");
+    }
+    let reply = world.act(&id, "increase", json!({"amountA": "0"})).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.text());
+
+    // 1. Collect: what the collect pays, fees only (nothing was withdrawn), to the unit.
+    let collect = world.act(&id, "collect", json!({})).await;
+    assert_eq!(collect.status, StatusCode::OK, "{}", collect.text());
+    let answer = collect.json;
+    assert_eq!(answer["action"]["kind"], "collect", "{answer}");
+    let tx = &answer["transactions"][0];
+    assert_eq!(tx["kind"], "collect");
+    assert_eq!(
+        protocol(devnet, &tx["expected"]["principal"]),
+        ["0", "0"],
+        "{tx}"
+    );
+    for token in ["tokenA", "tokenB"] {
+        assert_eq!(tx["expected"]["fees"][token], tx["expected"][token], "{tx}");
+    }
+    // One transaction at a time: another action (or a close) while it waits is 409.
+    let busy = world.act(&id, "decrease", json!({"percent": 10})).await;
+    assert_eq!(busy.status, StatusCode::CONFLICT, "{}", busy.text());
+    let busy = post(&world.alice, &format!("/positions/{id}/close"), &json!({})).await;
+    assert_eq!(busy.status, StatusCode::CONFLICT, "{}", busy.text());
+    let events = world.send_and_follow(&id, &answer).await;
+    let collected = &event(&events, "Collect")["args"];
+    assert_eq!(protocol(devnet, &tx["expected"]), amounts(collected));
+    assert_ne!(amounts(collected), ["0", "0"], "fees were earned");
+    let after = world.get(&id).await;
+    assert!(after.get("action").is_none(), "{after}");
+    let quote = world.quote(&token).await;
+    assert_eq!(
+        units(&after["tokenA"]["feesUnclaimed"]),
+        text(
+            &quote[if devnet.usdc_is_token0() {
+                "fees1"
+            } else {
+                "fees0"
+            }]
+        ),
+        "{after}"
+    );
+
+    // 2. Increase: approvals (the wallet never approved the manager), then increaseLiquidity;
+    // what it took is what the run took.
+    let increase = world
+        .act(&id, "increase", json!({"amountA": "1", "amountB": "3000"}))
+        .await;
+    assert_eq!(increase.status, StatusCode::OK, "{}", increase.text());
+    let answer = increase.json;
+    let kinds: Vec<_> = answer["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| text(&t["kind"]))
+        .collect();
+    assert_eq!(kinds.last().unwrap(), "increase", "{answer}");
+    assert!(kinds[..kinds.len() - 1].iter().all(|k| k == "approve"));
+    let before = text(&world.quote(&token).await["liquidity"]);
+    let events = world.send_and_follow(&id, &answer).await;
+    let increased = &event(&events, "IncreaseLiquidity")["args"];
+    let tx = answer["transactions"].as_array().unwrap().last().unwrap();
+    assert_eq!(protocol(devnet, &tx["expected"]), amounts(increased));
+    let quote = world.quote(&token).await;
+    let grown: u128 =
+        before.parse::<u128>().unwrap() + text(&increased["liquidity"]).parse::<u128>().unwrap();
+    assert_eq!(text(&quote["liquidity"]), grown.to_string());
+    let after = world.get(&id).await;
+    assert_eq!(after["liquidity"], quote["liquidity"], "{after}");
+
+    // 3. Decrease half: the share's principal and what is owed paid to the wallet.
+    let decrease = world.act(&id, "decrease", json!({"percent": 50})).await;
+    assert_eq!(decrease.status, StatusCode::OK, "{}", decrease.text());
+    let answer = decrease.json;
+    let tx = &answer["transactions"][0];
+    assert_eq!(tx["kind"], "decrease");
+    let events = world.send_and_follow(&id, &answer).await;
+    let decreased = &event(&events, "DecreaseLiquidity")["args"];
+    assert_eq!(text(&decreased["liquidity"]), (grown / 2).to_string());
+    assert_eq!(
+        protocol(devnet, &tx["expected"]),
+        amounts(&event(&events, "Collect")["args"])
+    );
+    let quote = world.quote(&token).await;
+    assert_eq!(text(&quote["liquidity"]), (grown - grown / 2).to_string());
+    let after = world.get(&id).await;
+    assert_eq!(after["liquidity"], quote["liquidity"], "{after}");
+    assert_eq!(after["status"], "active");
+
+    // The history has every action's event.
+    let history = world
+        .alice
+        .send(
+            Method::GET,
+            &format!("/positions/{id}/history?limit=100"),
+            &[],
+            b"",
+        )
+        .await
+        .json;
+    let kinds: Vec<_> = history["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| text(&e["kind"]))
+        .collect();
+    for kind in ["mint", "deposit", "collect", "withdraw"] {
+        assert!(kinds.iter().any(|k| k == kind), "{kind} in {kinds:?}");
+    }
+    assert_eq!(kinds.iter().filter(|k| *k == "deposit").count(), 2);
+
+    // 4. A slippage a swap mined after the sync makes too tight: 409 with the reason, nothing
+    // stored.
+    devnet
+        .run("swap", &["--sell", "weth", "--amount", "300"])
+        .await;
+    let tight = world
+        .act(&id, "decrease", json!({"percent": 10, "slippageBps": 1}))
+        .await;
+    assert_eq!(tight.status, StatusCode::CONFLICT, "{}", tight.text());
+    assert!(
+        text(&tight.json["message"]).contains("Price slippage check"),
+        "{}",
+        tight.json
+    );
+    assert!(world.get(&id).await.get("action").is_none());
+
+    // 5. 100 % is the close: the withdraw of everything.
+    world.sync().await;
+    let all = world.act(&id, "decrease", json!({"percent": 100})).await;
+    assert_eq!(all.status, StatusCode::OK, "{}", all.text());
+    assert_eq!(
+        all.json["transactions"][0]["kind"], "withdraw",
+        "{}",
+        all.json
+    );
+    assert!(all.json["closing"].is_object(), "{}", all.json);
+}
+
+#[tokio::test]
+async fn acts_on_a_wallet_position_in_memory() {
+    acts_on_a_wallet_position(&[]).await;
+}
+
+#[tokio::test]
+async fn acts_on_a_wallet_position_on_dynamodb() {
+    let endpoint = test_support::dynamodb::dynamodb_endpoint();
+    let table = format!("actions-{}", ulid::Ulid::new());
+    acts_on_a_wallet_position(&["--dynamodb-endpoint", &endpoint, "--table", &table]).await;
+}
