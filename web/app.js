@@ -199,7 +199,9 @@ function transactionTerms(t, p) {
   if (t.gas) parts.push(`gas ${BigInt(t.gas).toLocaleString("en-US")}`);
   if (t.expected) {
     const moves = `${t.expected.tokenA} ${p.tokenA.symbol} + ${t.expected.tokenB} ${p.tokenB.symbol}`;
-    parts.push(t.kind === "withdraw" ? `receives ${moves}` : `pays ${moves}`);
+    const pays = t.kind === "mint" || t.kind === "increase";
+    parts.push(pays ? `pays ${moves}` : `receives ${moves}`);
+    if (t.expected.fees) parts.push(`fees ${t.expected.fees.tokenA} + ${t.expected.fees.tokenB}`);
   }
   return parts.length ? ` · ${parts.join(" · ")}` : "";
 }
@@ -259,6 +261,41 @@ function renderDetail(p) {
   }
   $("close-position").hidden = p.status === "closed";
   $("close-position").textContent = p.status === "pending" ? "Cancel" : "Close position";
+  // Actions act on an open EVM wallet position with nothing waiting for the chain.
+  const actable = p.source === "wallet" && p.status === "active" && p.chain !== "solana";
+  $("detail-act").hidden = !actable;
+  for (const b of ["act-collect", "act-increase", "act-decrease"]) $(b).disabled = Boolean(p.action || p.closing);
+  $("act-confirm").hidden = !(p.action && p.transactions?.length && !p.action.transactionHash);
+}
+
+/** Asks the API for an action's transactions (run on the chain first) and shows them, their
+ * gas and the amounts they move, for the user to confirm. */
+async function askAction(kind) {
+  try {
+    clearError();
+    const body = kind === "increase"
+      ? { amountA: $("act-amount-a").value || "0", amountB: $("act-amount-b").value || "0" }
+      : kind === "decrease" ? { percent: Number($("act-percent").value) } : {};
+    renderDetail(await state.api.post(`/positions/${state.detail.id}/${kind}`, body));
+    $("detail-progress").textContent = "check the gas and amounts, then sign and send";
+  } catch (e) {
+    fail(e);
+  }
+}
+
+async function confirmAction() {
+  const progress = (text) => { $("detail-progress").textContent = text; };
+  try {
+    clearError();
+    $("act-confirm").hidden = true;
+    const p = await signAndFollow(state.detail, progress);
+    renderDetail(p);
+    await showHistory(p.id);
+    progress(`${p.status}: done`);
+    await Promise.all([showPortfolio(), showPositions()]);
+  } catch (e) {
+    fail(e);
+  }
 }
 
 /** The position's history: its events, oldest first (the first page of 100). */
@@ -311,7 +348,7 @@ async function showDetail(id) {
 async function follow(id, progress) {
   for (let i = 0; i < 400; i++) {
     const p = await state.api.get(`/positions/${id}`);
-    if (p.status === "closed" || (p.status === "active" && !p.closing)) return p;
+    if (p.status === "closed" || (p.status === "active" && !p.closing && !p.action)) return p;
     progress(`waiting for the chain (${p.status})…`);
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
@@ -456,6 +493,10 @@ $("prev").addEventListener("click", () => { state.offset = Math.max(0, state.off
 $("next").addEventListener("click", () => { state.offset += PAGE_SIZE; showPositions().catch(fail); });
 $("detail-back").addEventListener("click", () => { $("detail").hidden = true; });
 $("close-position").addEventListener("click", closeDetail);
+$("act-collect").addEventListener("click", () => askAction("collect"));
+$("act-increase").addEventListener("click", () => askAction("increase"));
+$("act-decrease").addEventListener("click", () => askAction("decrease"));
+$("act-confirm").addEventListener("click", confirmAction);
 $("open-pool").addEventListener("change", () => { $("open-lower").value = ""; $("open-upper").value = ""; choosePool(); });
 $("open-form").addEventListener("submit", openPosition);
 $("link-button").addEventListener("click", linkWallet);

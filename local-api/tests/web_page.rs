@@ -201,6 +201,23 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
         "{shown}"
     );
     assert!(shown["detailBefore"]["tokenId"].is_string(), "{shown}");
+    // The actions from the detail: their transactions shown with gas and amounts before they
+    // were signed, each followed to the end; removing half halved the liquidity.
+    let actions = shown["actions"].as_array().unwrap();
+    assert_eq!(actions.len(), 2, "{shown}");
+    let first = text(&actions[0]["shown"][0]);
+    assert!(
+        first.starts_with("collect") && first.contains("gas") && first.contains("receives"),
+        "{first}"
+    );
+    let second = text(&actions[1]["shown"][0]);
+    assert!(second.starts_with("decrease") && second.contains("receives"), "{second}");
+    for action in actions {
+        assert_eq!(text(&action["done"]), "active: done", "{action}");
+    }
+    let liquidity = |v: &Value| text(v).replace(',', "").parse::<u128>().unwrap();
+    let before = liquidity(&shown["detailBefore"]["liquidity"]);
+    assert_eq!(liquidity(&actions[1]["liquidity"]), before - before / 2, "{shown}");
     // Every transaction went out with the gas limit the API's simulation gave (approvals,
     // mint, withdraw), and was mined with it.
     let sent_gas = shown["sentGas"].as_array().unwrap();

@@ -145,6 +145,19 @@ try {
   out.detailBefore = await page.$$eval("#detail-fields dd[data-field]", (dds) => Object.fromEntries(dds.map((d) => [d.dataset.field, d.title])));
   out.historyTotal = await page.textContent("#detail-history-total");
   out.historyKinds = await page.$$eval("#detail-history tr.history-event", (rows) => rows.map((r) => r.cells[0].textContent));
+  // Actions from the detail: each answer's transactions shown with their gas and amounts before
+  // the user signs; collect, then remove half.
+  out.actions = [];
+  for (const [button, setup] of [["#act-collect", null], ["#act-decrease", "50"]]) {
+    if (setup) await page.fill("#act-percent", setup);
+    await page.click(button);
+    await page.waitForSelector("#act-confirm:not([hidden])");
+    const shown = await page.$$eval("#detail-transactions li", (lis) => lis.map((li) => li.textContent));
+    await page.click("#act-confirm");
+    const done = await waitText(page, "#detail-progress", /^(active|closed): done/, sync);
+    const liquidity = await page.$eval('#detail-fields dd[data-field="liquidity"]', (d) => d.title || d.textContent);
+    out.actions.push({ shown, done, liquidity });
+  }
   await page.click("#close-position");
   out.closed = await waitText(page, "#detail-progress", /^closed/, sync);
   out.sentGas = await page.evaluate(() => (window.__sent ?? []).map((t) => t.gas ?? null));
