@@ -211,13 +211,20 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
         "{first}"
     );
     let second = text(&actions[1]["shown"][0]);
-    assert!(second.starts_with("decrease") && second.contains("receives"), "{second}");
+    assert!(
+        second.starts_with("decrease") && second.contains("receives"),
+        "{second}"
+    );
     for action in actions {
         assert_eq!(text(&action["done"]), "active: done", "{action}");
     }
     let liquidity = |v: &Value| text(v).replace(',', "").parse::<u128>().unwrap();
     let before = liquidity(&shown["detailBefore"]["liquidity"]);
-    assert_eq!(liquidity(&actions[1]["liquidity"]), before - before / 2, "{shown}");
+    assert_eq!(
+        liquidity(&actions[1]["liquidity"]),
+        before - before / 2,
+        "{shown}"
+    );
     // Every transaction went out with the gas limit the API's simulation gave (approvals,
     // mint, withdraw), and was mined with it.
     let sent_gas = shown["sentGas"].as_array().unwrap();

@@ -324,3 +324,54 @@ async fn opening_from_a_wallet_asks_for_exactly_the_approvals_it_needs() {
     assert_eq!(first.body, again.body);
     assert_eq!(again.headers["idempotent-replayed"], "true");
 }
+
+/// The actions answer only for an open wallet position: a simulated one is 409 with the
+/// reason, a body out of bounds 400, another's or an unknown id 404; none changes anything.
+#[tokio::test]
+async fn actions_refuse_what_they_cannot_act_on() {
+    let app = live_app();
+    give_fresh_state(&app).await;
+    let client = TestClient::in_process(&app, Some("olivia"));
+    let simulated = client.open(json!({})).await;
+    let id = simulated["id"].as_str().unwrap();
+    let before = client.get(id).await.json;
+    for (action, body) in [
+        ("collect", json!({})),
+        ("increase", json!({"amountA": "1", "amountB": "3000"})),
+        ("decrease", json!({"percent": 50})),
+        ("decrease", json!({"percent": 100})),
+    ] {
+        let reply = post(&client, &format!("/positions/{id}/{action}"), &body).await;
+        assert_eq!(
+            reply.status,
+            StatusCode::CONFLICT,
+            "{action}: {}",
+            reply.text()
+        );
+        assert!(
+            reply.text().contains("simulated position moves no token"),
+            "{}",
+            reply.text()
+        );
+    }
+    for (action, bad) in [
+        ("decrease", json!({"percent": 0})),
+        ("decrease", json!({"percent": 101})),
+        ("decrease", json!({"percent": 50.5})),
+        ("decrease", json!({"percent": "50"})),
+        ("decrease", json!({"percent": null})),
+        ("decrease", json!({})),
+        ("decrease", json!({"percent": 5, "slippageBps": 5001})),
+        ("increase", json!({"amountA": 1, "amountB": "1"})),
+        ("increase", json!({"amountA": "1"})),
+        ("collect", json!({"deadlineSeconds": 59})),
+        ("collect", json!({"extra": true})),
+    ] {
+        let reply = post(&client, &format!("/positions/{id}/{action}"), &bad).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{action} {bad}");
+    }
+    let other = TestClient::in_process(&app, Some("mallory"));
+    let reply = post(&other, &format!("/positions/{id}/collect"), &json!({})).await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND, "{}", reply.text());
+    assert_eq!(client.get(id).await.json, before, "nothing changed");
+}
