@@ -62,6 +62,7 @@ pub fn event_manifest() -> EventManifest {
         slippage_bps: 50,
         transactions: Vec::new(),
         hash: None,
+        moved: None,
     }));
     let challenge = &manifest["walletChallenge"];
     let text = |name: &str| challenge[name].as_str().unwrap().to_string();

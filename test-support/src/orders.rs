@@ -24,6 +24,7 @@ fn order(kind: OrderKind) -> ChainOrder {
         slippage_bps: 50,
         transactions: Vec::new(),
         hash: None,
+        moved: None,
     }
 }
 
@@ -48,6 +49,8 @@ fn holding(token: &str, height: u64) -> WalletHolding {
         close_reason: None,
         read_error: None,
         history: None,
+        moved_from: None,
+        moved_to: None,
     }
 }
 

@@ -173,6 +173,8 @@ fn holding(pool: &Pool, i: usize) -> WalletHolding {
             last_time: Some(1_794_500_000),
             ..HistorySummary::default()
         }),
+        moved_from: None,
+        moved_to: None,
     }
 }
 

@@ -66,6 +66,8 @@ pub async fn record(
                     liquidity: found.liquidity,
                     holding: Some(Box::new(WalletHolding {
                         first_value_usd: before.first_value_usd.clone(),
+                        moved_from: before.moved_from.clone(),
+                        moved_to: before.moved_to.clone(),
                         ..holding
                     })),
                     ..previous.clone()
@@ -220,6 +222,8 @@ async fn moved(
         liquidity: found.liquidity,
         holding: Some(Box::new(WalletHolding {
             first_value_usd: before.first_value_usd.clone(),
+            moved_from: before.moved_from.clone(),
+            moved_to: before.moved_to.clone(),
             ..now.clone()
         })),
         ..previous.clone()

@@ -116,7 +116,15 @@ pub struct Withdraw {
 /// `multicall([decreaseLiquidity((tokenId, liquidity, amount0Min, amount1Min, deadline)),
 /// collect((tokenId, recipient, 2^128-1, 2^128-1))])`: one transaction empties the position.
 pub fn withdraw(w: &Withdraw) -> Result<Vec<u8>, CalldataError> {
-    let decrease = call(
+    Ok(multicall(&[
+        decrease(w),
+        collect(w.token_id, &w.recipient)?,
+    ]))
+}
+
+/// `decreaseLiquidity((tokenId, liquidity, amount0Min, amount1Min, deadline))`.
+fn decrease(w: &Withdraw) -> Vec<u8> {
+    call(
         "decreaseLiquidity((uint256,uint128,uint256,uint256,uint256))",
         &[
             uint(w.token_id),
@@ -125,8 +133,15 @@ pub fn withdraw(w: &Withdraw) -> Result<Vec<u8>, CalldataError> {
             uint(w.minimums[1]),
             small(w.deadline),
         ],
-    );
-    Ok(multicall(&[decrease, collect(w.token_id, &w.recipient)?]))
+    )
+}
+
+/// A range move in one transaction: `multicall([decreaseLiquidity(all of the old position),
+/// collect(to the wallet), mint(the new range)])`; the mint pulls its tokens from the wallet
+/// the collect has just paid.
+pub fn rebalance(w: &Withdraw, new: &MintParams) -> Result<Vec<u8>, CalldataError> {
+    let collect = collect(w.token_id, &w.recipient)?;
+    Ok(multicall(&[decrease(w), collect, mint(new)?]))
 }
 
 /// `collect((tokenId, recipient, 2^128-1, 2^128-1))`: everything owed paid to `recipient`.

@@ -139,6 +139,8 @@ pub fn holding_of(
         close_reason: (found.liquidity == 0).then(|| WITHDRAWN.to_string()),
         read_error: None,
         history: None,
+        moved_from: None,
+        moved_to: None,
     }
 }
 
@@ -451,6 +453,12 @@ pub fn holding_view(
         closed_at: frozen.map(|c| format_time(&c.closed_at)),
         closing: order.and_then(closing_view),
         action: order.and_then(action_view),
+        moved_from: holding.moved_from.clone(),
+        moved_to: holding.moved_to.clone().or_else(|| {
+            order
+                .filter(|o| o.kind == OrderKind::Rebalance)
+                .and_then(|o| o.moved.clone())
+        }),
         transactions: order
             .filter(|o| o.kind != OrderKind::Open)
             .map(|o| o.transactions.clone()),

@@ -99,6 +99,7 @@ named_enum!(
         Collect => "collect",
         Increase => "increase",
         Decrease => "decrease",
+        Rebalance => "rebalance",
     }
 );
 
@@ -238,6 +239,10 @@ pub struct ChainOrder {
     /// The hash the client reported for the mint or withdraw (the latest one: wallets replace
     /// transactions to speed them up).
     pub hash: Option<String>,
+    /// A move of the range (decision 56): on the moved position's order, the id of the
+    /// position its mint opens; on that new position's open, the moved one's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved: Option<String>,
 }
 
 /// A wallet position's identity on its chain and the figures of its last read, which reads
@@ -275,6 +280,11 @@ pub struct WalletHolding {
     /// EVM: its events summed for its holder (`domain::history`), once read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<HistorySummary>,
+    /// The position whose range move opened this one, and the one this one's move opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved_from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved_to: Option<String>,
 }
 
 impl WalletHolding {
@@ -430,6 +440,9 @@ pub struct OrderView {
     /// What to sign and send, in order: shown until the position settles.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transactions: Option<Vec<TransactionRequest>>,
+    /// The position whose range move this open is (its mint in that position's `multicall`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_from: Option<String>,
 }
 
 /// A close requested through the API for the owner's wallet to sign, not yet confirmed.
@@ -547,6 +560,12 @@ pub struct WalletPositionView {
     /// An action requested through the API, waiting for the chain (one at a time).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<ActionView>,
+    /// The position whose range move opened this one; the one this one's move opens (set when
+    /// the move is asked; it closes `moved` once confirmed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_from: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_to: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transactions: Option<Vec<TransactionRequest>>,
 }

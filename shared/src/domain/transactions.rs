@@ -40,6 +40,14 @@ pub struct ExpectedAmounts {
     pub principal: Option<AmountPair>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fees: Option<AmountPair>,
+    /// A range move's: what its withdrawal paid out, what the new range's mint took, and what
+    /// stays in the wallet (also `tokenA`/`tokenB`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withdrawn: Option<AmountPair>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deposited: Option<AmountPair>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leftover: Option<AmountPair>,
 }
 
 /// Two token amounts in the API's orientation: whole tokens, exact.

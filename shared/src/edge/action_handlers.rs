@@ -1,5 +1,6 @@
 //! The actions on an open wallet position (README decision 56): `POST /positions/{id}/collect`,
-//! `/increase` and `/decrease`. Each is built at the pool's fresh state for the position's
+//! `/increase`, `/decrease` and `/rebalance` (a move of the range, which also opens the new
+//! position, pending until its mint is confirmed). Each is built at the pool's fresh state for the position's
 //! wallet, run on the chain before it is answered (decision 55), stored as the position's order
 //! and followed as a close is: `POST /positions/{id}/transactions`, then the sync. One
 //! transaction at a time per position: another one waiting is 409.
@@ -9,11 +10,14 @@ use crate::application::ports::StoreError;
 use crate::domain::catalog::Catalog;
 use crate::domain::history::units;
 use crate::domain::holdings::entry;
-use crate::domain::model::{Chain, OrderKind, Position, Source, Status};
+use crate::domain::lifecycle::unfunded_close;
+use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, Source, Status};
 use crate::domain::orders::actions::{
-    collect_transaction, decrease_transaction, increase_transactions, share_of,
+    collect_transaction, decrease_transaction, increase_transactions, move_funds,
+    rebalance_transactions, share_of, Move,
 };
 use crate::domain::orders::build::protocol_tokens;
+use crate::domain::orders::settle::CANCELLED;
 use crate::domain::orders::{plan_mint, OrderTerms};
 use crate::domain::valuation::{TokenPair, ValuationError};
 use crate::edge::caller::{json_body, own_position, owner};
@@ -23,11 +27,13 @@ use crate::edge::idempotency::{guarded, Claim};
 use crate::edge::order_handlers::{
     answer, close_on_chain, fresh_state, order_chain, simulated, venue_of, waiting_order,
 };
-use crate::edge::validation::{integer, json_object, parse_amount, OrderLimits};
+use crate::edge::validation::{integer, json_object, parse_amount, price, OrderLimits};
+use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use lambda_http::http::StatusCode;
 use lambda_http::{Body, Request, Response};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 type Reply = Result<Response<Body>, ApiError>;
 
@@ -43,6 +49,21 @@ enum Asked {
         percent: u8,
         limits: OrderLimits,
     },
+    Rebalance {
+        prices: (BigDecimal, BigDecimal),
+        limits: OrderLimits,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RebalanceBody {
+    price_lower: Box<RawValue>,
+    price_upper: Box<RawValue>,
+    #[serde(default, deserialize_with = "integer")]
+    slippage_bps: Option<i64>,
+    #[serde(default, deserialize_with = "integer")]
+    deadline_seconds: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -92,6 +113,17 @@ impl Asked {
                     limits: OrderLimits::from_fields(body.slippage_bps, body.deadline_seconds)?,
                 })
             }
+            OrderKind::Rebalance => {
+                let body: RebalanceBody = json_object(json_body(request)?)?;
+                let (a, b) = (
+                    price(&body.price_lower, "priceLower")?,
+                    price(&body.price_upper, "priceUpper")?,
+                );
+                Ok(Asked::Rebalance {
+                    prices: if a <= b { (a, b) } else { (b, a) },
+                    limits: OrderLimits::from_fields(body.slippage_bps, body.deadline_seconds)?,
+                })
+            }
             _ if body.iter().all(u8::is_ascii_whitespace) => {
                 Ok(Asked::Collect(OrderLimits::parse_close(b"")?))
             }
@@ -105,7 +137,8 @@ impl Asked {
         match self {
             Asked::Collect(limits)
             | Asked::Increase { limits, .. }
-            | Asked::Decrease { limits, .. } => *limits,
+            | Asked::Decrease { limits, .. }
+            | Asked::Rebalance { limits, .. } => *limits,
         }
     }
 }
@@ -123,6 +156,11 @@ pub async fn increase(app: &App, request: &Request) -> Reply {
 /// `POST /positions/{id}/decrease` `{percent, slippageBps?, deadlineSeconds?}`; 100 is the close.
 pub async fn decrease(app: &App, request: &Request) -> Reply {
     act(app, request, OrderKind::Decrease).await
+}
+
+/// `POST /positions/{id}/rebalance` `{priceLower, priceUpper, slippageBps?, deadlineSeconds?}`.
+pub async fn rebalance(app: &App, request: &Request) -> Reply {
+    act(app, request, OrderKind::Rebalance).await
 }
 
 async fn act(app: &App, request: &Request, kind: OrderKind) -> Reply {
@@ -223,6 +261,26 @@ async fn act_once(
         .as_ref()
         .filter(|h| h.complete)
         .map(|h| units(&h.uncollected_principal));
+    let plan_at = |ticks: (i32, i32), offered: TokenPair| {
+        plan_mint(pool, ticks, offered, limits.slippage_bps).map_err(|e| match e {
+            ValuationError::Rejected(message) => ApiError::Conflict(message),
+            other => other.into(),
+        })
+    };
+    let allowances = || async {
+        let tokens = protocol_tokens(pool).map(|t| t.address.as_str());
+        chain
+            .allowances(pool.chain, state, &holding.wallet, &venue.manager, tokens)
+            .await
+            .map_err(|e| {
+                ApiError::MarketStale(format!(
+                    "the wallet's allowances cannot be read from {} ({e}): retry",
+                    pool.chain
+                ))
+            })
+    };
+    // A range move also opens a position: pending until its mint is confirmed.
+    let mut opening: Option<Position> = None;
     let (kind, transactions) = match asked {
         Asked::Collect(_) => (
             OrderKind::Collect,
@@ -241,22 +299,8 @@ async fn act_once(
                     "amountA or amountB must be above zero",
                 ));
             }
-            let plan =
-                plan_mint(pool, ticks, offered, limits.slippage_bps).map_err(|e| match e {
-                    ValuationError::Rejected(message) => ApiError::Conflict(message),
-                    other => other.into(),
-                })?;
-            let tokens = protocol_tokens(pool).map(|t| t.address.as_str());
-            let allowances = chain
-                .allowances(pool.chain, state, &holding.wallet, &venue.manager, tokens)
-                .await
-                .map_err(|e| {
-                    ApiError::MarketStale(format!(
-                        "the wallet's allowances cannot be read from {} ({e}): retry",
-                        pool.chain
-                    ))
-                })?;
-            let built = increase_transactions(pool, &terms, token, &plan, allowances)
+            let plan = plan_at(ticks, offered)?;
+            let built = increase_transactions(pool, &terms, token, &plan, allowances().await?)
                 .map_err(ApiError::internal)?;
             (OrderKind::Increase, built)
         }
@@ -272,10 +316,71 @@ async fn act_once(
                 .map_err(ApiError::internal)?;
             (OrderKind::Decrease, vec![built])
         }
+        Asked::Rebalance {
+            prices: (lower, upper),
+            ..
+        } => {
+            if ![lower, upper].into_iter().all(|p| pool.price_in_bounds(p)) {
+                let (low, high) = pool.price_bounds();
+                return Err(ApiError::bad_request(format!(
+                    "priceLower and priceUpper must lie between {low:e} and {high:e} on this pool"
+                )));
+            }
+            let to = pool.snap_range(lower, upper)?;
+            if to == ticks {
+                return Err(ApiError::Conflict(
+                    "the new range is the position's own: nothing to move".into(),
+                ));
+            }
+            let owed = holding.fees.clone().map(|f| f.parse().unwrap_or_default());
+            let funds = move_funds(pool, ticks, position.liquidity, owed)?;
+            let plan = plan_at(to, funds)?;
+            let moving = Move {
+                token_id: token,
+                from: ticks,
+                liquidity: position.liquidity,
+                to,
+                plan: &plan,
+            };
+            let built = rebalance_transactions(pool, &terms, &moving, allowances().await?)
+                .map_err(ApiError::internal)?;
+            let id = ulid::Ulid::from_datetime(terms.now.into()).to_string();
+            let new = Position {
+                id,
+                status: Status::Pending,
+                tick_lower: to.0,
+                tick_upper: to.1,
+                liquidity: plan.liquidity,
+                cost_basis_usd: pool.value_of(&plan.deposit),
+                deposit: Some(plan.deposit),
+                fee_checkpoint: None,
+                closing: None,
+                created_at: terms.now,
+                holding: None,
+                order: None,
+                ..position.clone()
+            };
+            opening = Some(new);
+            (OrderKind::Rebalance, built)
+        }
     };
     let transactions = simulated(chain, pool, transactions, principal_owed).await?;
+    let mut order = terms.order(kind, transactions.clone());
+    if let Some(new) = &opening {
+        // The new position first: a move whose old side cannot then be stored cancels it.
+        let open = ChainOrder {
+            moved: Some(position.id.clone()),
+            ..terms.order(OrderKind::Open, transactions)
+        };
+        let pending = Position {
+            order: Some(Box::new(open)),
+            ..new.clone()
+        };
+        app.store.insert(&pending).await?;
+        order.moved = Some(new.id.clone());
+    }
     let ordered = Position {
-        order: Some(Box::new(terms.order(kind, transactions))),
+        order: Some(Box::new(order)),
         ..position.clone()
     };
     match app
@@ -283,7 +388,16 @@ async fn act_once(
         .set_order(&ordered, position.order.as_deref())
         .await
     {
-        Err(StoreError::Conflict) => return Ok(None),
+        Err(StoreError::Conflict) => {
+            if let Some(new) = &opening {
+                let cancelled = unfunded_close(pool, CANCELLED.to_string(), now);
+                let _ = app
+                    .store
+                    .close(&new.owner, &new.id, Status::Pending, &cancelled)
+                    .await;
+            }
+            return Ok(None);
+        }
         result => result?,
     }
     let response = json_response(StatusCode::OK, &entry(&ordered, catalog, now)?);

@@ -298,6 +298,33 @@ pub async fn close_on_chain(
     Ok(Some(response))
 }
 
+/// Records `hash` on the order of the position `id` too (the other side of a range move), if
+/// it waits for one; a failure is logged: the sync's wallet read settles it without a hash.
+async fn echo_hash(app: &App, owner: &str, id: &str, hash: &str) {
+    let recorded = async {
+        let Some(other) = app.store.get(owner, id).await? else {
+            return Ok(());
+        };
+        let Some(order) = other.order.as_deref() else {
+            return Ok(());
+        };
+        if order.hash.as_deref() == Some(hash) {
+            return Ok(());
+        }
+        let reported = Position {
+            order: Some(Box::new(ChainOrder {
+                hash: Some(hash.to_string()),
+                ..order.clone()
+            })),
+            ..other.clone()
+        };
+        app.store.set_order(&reported, Some(order)).await
+    };
+    if let Err(e) = recorded.await {
+        tracing::warn!(position = %id, cause = %e, "the hash was not recorded on the moved position's other side");
+    }
+}
+
 /// `POST /positions/{id}/transactions`: records the hash of the mint or withdraw the wallet
 /// sent (a later hash replaces it: wallets replace transactions to speed them up); 202.
 pub async fn report_transaction(app: &App, request: &Request) -> Reply {
@@ -330,6 +357,10 @@ async fn report(app: &App, request: &Request, claim: Option<Claim>) -> Reply {
             match app.store.set_order(&reported, Some(order)).await {
                 Err(StoreError::Conflict) => continue,
                 result => result?,
+            }
+            // A range move's one transaction is also the new position's mint.
+            if let Some(other) = &order.moved {
+                echo_hash(app, &position.owner, other, &hash).await;
             }
         }
         let now = app.clock.now();

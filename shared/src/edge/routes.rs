@@ -30,6 +30,8 @@ pub enum Endpoint {
     IncreaseLiquidity,
     /// `POST /positions/{id}/decrease`: a share of a wallet position's liquidity taken out.
     DecreaseLiquidity,
+    /// `POST /positions/{id}/rebalance`: a wallet position's liquidity moved to a new range.
+    RebalancePosition,
     /// `POST /positions/{id}/transactions`: the hash of the transaction a wallet sent for a
     /// position's on-chain open or close.
     ReportTransaction,
@@ -50,7 +52,7 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 17] = [
+    pub const ALL: [Endpoint; 18] = [
         Endpoint::ListPositions,
         Endpoint::GetPosition,
         Endpoint::PositionHistory,
@@ -59,6 +61,7 @@ impl Endpoint {
         Endpoint::CollectFees,
         Endpoint::IncreaseLiquidity,
         Endpoint::DecreaseLiquidity,
+        Endpoint::RebalancePosition,
         Endpoint::ReportTransaction,
         Endpoint::GetPortfolio,
         Endpoint::ListPools,
@@ -81,6 +84,7 @@ impl Endpoint {
             Endpoint::CollectFees => "collect-fees",
             Endpoint::IncreaseLiquidity => "increase-liquidity",
             Endpoint::DecreaseLiquidity => "decrease-liquidity",
+            Endpoint::RebalancePosition => "rebalance-position",
             Endpoint::ReportTransaction => "report-transaction",
             Endpoint::GetPortfolio => "get-portfolio",
             Endpoint::ListPools => "list-pools",
@@ -101,6 +105,7 @@ impl Endpoint {
             | Endpoint::CollectFees
             | Endpoint::IncreaseLiquidity
             | Endpoint::DecreaseLiquidity
+            | Endpoint::RebalancePosition
             | Endpoint::ReportTransaction
             | Endpoint::SyncMarkets
             | Endpoint::CreateWalletChallenge
@@ -121,6 +126,7 @@ impl Endpoint {
             Endpoint::CollectFees => "/positions/{id}/collect",
             Endpoint::IncreaseLiquidity => "/positions/{id}/increase",
             Endpoint::DecreaseLiquidity => "/positions/{id}/decrease",
+            Endpoint::RebalancePosition => "/positions/{id}/rebalance",
             Endpoint::ReportTransaction => "/positions/{id}/transactions",
             Endpoint::GetPortfolio => "/portfolio",
             Endpoint::ListPools => "/pools",
@@ -166,6 +172,7 @@ impl Endpoint {
             Endpoint::CollectFees => actions::collect(app, &request).await,
             Endpoint::IncreaseLiquidity => actions::increase(app, &request).await,
             Endpoint::DecreaseLiquidity => actions::decrease(app, &request).await,
+            Endpoint::RebalancePosition => actions::rebalance(app, &request).await,
             Endpoint::ReportTransaction => orders::report_transaction(app, &request).await,
             Endpoint::GetPortfolio => handlers::get_portfolio(app, &request).await,
             Endpoint::ListPools => handlers::list_pools(app, &request).await,

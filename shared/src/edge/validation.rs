@@ -312,7 +312,7 @@ fn without_position(error: &serde_json::Error) -> String {
 
 /// A positive JSON number, kept as its exact decimal. Numbers a double cannot hold (below about
 /// 5e-324 or above about 1.8e308) are outside any pool's prices and refused as such.
-fn price(raw: &RawValue, name: &str) -> Result<BigDecimal, ApiError> {
+pub(crate) fn price(raw: &RawValue, name: &str) -> Result<BigDecimal, ApiError> {
     let text = raw.get();
     let invalid = || ApiError::bad_request(format!("{name} must be a positive number"));
     let is_number = text.starts_with(|c: char| c == '-' || c.is_ascii_digit());

@@ -108,6 +108,8 @@ fn wallet_position(devnet: &Devnet, wallet: &str, token: &str) -> Position {
         close_reason: None,
         read_error: None,
         history: None,
+        moved_from: None,
+        moved_to: None,
     }));
     position
 }

@@ -79,6 +79,7 @@ fn every_endpoint_has_its_function_crate_and_sample_events() {
             Endpoint::CollectFees,
             Endpoint::IncreaseLiquidity,
             Endpoint::DecreaseLiquidity,
+            Endpoint::RebalancePosition,
         ];
         let answers = if endpoint == Endpoint::RouteFallback {
             [404, 405].iter().all(|s| statuses.contains(s))

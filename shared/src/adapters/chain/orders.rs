@@ -21,6 +21,7 @@ use crate::domain::lifecycle::unfunded_close;
 use crate::domain::market::Confirmations;
 use crate::domain::market::{OrdersSettled, PoolState};
 use crate::domain::math::U256;
+use crate::domain::model::WalletHolding;
 use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, Status, TransactionRequest};
 use crate::domain::orders::build::protocol_tokens;
 use crate::domain::orders::settle::{
@@ -228,6 +229,37 @@ impl ChainOrders {
     }
 }
 
+/// A confirmed range move names, on the position it closed, the one its mint opened: a second
+/// write after the close (whose own transaction keeps the holding as the last read left it);
+/// if it fails, the move is still told by the new position's `movedFrom`.
+async fn name_the_move(store: &dyn PositionStore, position: &Position, order: &ChainOrder) {
+    let Some(to) = order
+        .moved
+        .as_ref()
+        .filter(|_| order.kind == OrderKind::Rebalance)
+    else {
+        return;
+    };
+    let named = async {
+        let closed = store
+            .get(&position.owner, &position.id)
+            .await?
+            .ok_or(StoreError::Conflict)?;
+        let holding = closed.holding.as_deref().map(|h| WalletHolding {
+            moved_to: Some(to.clone()),
+            ..h.clone()
+        });
+        let named = Position {
+            holding: holding.map(Box::new),
+            ..closed.clone()
+        };
+        store.update_holding(&named, &closed).await
+    };
+    if let Err(e) = named.await {
+        tracing::warn!(position = %position.id, cause = %e, "the moved position does not name its new one");
+    }
+}
+
 /// Whether the minted token is the open's: the pool's tokens and fee, the position's ticks, as
 /// the position manager's `positions` answers at the mint's block, and a receipt the token's
 /// own liquidity bears out (`trust::plausible_mint`: a node cannot inflate what was deposited).
@@ -289,7 +321,7 @@ fn judge(
                 tracing::warn!(position = %position.id, "the reported transaction did not touch the position");
                 mined_ok = false;
             }
-            (true, true, OrderKind::Close) => {
+            (true, true, OrderKind::Close | OrderKind::Rebalance) => {
                 let token = position.holding.as_ref().and_then(|h| h.token.parse().ok());
                 let paid = token.and_then(|t| withdrawn_in(&logs, &order.manager, t));
                 match (paid, times.get(&block)) {
@@ -338,7 +370,11 @@ async fn apply(
         }
         (Outcome::Withdrawn(withdrawal), _) => {
             let closing = withdrawn(position, pool, withdrawal);
-            store.close(owner, id, Status::Active, &closing).await
+            let closed = store.close(owner, id, Status::Active, &closing).await;
+            if closed.is_ok() {
+                name_the_move(store, position, order).await;
+            }
+            closed
         }
         (Outcome::Reverted, OrderKind::Open) => {
             store
@@ -458,7 +494,7 @@ impl ChainOrders {
             let Some(order) = position
                 .order
                 .as_deref()
-                .filter(|o| o.kind == OrderKind::Close)
+                .filter(|o| matches!(o.kind, OrderKind::Close | OrderKind::Rebalance))
             else {
                 continue;
             };
@@ -480,7 +516,11 @@ impl ChainOrders {
                     let closing = withdrawn(position, pool, &withdrawal);
                     let (owner, id) = (&position.owner, &position.id);
                     match store.close(owner, id, Status::Active, &closing).await {
-                        Ok(()) | Err(StoreError::Conflict) => true,
+                        Ok(()) => {
+                            name_the_move(store, position, order).await;
+                            true
+                        }
+                        Err(StoreError::Conflict) => true,
                         Err(e) => return Err(e.to_string()),
                     }
                 }

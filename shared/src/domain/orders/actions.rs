@@ -4,11 +4,15 @@
 //! call for and the SDK's minimums for an existing token id), and a `decreaseLiquidity` of a
 //! share of the liquidity with everything owed collected in the same `multicall`.
 
-use super::build::{approvals, request, withdraw_transaction, MintPlan, OrderTerms, WithdrawError};
-use crate::domain::calldata::{self, Increase};
+use super::build::{
+    approvals, protocol_tokens, request, withdraw_transaction, MintPlan, OrderTerms, WithdrawError,
+};
+use super::slippage::burn_minimums;
+use crate::domain::calldata::{self, Increase, MintParams, Withdraw};
 use crate::domain::catalog::Pool;
-use crate::domain::math::U256;
-use crate::domain::model::TransactionRequest;
+use crate::domain::math::{Amounts, U256};
+use crate::domain::model::{TokenPair, TransactionRequest};
+use crate::domain::valuation::ValuationError;
 
 fn token_id_of(token_id: &str) -> Result<U256, WithdrawError> {
     token_id.parse().map_err(|_| WithdrawError::TokenId)
@@ -71,6 +75,79 @@ pub fn decrease_transaction(
         kind: "decrease".into(),
         ..withdraw
     })
+}
+
+/// What a range move's withdrawal pays at the pool's state, at least: the liquidity's
+/// principal (rounded down, as a burn pays) and what the last read found owed (`owed`,
+/// protocol order: fees and uncollected principal, which only grow until the move). The new
+/// range is sized from it.
+pub fn move_funds(
+    pool: &Pool,
+    (tick_lower, tick_upper): (i32, i32),
+    liquidity: u128,
+    owed: [U256; 2],
+) -> Result<TokenPair, ValuationError> {
+    let principal = pool.withdrawal(tick_lower, tick_upper, liquidity)?;
+    let owed = pool.to_api_order(Amounts {
+        amount0: owed[0],
+        amount1: owed[1],
+    });
+    Ok(TokenPair {
+        a: principal.a.saturating_add(owed.a),
+        b: principal.b.saturating_add(owed.b),
+    })
+}
+
+/// The old and the new range of a move, and the liquidity it takes out.
+pub struct Move<'a> {
+    pub token_id: &'a str,
+    pub from: (i32, i32),
+    pub liquidity: u128,
+    pub to: (i32, i32),
+    pub plan: &'a MintPlan,
+}
+
+/// The approvals the new range's mint calls for (it pulls its tokens from the wallet), then
+/// one `multicall([decreaseLiquidity(all, the SDK's burn minimums), collect(wallet, max, max),
+/// mint(the new range, the plan's amounts and minimums, to the wallet)])`.
+pub fn rebalance_transactions(
+    pool: &Pool,
+    terms: &OrderTerms<'_>,
+    moving: &Move<'_>,
+    allowances: [U256; 2],
+) -> Result<Vec<TransactionRequest>, WithdrawError> {
+    let (venue, wallet) = (terms.venue, terms.wallet);
+    let plan = moving.plan;
+    let mut transactions = approvals(pool, venue, wallet, plan.desired, allowances)?;
+    let withdraw = Withdraw {
+        token_id: token_id_of(moving.token_id)?,
+        liquidity: moving.liquidity,
+        minimums: burn_minimums(
+            pool.sqrt_price,
+            moving.from,
+            moving.liquidity,
+            terms.slippage_bps,
+        )?,
+        deadline: terms.deadline(),
+        recipient: wallet.into(),
+    };
+    let [token0, token1] = protocol_tokens(pool);
+    let mint = MintParams {
+        token0: token0.address.clone(),
+        token1: token1.address.clone(),
+        fee: pool.fee_tier,
+        tick_lower: moving.to.0,
+        tick_upper: moving.to.1,
+        amount0_desired: plan.desired[0],
+        amount1_desired: plan.desired[1],
+        amount0_min: plan.minimums[0],
+        amount1_min: plan.minimums[1],
+        recipient: wallet.into(),
+        deadline: terms.deadline(),
+    };
+    let data = calldata::rebalance(&withdraw, &mint)?;
+    transactions.push(request("rebalance", venue, wallet, &venue.manager, &data));
+    Ok(transactions)
 }
 
 #[cfg(test)]

@@ -197,6 +197,7 @@ impl OrderTerms<'_> {
             slippage_bps: self.slippage_bps,
             transactions,
             hash: None,
+            moved: None,
         }
     }
 

@@ -7,7 +7,9 @@ use super::build::protocol_tokens;
 use crate::domain::catalog::Pool;
 use crate::domain::lifecycle::frozen_close;
 use crate::domain::math::{Amounts, U256};
-use crate::domain::model::{ChainOrder, Closing, HeldToken, Position, Status, WalletHolding};
+use crate::domain::model::{
+    ChainOrder, Closing, HeldToken, OrderKind, Position, Status, WalletHolding,
+};
 use crate::domain::valuation::ValuationError;
 use chrono::{DateTime, Utc};
 
@@ -16,6 +18,8 @@ pub const EXPIRED: &str = "expired: not mined before its deadline";
 pub const CANCELLED: &str = "cancelled by its owner before it was confirmed";
 /// A close requested through the API, confirmed (the same word as a wallet's own withdraw).
 pub const WITHDRAWN: &str = "withdrawn";
+/// A position whose range move (decision 56) was confirmed: its liquidity went to a new one.
+pub const MOVED: &str = "moved";
 
 /// A mint as the position manager's events tell it: `Transfer(0 → wallet, tokenId)` and
 /// `IncreaseLiquidity(tokenId, liquidity, amount0, amount1)`.
@@ -68,6 +72,8 @@ pub fn holding_at_pool(
         close_reason: None,
         read_error: None,
         history: None,
+        moved_from: None,
+        moved_to: None,
     })
 }
 
@@ -93,6 +99,7 @@ pub fn opened(
         fee_checkpoint: None,
         holding: Some(Box::new(WalletHolding {
             first_value_usd: priced.then(|| cost_basis.to_plain_string()),
+            moved_from: pending.order.as_ref().and_then(|o| o.moved.clone()),
             ..holding
         })),
         cost_basis_usd: cost_basis,
@@ -102,7 +109,8 @@ pub fn opened(
 }
 
 /// What a confirmed withdraw of `position` paid, frozen at the pool's USD prices: principal
-/// from `DecreaseLiquidity`, fees what `Collect` paid beyond it.
+/// from `DecreaseLiquidity`, fees what `Collect` paid beyond it; `moved` where the withdraw
+/// was the position's range move.
 pub fn withdrawn(position: &Position, pool: &Pool, withdrawal: &Withdrawal) -> Closing {
     let [p0, p1] = withdrawal.principal;
     let [c0, c1] = withdrawal.collected;
@@ -119,6 +127,12 @@ pub fn withdrawn(position: &Position, pool: &Pool, withdrawal: &Withdrawal) -> C
         position,
         (principal, fees),
         withdrawal.time,
-        Some(WITHDRAWN.to_string()),
+        Some(
+            match position.order.as_deref().map(|o| o.kind) {
+                Some(OrderKind::Rebalance) => MOVED,
+                _ => WITHDRAWN,
+            }
+            .to_string(),
+        ),
     )
 }

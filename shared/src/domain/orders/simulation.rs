@@ -146,7 +146,8 @@ pub fn explained(reason: &str) -> String {
 /// The amounts (token0, token1) a run of `kind` moved, from its return data: a mint's
 /// `(tokenId, liquidity, amount0, amount1)`, an increase's `(liquidity, amount0, amount1)`, a
 /// collect's `(amount0, amount1)`, a withdraw's or decrease's `multicall` answer whose second
-/// element is the `collect`'s `(amount0, amount1)`; `None` for an approval.
+/// element is the `collect`'s `(amount0, amount1)`, a range move's leftover (what its collect
+/// paid beyond what its mint took); `None` for an approval.
 pub fn moved(kind: &str, returned: &[u8]) -> Result<Option<[U256; 2]>, String> {
     let bad = || format!("the {kind}'s simulation answered data that is not the manager's");
     match kind {
@@ -161,26 +162,47 @@ pub fn moved(kind: &str, returned: &[u8]) -> Result<Option<[U256; 2]>, String> {
         "collect" if returned.len() == 64 => Ok(Some(
             [word(returned, 0), word(returned, 32)].map(Option::unwrap),
         )),
-        "withdraw" | "decrease" => {
-            let collect = (|| {
-                let array = small_word(returned, 0)?;
-                let count = small_word(returned, array)?;
-                if count != 2 {
-                    return None;
-                }
-                let elements = array + 32;
-                let offset = small_word(returned, elements + 32)?;
-                let start = elements.checked_add(offset)?;
-                let len = small_word(returned, start)?;
-                let bytes = returned.get(start + 32..(start + 32).checked_add(len)?)?;
-                (len == 64).then(|| [word(bytes, 0), word(bytes, 32)])
-            })();
-            match collect {
-                Some([Some(a0), Some(a1)]) => Ok(Some([a0, a1])),
-                _ => Err(bad()),
-            }
+        "withdraw" | "decrease" => match multicall_answers(returned).as_deref() {
+            Some([_, collect]) => two_words(collect).map(Some).ok_or_else(bad),
+            _ => Err(bad()),
+        },
+        "rebalance" => {
+            let (withdrawn, deposited) = rebalance_parts(returned).ok_or_else(bad)?;
+            Ok(Some(
+                [0, 1].map(|t| withdrawn[t].saturating_sub(deposited[t])),
+            ))
         }
         _ => Err(bad()),
+    }
+}
+
+/// The `bytes[]` a `multicall` answered, each element's bytes.
+fn multicall_answers(returned: &[u8]) -> Option<Vec<&[u8]>> {
+    let array = small_word(returned, 0)?;
+    let count = small_word(returned, array)?;
+    let elements = array.checked_add(32)?;
+    (0..count)
+        .map(|i| {
+            let offset = small_word(returned, elements.checked_add(32 * i)?)?;
+            let start = elements.checked_add(offset)?;
+            let len = small_word(returned, start)?;
+            returned.get(start + 32..(start + 32).checked_add(len)?)
+        })
+        .collect()
+}
+
+/// Two words as token amounts (a collect's or a decrease's answer).
+fn two_words(bytes: &[u8]) -> Option<[U256; 2]> {
+    (bytes.len() == 64).then(|| [0, 32].map(|at| U256::from_be_slice(&bytes[at..at + 32])))
+}
+
+/// A range move's answer: what its collect paid out and what its mint took (token0, token1).
+pub fn rebalance_parts(returned: &[u8]) -> Option<([U256; 2], [U256; 2])> {
+    match multicall_answers(returned)?.as_slice() {
+        [_, collect, mint] if mint.len() == 128 => {
+            Some((two_words(collect)?, two_words(&mint[64..])?))
+        }
+        _ => None,
     }
 }
 
@@ -214,11 +236,17 @@ pub fn annotate(
                 let AmountPair { token_a, token_b } = pair(paid);
                 let split = principal_owed.filter(|_| transaction.kind == "collect");
                 let principal = split.map(|owed| [0, 1].map(|t| paid[t].min(owed[t])));
+                let moved = (transaction.kind == "rebalance")
+                    .then(|| rebalance_parts(&run.returned))
+                    .flatten();
                 ExpectedAmounts {
                     token_a,
                     token_b,
                     principal: principal.map(pair),
                     fees: principal.map(|p| pair([0, 1].map(|t| paid[t] - p[t]))),
+                    withdrawn: moved.map(|(w, _)| pair(w)),
+                    deposited: moved.map(|(_, d)| pair(d)),
+                    leftover: moved.map(|_| pair(paid)),
                 }
             });
             let gas = run.gas.saturating_mul(100 + GAS_MARGIN_PERCENT) / 100;

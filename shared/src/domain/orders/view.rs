@@ -28,6 +28,7 @@ pub fn with_open_order(entry: PositionEntry, order: &ChainOrder, liquidity: u128
         expires_at: format_time(&order.expires_at),
         transaction_hash: order.hash.clone(),
         transactions: waiting.then(|| order.transactions.clone()),
+        moved_from: order.moved.clone(),
     });
     PositionEntry::Valued(view)
 }
@@ -46,7 +47,7 @@ pub fn closing_view(order: &ChainOrder) -> Option<ClosingView> {
 pub fn action_view(order: &ChainOrder) -> Option<ActionView> {
     matches!(
         order.kind,
-        OrderKind::Collect | OrderKind::Increase | OrderKind::Decrease
+        OrderKind::Collect | OrderKind::Increase | OrderKind::Decrease | OrderKind::Rebalance
     )
     .then(|| ActionView {
         kind: order.kind,

@@ -396,6 +396,8 @@ mod tests {
                 first_value_usd: None,
                 close_reason: Some("transferred".into()),
                 read_error: Some("token 42: decimals() reverted".into()),
+                moved_from: Some("01JD8Z6C6XK4W5S7R9T2V3M1QA".into()),
+                moved_to: None,
                 history: Some(crate::domain::history::HistorySummary {
                     complete: true,
                     through: 99,
@@ -430,9 +432,13 @@ mod tests {
                         token_b: "0".into(),
                         principal: None,
                         fees: None,
+                        withdrawn: None,
+                        deposited: None,
+                        leftover: None,
                     }),
                 }],
                 hash: Some(format!("0x{}", "ab".repeat(32))),
+                moved: Some("01JD8Z6C6XK4W5S7R9T2V3M1QB".into()),
             })),
             ..held
         };

@@ -1,0 +1,8 @@
+//! `rebalance-position`: moves a wallet position's liquidity to a new range in one transaction (README
+//! decision 56), behind API Gateway's JWT authorizer, on DynamoDB; the transactions are run on
+//! the chain before they are answered.
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), lambda_http::Error> {
+    shared::chain::lambda::serve_reading_chains(shared::Endpoint::RebalancePosition).await
+}
