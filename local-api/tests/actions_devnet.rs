@@ -279,9 +279,71 @@ async fn acts_on_a_wallet_position(store_args: &[&str]) {
     );
     assert!(world.get(&id).await.get("action").is_none());
 
-    // 5. 100 % is the close: the withdraw of everything.
+    // 5. Move the range: one multicall withdraws, collects and mints the new range from what
+    // the withdrawal paid; the old position closes "moved", the new one opens with "movedFrom".
     world.sync().await;
-    let all = world.act(&id, "decrease", json!({"percent": 100})).await;
+    let moved = world
+        .act(
+            &id,
+            "rebalance",
+            json!({"priceLower": 2000, "priceUpper": 4500}),
+        )
+        .await;
+    assert_eq!(moved.status, StatusCode::OK, "{}", moved.text());
+    let answer = moved.json;
+    let new_id = text(&answer["movedTo"]);
+    let pending = world.get(&new_id).await;
+    assert_eq!(pending["status"], "pending", "{pending}");
+    assert_eq!(pending["movedFrom"], id.as_str(), "{pending}");
+    let tx = answer["transactions"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(tx["kind"], "rebalance", "{answer}");
+    let mut last = String::new();
+    for t in answer["transactions"].as_array().unwrap() {
+        let (hash, receipt) = devnet.send(t).await;
+        assert_eq!(receipt["status"], "0x1", "{t}: {receipt}");
+        last = hash;
+    }
+    let path = format!("/positions/{id}/transactions");
+    let reply = post(&world.alice, &path, &json!({ "hash": last })).await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED, "{}", reply.text());
+    let report = world.sync().await;
+    assert_eq!(report["orders"]["opened"], 1, "{report}");
+    assert_eq!(report["orders"]["withdrawn"], 1, "{report}");
+    let events = devnet.run("events", &["--hash", &last]).await;
+    let expected = &tx["expected"];
+    assert_eq!(
+        protocol(devnet, &expected["withdrawn"]),
+        amounts(&event(&events, "Collect")["args"])
+    );
+    let minted = &event(&events, "IncreaseLiquidity")["args"];
+    assert_eq!(protocol(devnet, &expected["deposited"]), amounts(minted));
+    let old = world.get(&id).await;
+    assert_eq!(old["status"], "closed", "{old}");
+    assert_eq!(old["closeReason"], "moved", "{old}");
+    assert_eq!(old["movedTo"], new_id.as_str(), "{old}");
+    assert_eq!(text(&world.quote(&token).await["liquidity"]), "0");
+    let new = world.get(&new_id).await;
+    assert_eq!(new["status"], "active", "{new}");
+    assert_eq!(new["movedFrom"], id.as_str(), "{new}");
+    let new_token = text(&new["tokenId"]);
+    let quote = world.quote(&new_token).await;
+    assert_eq!(text(&quote["owner"]), world.wallet);
+    assert_eq!(new["liquidity"], quote["liquidity"], "{new}");
+    assert_eq!(text(&minted["liquidity"]), text(&quote["liquidity"]));
+    assert!(
+        new["tickLower"].as_i64() != old["tickLower"].as_i64(),
+        "{new}"
+    );
+
+    // 6. 100 % is the close: the withdraw of everything.
+    let all = world
+        .act(&new_id, "decrease", json!({"percent": 100}))
+        .await;
     assert_eq!(all.status, StatusCode::OK, "{}", all.text());
     assert_eq!(
         all.json["transactions"][0]["kind"], "withdraw",
