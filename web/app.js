@@ -202,6 +202,9 @@ function transactionTerms(t, p) {
     const pays = t.kind === "mint" || t.kind === "increase";
     parts.push(pays ? `pays ${moves}` : `receives ${moves}`);
     if (t.expected.fees) parts.push(`fees ${t.expected.fees.tokenA} + ${t.expected.fees.tokenB}`);
+    if (t.expected.deposited) {
+      parts.push(`moves ${t.expected.deposited.tokenA} ${p.tokenA.symbol} + ${t.expected.deposited.tokenB} ${p.tokenB.symbol} to the new range`);
+    }
   }
   return parts.length ? ` · ${parts.join(" · ")}` : "";
 }
@@ -210,6 +213,7 @@ const DETAIL_FIELDS = [
   ["id", "Id"], ["source", "Source"], ["status", "Status"], ["chain", "Chain"], ["protocol", "Protocol"],
   ["pool", "Pool"], ["wallet", "Wallet"], ["tokenId", "Token id"], ["positionMint", "Position mint"],
   ["liquidity", "Liquidity"], ["tickLower", "Lower tick"], ["tickUpper", "Upper tick"],
+  ["movedFrom", "Moved from"], ["movedTo", "Moved to"],
   ["priceLower", "Lower price", price], ["priceUpper", "Upper price", price],
   ["currentPrice", "Current price", price], ["inRange", "In range"], ["stale", "Stale"],
   ["valueUsd", "Value", usd], ["costBasisUsd", "Cost basis", usd], ["feesEarnedUsd", "Fees earned", usd],
@@ -264,7 +268,7 @@ function renderDetail(p) {
   // Actions act on an open EVM wallet position with nothing waiting for the chain.
   const actable = p.source === "wallet" && p.status === "active" && p.chain !== "solana";
   $("detail-act").hidden = !actable;
-  for (const b of ["act-collect", "act-increase", "act-decrease"]) $(b).disabled = Boolean(p.action || p.closing);
+  for (const b of ["act-collect", "act-increase", "act-decrease", "act-rebalance"]) $(b).disabled = Boolean(p.action || p.closing);
   $("act-confirm").hidden = !(p.action && p.transactions?.length && !p.action.transactionHash);
 }
 
@@ -275,7 +279,9 @@ async function askAction(kind) {
     clearError();
     const body = kind === "increase"
       ? { amountA: $("act-amount-a").value || "0", amountB: $("act-amount-b").value || "0" }
-      : kind === "decrease" ? { percent: Number($("act-percent").value) } : {};
+      : kind === "decrease" ? { percent: Number($("act-percent").value) }
+      : kind === "rebalance" ? { priceLower: Number($("act-lower").value), priceUpper: Number($("act-upper").value) }
+      : {};
     renderDetail(await state.api.post(`/positions/${state.detail.id}/${kind}`, body));
     $("detail-progress").textContent = "check the gas and amounts, then sign and send";
   } catch (e) {
@@ -496,6 +502,7 @@ $("close-position").addEventListener("click", closeDetail);
 $("act-collect").addEventListener("click", () => askAction("collect"));
 $("act-increase").addEventListener("click", () => askAction("increase"));
 $("act-decrease").addEventListener("click", () => askAction("decrease"));
+$("act-rebalance").addEventListener("click", () => askAction("rebalance"));
 $("act-confirm").addEventListener("click", confirmAction);
 $("open-pool").addEventListener("change", () => { $("open-lower").value = ""; $("open-upper").value = ""; choosePool(); });
 $("open-form").addEventListener("submit", openPosition);
