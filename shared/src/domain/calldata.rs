@@ -329,6 +329,45 @@ mod tests {
     }
 
     #[test]
+    fn a_move_is_one_multicall_of_decrease_collect_and_mint() {
+        let w = Withdraw {
+            token_id: U256::from(7u8),
+            liquidity: 1_000,
+            minimums: [U256::from(1u8), U256::from(2u8)],
+            deadline: 1_800_000_000,
+            recipient: WALLET.into(),
+        };
+        let new = MintParams {
+            token0: TOKEN0.into(),
+            token1: TOKEN1.into(),
+            fee: 500,
+            tick_lower: -60,
+            tick_upper: 120,
+            amount0_desired: U256::from(3u8),
+            amount1_desired: U256::from(4u8),
+            amount0_min: U256::ZERO,
+            amount1_min: U256::ZERO,
+            recipient: WALLET.into(),
+            deadline: 1_800_000_000,
+        };
+        let ours = rebalance(&w, &new).unwrap();
+        let decoded = multicallCall::abi_decode(&ours).unwrap();
+        let parts: Vec<Vec<u8>> = decoded.data.iter().map(|b| b.to_vec()).collect();
+        assert_eq!(
+            parts,
+            [
+                decrease(&w),
+                collect(w.token_id, WALLET).unwrap(),
+                mint(&new).unwrap()
+            ]
+        );
+        // The withdraw is the same multicall without the mint.
+        let withdrawn = multicallCall::abi_decode(&withdraw(&w).unwrap()).unwrap();
+        assert_eq!(withdrawn.data.len(), 2);
+        assert_eq!(withdrawn.data[0].to_vec(), parts[0]);
+    }
+
+    #[test]
     fn a_malformed_address_is_refused() {
         assert!(approve("0x1234", U256::ZERO).is_err());
         assert!(approve("not an address", U256::ZERO).is_err());

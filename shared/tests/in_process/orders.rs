@@ -340,6 +340,7 @@ async fn actions_refuse_what_they_cannot_act_on() {
         ("increase", json!({"amountA": "1", "amountB": "3000"})),
         ("decrease", json!({"percent": 50})),
         ("decrease", json!({"percent": 100})),
+        ("rebalance", json!({"priceLower": 2000, "priceUpper": 4000})),
     ] {
         let reply = post(&client, &format!("/positions/{id}/{action}"), &body).await;
         assert_eq!(
@@ -366,6 +367,12 @@ async fn actions_refuse_what_they_cannot_act_on() {
         ("increase", json!({"amountA": "1"})),
         ("collect", json!({"deadlineSeconds": 59})),
         ("collect", json!({"extra": true})),
+        ("rebalance", json!({"priceLower": 0, "priceUpper": 4000})),
+        (
+            "rebalance",
+            json!({"priceLower": "2000", "priceUpper": 4000}),
+        ),
+        ("rebalance", json!({"priceUpper": 4000})),
     ] {
         let reply = post(&client, &format!("/positions/{id}/{action}"), &bad).await;
         assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{action} {bad}");

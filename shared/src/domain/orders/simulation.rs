@@ -335,6 +335,15 @@ mod tests {
         multicall.truncate(9 * 32);
         assert!(moved("withdraw", &multicall).is_err());
         assert_eq!(moved("approve", &words(&[1])), Ok(None));
+        // rebalance: decrease (5, 6), collect (70, 80), mint (id, liquidity, 30, 80): the
+        // leftover is what the collect paid beyond what the mint took.
+        let rebalance = words(&[32, 3, 96, 192, 288, 64, 5, 6, 64, 70, 80, 128, 9, 1, 30, 80]);
+        let parts = rebalance_parts(&rebalance).unwrap();
+        assert_eq!(parts, ([70, 80].map(U256::from), [30, 80].map(U256::from)));
+        assert_eq!(
+            moved("rebalance", &rebalance),
+            Ok(Some([40, 0].map(U256::from)))
+        );
     }
 
     #[test]
