@@ -64,8 +64,10 @@ pub async fn record(
                     tick_lower: found.tick_lower,
                     tick_upper: found.tick_upper,
                     liquidity: found.liquidity,
+                    // Its history's sums stay until the history read that follows replaces them.
                     holding: Some(Box::new(WalletHolding {
                         first_value_usd: before.first_value_usd.clone(),
+                        history: before.history.clone(),
                         moved_from: before.moved_from.clone(),
                         moved_to: before.moved_to.clone(),
                         ..holding
@@ -220,8 +222,10 @@ async fn moved(
         tick_lower: found.tick_lower,
         tick_upper: found.tick_upper,
         liquidity: found.liquidity,
+        // Its figures stay its own until the history, read on for the new wallet, replaces them.
         holding: Some(Box::new(WalletHolding {
             first_value_usd: before.first_value_usd.clone(),
+            history: before.history.clone(),
             moved_from: before.moved_from.clone(),
             moved_to: before.moved_to.clone(),
             ..now.clone()
