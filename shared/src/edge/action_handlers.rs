@@ -195,8 +195,8 @@ fn refuse(position: &Position, now: DateTime<Utc>) -> Result<(), ApiError> {
     let conflict = |message: &str| Err(ApiError::Conflict(message.into()));
     if position.source() != Source::Wallet {
         return conflict(
-            "a simulated position moves no token: collect, increase and decrease act on wallet \
-             positions (opened on chain or read from a linked wallet)",
+            "a simulated position moves no token: collect, increase, decrease and a move of the \
+             range act on wallet positions (opened on chain or read from a linked wallet)",
         );
     }
     if position.chain == Chain::Solana {
