@@ -8,7 +8,7 @@ use lambda_http::http::{Method, StatusCode};
 use local_api::auth::JwtSettings;
 use serde_json::{json, Value};
 use test_support::client::TestClient;
-use test_support::devnet::Devnet;
+use test_support::devnet::{event, units, Devnet};
 use test_support::json::text;
 use test_support::local_api::LocalApi;
 use test_support::wallets::post;
@@ -62,29 +62,6 @@ impl World {
         self.devnet
             .run("position-quote", &["--token-id", token])
             .await
-    }
-}
-
-/// The event named `name` in a transaction's `events`.
-fn event<'a>(events: &'a Value, name: &str) -> &'a Value {
-    events["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {events}"))
-}
-
-/// Whole tokens (18 decimals on the devnet) as base units.
-fn units(whole: &Value) -> String {
-    let whole = text(whole);
-    let (int, frac) = whole.split_once('.').unwrap_or((&whole, ""));
-    let digits = format!("{int}{frac:0<18}");
-    let trimmed = digits.trim_start_matches('0');
-    if trimmed.is_empty() {
-        "0".into()
-    } else {
-        trimmed.into()
     }
 }
 

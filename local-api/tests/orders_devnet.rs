@@ -19,7 +19,7 @@ use shared::orders::build::{open_transactions, protocol_tokens, withdraw_transac
 use shared::orders::slippage::burn_minimums;
 use shared::orders::{plan_mint, venue, OrderTerms};
 use test_support::client::TestClient;
-use test_support::devnet::{sdk, Devnet};
+use test_support::devnet::{event, sdk, units, Devnet};
 use test_support::json::text;
 use test_support::local_api::LocalApi;
 use test_support::rpc_stub::RpcStub;
@@ -243,29 +243,6 @@ impl World {
 
 mod shared_reply {
     pub use test_support::client::Reply;
-}
-
-/// The event named `name` in `events`' list.
-fn event<'a>(events: &'a Value, name: &str) -> &'a Value {
-    events["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {events}"))
-}
-
-/// Whole tokens (18 decimals) as base units.
-fn units(whole: &Value) -> String {
-    let whole = text(whole);
-    let (int, frac) = whole.split_once('.').unwrap_or((&whole, ""));
-    let digits = format!("{int}{frac:0<18}");
-    let trimmed = digits.trim_start_matches('0');
-    if trimmed.is_empty() {
-        "0".into()
-    } else {
-        trimmed.into()
-    }
 }
 
 async fn start(store_args: &[&str]) -> World {

@@ -276,3 +276,26 @@ impl Drop for Devnet {
         terminate(&self.child);
     }
 }
+
+/// The event named `name` among a transaction's `events` (the devnet's `events` command).
+pub fn event<'a>(events: &'a Value, name: &str) -> &'a Value {
+    events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {events}"))
+}
+
+/// Whole tokens of the devnet's pool (18 decimals both) as base units.
+pub fn units(whole: &Value) -> String {
+    let whole = crate::json::text(whole);
+    let (int, frac) = whole.split_once('.').unwrap_or((&whole, ""));
+    let digits = format!("{int}{frac:0<18}");
+    let trimmed = digits.trim_start_matches('0');
+    if trimmed.is_empty() {
+        "0".into()
+    } else {
+        trimmed.into()
+    }
+}

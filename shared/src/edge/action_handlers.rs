@@ -17,15 +17,16 @@ use crate::domain::orders::actions::{
     rebalance_transactions, share_of, Move,
 };
 use crate::domain::orders::build::protocol_tokens;
+use crate::domain::orders::plan_mint;
 use crate::domain::orders::settle::CANCELLED;
-use crate::domain::orders::{plan_mint, OrderTerms};
 use crate::domain::valuation::{TokenPair, ValuationError};
 use crate::edge::caller::{json_body, own_position, owner};
 use crate::edge::error::ApiError;
 use crate::edge::http::json_response;
 use crate::edge::idempotency::{guarded, Claim};
 use crate::edge::order_handlers::{
-    answer, close_on_chain, fresh_state, order_chain, simulated, venue_of, waiting_order,
+    answer, close_on_chain, fresh_state, held_terms, order_chain, simulated, venue_of,
+    waiting_order,
 };
 use crate::edge::validation::{integer, json_object, parse_amount, price, OrderLimits};
 use bigdecimal::BigDecimal;
@@ -245,14 +246,7 @@ async fn act_once(
     let venue = venue_of(catalog, pool)?;
     let chain = order_chain(app, pool.chain)?;
     let limits = asked.limits();
-    let terms = OrderTerms {
-        venue: &venue,
-        wallet: &holding.wallet,
-        height: state.height,
-        slippage_bps: limits.slippage_bps,
-        deadline_seconds: limits.deadline_seconds,
-        now: DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now),
-    };
+    let terms = held_terms(&venue, &holding.wallet, state, limits, now);
     let ticks = (position.tick_lower, position.tick_upper);
     let token = holding.token.as_str();
     // A collect's payment is told apart where the history knows the uncollected principal.

@@ -182,6 +182,24 @@ pub(crate) async fn answer(app: &App, claim: Option<&Claim>, response: &Response
     }
 }
 
+/// The terms of an order for a position the wallet holds, built now at `state`.
+pub(crate) fn held_terms<'a>(
+    venue: &'a Venue,
+    wallet: &'a str,
+    state: &PoolState,
+    limits: OrderLimits,
+    now: DateTime<Utc>,
+) -> OrderTerms<'a> {
+    OrderTerms {
+        venue,
+        wallet,
+        height: state.height,
+        slippage_bps: limits.slippage_bps,
+        deadline_seconds: limits.deadline_seconds,
+        now: DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now),
+    }
+}
+
 /// Any order of the position still open at `now` (one transaction at a time per position).
 pub(crate) fn waiting_order(position: &Position, now: DateTime<Utc>) -> Option<&ChainOrder> {
     position.order.as_deref().filter(|o| now < o.expires_at)
@@ -268,14 +286,7 @@ pub async fn close_on_chain(
     let state = fresh_state(catalog, pool, now)?;
     let venue = venue_of(catalog, pool)?;
     let chain = order_chain(app, pool.chain)?;
-    let terms = OrderTerms {
-        venue: &venue,
-        wallet: &holding.wallet,
-        height: state.height,
-        slippage_bps: limits.slippage_bps,
-        deadline_seconds: limits.deadline_seconds,
-        now: DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now),
-    };
+    let terms = held_terms(&venue, &holding.wallet, state, limits, now);
     let ticks = (position.tick_lower, position.tick_upper);
     let withdraw = withdraw_transaction(pool, &terms, &holding.token, ticks, position.liquidity)
         .map_err(ApiError::internal)?;
