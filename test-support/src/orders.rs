@@ -51,6 +51,8 @@ fn holding(token: &str, height: u64) -> WalletHolding {
         history: None,
         moved_from: None,
         moved_to: None,
+        fee_state: None,
+        tracked: false,
     }
 }
 

@@ -175,6 +175,8 @@ fn holding(pool: &Pool, i: usize) -> WalletHolding {
         }),
         moved_from: None,
         moved_to: None,
+        fee_state: None,
+        tracked: false,
     }
 }
 

@@ -394,7 +394,7 @@ impl shared::app::WalletRefresh for ScriptedChain {
             .await
             .map_err(|e| e.to_string())?;
         shared::holdings::record(
-            self.app.store.as_ref(),
+            (self.app.store.as_ref(), self.app.market.as_ref()),
             &catalog,
             wallet,
             (height, answer?),
@@ -437,6 +437,7 @@ pub fn read_position(token: &str, liquidity: u128, fee0: u64) -> shared::holding
         fees: [U256::from(fee0), U256::ZERO],
         sqrt_price: U256::from(1u8) << 100,
         tick: 196_000,
+        fee_state: None,
     }
 }
 

@@ -3,6 +3,7 @@
 //! Which implementations fill it is the wiring's `assemble`.
 
 use crate::application::ports::{HistoryStore, Market, PositionStore, StoreError, WalletStore};
+use crate::application::wallet_reads::{Change, Recorded};
 use crate::domain::clock::Clock;
 use crate::domain::market::{PoolState, SyncReport, WalletFailure, WalletsRefreshed};
 use crate::domain::math::U256;
@@ -66,14 +67,17 @@ pub struct Refreshed {
     /// read, which keep their last good read; positions past a read's cap): the wallet's
     /// `refreshError`, its other positions stored all the same.
     pub incomplete: Option<String>,
+    /// The positions it wrote and what changed of each.
+    pub changed: Vec<Change>,
 }
 
-impl From<u64> for Refreshed {
+impl From<Recorded> for Refreshed {
     /// A read that took every position.
-    fn from(positions: u64) -> Refreshed {
+    fn from(recorded: Recorded) -> Refreshed {
         Refreshed {
-            positions,
+            positions: recorded.held,
             incomplete: None,
+            changed: recorded.changed,
         }
     }
 }

@@ -2,33 +2,134 @@
 //! later reads over earlier ones, the ones it no longer holds closed (the domain's `holdings`
 //! says how each is read and shown).
 
-use crate::application::ports::{PositionStore, StoreError};
-use crate::domain::catalog::Catalog;
+use crate::application::ports::{Market, PositionStore, StoreError};
+use crate::application::settling::release_ticks;
+use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::holdings::{holding_of, usd_price, value_of, ReadPosition, TRANSFERRED};
 use crate::domain::model::{Chain, Position, Status, WalletHolding};
 use crate::domain::wallets::LinkedWallet;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 
+/// What one read of a wallet made of its stored positions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Recorded {
+    /// How many positions the wallet holds.
+    pub held: u64,
+    /// The positions the read wrote, each with what it changed: none when the events had kept
+    /// the wallet's positions as the chain holds them (what a reconciliation counts).
+    pub changed: Vec<Change>,
+}
+
+/// One position a read wrote, and what differed from the stored one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub position: String,
+    pub fields: Vec<&'static str>,
+}
+
+/// What differs between a stored position and the same position as read: the chain state its
+/// figures follow from (an EVM position's fee state; an Orca position's read figures), never
+/// figures that only follow from its pool's state.
+fn differences(before: &Position, after: &Position) -> Vec<&'static str> {
+    let (Some(b), Some(a)) = (before.holding.as_deref(), after.holding.as_deref()) else {
+        return vec!["holding"];
+    };
+    let mut fields = Vec::new();
+    let mut differ = |name, different: bool| {
+        if different {
+            fields.push(name);
+        }
+    };
+    differ("status", before.status != after.status);
+    differ("liquidity", before.liquidity != after.liquidity);
+    differ(
+        "ticks",
+        (before.tick_lower, before.tick_upper) != (after.tick_lower, after.tick_upper),
+    );
+    differ("wallet", b.wallet != a.wallet);
+    differ("readError", b.read_error != a.read_error);
+    differ("closeReason", b.close_reason != a.close_reason);
+    differ("tracked", b.tracked != a.tracked);
+    match (&b.fee_state, &a.fee_state) {
+        (Some(x), Some(y)) => differ("feeState", x != y),
+        (None, None) => differ(
+            "figures",
+            (&b.amounts, &b.fees, &b.sqrt_price) != (&a.amounts, &a.fees, &a.sqrt_price),
+        ),
+        _ => differ("feeState", true),
+    }
+    fields
+}
+
+/// Whether a wallet position's bounds belong among its pool's tracked ticks: open, with a fee
+/// state to value it at read.
+fn wants_ticks(position: &Position) -> bool {
+    position.status == Status::Active
+        && position
+            .holding
+            .as_ref()
+            .is_some_and(|h| h.fee_state.is_some())
+}
+
+/// Counts `next`'s bounds among its pool's tracked ticks if it should be and `was_tracked`
+/// says it is not (before its write: a count left by a write that then fails costs one tick
+/// read per sync, never a figure), and marks it; answers the pool whose ticks to release once
+/// the write stands, when it no longer should be.
+async fn prepare_ticks<'a>(
+    market: &dyn Market,
+    catalog: &'a Catalog,
+    was_tracked: bool,
+    next: &mut Position,
+) -> Option<&'a Pool> {
+    let pool = catalog.find(next.chain, next.protocol, &next.pool);
+    let wanted = wants_ticks(next) && pool.is_some();
+    let ticks = [next.tick_lower, next.tick_upper];
+    let tracked = match (wanted, was_tracked, pool) {
+        (true, false, Some(pool)) => match market.track_ticks(pool, ticks, &[]).await {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::warn!(position = %next.id, cause = %e, "a wallet position's ticks not tracked: valued at its reads");
+                false
+            }
+        },
+        (wanted, _, _) => wanted && was_tracked,
+    };
+    if let Some(holding) = next.holding.as_deref_mut() {
+        holding.tracked = tracked;
+    }
+    (was_tracked && !tracked).then_some(pool).flatten()
+}
+
+async fn release_after(market: &dyn Market, pool: Option<&Pool>, position: &Position) {
+    if let Some(pool) = pool {
+        release_ticks(market, pool, position).await;
+    }
+}
+
 /// Stores what one read of `wallet` found at `height` over `stored` (the wallet's positions as
 /// stored): positions seen for the first time get an id; positions already stored take the read
-/// where it changed them (unless a newer read was stored meanwhile: one write per changed
-/// position); the wallet's open positions the read did not find are closed as transferred.
-/// Answers how many positions the wallet holds.
+/// where it changed their chain state (unless a newer read was stored meanwhile: one write per
+/// changed position, none for fees or prices that only moved with the pool); the wallet's open
+/// positions the read did not find are closed as transferred. The bounds of open EVM positions
+/// are tracked on their pools while they are open (valued at read, decision 57).
 pub async fn record(
-    store: &dyn PositionStore,
+    (store, market): (&dyn PositionStore, &dyn Market),
     catalog: &Catalog,
     wallet: &LinkedWallet,
     (height, read): (u64, Vec<ReadPosition>),
     stored: Vec<Position>,
     now: DateTime<Utc>,
-) -> Result<u64, StoreError> {
+) -> Result<Recorded, StoreError> {
     let chain = wallet.chain;
     let mut by_key: HashMap<String, Position> = stored
         .into_iter()
         .filter_map(|p| Some((p.holding.as_ref()?.key(chain), p)))
         .collect();
-    let held = read.len() as u64;
+    let mut recorded = Recorded {
+        held: read.len() as u64,
+        changed: Vec::new(),
+    };
     for found in read {
         let holding = holding_of(&wallet.address, &found, height, now);
         let status = if found.liquidity == 0 {
@@ -41,25 +142,10 @@ pub async fn record(
                 let Some(before) = previous.holding.as_deref() else {
                     continue;
                 };
-                // An older read, or one that changed nothing (same figures, same pool price):
-                // no write. A read at the same height that differs replaces figures that were
-                // not read from the chain (those a confirmed mint starts with).
-                let unchanged = previous.status == status
-                    && before.read_error.is_none()
-                    && previous.liquidity == found.liquidity
-                    && (
-                        before.amounts.clone(),
-                        before.fees.clone(),
-                        &before.sqrt_price,
-                    ) == (
-                        holding.amounts.clone(),
-                        holding.fees.clone(),
-                        &holding.sqrt_price,
-                    );
-                if before.height > height || unchanged {
+                if before.height > height {
                     continue;
                 }
-                let read = Position {
+                let mut read = Position {
                     status,
                     tick_lower: found.tick_lower,
                     tick_upper: found.tick_upper,
@@ -70,11 +156,28 @@ pub async fn record(
                         history: before.history.clone(),
                         moved_from: before.moved_from.clone(),
                         moved_to: before.moved_to.clone(),
+                        tracked: before.tracked,
                         ..holding
                     })),
                     ..previous.clone()
                 };
-                ignore_lost_race(store.update_holding(&read, &previous).await)?;
+                // Nothing of its chain state changed (fees and prices that moved with the pool
+                // are computed when read): no write. A read at the same height that differs
+                // replaces figures that were not read from the chain (those a confirmed mint
+                // starts with).
+                if wants_ticks(&read) == before.tracked && differences(&previous, &read).is_empty()
+                {
+                    continue;
+                }
+                let release = prepare_ticks(market, catalog, before.tracked, &mut read).await;
+                let fields = differences(&previous, &read);
+                if ignore_lost_race(store.update_holding(&read, &previous).await)? {
+                    release_after(market, release, &read).await;
+                    recorded.changed.push(Change {
+                        position: read.id.clone(),
+                        fields,
+                    });
+                }
             }
             None => {
                 let prices = found
@@ -84,7 +187,7 @@ pub async fn record(
                 let first_value = value_of(&prices, &found.tokens, found.amounts);
                 let created_at =
                     DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now);
-                let position = Position {
+                let mut position = Position {
                     id: ulid::Ulid::from_datetime(created_at.into()).to_string(),
                     owner: wallet.owner.clone(),
                     chain,
@@ -105,11 +208,18 @@ pub async fn record(
                     })),
                     order: None,
                 };
+                // Tracked before it is stored, as a simulated position's ticks are.
+                prepare_ticks(market, catalog, false, &mut position).await;
                 match store.insert(&position).await {
                     // The key is the owner's already: another of the owner's wallets held it
                     // (it moved here, and keeps its id, history and figures), or a racing
-                    // refresh of this wallet stored it first (its read stands).
+                    // refresh of this wallet stored it first (its read stands). The count
+                    // just taken goes back: the stored position keeps its own.
                     Err(StoreError::Conflict) => {
+                        if position.holding.as_ref().is_some_and(|h| h.tracked) {
+                            let pool = catalog.find(chain, position.protocol, &position.pool);
+                            release_after(market, pool, &position).await;
+                        }
                         let key = holding_key(chain, &position);
                         // A read of the wallet it left may close it meanwhile ("transferred",
                         // at the same block): read it again and move it over that.
@@ -118,16 +228,23 @@ pub async fn record(
                             else {
                                 break;
                             };
-                            match moved(store, &previous, &position, height).await {
+                            let moving = (store, market, catalog);
+                            match moved(moving, &previous, &position, height).await {
                                 Err(StoreError::Conflict) => continue,
                                 other => {
-                                    other?;
+                                    recorded.changed.extend(other?);
                                     break;
                                 }
                             }
                         }
                     }
-                    other => other?,
+                    other => {
+                        other?;
+                        recorded.changed.push(Change {
+                            position: position.id.clone(),
+                            fields: vec!["new"],
+                        });
+                    }
                 }
             }
         }
@@ -141,7 +258,7 @@ pub async fn record(
         if previous.status == Status::Closed || before.height >= height {
             continue;
         }
-        let read = Position {
+        let mut read = Position {
             status: Status::Closed,
             holding: Some(Box::new(WalletHolding {
                 height,
@@ -150,9 +267,16 @@ pub async fn record(
             })),
             ..previous.clone()
         };
-        ignore_lost_race(store.update_holding(&read, &previous).await)?;
+        let release = prepare_ticks(market, catalog, before.tracked, &mut read).await;
+        if ignore_lost_race(store.update_holding(&read, &previous).await)? {
+            release_after(market, release, &read).await;
+            recorded.changed.push(Change {
+                position: read.id.clone(),
+                fields: vec!["transferred"],
+            });
+        }
     }
-    Ok(held)
+    Ok(recorded)
 }
 
 /// What a wallet position's `readError` says when the wallet's whole read failed (one text,
@@ -185,11 +309,12 @@ pub async fn mark_unread(
     Ok(())
 }
 
-/// A write that lost to a racing refresh's is not a failure: the newer read stands.
-fn ignore_lost_race(result: Result<(), StoreError>) -> Result<(), StoreError> {
+/// A write that lost to a racing refresh's is not a failure: the newer read stands. Whether
+/// the write stood.
+fn ignore_lost_race(result: Result<(), StoreError>) -> Result<bool, StoreError> {
     match result {
-        Err(StoreError::Conflict) => Ok(()),
-        other => other,
+        Err(StoreError::Conflict) => Ok(false),
+        other => other.map(|()| true),
     }
 }
 
@@ -206,18 +331,18 @@ fn holding_key(chain: Chain, position: &Position) -> String {
 /// wallet and read. A read older than the stored one, or one of the same wallet (a racing
 /// refresh), changes nothing; `Conflict` when `previous` is no longer what is stored.
 async fn moved(
-    store: &dyn PositionStore,
+    (store, market, catalog): (&dyn PositionStore, &dyn Market, &Catalog),
     previous: &Position,
     found: &Position,
     height: u64,
-) -> Result<(), StoreError> {
+) -> Result<Option<Change>, StoreError> {
     let (Some(before), Some(now)) = (previous.holding.as_deref(), found.holding.as_deref()) else {
-        return Ok(());
+        return Ok(None);
     };
     if before.wallet == now.wallet || before.height > height {
-        return Ok(());
+        return Ok(None);
     }
-    let read = Position {
+    let mut read = Position {
         status: found.status,
         tick_lower: found.tick_lower,
         tick_upper: found.tick_upper,
@@ -228,10 +353,18 @@ async fn moved(
             history: before.history.clone(),
             moved_from: before.moved_from.clone(),
             moved_to: before.moved_to.clone(),
+            tracked: before.tracked,
             ..now.clone()
         })),
         ..previous.clone()
     };
+    let release = prepare_ticks(market, catalog, before.tracked, &mut read).await;
+    let fields = differences(previous, &read);
+    store.update_holding(&read, previous).await?;
+    release_after(market, release, &read).await;
     tracing::info!(position = %previous.id, from = %before.wallet, to = %now.wallet, "wallet position moved between the owner's wallets");
-    store.update_holding(&read, previous).await
+    Ok(Some(Change {
+        position: previous.id.clone(),
+        fields,
+    }))
 }

@@ -186,6 +186,51 @@ pub fn growth_inside(
     }))
 }
 
+/// Fee growth inside `[lower, upper)` per token as the pool itself computes it at `state`
+/// (what a position's `feeGrowthInside{0,1}LastX128` is a checkpoint of): from the records of
+/// the two ticks while both follow the pool, written by the sync that read `state`, their
+/// offsets taken off; `None` otherwise (a tick not tracked, not initialized on chain, or its
+/// record older than the state).
+pub fn chain_growth_inside(
+    accounting: FeeAccounting,
+    state: &PoolState,
+    records: &BTreeMap<i32, FeeTick>,
+    lower: i32,
+    upper: i32,
+) -> Option<[U256; 2]> {
+    let following = |tick: i32| {
+        records
+            .get(&tick)
+            .filter(|r| r.on_chain && r.at_tick == state.tick)
+    };
+    let (lower_record, upper_record) = (following(lower)?, following(upper)?);
+    let global = globals(state);
+    let pool_outside = |record: &FeeTick, i: usize| {
+        let service_below = below(
+            accounting,
+            record.tick,
+            state.tick,
+            global[i],
+            record.outside()[i],
+        );
+        let offset = [record.offset0, record.offset1][i];
+        let pool_below = accounting.wrapping_sub(service_below, offset);
+        BoundTick {
+            tick: record.tick,
+            initialized: true,
+            outside: below(accounting, record.tick, state.tick, global[i], pool_below),
+        }
+    };
+    Some([0, 1].map(|i| {
+        accounting.growth_inside(
+            state.tick,
+            global[i],
+            pool_outside(lower_record, i),
+            pool_outside(upper_record, i),
+        )
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,5 +371,27 @@ mod tests {
             u(5),
             "below carried: 9 + (2^128 − 4) mod 2^128"
         );
+    }
+
+    #[test]
+    fn the_pools_own_inside_comes_back_through_offsets() {
+        // Ticks first used while not initialized on chain, so their records carry offsets.
+        let opened = state(0, 100, vec![]);
+        let records = [-60, 60].map(|t| FeeTick::first_use(t, &opened, None));
+        let at = state(30, 400, vec![on_chain(-60, 170), on_chain(60, 20)]);
+        let advanced: BTreeMap<i32, FeeTick> = records
+            .map(|r| r.advance(EVM, &at, at.ticks.iter().find(|t| t.tick == r.tick)))
+            .into_iter()
+            .map(|r| (r.tick, r))
+            .collect();
+        assert!(advanced.values().any(|r| r.offset0 != U256::ZERO));
+        // The pool's: global − below(lower) − above(upper) = 400 − 170 − 20.
+        let inside = chain_growth_inside(EVM, &at, &advanced, -60, 60).unwrap();
+        assert_eq!(inside, [u(210), u(420)]);
+        // A record older than the state, or a tick not on chain, gives none.
+        let later = state(31, 401, at.ticks.clone());
+        assert_eq!(chain_growth_inside(EVM, &later, &advanced, -60, 60), None);
+        let off_chain: BTreeMap<i32, FeeTick> = records.map(|r| (r.tick, r)).into();
+        assert_eq!(chain_growth_inside(EVM, &opened, &off_chain, -60, 60), None);
     }
 }

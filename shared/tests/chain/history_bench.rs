@@ -110,6 +110,8 @@ fn wallet_position(devnet: &Devnet, wallet: &str, token: &str) -> Position {
         history: None,
         moved_from: None,
         moved_to: None,
+        fee_state: None,
+        tracked: false,
     }));
     position
 }

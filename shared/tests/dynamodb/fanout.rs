@@ -55,7 +55,10 @@ impl WalletRefresh for FailingFor {
         if wallet.address == self.0 {
             Err("the RPC endpoint timed out".into())
         } else {
-            Ok(Refreshed::from(3))
+            Ok(Refreshed::from(shared::holdings::Recorded {
+                held: 3,
+                changed: Vec::new(),
+            }))
         }
     }
 }

@@ -309,5 +309,7 @@ fn position_at(
         fees,
         sqrt_price: U256::from(pool.sqrt_price),
         tick: pool.tick_current_index,
+        // Orca is polled: its figures are its reads'.
+        fee_state: None,
     })
 }

@@ -16,7 +16,7 @@ use crate::domain::clock::Clock;
 use crate::domain::holdings::{discovered_record, ReadPosition, TRANSFERRED};
 use crate::domain::market::{Cadence, Confirmations, LogRanges};
 use crate::domain::math::U256;
-use crate::domain::model::{Chain, HeldToken, Position};
+use crate::domain::model::{Chain, FeeState, HeldToken, Position};
 use crate::domain::wallets::LinkedWallet;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -188,6 +188,10 @@ fn neutral(p: ChainPosition) -> ReadPosition {
         fees: p.fees.map(U256::from),
         sqrt_price: p.state.sqrt_price,
         tick: p.state.tick,
+        fee_state: Some(FeeState {
+            fee_growth_inside_last: p.fee_growth_inside_last.map(|g| g.to_string()),
+            tokens_owed: p.tokens_owed.map(|o| o.to_string()),
+        }),
     }
 }
 
@@ -373,15 +377,17 @@ impl WalletRefresh for WalletReader {
                 .collect();
             stored.retain(|p| key(p).is_some_and(|k| seen.contains(&k)));
         }
-        let held = record(store, &catalog, wallet, (height, read), stored, now)
+        let market = self.market.as_ref();
+        let recorded = record((store, market), &catalog, wallet, (height, read), stored, now)
             .await
             .map_err(|e| format!("the positions cannot be stored: {e}"))?;
         if let Some(block) = block {
             self.follow_history(wallet, &catalog, &block).await;
         }
         Ok(Refreshed {
-            positions: held + unread.len() as u64 + not_read,
+            positions: recorded.held + unread.len() as u64 + not_read,
             incomplete,
+            changed: recorded.changed,
         })
     }
 }

@@ -90,6 +90,9 @@ pub struct ChainPosition {
     pub amounts: [U256; 2],
     /// Base units `collect` would pay at that state (tokens owed and fees since the last poke).
     pub fees: [u128; 2],
+    /// `feeGrowthInside{0,1}LastX128` and `tokensOwed{0,1}` as `positions(tokenId)` answers.
+    pub fee_growth_inside_last: [U256; 2],
+    pub tokens_owed: [u128; 2],
     /// The pool's state at the block (its bound ticks in `ticks`).
     pub state: PoolState,
 }
@@ -521,6 +524,8 @@ fn position_at(
         liquidity: p.liquidity,
         amounts: [amounts.amount0, amounts.amount1],
         fees,
+        fee_growth_inside_last: last,
+        tokens_owed: owed,
         state,
     })
 }

@@ -74,6 +74,9 @@ pub fn holding_at_pool(
         history: None,
         moved_from: None,
         moved_to: None,
+        // The wallet's next read, which the mint's Transfer sets off, brings it.
+        fee_state: None,
+        tracked: false,
     })
 }
 

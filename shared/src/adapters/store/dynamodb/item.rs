@@ -398,6 +398,11 @@ mod tests {
                 read_error: Some("token 42: decimals() reverted".into()),
                 moved_from: Some("01JD8Z6C6XK4W5S7R9T2V3M1QA".into()),
                 moved_to: None,
+                fee_state: Some(crate::domain::model::FeeState {
+                    fee_growth_inside_last: [U256::MAX.to_string(), "0".into()],
+                    tokens_owed: ["1".into(), "2".into()],
+                }),
+                tracked: true,
                 history: Some(crate::domain::history::HistorySummary {
                     complete: true,
                     through: 99,
