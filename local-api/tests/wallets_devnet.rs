@@ -420,6 +420,7 @@ async fn bench_hundred_wallets_through_the_queue() {
             refreshed_at: None,
             positions: None,
             refresh_error: None,
+            tokens: Vec::new(),
         };
         let challenge = Challenge {
             owner: wallet.owner.clone(),

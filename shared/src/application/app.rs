@@ -69,6 +69,8 @@ pub struct Refreshed {
     pub incomplete: Option<String>,
     /// The positions it wrote and what changed of each.
     pub changed: Vec<Change>,
+    /// The positions the wallet holds, as `{manager}#{token}` (whose events are followed).
+    pub tokens: Vec<String>,
 }
 
 impl From<Recorded> for Refreshed {
@@ -78,6 +80,7 @@ impl From<Recorded> for Refreshed {
             positions: recorded.held,
             incomplete: None,
             changed: recorded.changed,
+            tokens: Vec::new(),
         }
     }
 }
@@ -140,6 +143,7 @@ impl App {
                 refreshed_at: Some(self.clock.now()),
                 positions: Some(read.positions),
                 refresh_error: read.incomplete,
+                tokens: read.tokens,
                 ..wallet
             },
             Err(reason) => LinkedWallet {

@@ -10,7 +10,7 @@ use crate::domain::model::{
     Realized, Status,
 };
 use crate::domain::wallets::challenge::Challenge;
-use crate::domain::wallets::{LinkOutcome, LinkedWallet};
+use crate::domain::wallets::{LinkOutcome, LinkedWallet, ScanProgress};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
@@ -246,9 +246,21 @@ pub trait WalletStore: Send + Sync {
     /// scan. Each as linked; its refresh figures are read from its own record.
     async fn linked(&self) -> StoreResult<Vec<LinkedWallet>>;
 
-    /// Stores what a refresh of the wallet found (`refreshed_at`, `positions`, `refresh_error`)
-    /// if it is still linked; a failed refresh keeps the last good `refreshed_at` and count.
+    /// Stores what a refresh of the wallet found (`refreshed_at`, `positions`, `refresh_error`,
+    /// and on its registry entry `tokens`) if it is still linked; a failed refresh keeps the
+    /// last good `refreshed_at`, count and tokens.
     async fn record_refresh(&self, wallet: &LinkedWallet) -> StoreResult<()>;
+
+    /// How far the chain's position-manager events were followed, if a scan was stored.
+    async fn scan_progress(&self, chain: Chain) -> StoreResult<Option<ScanProgress>>;
+
+    /// Stores a scan's progress over `previous` (`None`: none yet) if that is still what is
+    /// stored; `Conflict` otherwise (another sync scanned meanwhile).
+    async fn save_scan_progress(
+        &self,
+        previous: Option<&ScanProgress>,
+        progress: &ScanProgress,
+    ) -> StoreResult<()>;
 
     /// Unlinks the owner's wallet; `false` when it was not linked. A store that keeps the
     /// positions too (DynamoDB) removes the wallet's positions in the same transaction.

@@ -145,6 +145,7 @@ pub async fn link_wallet(app: &App, request: &Request) -> Reply {
         refreshed_at: None,
         positions: None,
         refresh_error: None,
+        tokens: Vec::new(),
     };
     match app.wallets.link(&challenge, &wallet).await? {
         LinkOutcome::Linked => {}

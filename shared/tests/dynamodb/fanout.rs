@@ -38,6 +38,7 @@ async fn linked(store: &dyn WalletStore, owner: &str, address: &str) -> LinkedWa
         refreshed_at: None,
         positions: None,
         refresh_error: None,
+        tokens: Vec::new(),
     };
     assert_eq!(
         store.link(&challenge, &wallet).await.unwrap(),

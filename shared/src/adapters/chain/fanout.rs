@@ -110,6 +110,7 @@ pub async fn refresh_batch(app: &App, event: &Value) -> Value {
             refreshed_at: None,
             positions: None,
             refresh_error: None,
+            tokens: Vec::new(),
         };
         let refreshed = app.refresh_wallet(wallet).await;
         match refreshed.refresh_error {

@@ -332,6 +332,14 @@ impl WalletRefresh for WalletReader {
             unread,
         } = found;
         let catalog = self.discover(wallet.chain, &read, catalog).await?;
+        // What the chain scan follows of this wallet: every position it holds, read or not.
+        let tokens = read
+            .iter()
+            .map(|r| format!("{}#{}", r.manager, r.token))
+            .chain(unread.iter().filter_map(|(key, _)| {
+                key.split_once('#').map(|(_, token)| token.to_string())
+            }))
+            .collect();
         let now = self.clock.now();
         let store = self.store.as_ref();
         let stored_error = |e: StoreError| format!("the positions cannot be read: {e}");
@@ -388,6 +396,7 @@ impl WalletRefresh for WalletReader {
             positions: recorded.held + unread.len() as u64 + not_read,
             incomplete,
             changed: recorded.changed,
+            tokens,
         })
     }
 }

@@ -3,7 +3,8 @@
 use crate::application::ports::{StoreResult, WalletStore};
 use crate::domain::model::Chain;
 use crate::domain::wallets::challenge::Challenge;
-use crate::domain::wallets::{LinkOutcome, LinkedWallet, MAX_WALLETS_PER_USER};
+use crate::domain::wallets::{LinkOutcome, LinkedWallet, ScanProgress, MAX_WALLETS_PER_USER};
+use crate::application::ports::StoreError;
 use async_trait::async_trait;
 use std::collections::{BTreeMap, HashMap};
 
@@ -19,6 +20,7 @@ struct WalletBook {
     challenges: HashMap<(String, String), Challenge>,
     /// Wallets per owner by (chain, address).
     wallets: HashMap<String, BTreeMap<(Chain, String), LinkedWallet>>,
+    scans: HashMap<Chain, ScanProgress>,
 }
 
 #[async_trait]
@@ -90,9 +92,28 @@ impl WalletStore for MemoryWallets {
             if wallet.positions.is_some() {
                 held.refreshed_at = wallet.refreshed_at;
                 held.positions = wallet.positions;
+                held.tokens.clone_from(&wallet.tokens);
             }
             held.refresh_error.clone_from(&wallet.refresh_error);
         }
+        Ok(())
+    }
+
+    async fn scan_progress(&self, chain: Chain) -> StoreResult<Option<ScanProgress>> {
+        let book = self.book.read().unwrap_or_else(|e| e.into_inner());
+        Ok(book.scans.get(&chain).cloned())
+    }
+
+    async fn save_scan_progress(
+        &self,
+        previous: Option<&ScanProgress>,
+        progress: &ScanProgress,
+    ) -> StoreResult<()> {
+        let mut book = self.book.write().unwrap_or_else(|e| e.into_inner());
+        if book.scans.get(&progress.chain) != previous {
+            return Err(StoreError::Conflict);
+        }
+        book.scans.insert(progress.chain, progress.clone());
         Ok(())
     }
 

@@ -27,6 +27,20 @@ pub struct LinkedWallet {
     pub positions: Option<u64>,
     /// Why the last read failed, if it did (the last good read stays).
     pub refresh_error: Option<String>,
+    /// The positions its last good read found, as `{manager}#{token}`: whose events the chain
+    /// scan follows (README decision 45). Kept on the wallet's registry entry.
+    pub tokens: Vec<String>,
+}
+
+/// How far a chain's position-manager events were followed (README decision 45): the last
+/// block scanned, by number and hash (a later scan that finds another block there saw a
+/// reorg), and when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanProgress {
+    pub chain: Chain,
+    pub through: u64,
+    pub hash: String,
+    pub scanned_at: DateTime<Utc>,
 }
 
 /// What the link of a wallet came to in the store.

@@ -11,7 +11,7 @@ use super::store::DynamoDbStore;
 use crate::application::ports::{StoreError, StoreResult, WalletStore};
 use crate::domain::model::{format_time, Chain};
 use crate::domain::wallets::challenge::Challenge;
-use crate::domain::wallets::{LinkOutcome, LinkedWallet, MAX_WALLETS_PER_USER};
+use crate::domain::wallets::{LinkOutcome, LinkedWallet, ScanProgress, MAX_WALLETS_PER_USER};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
 use chrono::{DateTime, Utc};
@@ -31,6 +31,11 @@ fn challenge_key(owner: &str, nonce: &str) -> Item {
 
 fn wallet_key(owner: &str, chain: Chain, address: &str) -> Item {
     key(user_pk(owner), format!("{WALLET_PREFIX}{chain}#{address}"))
+}
+
+/// A chain's scan progress: its own partition, so no wallet or catalog read meets it.
+fn scan_key(chain: Chain) -> Item {
+    key("SCAN".into(), chain.as_str().into())
 }
 
 fn registry_key(owner: &str, chain: Chain, address: &str) -> Item {
@@ -83,6 +88,14 @@ fn wallet_from(item: &Item) -> StoreResult<LinkedWallet> {
         refreshed_at: optional(item, "refreshedAt", time)?,
         positions: optional(item, "positions", parsed)?,
         refresh_error: optional(item, "refreshError", |i, n| text(i, n).map(str::to_string))?,
+        // Only registry entries carry them.
+        tokens: match item.get("tokens") {
+            Some(AttributeValue::L(list)) => list
+                .iter()
+                .map(|t| t.as_s().map(String::clone).map_err(|_| malformed("tokens")))
+                .collect::<StoreResult<_>>()?,
+            _ => Vec::new(),
+        },
     })
 }
 
@@ -96,6 +109,27 @@ fn challenge_from(item: &Item) -> StoreResult<Challenge> {
         expires_at: time(item, "validUntil")?,
         used: item.contains_key("usedAt"),
     })
+}
+
+/// Whether a conditional update found its wallet unlinked (nothing to record then).
+fn unlinked_meanwhile<T>(
+    result: Result<
+        T,
+        aws_sdk_dynamodb::error::SdkError<
+            aws_sdk_dynamodb::operation::update_item::UpdateItemError,
+        >,
+    >,
+) -> StoreResult<bool> {
+    match result {
+        Ok(_) => Ok(false),
+        Err(e)
+            if e.as_service_error()
+                .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+        {
+            Ok(true)
+        }
+        Err(e) => Err(classify(e)),
+    }
 }
 
 impl DynamoDbStore {
@@ -303,14 +337,68 @@ impl WalletStore for DynamoDbStore {
             .set_expression_attribute_values((!values.is_empty()).then_some(values))
             .send()
             .await;
-        match result {
+        if !unlinked_meanwhile(result)? && w.positions.is_some() {
+            // What the chain scan follows: on the entry the scan pages through.
+            let tokens = w.tokens.iter().map(s).collect();
+            let result = self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .set_key(Some(registry_key(&w.owner, w.chain, &w.address)))
+                .update_expression("SET tokens = :tokens")
+                .condition_expression("attribute_exists(PK)")
+                .expression_attribute_values(":tokens", AttributeValue::L(tokens))
+                .send()
+                .await;
+            unlinked_meanwhile(result)?;
+        }
+        Ok(())
+    }
+
+    async fn scan_progress(&self, chain: Chain) -> StoreResult<Option<ScanProgress>> {
+        let Some(item) = self.get_item(scan_key(chain)).await? else {
+            return Ok(None);
+        };
+        Ok(Some(ScanProgress {
+            chain,
+            through: parsed(&item, "through")?,
+            hash: text(&item, "hash")?.to_string(),
+            scanned_at: time(&item, "scannedAt")?,
+        }))
+    }
+
+    /// One conditional `PutItem` (1 WCU): over the very progress it read, or where none was.
+    async fn save_scan_progress(
+        &self,
+        previous: Option<&ScanProgress>,
+        progress: &ScanProgress,
+    ) -> StoreResult<()> {
+        let mut item = scan_key(progress.chain);
+        item.extend([
+            ("through".into(), AttributeValue::N(progress.through.to_string())),
+            ("hash".into(), s(&progress.hash)),
+            ("scannedAt".into(), s(format_time(&progress.scanned_at))),
+        ]);
+        let put = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item));
+        let put = match previous {
+            None => put.condition_expression("attribute_not_exists(PK)"),
+            Some(p) => put
+                .condition_expression("through = :through AND #hash = :hash")
+                .expression_attribute_names("#hash", "hash")
+                .expression_attribute_values(":through", AttributeValue::N(p.through.to_string()))
+                .expression_attribute_values(":hash", s(&p.hash)),
+        };
+        match put.send().await {
             Ok(_) => Ok(()),
-            // Unlinked meanwhile: nothing to record.
             Err(e)
                 if e.as_service_error()
                     .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
             {
-                Ok(())
+                Err(StoreError::Conflict)
             }
             Err(e) => Err(classify(e)),
         }
