@@ -1,5 +1,6 @@
 //! The API's resources: enumerations, the stored position, and the response shapes.
 
+pub use crate::domain::history::FeeState;
 use crate::domain::history::{HistorySummary, HistoryView, TokenHistoryView};
 use crate::domain::json::{Exact, Percent, Usd};
 use crate::domain::math::U256;
@@ -285,25 +286,12 @@ pub struct WalletHolding {
     pub moved_from: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved_to: Option<String>,
-    /// EVM: its own fee state at the read, from which its figures at a later pool state are
-    /// computed when read (README decision 57); `None` for Orca and items stored before.
+    /// EVM: its own fee state at the read, its figures at later pool states computed from it
+    /// when read (decision 57); whether its bounds are among its pool's tracked ticks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fee_state: Option<FeeState>,
-    /// Its bounds are counted among its pool's tracked ticks (so the sync reads their fee
-    /// growth and it is valued at read): set while it is open with a fee state.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tracked: bool,
-}
-
-/// An EVM position's own fee state as `positions(tokenId)` answers it: the fee growth inside
-/// its range at its last update and the tokens owed to it since, per token (protocol order),
-/// decimal strings. It changes only when an event names the position (a deposit, a withdrawal,
-/// a collect): with its pool's later states it tells what `collect` would pay then.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct FeeState {
-    pub fee_growth_inside_last: [String; 2],
-    pub tokens_owed: [String; 2],
 }
 
 impl WalletHolding {

@@ -336,9 +336,11 @@ impl WalletRefresh for WalletReader {
         let tokens = read
             .iter()
             .map(|r| format!("{}#{}", r.manager, r.token))
-            .chain(unread.iter().filter_map(|(key, _)| {
-                key.split_once('#').map(|(_, token)| token.to_string())
-            }))
+            .chain(
+                unread
+                    .iter()
+                    .filter_map(|(key, _)| key.split_once('#').map(|(_, token)| token.to_string())),
+            )
             .collect();
         let now = self.clock.now();
         let store = self.store.as_ref();
@@ -386,9 +388,16 @@ impl WalletRefresh for WalletReader {
             stored.retain(|p| key(p).is_some_and(|k| seen.contains(&k)));
         }
         let market = self.market.as_ref();
-        let recorded = record((store, market), &catalog, wallet, (height, read), stored, now)
-            .await
-            .map_err(|e| format!("the positions cannot be stored: {e}"))?;
+        let recorded = record(
+            (store, market),
+            &catalog,
+            wallet,
+            (height, read),
+            stored,
+            now,
+        )
+        .await
+        .map_err(|e| format!("the positions cannot be stored: {e}"))?;
         if let Some(block) = block {
             self.follow_history(wallet, &catalog, &block).await;
         }

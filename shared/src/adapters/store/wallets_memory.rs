@@ -1,10 +1,10 @@
 //! Linked wallets and their challenges in memory, beside the memory store's positions.
 
+use crate::application::ports::StoreError;
 use crate::application::ports::{StoreResult, WalletStore};
 use crate::domain::model::Chain;
 use crate::domain::wallets::challenge::Challenge;
 use crate::domain::wallets::{LinkOutcome, LinkedWallet, ScanProgress, MAX_WALLETS_PER_USER};
-use crate::application::ports::StoreError;
 use async_trait::async_trait;
 use std::collections::{BTreeMap, HashMap};
 

@@ -11,7 +11,9 @@ mod summary;
 mod views;
 
 pub use events::{EventKind, HistoryProgress, Ledger, PositionEvent, Priced};
-pub use summary::{count_start, decimals, summarize, units, usd_of, Arrival, HistorySummary};
+pub use summary::{
+    count_start, decimals, summarize, units, usd_of, Arrival, FeeState, HistorySummary,
+};
 pub use views::{event_views, EventTokenView, EventView, HistoryView, TokenHistoryView};
 
 #[cfg(test)]

@@ -208,3 +208,12 @@ pub fn summarize(
         last_time,
     }
 }
+
+/// An EVM position's `feeGrowthInside{0,1}LastX128` and `tokensOwed{0,1}` (protocol order,
+/// decimal strings): changed only by an event naming the position.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FeeState {
+    pub fee_growth_inside_last: [String; 2],
+    pub tokens_owed: [String; 2],
+}

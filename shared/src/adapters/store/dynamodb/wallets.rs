@@ -375,7 +375,10 @@ impl WalletStore for DynamoDbStore {
     ) -> StoreResult<()> {
         let mut item = scan_key(progress.chain);
         item.extend([
-            ("through".into(), AttributeValue::N(progress.through.to_string())),
+            (
+                "through".into(),
+                AttributeValue::N(progress.through.to_string()),
+            ),
             ("hash".into(), s(&progress.hash)),
             ("scannedAt".into(), s(format_time(&progress.scanned_at))),
         ]);
