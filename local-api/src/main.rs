@@ -8,6 +8,7 @@ use shared::app::MarketSync;
 use shared::catalog::{embedded_deployments, embedded_records, Catalog, CatalogFile, Deployment};
 use shared::chain::orders::ChainOrders;
 use shared::chain::refresh::WalletReader;
+use shared::chain::scan::ChainScanner;
 use shared::chain::{RpcClient, Syncer, RPC_TIMEOUT};
 use shared::config::{
     Confirmations, LogRanges, DEFAULT_CATALOG_TTL, DEFAULT_LOG_LEVEL, DEFAULT_STALE_AFTER,
@@ -26,10 +27,15 @@ use std::time::Duration;
 /// How often local-api syncs with `--rpc`, unless `--sync-interval` says otherwise.
 const DEFAULT_SYNC_INTERVAL: Duration = Duration::from_secs(60);
 
+/// How often local-api reads every linked wallet whole to check the events' work, unless
+/// `--reconcile-interval` says otherwise: a day, as the stack's default.
+const DEFAULT_RECONCILE_INTERVAL: Duration = Duration::from_secs(86_400);
+
 const USAGE: &str = "usage:
   local-api [--addr HOST:PORT] [--dynamodb-endpoint URL [--table NAME]] [--cors-origin ORIGIN]...
             [--catalog FILE] [--rpc CHAIN=URL]... [--sync-interval SECONDS] [--stale-after SECONDS]
             [--confirmations BLOCKS] [--min-discovered-depth-usd USD] [--log-range BLOCKS]
+            [--reconcile-interval SECONDS]
             [--signing-domain HOST[:PORT]] [--signing-uri URI]
       serve the API (default 127.0.0.1:3000) on the in-memory store, or on a DynamoDB-API
       server (the table, default 'positions', is created and its catalog seeded if missing);
@@ -44,7 +50,10 @@ const USAGE: &str = "usage:
       found in a wallet prices a token the catalog's pools do not reach only when it holds
       --min-discovered-depth-usd (default 10000) of a priced token; a wallet position's history is
       read from its position manager's events --log-range blocks per eth_getLogs at most
-      (default 10000). Without --rpc, nothing is
+      (default 10000); each sync follows the position managers' events to the linked wallets
+      they touch, which are read whole (Orca wallets are read every sync), and every linked
+      wallet is read whole and corrected every --reconcile-interval (default 86400) and on
+      POST /markets/sync?reconcile=all. Without --rpc, nothing is
       read from any network: the catalog's prices are a snapshot; --signing-domain and --signing-uri name the site a wallet signs
       in to when it is linked (default this server's address)
   local-api token --sub NAME [--ttl SECONDS] [--scope SCOPES]
@@ -215,6 +224,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
     let mut records = None;
     let mut endpoints = BTreeMap::new();
     let (mut interval, mut stale_after) = (DEFAULT_SYNC_INTERVAL, DEFAULT_STALE_AFTER);
+    let mut reconcile_every = DEFAULT_RECONCILE_INTERVAL;
     let mut confirmations = Confirmations::default();
     let mut min_depth = DEFAULT_MIN_DISCOVERED_DEPTH_USD;
     let mut log_ranges = LogRanges::default();
@@ -226,6 +236,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
             "--rpc" => rpc_endpoint(value, &mut endpoints)?,
             "--sync-interval" => interval = seconds(name, value)?,
             "--stale-after" => stale_after = seconds(name, value)?,
+            "--reconcile-interval" => reconcile_every = seconds(name, value)?,
             "--confirmations" => {
                 confirmations = value
                     .parse::<u64>()
@@ -305,11 +316,17 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
     if live {
         app.wallet_refresh = Some(Arc::new(
             WalletReader::new(endpoints.clone(), &app, confirmations.clone())
-                .with_log_ranges(log_ranges),
+                .with_log_ranges(log_ranges.clone()),
         ));
         app.order_chain = Some(Arc::new(ChainOrders::new(
             endpoints.clone(),
             confirmations.clone(),
+        )));
+        app.follow = Some(Arc::new(ChainScanner::new(
+            endpoints.clone(),
+            (app.wallets.clone(), app.market.clone(), app.clock.clone()),
+            confirmations.clone(),
+            log_ranges.clone(),
         )));
         let syncer = Arc::new(
             Syncer::new(
@@ -324,6 +341,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
         // Before listening: the first request already sees the chains' state.
         sync_once(&syncer).await;
         tokio::spawn(sync_every(syncer, app.clone(), interval));
+        tokio::spawn(reconcile_every_interval(app.clone(), reconcile_every));
     }
     let listener = tokio::net::TcpListener::bind(&addr)
         .await
@@ -354,8 +372,8 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
 }
 
 /// Syncs now, then every `interval`, logging each report's counts.
-/// Syncs the pools and then refreshes the linked wallets every `interval` (the first sync ran
-/// at start).
+/// Syncs the pools and then follows the chains' events to the wallets they touched every
+/// `interval` (the first sync ran at start).
 async fn sync_every(syncer: Arc<Syncer>, app: App, interval: Duration) {
     let mut ticker = tokio::time::interval(interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -364,13 +382,36 @@ async fn sync_every(syncer: Arc<Syncer>, app: App, interval: Duration) {
     loop {
         ticker.tick().await;
         sync_once(&syncer).await;
-        match app.refresh_all_wallets().await {
-            Ok(report) => tracing::info!(
+        match app.follow_wallets().await {
+            Ok((scans, report)) => tracing::info!(
+                chains = scans.len(),
+                events = scans.iter().map(|s| s.events).sum::<usize>(),
                 refreshed = report.refreshed,
                 failed = report.failed.len(),
-                "wallet refresh"
+                "chain events followed"
             ),
-            Err(e) => tracing::error!(cause = %e, "wallet refresh failed"),
+            Err(e) => tracing::error!(cause = %e, "chain events not followed"),
+        }
+    }
+}
+
+/// Reads every linked wallet whole every `interval` and corrects what the events missed
+/// (README decision 45); the first run is one interval after the start (a link reads a
+/// wallet whole already).
+async fn reconcile_every_interval(app: App, interval: Duration) {
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker.tick().await;
+    loop {
+        ticker.tick().await;
+        match app.reconcile_all().await {
+            Ok(report) => tracing::info!(
+                refreshed = report.refreshed,
+                corrected = report.corrected,
+                failed = report.failed.len(),
+                "wallets reconciled"
+            ),
+            Err(e) => tracing::error!(cause = %e, "wallets not reconciled"),
         }
     }
 }

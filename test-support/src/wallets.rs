@@ -471,7 +471,7 @@ pub async fn wallet_reads_never_go_back(app: &App) {
         read_position("1", 5_000, 7),
         read_position("2", 9_000, 0),
     ]);
-    let report = app.refresh_all_wallets().await.unwrap();
+    let report = app.reconcile_all().await.unwrap();
     assert!(report.refreshed >= 1, "{report:?}");
     let listed = client.list("source=wallet").await.json;
     assert_eq!(listed["total"], 2, "{listed}");
@@ -508,7 +508,7 @@ pub async fn wallet_reads_never_go_back(app: &App) {
     // A failed read: the last good one stays, the reason is recorded.
     *chain.height.lock().unwrap() = 101;
     *chain.answer.lock().unwrap() = Err("eth_call: undecodable answer".into());
-    let report = app.refresh_all_wallets().await.unwrap();
+    let report = app.reconcile_all().await.unwrap();
     assert!(
         report
             .failed
@@ -530,7 +530,7 @@ pub async fn wallet_reads_never_go_back(app: &App) {
     // An older read (a slower refresh) writes nothing.
     *chain.height.lock().unwrap() = 99;
     *chain.answer.lock().unwrap() = Ok(vec![read_position("1", 1, 999)]);
-    app.refresh_all_wallets().await.unwrap();
+    app.reconcile_all().await.unwrap();
     assert_eq!(
         client.list("source=wallet").await.json["data"],
         listed["data"]
@@ -542,7 +542,7 @@ pub async fn wallet_reads_never_go_back(app: &App) {
         read_position("1", 5_000, 7),
         read_position("2", 9_000, 0),
     ]);
-    app.refresh_all_wallets().await.unwrap();
+    app.reconcile_all().await.unwrap();
     assert_eq!(
         client.list("source=wallet").await.json["data"],
         listed["data"]
@@ -551,8 +551,8 @@ pub async fn wallet_reads_never_go_back(app: &App) {
     // Later: one withdrawn (fees left), the other gone from the wallet; ids stay.
     *chain.height.lock().unwrap() = 102;
     *chain.answer.lock().unwrap() = Ok(vec![read_position("1", 0, 11)]);
-    app.refresh_all_wallets().await.unwrap();
-    app.refresh_all_wallets().await.unwrap();
+    app.reconcile_all().await.unwrap();
+    app.reconcile_all().await.unwrap();
     let now = client.list("source=wallet").await.json;
     assert_eq!(now["total"], 2, "{now}");
     let now_ids: Vec<Value> = now["data"]

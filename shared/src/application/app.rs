@@ -5,7 +5,7 @@
 use crate::application::ports::{HistoryStore, Market, PositionStore, StoreError, WalletStore};
 use crate::application::wallet_reads::{Change, Recorded};
 use crate::domain::clock::Clock;
-use crate::domain::market::{PoolState, SyncReport, WalletFailure, WalletsRefreshed};
+use crate::domain::market::{ChainScan, PoolState, SyncReport, WalletFailure, WalletsRefreshed};
 use crate::domain::math::U256;
 use crate::domain::model::{Chain, TransactionRequest};
 use crate::domain::orders::simulation::{Simulated, SimulationError};
@@ -32,6 +32,8 @@ pub struct App {
     /// Reads what an on-chain open needs (the wallet's allowances); `None` where no chain is
     /// read: opening from a wallet then waits for one (503).
     pub order_chain: Option<Arc<dyn OrderChain>>,
+    /// Follows the chains' events to the wallets they touch; `None` where no chain is read.
+    pub follow: Option<Arc<dyn ChainFollow>>,
 }
 
 /// The chain reads building an on-chain order takes (`chain::orders`).
@@ -93,6 +95,15 @@ pub trait WalletRefresh: Send + Sync {
     async fn refresh(&self, wallet: &LinkedWallet) -> Result<Refreshed, String>;
 }
 
+/// Follows the chains' position-manager events (`chain::scan`, README decision 45).
+#[async_trait]
+pub trait ChainFollow: Send + Sync {
+    /// Scans each EVM chain's confirmed blocks since its last scan for the events of `wallets`
+    /// and of the positions they hold: per chain what was scanned, and the wallets to read
+    /// whole (no other wallet is read).
+    async fn follow(&self, wallets: &[LinkedWallet]) -> (Vec<ChainScan>, Vec<LinkedWallet>);
+}
+
 /// Reads the catalog pools' states from their chains and stores them (`chain::sync`).
 #[async_trait]
 pub trait MarketSync: Send + Sync {
@@ -100,22 +111,34 @@ pub trait MarketSync: Send + Sync {
     async fn sync(&self) -> Result<SyncReport, StoreError>;
 }
 
+/// Why a wallet is read whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WholeRead {
+    /// It was linked, an event touched it, or it is polled (Orca): what changed is expected.
+    Refresh,
+    /// The slow check of what the events made of it: any change is a correction, logged and
+    /// counted (`wallets.reconciled.corrected`).
+    Reconcile,
+}
+
 impl App {
-    /// Refreshes every linked wallet, a few at a time (the in-process path: local-api; the
-    /// stack fans out through its queue instead).
-    pub async fn refresh_all_wallets(&self) -> Result<WalletsRefreshed, StoreError> {
-        let wallets = self.wallets.linked().await?;
+    /// Reads `wallets` whole, a few at a time (the in-process path: local-api; the stack fans
+    /// out through its queue instead).
+    pub async fn read_wallets(
+        &self,
+        wallets: Vec<LinkedWallet>,
+        why: WholeRead,
+    ) -> WalletsRefreshed {
         let mut report = WalletsRefreshed::default();
         let mut pending = wallets.into_iter();
         loop {
             let batch: Vec<LinkedWallet> = pending.by_ref().take(8).collect();
             if batch.is_empty() {
-                return Ok(report);
+                return report;
             }
-            let done =
-                futures_util::future::join_all(batch.into_iter().map(|w| self.refresh_wallet(w)))
-                    .await;
-            for wallet in done {
+            let reads = batch.into_iter().map(|w| self.read_wallet(w, why));
+            for (wallet, corrected) in futures_util::future::join_all(reads).await {
+                report.corrected += corrected;
                 match wallet.refresh_error {
                     None => report.refreshed += 1,
                     Some(reason) => report.failed.push(WalletFailure {
@@ -128,9 +151,49 @@ impl App {
         }
     }
 
+    /// One sync's wallet work in process: the chains' events followed to the wallets they
+    /// touched, which are read whole, and the Orca wallets polled (their events are not
+    /// followed); every other wallet costs nothing.
+    pub async fn follow_wallets(&self) -> Result<(Vec<ChainScan>, WalletsRefreshed), StoreError> {
+        let linked = self.wallets.linked().await?;
+        let (scans, mut touched) = match &self.follow {
+            Some(follow) => follow.follow(&linked).await,
+            None => (Vec::new(), Vec::new()),
+        };
+        touched.extend(linked.into_iter().filter(|w| w.chain == Chain::Solana));
+        Ok((scans, self.read_wallets(touched, WholeRead::Refresh).await))
+    }
+
+    /// Every linked wallet read whole and compared with what the events made of it.
+    pub async fn reconcile_all(&self) -> Result<WalletsRefreshed, StoreError> {
+        let linked = self.wallets.linked().await?;
+        Ok(self.read_wallets(linked, WholeRead::Reconcile).await)
+    }
+
+    /// [`Self::refresh_wallet`], counting as corrections what a reconciliation changed.
+    pub async fn read_wallet(&self, wallet: LinkedWallet, why: WholeRead) -> (LinkedWallet, usize) {
+        let (wallet, changed) = self.whole_read(wallet).await;
+        if why == WholeRead::Reconcile {
+            for change in &changed {
+                tracing::warn!(
+                    metric = "wallets.reconciled.corrected",
+                    position = %change.position,
+                    fields = %change.fields.join(","),
+                    chain = %wallet.chain,
+                    "reconciliation corrected a position the events had not kept as the chain holds it"
+                );
+            }
+        }
+        (wallet, changed.len())
+    }
+
     /// Reads the wallet's positions now and records the outcome: the count, or why the chain
     /// could not be read (the link stands either way; the scheduled refresh tries again).
     pub async fn refresh_wallet(&self, wallet: LinkedWallet) -> LinkedWallet {
+        self.whole_read(wallet).await.0
+    }
+
+    async fn whole_read(&self, wallet: LinkedWallet) -> (LinkedWallet, Vec<Change>) {
         let outcome = match &self.wallet_refresh {
             Some(refresh) => refresh.refresh(&wallet).await,
             None => Err(format!(
@@ -138,22 +201,28 @@ impl App {
                 wallet.chain
             )),
         };
-        let wallet = match outcome {
-            Ok(read) => LinkedWallet {
-                refreshed_at: Some(self.clock.now()),
-                positions: Some(read.positions),
-                refresh_error: read.incomplete,
-                tokens: read.tokens,
-                ..wallet
-            },
-            Err(reason) => LinkedWallet {
-                refresh_error: Some(reason),
-                ..wallet
-            },
+        let (wallet, changed) = match outcome {
+            Ok(read) => (
+                LinkedWallet {
+                    refreshed_at: Some(self.clock.now()),
+                    positions: Some(read.positions),
+                    refresh_error: read.incomplete,
+                    tokens: read.tokens,
+                    ..wallet
+                },
+                read.changed,
+            ),
+            Err(reason) => (
+                LinkedWallet {
+                    refresh_error: Some(reason),
+                    ..wallet
+                },
+                Vec::new(),
+            ),
         };
         if let Err(e) = self.wallets.record_refresh(&wallet).await {
             tracing::warn!(cause = %e, chain = %wallet.chain, address = %wallet.address, "wallet refresh not recorded");
         }
-        wallet
+        (wallet, changed)
     }
 }

@@ -187,6 +187,34 @@ pub struct SyncReport {
     /// What the chains did with the orders waiting on the pools updated (where any waited).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub orders: Option<OrdersSettled>,
+    /// What each EVM chain's scan of its position managers' events did (where chains are
+    /// followed in process).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scans: Option<Vec<ChainScan>>,
+}
+
+/// What one sync's scan of a chain's position-manager events did (README decision 45).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChainScan {
+    pub chain: Chain,
+    /// The blocks scanned: `from` through `through` (none when `through < from`).
+    pub from: u64,
+    pub through: u64,
+    /// The confirmed block it scans towards: a gap longer than one scan takes is caught up
+    /// over the next syncs, in order.
+    pub head: u64,
+    /// The logs found of linked wallets and of their positions.
+    pub events: usize,
+    /// The wallets they touched, read whole.
+    pub touched: usize,
+    /// Why the scan went back over blocks it had scanned (a reorg replaced its last block),
+    /// or why every wallet of the chain is read whole (its first scan).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rescanned: Option<String>,
+    /// Why it stopped before `head` otherwise (it goes on from `through` at the next sync).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// The on-chain orders one sync settled: opens confirmed, withdraws confirmed, orders ended
@@ -207,6 +235,9 @@ pub struct OrdersSettled {
 pub struct WalletsRefreshed {
     pub refreshed: usize,
     pub failed: Vec<WalletFailure>,
+    /// Positions a reconciliation found the events had not kept as the chain holds them, and
+    /// corrected.
+    pub corrected: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -259,6 +290,7 @@ impl SyncReport {
             pools,
             wallets: None,
             orders: None,
+            scans: None,
         }
     }
 }

@@ -433,6 +433,15 @@ pub async fn sync_markets(app: &App, request: &Request) -> Reply {
             "the token lacks the {SYNC_SCOPE} scope"
         )));
     }
+    let reconcile = match request.query_string_parameters().first("reconcile") {
+        None => false,
+        Some("all") => true,
+        Some(other) => {
+            return Err(ApiError::BadRequest(format!(
+                "reconcile: expected \"all\", got {other:?}"
+            )))
+        }
+    };
     let mut report = match &app.sync {
         Some(sync) => sync.sync().await?,
         None => {
@@ -441,9 +450,18 @@ pub async fn sync_markets(app: &App, request: &Request) -> Reply {
             SyncReport::unsynced(pools, "no RPC endpoint is configured for this chain")
         }
     };
-    // Where wallets are read in process (local-api), the linked wallets follow the pools.
+    // Where wallets are read in process (local-api), the chains' events are followed to the
+    // wallets they touched (README decision 45); `?reconcile=all` reads every wallet whole.
     if app.wallet_refresh.is_some() {
-        report.wallets = Some(app.refresh_all_wallets().await?);
+        let (scans, mut wallets) = app.follow_wallets().await?;
+        if reconcile {
+            let reconciled = app.reconcile_all().await?;
+            wallets.refreshed += reconciled.refreshed;
+            wallets.corrected += reconciled.corrected;
+            wallets.failed.extend(reconciled.failed);
+        }
+        report.scans = Some(scans);
+        report.wallets = Some(wallets);
     }
     Ok(json_response(StatusCode::OK, &report))
 }

@@ -24,6 +24,7 @@ impl App {
             signing: SigningDomain::default(),
             wallet_refresh: None,
             order_chain: None,
+            follow: None,
         }
     }
 
@@ -47,6 +48,7 @@ impl App {
             signing: SigningDomain::default(),
             wallet_refresh: None,
             order_chain: None,
+            follow: None,
         }
     }
 }

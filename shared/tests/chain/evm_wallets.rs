@@ -296,7 +296,7 @@ async fn a_wallet_past_the_read_cap_says_so_and_closes_nothing_it_did_not_see() 
     let mut spam: Vec<u64> = (0..cap - 1).map(|i| 1_000 + i).collect();
     spam.extend([1, 2]);
     *held.lock().unwrap() = spam;
-    let refreshed = app.refresh_all_wallets().await.unwrap();
+    let refreshed = app.reconcile_all().await.unwrap();
     assert_eq!(refreshed.failed.len(), 1, "{refreshed:?}");
     let reason = &refreshed.failed[0].reason;
     assert!(
@@ -318,7 +318,7 @@ async fn a_wallet_past_the_read_cap_says_so_and_closes_nothing_it_did_not_see() 
 
     // Below the cap again, token 1 gone: an uncapped read closes it as transferred.
     *held.lock().unwrap() = vec![2];
-    let refreshed = app.refresh_all_wallets().await.unwrap();
+    let refreshed = app.reconcile_all().await.unwrap();
     assert!(refreshed.failed.is_empty(), "{refreshed:?}");
     let open = alice.list("source=wallet&status=active").await.json;
     assert_eq!(open["total"], 1, "{open}");
@@ -352,7 +352,7 @@ async fn one_bad_position_never_freezes_the_wallet(app: shared::App) {
     // Token 0x..a3 now reverts `decimals()`; the wallet also got token 7 and lost token 5.
     broken.store(true, Ordering::SeqCst);
     *held.lock().unwrap() = vec![6, 7];
-    let refreshed = app.refresh_all_wallets().await.unwrap();
+    let refreshed = app.reconcile_all().await.unwrap();
     assert_eq!(refreshed.failed.len(), 1, "{refreshed:?}");
     let reason = &refreshed.failed[0].reason;
     assert!(
@@ -412,7 +412,7 @@ async fn one_bad_position_never_freezes_the_wallet(app: shared::App) {
     // A lying node's answer for token 9 fails the read whole: every open position says its
     // figures are the last good read's, and nothing else changes.
     *held.lock().unwrap() = vec![6, 7, 9];
-    let refreshed = app.refresh_all_wallets().await.unwrap();
+    let refreshed = app.reconcile_all().await.unwrap();
     assert_eq!(refreshed.failed.len(), 1, "{refreshed:?}");
     let failed = alice.list("source=wallet").await.json;
     for view in failed["data"].as_array().unwrap() {
@@ -428,7 +428,7 @@ async fn one_bad_position_never_freezes_the_wallet(app: shared::App) {
     // The token readable again: the positions read again and the wallet says nothing.
     broken.store(false, Ordering::SeqCst);
     *held.lock().unwrap() = vec![6, 7];
-    let refreshed = app.refresh_all_wallets().await.unwrap();
+    let refreshed = app.reconcile_all().await.unwrap();
     assert!(refreshed.failed.is_empty(), "{refreshed:?}");
     let now = alice.list("source=wallet").await.json;
     for view in now["data"].as_array().unwrap() {

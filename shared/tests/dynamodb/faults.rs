@@ -37,6 +37,7 @@ fn app_on(endpoint: &str, attempt_timeout: Duration) -> App {
         signing: SigningDomain::default(),
         wallet_refresh: None,
         order_chain: None,
+        follow: None,
     }
 }
 
@@ -192,6 +193,7 @@ async fn a_corrupt_item_is_a_generic_500() {
         signing: SigningDomain::default(),
         wallet_refresh: None,
         order_chain: None,
+        follow: None,
     };
     let reply = TestClient::in_process(&app, Some(&owner)).get(&p.id).await;
     assert_eq!(reply.status, StatusCode::INTERNAL_SERVER_ERROR);

@@ -17,16 +17,16 @@ use std::collections::BTreeMap;
 
 pub use crate::domain::market::DEFAULT_LOG_RANGE;
 
-const TRANSFER: &str = "Transfer(address,address,uint256)";
-const INCREASE: &str = "IncreaseLiquidity(uint256,uint128,uint256,uint256)";
-const DECREASE: &str = "DecreaseLiquidity(uint256,uint128,uint256,uint256)";
-const COLLECT: &str = "Collect(uint256,address,uint256,uint256)";
+pub(super) const TRANSFER: &str = "Transfer(address,address,uint256)";
+pub(super) const INCREASE: &str = "IncreaseLiquidity(uint256,uint128,uint256,uint256)";
+pub(super) const DECREASE: &str = "DecreaseLiquidity(uint256,uint128,uint256,uint256)";
+pub(super) const COLLECT: &str = "Collect(uint256,address,uint256,uint256)";
 
-fn topic(signature: &str) -> String {
+pub(super) fn topic(signature: &str) -> String {
     evm::hex_data(keccak256(signature.as_bytes()).as_slice())
 }
 
-fn word_topic(value: U256) -> String {
+pub(super) fn word_topic(value: U256) -> String {
     evm::hex_data(&value.to_be_bytes::<32>())
 }
 
@@ -74,17 +74,70 @@ pub async fn position_events(
     to: &evm::Block,
     max_range: u64,
 ) -> EventsRead {
-    let max_range = max_range.max(1);
+    let ranges = read_ranges(from, to.number, max_range, |range| {
+        range_events(rpc, manager, token_id, range)
+    })
+    .await;
     let mut read = EventsRead {
-        events: Vec::new(),
+        events: ranges.found,
+        through: ranges.through,
+        stopped: ranges.stopped,
+    };
+    // Only logs of canonical blocks: each log's block hash is the one at its number now.
+    if let Err(reason) = canonical(rpc, &mut read, to).await {
+        read.stopped = Some(reason);
+    }
+    read.events.sort_by_key(PositionEvent::order);
+    read
+}
+
+/// Why a provider did not answer a range: for its size (read again in halves) or otherwise.
+pub(super) enum Refused {
+    TooLarge(String),
+    Other(String),
+}
+
+impl From<RpcError> for Refused {
+    fn from(e: RpcError) -> Refused {
+        if too_large(&e) {
+            Refused::TooLarge(e.to_string())
+        } else {
+            Refused::Other(e.to_string())
+        }
+    }
+}
+
+/// What [`read_ranges`] found: everything of `[from, through]`, and why it stopped before the
+/// end, if it did.
+pub(super) struct RangesRead<T> {
+    pub found: Vec<T>,
+    pub through: u64,
+    pub stopped: Option<String>,
+}
+
+/// Reads blocks `from` through `to` in ranges of at most `max_range` blocks, in order, with
+/// `read_range`; a range refused for its size is read again as its two halves.
+pub(super) async fn read_ranges<T, F, Fut>(
+    from: u64,
+    to: u64,
+    max_range: u64,
+    mut read_range: F,
+) -> RangesRead<T>
+where
+    F: FnMut((u64, u64)) -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<T>, Refused>>,
+{
+    let max_range = max_range.max(1);
+    let mut read = RangesRead {
+        found: Vec::new(),
         through: from.saturating_sub(1),
         stopped: None,
     };
     // Ranges still to read, nearest first; a refused one comes back as its two halves.
     let mut pending: Vec<(u64, u64)> = Vec::new();
     let mut start = from;
-    while start <= to.number {
-        let end = start.saturating_add(max_range - 1).min(to.number);
+    while start <= to {
+        let end = start.saturating_add(max_range - 1).min(to);
         pending.push((start, end));
         let Some(next) = end.checked_add(1) else {
             break;
@@ -94,9 +147,9 @@ pub async fn position_events(
     pending.reverse();
     let mut splits = 0;
     while let Some((start, end)) = pending.pop() {
-        match range_events(rpc, manager, token_id, (start, end)).await {
-            Ok(events) => {
-                read.events.extend(events);
+        match read_range((start, end)).await {
+            Ok(found) => {
+                read.found.extend(found);
                 read.through = end;
             }
             Err(Refused::TooLarge(_)) if start < end && splits < MAX_SPLITS => {
@@ -111,17 +164,7 @@ pub async fn position_events(
             }
         }
     }
-    // Only logs of canonical blocks: each log's block hash is the one at its number now.
-    if let Err(reason) = canonical(rpc, &mut read, to).await {
-        read.stopped = Some(reason);
-    }
-    read.events.sort_by_key(PositionEvent::order);
     read
-}
-
-enum Refused {
-    TooLarge(String),
-    Other(String),
 }
 
 /// Both filters over one range, in one batch, decoded.
@@ -155,13 +198,7 @@ async fn range_events(
     ];
     let mut events = Vec::new();
     for answer in rpc.batch(&calls).await {
-        let logs = answer.map_err(|e| {
-            if too_large(&e) {
-                Refused::TooLarge(e.to_string())
-            } else {
-                Refused::Other(e.to_string())
-            }
-        })?;
+        let logs = answer?;
         let logs = logs
             .as_array()
             .ok_or_else(|| Refused::Other("eth_getLogs answered no list".into()))?;
@@ -179,13 +216,30 @@ fn decode(
     log: &Value,
     manager: &str,
     token_id: U256,
-    (start, end): (u64, u64),
+    range: (u64, u64),
 ) -> Result<PositionEvent, String> {
-    let field = |name: &str| log.get(name).ok_or(format!("no {name}"));
-    let address = field("address")?.as_str().unwrap_or_default();
+    let (address, token, event) = decode_log(log, range)?;
     if !address.eq_ignore_ascii_case(manager) {
         return Err(format!("from {address}, not the position manager"));
     }
+    if token != token_id {
+        return Err(format!("a {:?} of another token", event.kind));
+    }
+    Ok(event)
+}
+
+/// One log of a position manager's as the event of a position: the emitting contract, the
+/// token id and the event; or why it is none (strictly: the event's topic count and data
+/// length, words within their types, its block within the range asked for).
+pub(super) fn decode_log(
+    log: &Value,
+    (start, end): (u64, u64),
+) -> Result<(String, U256, PositionEvent), String> {
+    let field = |name: &str| log.get(name).ok_or(format!("no {name}"));
+    let address = field("address")?
+        .as_str()
+        .ok_or("an address that is no text")?
+        .to_string();
     if log.get("removed") == Some(&Value::Bool(true)) {
         return Err("removed by a reorg".into());
     }
@@ -220,12 +274,9 @@ fn decode(
             .ok_or("an address word with high bits".into())
     };
     let first = topics.first().ok_or("no topics")?.as_str();
-    let (kind, liquidity, amounts, from, to) = if first == topic(TRANSFER) {
+    let (kind, liquidity, amounts, from, to, token_topic) = if first == topic(TRANSFER) {
         if topics.len() != 4 || !data.is_empty() {
             return Err("a Transfer of another shape".into());
-        }
-        if topic_word(3)? != token_id {
-            return Err("a Transfer of another token".into());
         }
         let (sender, recipient) = (address_of(topic_word(1)?)?, address_of(topic_word(2)?)?);
         let zero = address_of(U256::ZERO)?;
@@ -236,7 +287,7 @@ fn decode(
         } else {
             EventKind::Transfer
         };
-        (kind, 0, [U256::ZERO; 2], Some(sender), Some(recipient))
+        (kind, 0, [U256::ZERO; 2], Some(sender), Some(recipient), 3)
     } else {
         let kind = [
             (INCREASE, EventKind::Deposit),
@@ -250,19 +301,17 @@ fn decode(
         if topics.len() != 2 || data.len() != 96 {
             return Err(format!("a {kind:?} of another shape"));
         }
-        if topic_word(1)? != token_id {
-            return Err(format!("a {kind:?} of another token"));
-        }
         let amounts = [word(1), word(2)];
         if kind == EventKind::Collect {
-            (kind, 0, amounts, None, Some(address_of(word(0))?))
+            (kind, 0, amounts, None, Some(address_of(word(0))?), 1)
         } else {
             let liquidity =
                 u128::try_from(word(0)).map_err(|_| "a liquidity wider than uint128")?;
-            (kind, liquidity, amounts, None, None)
+            (kind, liquidity, amounts, None, None, 1)
         }
     };
-    Ok(PositionEvent {
+    let token = topic_word(token_topic)?;
+    let event = PositionEvent {
         kind,
         block,
         block_hash,
@@ -275,7 +324,8 @@ fn decode(
         timestamp: None,
         prices: [None, None],
         priced: None,
-    })
+    };
+    Ok((address, token, event))
 }
 
 /// A transaction hash: one 32-byte word, as a block hash is written.

@@ -5,7 +5,8 @@
 //! reads a wallet's positions at one block, `refresh` serves those reads to the API, `fanout`
 //! spreads the scheduled refresh over the queue; `orders` reads what an on-chain open needs
 //! and follows its transactions until they settle (`events`), `simulation` runs them before
-//! they are answered; `history` reads a position's events over block ranges. The functions' entry points are the wiring's `chain_lambda`.
+//! they are answered; `history` reads a position's events over block ranges, `scan` follows every linked wallet's
+//! and position's events chain by chain. The functions' entry points are the wiring's `chain_lambda`.
 
 pub mod backfill;
 pub mod events;
@@ -16,6 +17,7 @@ pub mod orca_wallets;
 pub mod orders;
 pub mod refresh;
 pub mod rpc;
+pub mod scan;
 pub mod secrets;
 pub mod simulation;
 pub mod solana;

@@ -8,7 +8,7 @@ pub mod proof;
 
 use crate::domain::model::{format_time, Chain};
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The most wallets one user may link.
 pub const MAX_WALLETS_PER_USER: usize = 20;
@@ -34,13 +34,23 @@ pub struct LinkedWallet {
 
 /// How far a chain's position-manager events were followed (README decision 45): the last
 /// block scanned, by number and hash (a later scan that finds another block there saw a
-/// reorg), and when.
+/// reorg), when, and the wallets events touched in the last blocks (read again when a reorg
+/// replaces their blocks).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScanProgress {
     pub chain: Chain,
     pub through: u64,
     pub hash: String,
     pub scanned_at: DateTime<Utc>,
+    pub recent: Vec<Touch>,
+}
+
+/// A wallet an event touched, at its block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Touch {
+    pub block: u64,
+    pub owner: String,
+    pub address: String,
 }
 
 /// What the link of a wallet came to in the store.

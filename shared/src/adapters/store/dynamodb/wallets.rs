@@ -364,6 +364,8 @@ impl WalletStore for DynamoDbStore {
             through: parsed(&item, "through")?,
             hash: text(&item, "hash")?.to_string(),
             scanned_at: time(&item, "scannedAt")?,
+            recent: serde_json::from_str(text(&item, "recent")?)
+                .map_err(|_| malformed("recent"))?,
         }))
     }
 
@@ -381,6 +383,11 @@ impl WalletStore for DynamoDbStore {
             ),
             ("hash".into(), s(&progress.hash)),
             ("scannedAt".into(), s(format_time(&progress.scanned_at))),
+            (
+                "recent".into(),
+                s(serde_json::to_string(&progress.recent)
+                    .map_err(|e| StoreError::Failure(e.into()))?),
+            ),
         ]);
         let put = self
             .client

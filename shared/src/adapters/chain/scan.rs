@@ -1,0 +1,395 @@
+//! Following the chain instead of polling it (README decision 45): each sync reads, per EVM
+//! chain, the position managers' logs of the confirmed blocks since the last scan, in ranges of
+//! at most the chain's log range (a range refused for its size read again in halves): a
+//! `Transfer` from or to a linked wallet, and `IncreaseLiquidity`, `DecreaseLiquidity` or
+//! `Collect` of a position a linked wallet holds, each filter's OR-list at most [`TOPIC_LIST`]
+//! entries, every filter of a range in one batch. The wallets they touch are read whole (the
+//! refresh); the others cost nothing. The scan's end is stored by number and hash: a later scan
+//! that finds another block there goes back [`REORG_WINDOW`] blocks and reads again the
+//! wallets touched there. A gap is caught up [`MAX_SCAN_BLOCKS`] at a time, in order.
+
+use super::evm::{self, Block};
+use super::history::{
+    decode_log, read_ranges, topic, word_topic, Refused, COLLECT, DECREASE, INCREASE, TRANSFER,
+};
+use super::rpc::RpcClient;
+use crate::application::app::ChainFollow;
+use crate::application::ports::{Market, WalletStore};
+use crate::domain::clock::Clock;
+use crate::domain::history::EventKind;
+use crate::domain::market::{ChainScan, Confirmations, LogRanges};
+use crate::domain::math::U256;
+use crate::domain::model::Chain;
+use crate::domain::wallets::{LinkedWallet, ScanProgress, Touch};
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// Entries of one filter's OR-list (wallets as `Transfer` senders or recipients, position ids):
+/// providers take at least this many; more wallets make more filters in the same batch, not
+/// more requests.
+pub const TOPIC_LIST: usize = 100;
+
+/// Blocks one sync scans at most per chain; a longer gap (the service was down) goes on at the
+/// next syncs, in order, never skipped.
+pub const MAX_SCAN_BLOCKS: u64 = 10_000;
+
+/// Blocks a scan goes back when the block its last scan ended at was replaced: deeper than any
+/// reorg behind the confirmations (a deeper one is corrected by the reconciliation).
+pub const REORG_WINDOW: u64 = 128;
+
+pub struct ChainScanner {
+    endpoints: BTreeMap<Chain, Arc<RpcClient>>,
+    wallets: Arc<dyn WalletStore>,
+    market: Arc<dyn Market>,
+    clock: Arc<dyn Clock>,
+    confirmations: Confirmations,
+    log_ranges: LogRanges,
+    max_blocks: u64,
+}
+
+impl ChainScanner {
+    pub fn new(
+        endpoints: BTreeMap<Chain, Arc<RpcClient>>,
+        (wallets, market, clock): (Arc<dyn WalletStore>, Arc<dyn Market>, Arc<dyn Clock>),
+        confirmations: Confirmations,
+        log_ranges: LogRanges,
+    ) -> ChainScanner {
+        ChainScanner {
+            endpoints,
+            wallets,
+            market,
+            clock,
+            confirmations,
+            log_ranges,
+            max_blocks: MAX_SCAN_BLOCKS,
+        }
+    }
+
+    /// Blocks one scan takes at most (tests make a gap with a few).
+    pub fn with_max_blocks(mut self, blocks: u64) -> ChainScanner {
+        self.max_blocks = blocks.max(1);
+        self
+    }
+}
+
+/// What a chain's logs are matched against: the linked wallets by address, and the positions
+/// they hold by (manager, token id).
+struct Watched<'a> {
+    by_address: HashMap<String, Vec<&'a LinkedWallet>>,
+    by_position: HashMap<(String, U256), Vec<&'a LinkedWallet>>,
+}
+
+impl<'a> Watched<'a> {
+    fn of(wallets: &'a [LinkedWallet]) -> Watched<'a> {
+        let mut watched = Watched {
+            by_address: HashMap::new(),
+            by_position: HashMap::new(),
+        };
+        for wallet in wallets {
+            let address = wallet.address.to_ascii_lowercase();
+            watched.by_address.entry(address).or_default().push(wallet);
+            for key in &wallet.tokens {
+                let Some((manager, token)) = key.split_once('#') else {
+                    continue;
+                };
+                let Ok(token) = U256::from_str(token) else {
+                    continue;
+                };
+                let position = (manager.to_ascii_lowercase(), token);
+                watched
+                    .by_position
+                    .entry(position)
+                    .or_default()
+                    .push(wallet);
+            }
+        }
+        watched
+    }
+
+    /// The filters of one block range: senders, recipients, positions' ids; each OR-list at
+    /// most [`TOPIC_LIST`] entries.
+    fn filters(&self, managers: &[String], (start, end): (u64, u64)) -> Vec<(&'static str, Value)> {
+        let filter = |topics: Value| {
+            (
+                "eth_getLogs",
+                json!([{
+                    "address": managers,
+                    "fromBlock": format!("0x{start:x}"),
+                    "toBlock": format!("0x{end:x}"),
+                    "topics": topics,
+                }]),
+            )
+        };
+        let addresses: BTreeSet<String> = self
+            .by_address
+            .keys()
+            .map(|a| format!("0x{:0>64}", a.trim_start_matches("0x")))
+            .collect();
+        let ids: BTreeSet<String> = self
+            .by_position
+            .keys()
+            .map(|(_, id)| word_topic(*id))
+            .collect();
+        let addresses: Vec<String> = addresses.into_iter().collect();
+        let ids: Vec<String> = ids.into_iter().collect();
+        let mut filters = Vec::new();
+        for chunk in addresses.chunks(TOPIC_LIST) {
+            filters.push(filter(json!([topic(TRANSFER), chunk])));
+            filters.push(filter(json!([topic(TRANSFER), null, chunk])));
+        }
+        for chunk in ids.chunks(TOPIC_LIST) {
+            let kinds = [topic(INCREASE), topic(DECREASE), topic(COLLECT)];
+            filters.push(filter(json!([kinds, chunk])));
+        }
+        filters
+    }
+
+    /// The wallets one log touches: a `Transfer`'s sender and recipient, the holder of the
+    /// position another event names.
+    fn touched(
+        &self,
+        log: &Value,
+        range: (u64, u64),
+    ) -> Result<(u64, Vec<&'a LinkedWallet>), String> {
+        let (manager, token, event) = decode_log(log, range)?;
+        let mut wallets = Vec::new();
+        // A collect's recipient is no holder: only a transfer's parties are.
+        if event.kind != EventKind::Collect {
+            for party in [&event.from, &event.to].into_iter().flatten() {
+                let holders = self.by_address.get(&party.to_ascii_lowercase());
+                wallets.extend(holders.into_iter().flatten());
+            }
+        }
+        let position = (manager.to_ascii_lowercase(), token);
+        wallets.extend(self.by_position.get(&position).into_iter().flatten());
+        Ok((event.block, wallets))
+    }
+}
+
+impl ChainScanner {
+    /// One chain's scan: its report, and the wallets to read whole.
+    async fn scan(&self, chain: Chain, wallets: &[LinkedWallet]) -> (ChainScan, Vec<LinkedWallet>) {
+        let mut report = ChainScan {
+            chain,
+            from: 0,
+            through: 0,
+            head: 0,
+            events: 0,
+            touched: 0,
+            rescanned: None,
+            stopped: None,
+        };
+        match self.try_scan(chain, wallets, &mut report).await {
+            Ok(touched) => {
+                report.touched = touched.len();
+                (report, touched)
+            }
+            Err(reason) => {
+                tracing::warn!(%chain, %reason, "chain scan failed: it goes on from its last block at the next sync");
+                report.stopped = Some(reason);
+                (report, Vec::new())
+            }
+        }
+    }
+
+    async fn try_scan(
+        &self,
+        chain: Chain,
+        wallets: &[LinkedWallet],
+        report: &mut ChainScan,
+    ) -> Result<Vec<LinkedWallet>, String> {
+        let rpc = self
+            .endpoints
+            .get(&chain)
+            .ok_or_else(|| format!("no RPC endpoint is configured for {chain}"))?;
+        let catalog = self.market.catalog().await.map_err(|e| e.to_string())?;
+        let managers: Vec<String> = catalog
+            .deployments_on(chain)
+            .filter_map(|d| d.position_manager.clone())
+            .collect();
+        let head = evm::block_number(rpc)
+            .await
+            .map_err(|e| format!("eth_blockNumber: {e}"))?;
+        let target = head.saturating_sub(self.confirmations.of(chain));
+        report.head = target;
+        let previous = self
+            .wallets
+            .scan_progress(chain)
+            .await
+            .map_err(|e| e.to_string())?;
+        let now = self.clock.now();
+        let Some(previous) = previous else {
+            // Nothing is known of before: every wallet is read whole once, the scan starts here.
+            let block = block_at(rpc, target).await?;
+            report.from = target + 1;
+            report.through = target;
+            report.rescanned = Some("the chain's first scan: every wallet read whole".into());
+            let progress = ScanProgress {
+                chain,
+                through: target,
+                hash: block.hash,
+                scanned_at: now,
+                recent: Vec::new(),
+            };
+            self.save(None, &progress).await?;
+            return Ok(wallets.to_vec());
+        };
+        let mut from = previous.through + 1;
+        let mut touched: Vec<&LinkedWallet> = Vec::new();
+        let mut recent = previous.recent.clone();
+        let to = target.min(from.saturating_add(self.max_blocks - 1));
+        let numbers = [previous.through, to.max(previous.through)];
+        let blocks = evm::blocks(rpc, &numbers)
+            .await
+            .map_err(|e| format!("eth_getBlockByNumber: {e}"))?;
+        let last = blocks[0]
+            .as_ref()
+            .ok_or("the node has not the last scanned block")?;
+        let watched = Watched::of(wallets);
+        if last.hash != previous.hash {
+            // Replaced since: back over the window, and the wallets touched there read again.
+            from = previous.through.saturating_sub(REORG_WINDOW - 1).max(1);
+            report.rescanned = Some(format!(
+                "block {} was replaced: blocks from {from} scanned again",
+                previous.through
+            ));
+            let again = recent.iter().filter(|t| t.block >= from);
+            for touch in again {
+                let wallet = watched
+                    .by_address
+                    .get(&touch.address.to_ascii_lowercase())
+                    .into_iter()
+                    .flatten()
+                    .find(|w| w.owner == touch.owner);
+                touched.extend(wallet);
+            }
+            recent.retain(|t| t.block < from);
+        }
+        report.from = from;
+        report.through = from - 1;
+        let end = blocks[1].clone().filter(|b| b.number >= from);
+        let Some(end) = end else {
+            return Ok(Vec::new());
+        };
+        let read = read_ranges(from, end.number, self.log_ranges.of(chain), |range| {
+            let calls = watched.filters(&managers, range);
+            let watched = &watched;
+            async move {
+                let mut found = Vec::new();
+                for answer in rpc.batch(&calls).await {
+                    let logs = answer?;
+                    let logs = logs
+                        .as_array()
+                        .ok_or_else(|| Refused::Other("eth_getLogs answered no list".into()))?;
+                    for log in logs {
+                        if log.get("removed") == Some(&Value::Bool(true)) {
+                            continue;
+                        }
+                        found.push(
+                            watched
+                                .touched(log, range)
+                                .map_err(|e| Refused::Other(format!("a log refused: {e}")))?,
+                        );
+                    }
+                }
+                Ok(found)
+            }
+        })
+        .await;
+        report.through = read.through;
+        report.stopped = read.stopped;
+        report.events = read.found.len();
+        for (block, wallets) in read.found {
+            for wallet in wallets {
+                touched.push(wallet);
+                recent.push(Touch {
+                    block,
+                    owner: wallet.owner.clone(),
+                    address: wallet.address.clone(),
+                });
+            }
+        }
+        if read.through >= from {
+            let hash = if read.through == end.number {
+                end.hash
+            } else {
+                block_at(rpc, read.through).await?.hash
+            };
+            recent.retain(|t| t.block + REORG_WINDOW > read.through);
+            recent.sort_by(|a, b| {
+                (a.block, &a.owner, &a.address).cmp(&(b.block, &b.owner, &b.address))
+            });
+            recent.dedup();
+            let progress = ScanProgress {
+                chain,
+                through: read.through,
+                hash,
+                scanned_at: now,
+                recent,
+            };
+            self.save(Some(&previous), &progress).await?;
+        }
+        let mut seen = BTreeSet::new();
+        Ok(touched
+            .into_iter()
+            .filter(|w| seen.insert((w.owner.clone(), w.address.clone())))
+            .cloned()
+            .collect())
+    }
+
+    async fn save(
+        &self,
+        previous: Option<&ScanProgress>,
+        progress: &ScanProgress,
+    ) -> Result<(), String> {
+        self.wallets
+            .save_scan_progress(previous, progress)
+            .await
+            .map_err(|e| match e {
+                crate::application::ports::StoreError::Conflict => {
+                    "another sync scanned these blocks meanwhile".to_string()
+                }
+                other => format!("the scan's progress cannot be stored: {other}"),
+            })
+    }
+}
+
+async fn block_at(rpc: &RpcClient, number: u64) -> Result<Block, String> {
+    evm::blocks(rpc, &[number])
+        .await
+        .map_err(|e| format!("eth_getBlockByNumber: {e}"))?
+        .pop()
+        .flatten()
+        .ok_or_else(|| format!("the node has no block {number}"))
+}
+
+#[async_trait]
+impl ChainFollow for ChainScanner {
+    /// Every EVM chain with an endpoint, side by side.
+    async fn follow(&self, wallets: &[LinkedWallet]) -> (Vec<ChainScan>, Vec<LinkedWallet>) {
+        let chains: Vec<Chain> = self
+            .endpoints
+            .keys()
+            .copied()
+            .filter(|c| *c != Chain::Solana)
+            .collect();
+        let scans = chains.iter().map(|&chain| {
+            let on_chain: Vec<LinkedWallet> = wallets
+                .iter()
+                .filter(|w| w.chain == chain)
+                .cloned()
+                .collect();
+            async move { self.scan(chain, &on_chain).await }
+        });
+        let mut reports = Vec::new();
+        let mut touched = Vec::new();
+        for (report, wallets) in futures_util::future::join_all(scans).await {
+            reports.push(report);
+            touched.extend(wallets);
+        }
+        (reports, touched)
+    }
+}
