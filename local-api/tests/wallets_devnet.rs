@@ -439,7 +439,9 @@ async fn bench_hundred_wallets_through_the_queue() {
     let started = std::time::Instant::now();
     let linked = app.wallets.linked().await.unwrap();
     assert!(linked.len() >= 100);
-    let sent = enqueue(&sqs, &queue, &wallets).await.unwrap();
+    let sent = enqueue(&sqs, &queue, &wallets, shared::app::WholeRead::Reconcile)
+        .await
+        .unwrap();
     let queued_ms = started.elapsed().as_secs_f64() * 1000.0;
     let mut refreshed = 0;
     let mut batches = 0;

@@ -3,14 +3,16 @@
 //! the report) and API Gateway's `POST /markets/sync` (the route's handler, behind the
 //! authorizer and its scope). The link function reads a wallet's positions as it links it.
 
-use crate::adapters::chain::fanout::{enqueue, refresh_batch};
+use crate::adapters::chain::fanout::{due, enqueue, refresh_batch};
 use crate::adapters::chain::orders::ChainOrders;
 use crate::adapters::chain::refresh::WalletReader;
 use crate::adapters::chain::rpc::RpcClient;
+use crate::adapters::chain::scan::ChainScanner;
 use crate::adapters::chain::secrets::rpc_urls;
 use crate::adapters::chain::sync::{Syncer, RPC_TIMEOUT};
 use crate::adapters::store::dynamodb::{lambda_client, lambda_sdk_config, DynamoDbStore};
-use crate::application::app::App;
+use crate::application::app::{App, WholeRead};
+use crate::domain::model::Chain;
 use crate::edge::routes::Endpoint;
 use crate::wiring::config::Config;
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
@@ -21,8 +23,23 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The input of the wallets' schedule (`{"refresh": "wallets"}`).
+/// The input of the reconciliation's hourly schedule (`{"refresh": "reconcile"}`): this hour's
+/// share of the linked wallets, read whole and corrected.
+pub const RECONCILE_SCHEDULE: &str = "reconcile";
+
+/// The input of the Orca wallets' schedule (`{"refresh": "orca"}`): their events are not
+/// followed, so they are polled.
+pub const ORCA_SCHEDULE: &str = "orca";
+
+/// `{"refresh": "wallets"}`: every linked wallet read whole and corrected at once (by hand).
 pub const WALLETS_SCHEDULE: &str = "wallets";
+
+/// Where the sync function sends wallets to read whole, and the reconciliation's round.
+struct Fanout {
+    sqs: aws_sdk_sqs::Client,
+    url: String,
+    reconcile_hours: u32,
+}
 
 /// What a chain-reading function builds once per container: its configuration, the SDK's,
 /// the app on DynamoDB (catalog cached for `catalog_ttl`, or the configured TTL) and a JSON-RPC
@@ -31,7 +48,7 @@ struct Container {
     config: Config,
     sdk: aws_config::SdkConfig,
     app: App,
-    endpoints: BTreeMap<crate::domain::model::Chain, Arc<RpcClient>>,
+    endpoints: BTreeMap<Chain, Arc<RpcClient>>,
 }
 
 impl Container {
@@ -89,6 +106,12 @@ pub async fn run() -> Result<(), Error> {
         mut app,
         endpoints,
     } = Container::start(Some(Duration::ZERO)).await?;
+    app.follow = Some(Arc::new(ChainScanner::new(
+        endpoints.clone(),
+        (app.wallets.clone(), app.market.clone(), app.clock.clone()),
+        config.confirmation_blocks.clone(),
+        config.log_ranges.clone(),
+    )));
     app.sync = Some(Arc::new(
         Syncer::new(
             endpoints,
@@ -98,10 +121,11 @@ pub async fn run() -> Result<(), Error> {
         )
         .with_confirmations(config.confirmation_blocks),
     ));
-    let queue = config
-        .wallet_queue_url
-        .clone()
-        .map(|url| (aws_sdk_sqs::Client::new(&sdk), url));
+    let queue = config.wallet_queue_url.clone().map(|url| Fanout {
+        sqs: aws_sdk_sqs::Client::new(&sdk),
+        url,
+        reconcile_hours: config.reconcile_hours,
+    });
     let (app, queue) = (&app, &queue);
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
         invoke(app, queue.as_ref(), event).await
@@ -131,7 +155,7 @@ pub async fn serve_reading_chains(endpoint: Endpoint) -> Result<(), Error> {
 
 async fn invoke(
     app: &App,
-    queue: Option<&(aws_sdk_sqs::Client, String)>,
+    queue: Option<&Fanout>,
     event: LambdaEvent<Value>,
 ) -> Result<Value, Error> {
     let (payload, context) = event.into_parts();
@@ -142,24 +166,48 @@ async fn invoke(
             Endpoint::SyncMarkets.handle(app, request).await,
         ));
     }
-    // The wallets' schedule (its own cadence: a wallet read costs more than a pool's): every
-    // linked wallet, one message each, for the refresh function.
-    if payload.get("refresh").and_then(Value::as_str) == Some(WALLETS_SCHEDULE) {
-        let (sqs, url) = queue.ok_or("no wallet refresh queue is configured")?;
-        let wallets = app.wallets.linked().await?;
-        let queued = enqueue(sqs, url, &wallets).await?;
-        tracing::info!(wallets = queued, "wallet refreshes queued");
+    // The wallets' schedules: whole reads, one message each, for the refresh function.
+    if let Some(schedule) = payload.get("refresh").and_then(Value::as_str) {
+        let fanout = queue.ok_or("no wallet refresh queue is configured")?;
+        let linked = app.wallets.linked().await?;
+        let (wallets, why) = match schedule {
+            RECONCILE_SCHEDULE => {
+                let hour = app.clock.now().timestamp().max(0) as u64 / 3600;
+                let due = due(linked, hour, fanout.reconcile_hours);
+                (due, WholeRead::Reconcile)
+            }
+            ORCA_SCHEDULE => {
+                let orca = linked.into_iter().filter(|w| w.chain == Chain::Solana);
+                (orca.collect(), WholeRead::Refresh)
+            }
+            WALLETS_SCHEDULE => (linked, WholeRead::Reconcile),
+            other => return Err(format!("unknown refresh schedule {other:?}").into()),
+        };
+        let queued = enqueue(&fanout.sqs, &fanout.url, &wallets, why).await?;
+        tracing::info!(wallets = queued, schedule, "wallet reads queued");
         return Ok(json!({"walletsQueued": queued}));
     }
     let sync = app.sync.as_ref().ok_or("no syncer")?;
     // A catalog that cannot be read fails the invocation: the scheduler's retry and the
     // function's Errors alarm take it from there.
-    let report = sync.sync().await?;
+    let mut report = sync.sync().await?;
     tracing::info!(
         updated = report.updated,
         not_updated = report.not_updated,
         "scheduled sync"
     );
+    // Then the chains' events, to the wallets they touched (README decision 45).
+    if let (Some(fanout), Some(follow)) = (queue, &app.follow) {
+        let linked = app.wallets.linked().await?;
+        let (scans, touched) = follow.follow(&linked).await;
+        let queued = enqueue(&fanout.sqs, &fanout.url, &touched, WholeRead::Refresh).await?;
+        tracing::info!(
+            events = scans.iter().map(|s| s.events).sum::<usize>(),
+            wallets = queued,
+            "chain events followed"
+        );
+        report.scans = Some(scans);
+    }
     Ok(serde_json::to_value(report)?)
 }
 

@@ -48,7 +48,13 @@ pub struct Config {
     /// The domain and URI a wallet signs in to (`SIGNING_DOMAIN`, `SIGNING_URI`; defaults
     /// local-api's own).
     pub signing: SigningDomain,
+    /// Every linked wallet is read whole once in this many hours, a share of them each hour
+    /// (`RECONCILE_HOURS`, 1 to 168, default 24). Only the sync function reads it.
+    pub reconcile_hours: u32,
 }
+
+/// How many hours a reconciliation round takes, unless configured: each wallet once a day.
+pub const DEFAULT_RECONCILE_HOURS: u32 = 24;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("configuration: {0}")]
@@ -105,6 +111,19 @@ impl Config {
                     .map_err(|e| ConfigError(format!("LOG_RANGE_BLOCKS: {e}")))?,
             },
             wallet_queue_url: non_empty("WALLET_QUEUE_URL").map(|u| u.trim().to_string()),
+            reconcile_hours: match non_empty("RECONCILE_HOURS") {
+                None => DEFAULT_RECONCILE_HOURS,
+                Some(text) => text
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|h| (1..=168).contains(h))
+                    .ok_or_else(|| {
+                        ConfigError(format!(
+                            "RECONCILE_HOURS must be 1 to 168 hours, not {text:?}"
+                        ))
+                    })?,
+            },
             signing: {
                 let default = SigningDomain::default();
                 SigningDomain {
@@ -154,6 +173,7 @@ mod tests {
                 log_ranges: LogRanges::default(),
                 wallet_queue_url: None,
                 signing: SigningDomain::default(),
+                reconcile_hours: 24,
             })
         );
         assert!(config(&[]).is_err());
@@ -171,8 +191,13 @@ mod tests {
             ("RPC_PARAMETER_SOLANA", "/positions/rpc/solana"),
             ("RPC_PARAMETER_BASE", ""),
             ("RUST_LOG", "debug"),
+            ("RECONCILE_HOURS", "6"),
         ])
         .unwrap();
+        assert_eq!(got.reconcile_hours, 6);
+        for refused in ["0", "169", "a day"] {
+            assert!(config(&[("TABLE_NAME", "t"), ("RECONCILE_HOURS", refused)]).is_err());
+        }
         assert_eq!(got.stale_after, Duration::from_secs(90));
         assert_eq!(got.min_discovered_depth_usd, 2_500);
         assert_eq!(

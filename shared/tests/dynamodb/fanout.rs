@@ -3,7 +3,7 @@
 //! failing wallet reported for the queue to retry.
 
 use serde_json::{json, Value};
-use shared::app::{Refreshed, WalletRefresh};
+use shared::app::{Refreshed, WalletRefresh, WholeRead};
 use shared::chain::fanout::{enqueue, refresh_batch, RefreshMessage};
 use shared::market::Freshness;
 use shared::model::Chain;
@@ -89,7 +89,12 @@ async fn the_scheduled_refresh_queues_each_wallet_and_reports_the_failing_one() 
         assert!(all.contains(&id), "the registry lists every linked wallet");
     }
     // One message per wallet, ten a request.
-    assert_eq!(enqueue(&sqs, &queue, &ours).await.unwrap(), 24);
+    assert_eq!(
+        enqueue(&sqs, &queue, &ours, WholeRead::Reconcile)
+            .await
+            .unwrap(),
+        24
+    );
     let mut received = Vec::new();
     while received.len() < 24 {
         let batch = sqs
@@ -118,6 +123,7 @@ async fn the_scheduled_refresh_queues_each_wallet_and_reports_the_failing_one() 
             owner: w.owner.clone(),
             chain: w.chain,
             address: w.address.clone(),
+            reconcile: true,
         })
         .collect();
     expected.sort_by(|a, b| a.address.cmp(&b.address));

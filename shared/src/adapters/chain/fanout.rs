@@ -1,23 +1,46 @@
-//! The scheduled refresh of every linked wallet on the engine AWS gives: on the wallets'
-//! schedule the sync function sends one message per wallet (batches of ten) to a queue; the `refresh-wallets` function takes them in
-//! batches, refreshes each wallet (one read at one block, one write per changed position) and
-//! reports the wallets that failed (`ReportBatchItemFailures`), which the queue retries and,
-//! after five receives, moves to its dead-letter queue.
+//! Whole reads of wallets on the engine AWS gives (README decision 45): the sync function sends
+//! one message per wallet to read (batches of ten) to a queue: the wallets a sync's chain scan
+//! found touched, each hour's share of the reconciliation, the Orca wallets on their own
+//! schedule. The `refresh-wallets` function takes them in batches, reads each wallet (one read
+//! at one block, one write per position whose chain state changed) and reports the wallets that
+//! failed (`ReportBatchItemFailures`), which the queue retries and, after five receives, moves
+//! to its dead-letter queue.
 
-use crate::application::app::App;
+use crate::application::app::{App, WholeRead};
 use crate::domain::model::Chain;
 use crate::domain::wallets::LinkedWallet;
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-/// One wallet to refresh, as a queue message carries it.
+/// One wallet to read whole, as a queue message carries it, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RefreshMessage {
     pub owner: String,
     pub chain: Chain,
     pub address: String,
+    /// `true`: the reconciliation's read, whose changes are corrections (logged, counted).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reconcile: bool,
+}
+
+/// The wallets whose reconciliation falls in `hour` (hours since the epoch) when every wallet
+/// is read once in `hours`: each wallet in one hour of the round, the same one every round
+/// (its key's SHA-256 picks it), so the reads spread evenly over the round.
+pub fn due(wallets: Vec<LinkedWallet>, hour: u64, hours: u32) -> Vec<LinkedWallet> {
+    use sha2::{Digest, Sha256};
+    let hours = u64::from(hours.max(1));
+    wallets
+        .into_iter()
+        .filter(|w| {
+            let key = format!("{}\n{}\n{}", w.owner, w.chain, w.address);
+            let digest = Sha256::digest(key.as_bytes());
+            let mut first = [0u8; 8];
+            first.copy_from_slice(&digest[..8]);
+            u64::from_be_bytes(first) % hours == hour % hours
+        })
+        .collect()
 }
 
 /// Most entries SQS takes in one `SendMessageBatch`.
@@ -29,6 +52,7 @@ pub async fn enqueue(
     sqs: &aws_sdk_sqs::Client,
     queue_url: &str,
     wallets: &[LinkedWallet],
+    why: WholeRead,
 ) -> Result<usize, String> {
     let mut sent = 0;
     for chunk in wallets.chunks(SEND_BATCH) {
@@ -40,6 +64,7 @@ pub async fn enqueue(
                     owner: w.owner.clone(),
                     chain: w.chain,
                     address: w.address.clone(),
+                    reconcile: why == WholeRead::Reconcile,
                 })
                 .map_err(|e| e.to_string())?;
                 SendMessageBatchRequestEntry::builder()
@@ -112,7 +137,12 @@ pub async fn refresh_batch(app: &App, event: &Value) -> Value {
             refresh_error: None,
             tokens: Vec::new(),
         };
-        let refreshed = app.refresh_wallet(wallet).await;
+        let why = if message.reconcile {
+            WholeRead::Reconcile
+        } else {
+            WholeRead::Refresh
+        };
+        let (refreshed, _) = app.read_wallet(wallet, why).await;
         match refreshed.refresh_error {
             None => None,
             Some(reason) => {
@@ -128,4 +158,40 @@ pub async fn refresh_batch(app: &App, event: &Value) -> Value {
         .map(|id| json!({"itemIdentifier": id}))
         .collect();
     json!({"batchItemFailures": failures})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_wallet_is_due_in_exactly_one_hour_of_the_round_and_the_hours_share_them() {
+        let wallets: Vec<LinkedWallet> = (0..2_400)
+            .map(|i| LinkedWallet {
+                owner: format!("user-{}", i % 700),
+                chain: Chain::Ethereum,
+                address: format!("0x{i:040x}"),
+                linked_at: chrono::DateTime::UNIX_EPOCH,
+                refreshed_at: None,
+                positions: None,
+                refresh_error: None,
+                tokens: Vec::new(),
+            })
+            .collect();
+        let start = 493_000; // any hour: the round repeats
+        let per_hour: Vec<usize> = (start..start + 24)
+            .map(|hour| due(wallets.clone(), hour, 24).len())
+            .collect();
+        assert_eq!(per_hour.iter().sum::<usize>(), wallets.len());
+        // Spread: no hour takes more than twice its share (100).
+        assert!(
+            per_hour.iter().all(|n| (50..=200).contains(n)),
+            "{per_hour:?}"
+        );
+        assert_eq!(
+            due(wallets.clone(), start, 24),
+            due(wallets.clone(), start + 24, 24)
+        );
+        assert_eq!(due(wallets.clone(), start, 1).len(), wallets.len());
+    }
 }
