@@ -170,7 +170,8 @@ impl App {
         Ok(self.read_wallets(linked, WholeRead::Reconcile).await)
     }
 
-    /// [`Self::refresh_wallet`], counting as corrections what a reconciliation changed.
+    /// [`Self::refresh_wallet`], and how many positions a reconciliation corrected (0 for any
+    /// other read: its changes are expected).
     pub async fn read_wallet(&self, wallet: LinkedWallet, why: WholeRead) -> (LinkedWallet, usize) {
         let (wallet, changed) = self.whole_read(wallet).await;
         if why == WholeRead::Reconcile {
@@ -184,7 +185,12 @@ impl App {
                 );
             }
         }
-        (wallet, changed.len())
+        let corrected = if why == WholeRead::Reconcile {
+            changed.len()
+        } else {
+            0
+        };
+        (wallet, corrected)
     }
 
     /// Reads the wallet's positions now and records the outcome: the count, or why the chain

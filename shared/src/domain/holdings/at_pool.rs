@@ -12,7 +12,8 @@ use std::str::FromStr;
 /// liquidity holds (rounded down, as a withdrawal pays) and what `collect` would pay, from its
 /// own fee state: the integer math of a read of the chain at that block. `None` (the read's
 /// figures stand) for Orca, a position without liquidity or fee state, one whose last read
-/// failed, or a pool not synced past the read.
+/// failed, or a pool not synced past the read. Its `height` and `readAt` are then the pool
+/// state's: the block its figures are of.
 pub fn valued_at_pool(
     position: &Position,
     holding: &WalletHolding,
@@ -61,6 +62,9 @@ pub fn valued_at_pool(
         fees,
         sqrt_price: state.sqrt_price.to_string(),
         tick: state.tick,
+        // What its figures are of: the block and the time the pool's state was read.
+        height: state.height,
+        read_at: state.observed_at,
         ..holding.clone()
     })
 }
