@@ -44,3 +44,125 @@ pub async fn sqs_queue(name: &str) -> (aws_sdk_sqs::Client, String) {
         .expect("a queue URL");
     (sqs, url)
 }
+
+/// A loopback forwarder in front of the test DynamoDB server that keeps each request's
+/// `X-Amz-Target` operation and body: what a test counts a path's writes by.
+pub struct CountingDynamoDb {
+    pub url: String,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<(String, serde_json::Value)>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl CountingDynamoDb {
+    pub async fn start() -> CountingDynamoDb {
+        use http_body_util::{BodyExt, Full};
+        use hyper::body::Bytes;
+        let upstream: hyper::Uri = dynamodb_endpoint().parse().unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let client =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .build_http::<Full<Bytes>>();
+        let kept = seen.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let (client, kept, upstream) = (client.clone(), kept.clone(), upstream.clone());
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(
+                        move |request: hyper::Request<hyper::body::Incoming>| {
+                            let (client, kept, upstream) =
+                                (client.clone(), kept.clone(), upstream.clone());
+                            async move {
+                                let (parts, body) = request.into_parts();
+                                let body = body.collect().await?.to_bytes();
+                                let target = parts
+                                    .headers
+                                    .get("x-amz-target")
+                                    .and_then(|t| t.to_str().ok())
+                                    .unwrap_or_default()
+                                    .rsplit('.')
+                                    .next()
+                                    .unwrap_or_default()
+                                    .to_string();
+                                let parsed = serde_json::from_slice(&body)
+                                    .unwrap_or(serde_json::Value::Null);
+                                kept.lock().unwrap().push((target, parsed));
+                                let mut forward =
+                                    hyper::Request::builder().method(parts.method).uri(format!(
+                                        "{}{}",
+                                        upstream.to_string().trim_end_matches('/'),
+                                        parts.uri.path()
+                                    ));
+                                for (name, value) in &parts.headers {
+                                    forward = forward.header(name, value);
+                                }
+                                let answer = client
+                                    .request(forward.body(Full::new(body)).unwrap())
+                                    .await
+                                    .expect("the test DynamoDB server answers");
+                                let (parts, body) = answer.into_parts();
+                                let body = body.collect().await?.to_bytes();
+                                Ok::<_, hyper::Error>(hyper::Response::from_parts(
+                                    parts,
+                                    Full::new(body),
+                                ))
+                            }
+                        },
+                    );
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        CountingDynamoDb { url, seen, task }
+    }
+
+    /// The requests since the last call: each operation and its body.
+    pub fn take(&self) -> Vec<(String, serde_json::Value)> {
+        std::mem::take(&mut *self.seen.lock().unwrap())
+    }
+}
+
+impl Drop for CountingDynamoDb {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// The keys (`PK`, `SK`) a write request names (every item of a transaction or batch).
+pub fn written_keys(operation: &str, body: &serde_json::Value) -> Vec<(String, String)> {
+    let key = |item: &serde_json::Value| {
+        Some((
+            item["PK"]["S"].as_str()?.to_string(),
+            item["SK"]["S"].as_str()?.to_string(),
+        ))
+    };
+    match operation {
+        "PutItem" => key(&body["Item"]).into_iter().collect(),
+        "UpdateItem" | "DeleteItem" => key(&body["Key"]).into_iter().collect(),
+        "TransactWriteItems" => body["TransactItems"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|item| {
+                let (_, action) = item.as_object()?.iter().next()?;
+                key(&action["Item"]).or_else(|| key(&action["Key"]))
+            })
+            .collect(),
+        "BatchWriteItem" => body["RequestItems"]
+            .as_object()
+            .into_iter()
+            .flat_map(|tables| tables.values())
+            .flat_map(|requests| requests.as_array().cloned().unwrap_or_default())
+            .filter_map(|r| {
+                key(&r["PutRequest"]["Item"]).or_else(|| key(&r["DeleteRequest"]["Key"]))
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}

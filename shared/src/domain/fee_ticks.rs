@@ -190,7 +190,7 @@ pub fn growth_inside(
 /// (what a position's `feeGrowthInside{0,1}LastX128` is a checkpoint of): from the records of
 /// the two ticks while both follow the pool, written by the sync that read `state`, their
 /// offsets taken off; `None` otherwise (a tick not tracked, not initialized on chain, or its
-/// record older than the state).
+/// record from before a crossing the state has seen).
 pub fn chain_growth_inside(
     accounting: FeeAccounting,
     state: &PoolState,
@@ -198,10 +198,13 @@ pub fn chain_growth_inside(
     lower: i32,
     upper: i32,
 ) -> Option<[U256; 2]> {
+    // A record on the other side of the current tick than the state's was written before a
+    // crossing the state has seen (its successor not stored yet): not current. On the same
+    // side an unchanged record is not written again, and stays current.
     let following = |tick: i32| {
         records
             .get(&tick)
-            .filter(|r| r.on_chain && r.at_tick == state.tick)
+            .filter(|r| r.on_chain && (r.at_tick >= r.tick) == (state.tick >= r.tick))
     };
     let (lower_record, upper_record) = (following(lower)?, following(upper)?);
     let global = globals(state);
@@ -388,9 +391,15 @@ mod tests {
         // The pool's: global − below(lower) − above(upper) = 400 − 170 − 20.
         let inside = chain_growth_inside(EVM, &at, &advanced, -60, 60).unwrap();
         assert_eq!(inside, [u(210), u(420)]);
-        // A record older than the state, or a tick not on chain, gives none.
+        // Later, on the same side of both ticks: the records still hold (the sync writes none
+        // that did not change); across a tick not yet written again, none.
         let later = state(31, 401, at.ticks.clone());
-        assert_eq!(chain_growth_inside(EVM, &later, &advanced, -60, 60), None);
+        assert_eq!(
+            chain_growth_inside(EVM, &later, &advanced, -60, 60),
+            Some([u(211), u(422)])
+        );
+        let crossed = state(70, 401, at.ticks.clone());
+        assert_eq!(chain_growth_inside(EVM, &crossed, &advanced, -60, 60), None);
         let off_chain: BTreeMap<i32, FeeTick> = records.map(|r| (r.tick, r)).into();
         assert_eq!(chain_growth_inside(EVM, &opened, &off_chain, -60, 60), None);
     }
