@@ -10,8 +10,12 @@ use shared::Endpoint;
 pub struct EventManifest {
     pub dir: std::path::PathBuf,
     pub expected: Vec<(String, u16)>,
-    /// Events that are not HTTP requests (the schedule's), answered with a sync report.
+    /// Events that are not HTTP requests (the schedules'), answered with a sync report or the
+    /// wallets queued.
     pub scheduled: Vec<String>,
+    /// The queue's events (`refresh-wallets`: SQS batches) and how many of each batch's
+    /// messages its answer reports failed.
+    pub queue: Vec<(String, usize)>,
     pub fixture: Position,
     /// A pending position opened from a linked wallet, waiting for its mint.
     pub order_fixture: Position,
@@ -33,6 +37,15 @@ pub fn event_manifest() -> EventManifest {
     let scheduled = manifest["scheduled"]
         .as_object()
         .map(|files| files.keys().cloned().collect())
+        .unwrap_or_default();
+    let queue = manifest["queue"]
+        .as_object()
+        .map(|files| {
+            files
+                .iter()
+                .map(|(file, e)| (file.clone(), e["failures"].as_u64().unwrap() as usize))
+                .collect()
+        })
         .unwrap_or_default();
     let fixture = &manifest["fixture"];
     let mut position = position(
@@ -81,6 +94,7 @@ pub fn event_manifest() -> EventManifest {
         dir,
         expected,
         scheduled,
+        queue,
         fixture: position,
         order_fixture,
         wallet_challenge,

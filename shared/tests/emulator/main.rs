@@ -92,6 +92,7 @@ async fn every_event_through_the_release_binaries_under_the_emulator() {
         .unwrap();
     fresh_state_for(&store, &manifest.fixture).await;
     let client = Client::builder(TokioExecutor::new()).build_http();
+    let queue = test_support::dynamodb::sqs_queue("emulator").await;
     let logs_dir = std::env::temp_dir().join(format!("rie-logs-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&logs_dir).unwrap();
 
@@ -102,33 +103,8 @@ async fn every_event_through_the_release_binaries_under_the_emulator() {
             "{} is missing: build the release binaries",
             binary.display()
         );
-        let port = free_port();
-        let log_path = logs_dir.join(format!("{}.log", endpoint.function_name()));
-        let log = std::fs::File::create(&log_path).unwrap();
-        let mut emulator = Command::new(&rie)
-            .arg("--runtime-interface-emulator-address")
-            .arg(format!("127.0.0.1:{port}"))
-            .arg(&binary)
-            .env("TABLE_NAME", store.table())
-            .env("DYNAMODB_ENDPOINT", dynamodb_endpoint())
-            .env("AWS_REGION", "us-east-1")
-            .env("AWS_ACCESS_KEY_ID", "local")
-            .env("AWS_SECRET_ACCESS_KEY", "local")
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::from(log.try_clone().unwrap()))
-            .stderr(Stdio::from(log))
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the emulator starts");
-        for _ in 0..100 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port))
-                .await
-                .is_ok()
-            {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let (port, log_path, mut emulator) =
+            emulate(&rie, &binary, &store, &queue, &logs_dir).await;
 
         let events = manifest
             .expected
@@ -171,6 +147,12 @@ async fn every_event_through_the_release_binaries_under_the_emulator() {
             let report = invoke(&client, port, &event)
                 .await
                 .unwrap_or_else(|| panic!("{file}: no response from the emulator"));
+            // A wallets' schedule queues whole reads: none is linked here.
+            if event.contains("\"refresh\"") {
+                assert_eq!(report["walletsQueued"], 0, "{file}: {report}");
+                invoked += 1;
+                continue;
+            }
             let pools = report["pools"].as_array().expect("a sync report");
             assert!(!pools.is_empty(), "{file}: {report}");
             assert_eq!(report["updated"], 0, "{file}: {report}");
@@ -184,9 +166,79 @@ async fn every_event_through_the_release_binaries_under_the_emulator() {
             endpoint.function_name()
         );
         emulator.kill().await.unwrap();
+        assert_logs_are_json_lines(&log_path, endpoint);
+    }
 
-        // Every log line the function wrote is JSON with the request id of its invocation.
-        let logs = std::fs::read_to_string(&log_path).unwrap();
+    // The queue's function: each SQS batch answered with the messages that failed.
+    let binary = bin_dir.join("refresh-wallets");
+    let (port, log_path, mut emulator) = emulate(&rie, &binary, &store, &queue, &logs_dir).await;
+    assert!(
+        !manifest.queue.is_empty(),
+        "refresh-wallets has no sample events"
+    );
+    for (file, failures) in &manifest.queue {
+        let event = std::fs::read_to_string(manifest.dir.join(file)).unwrap();
+        let answer = invoke(&client, port, &event)
+            .await
+            .unwrap_or_else(|| panic!("{file}: no response from the emulator"));
+        let reported = answer["batchItemFailures"]
+            .as_array()
+            .expect("a batch answer");
+        assert_eq!(reported.len(), *failures, "{file}: {answer}");
+    }
+    emulator.kill().await.unwrap();
+    let logs = std::fs::read_to_string(&log_path).unwrap();
+    assert!(logs.contains("not a wallet refresh message"), "{logs}");
+    std::fs::remove_dir_all(&logs_dir).ok();
+}
+
+/// `binary` under the emulator on a free port, its logs to a file: the port, the log file and
+/// the emulator's process. Every function gets the same environment: the table on the test
+/// server, and the wallet queue on it.
+async fn emulate(
+    rie: &str,
+    binary: &std::path::Path,
+    store: &shared::store::DynamoDbStore,
+    (_, queue_url): &(aws_sdk_sqs::Client, String),
+    logs_dir: &std::path::Path,
+) -> (u16, std::path::PathBuf, tokio::process::Child) {
+    let port = free_port();
+    let name = binary.file_name().unwrap().to_string_lossy().to_string();
+    let log_path = logs_dir.join(format!("{name}.log"));
+    let log = std::fs::File::create(&log_path).unwrap();
+    let emulator = Command::new(rie)
+        .arg("--runtime-interface-emulator-address")
+        .arg(format!("127.0.0.1:{port}"))
+        .arg(binary)
+        .env("TABLE_NAME", store.table())
+        .env("DYNAMODB_ENDPOINT", dynamodb_endpoint())
+        .env("AWS_ENDPOINT_URL_SQS", dynamodb_endpoint())
+        .env("WALLET_QUEUE_URL", queue_url)
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ACCESS_KEY_ID", "local")
+        .env("AWS_SECRET_ACCESS_KEY", "local")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::from(log.try_clone().unwrap()))
+        .stderr(Stdio::from(log))
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the emulator starts");
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    (port, log_path, emulator)
+}
+
+/// Every log line the function wrote is JSON with the request id of its invocation.
+fn assert_logs_are_json_lines(log_path: &std::path::Path, endpoint: Endpoint) {
+    {
+        let logs = std::fs::read_to_string(log_path).unwrap();
         let ours: Vec<Value> = logs
             .lines()
             .filter(|l| l.starts_with('{'))
@@ -208,5 +260,4 @@ async fn every_event_through_the_release_binaries_under_the_emulator() {
             );
         }
     }
-    std::fs::remove_dir_all(&logs_dir).ok();
 }

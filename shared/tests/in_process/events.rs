@@ -27,6 +27,7 @@ async fn every_event_file_answers_its_expected_status() {
         .iter()
         .map(|(f, _)| f.clone())
         .chain(manifest.scheduled.iter().cloned())
+        .chain(manifest.queue.iter().map(|(f, _)| f.clone()))
         .collect();
     assert_eq!(
         on_disk, listed,
@@ -68,5 +69,27 @@ async fn every_event_file_answers_its_expected_status() {
             assert_eq!(body["statusCode"], *status, "{file}");
             assert!(body["message"].is_string(), "{file}");
         }
+    }
+}
+
+/// The queue's batches (`refresh-wallets`) through the same code as its function: each answer
+/// reports exactly the messages expected to fail.
+#[tokio::test]
+async fn every_queue_event_reports_its_failures() {
+    let manifest = event_manifest();
+    let app = App::in_memory();
+    assert!(!manifest.queue.is_empty());
+    for (file, failures) in &manifest.queue {
+        assert!(file.starts_with("refresh-wallets-"), "{file}");
+        let text = std::fs::read_to_string(manifest.dir.join(file)).unwrap();
+        let event: Value = serde_json::from_str(&text).unwrap();
+        assert!(event["Records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["eventSource"] == "aws:sqs"));
+        let answer = shared::chain::fanout::refresh_batch(&app, &event).await;
+        let reported = answer["batchItemFailures"].as_array().unwrap();
+        assert_eq!(reported.len(), *failures, "{file}: {answer}");
     }
 }
