@@ -5,6 +5,7 @@
 mod evm;
 mod evm_wallets;
 mod faults;
+mod follow_bench;
 mod history;
 mod history_bench;
 mod orca_wallets;
