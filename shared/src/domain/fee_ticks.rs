@@ -398,7 +398,7 @@ mod tests {
             chain_growth_inside(EVM, &later, &advanced, -60, 60),
             Some([u(211), u(422)])
         );
-        let crossed = state(70, 401, at.ticks.clone());
+        let crossed = state(70, 401, at.ticks);
         assert_eq!(chain_growth_inside(EVM, &crossed, &advanced, -60, 60), None);
         let off_chain: BTreeMap<i32, FeeTick> = records.map(|r| (r.tick, r)).into();
         assert_eq!(chain_growth_inside(EVM, &opened, &off_chain, -60, 60), None);

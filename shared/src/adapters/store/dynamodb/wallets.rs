@@ -92,7 +92,7 @@ fn wallet_from(item: &Item) -> StoreResult<LinkedWallet> {
         tokens: match item.get("tokens") {
             Some(AttributeValue::L(list)) => list
                 .iter()
-                .map(|t| t.as_s().map(String::clone).map_err(|_| malformed("tokens")))
+                .map(|t| t.as_s().cloned().map_err(|_| malformed("tokens")))
                 .collect::<StoreResult<_>>()?,
             _ => Vec::new(),
         },
