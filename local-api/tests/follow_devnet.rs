@@ -345,10 +345,17 @@ async fn reorgs_are_undone_gaps_caught_up_and_misses_reconciled() {
     world.sync().await;
     let left = world.liquidity(&token).await;
     assert_ne!(left, whole);
-    assert_eq!(
-        text(&world.listed(&world.alice).await[&token]["liquidity"]),
-        left
-    );
+    let listed = world.listed(&world.alice).await;
+    assert_eq!(text(&listed[&token]["liquidity"]), left);
+    let id = text(&listed[&token]["id"]);
+    let kinds = || async {
+        let path = format!("/positions/{id}/history?limit=100");
+        let reply = world.alice.send(Method::GET, &path, &[], b"").await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+        let data = reply.json["data"].as_array().unwrap().clone();
+        data.iter().map(|e| text(&e["kind"])).collect::<Vec<_>>()
+    };
+    assert!(kinds().await.contains(&"withdraw".to_string()));
     devnet.rpc("evm_revert", json!([snapshot])).await;
     for _ in 0..3 {
         devnet.rpc("evm_mine", json!([])).await;
@@ -356,9 +363,14 @@ async fn reorgs_are_undone_gaps_caught_up_and_misses_reconciled() {
     let report = world.sync().await;
     assert!(report["scans"][0]["rescanned"].is_string(), "{report}");
     assert_eq!(report["wallets"]["refreshed"], 1, "{report}");
+    let listed = world.listed(&world.alice).await;
+    assert_eq!(text(&listed[&token]["liquidity"]), whole);
+    // Its history no longer holds the replaced block's withdrawal, nor its figures.
+    assert!(!kinds().await.contains(&"withdraw".to_string()));
     assert_eq!(
-        text(&world.listed(&world.alice).await[&token]["liquidity"]),
-        whole
+        listed[&token]["tokenA"]["withdrawn"], "0",
+        "{}",
+        listed[&token]
     );
 
     // A gap of 400 blocks with a deposit in the middle: read in ranges of 50, none skipped.

@@ -1,6 +1,6 @@
 //! The history store's contract, for any [`HistoryStore`]: events appended once each under
 //! their position, in chain order, paged from any offset, the progress moving only from the
-//! one an append continued from.
+//! one an append continued from, and taken back from a replaced block on.
 
 use shared::history::{EventKind, HistoryProgress, PositionEvent, Priced};
 use shared::math::U256;
@@ -98,6 +98,30 @@ pub async fn history_appends_once_and_pages_in_chain_order(store: &dyn HistorySt
         store.history_page(owner, id, 148, 10).await.unwrap(),
         events[148..]
     );
+    assert_eq!(store.history_page(owner, id, 0, 200).await.unwrap(), events);
+    // A reorg replaced blocks 140 on: their events are taken back (more than one transaction's
+    // worth would be the same), the progress first; from a stale progress, nothing.
+    let back = HistoryProgress {
+        through: 139,
+        from_mint: true,
+        events: 120,
+    };
+    let stale = store.rewind_history(owner, id, &first, 140, &back).await;
+    assert!(matches!(stale, Err(StoreError::Conflict)), "{stale:?}");
+    store
+        .rewind_history(owner, id, &second, 140, &back)
+        .await
+        .unwrap();
+    assert_eq!(store.history_progress(owner, id).await.unwrap(), Some(back));
+    assert_eq!(
+        store.history_page(owner, id, 0, 200).await.unwrap(),
+        events[..120]
+    );
+    // Read again at the new blocks: the history is whole again, nothing twice.
+    store
+        .append_history(owner, id, Some(&back), &events[120..], &second)
+        .await
+        .unwrap();
     assert_eq!(store.history_page(owner, id, 0, 200).await.unwrap(), events);
     // Another owner's position of the same id, another position of the owner: nothing.
     assert!(store

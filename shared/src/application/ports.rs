@@ -212,6 +212,19 @@ pub trait HistoryStore: Send + Sync {
         progress: &HistoryProgress,
     ) -> StoreResult<()>;
 
+    /// Takes back the position's events from block `from` on (their blocks were replaced by a
+    /// reorg) and moves its progress back to `progress`, if the stored progress is still
+    /// `previous`; `Conflict` otherwise. The progress moves first: no reader appends over the
+    /// stretch being taken back.
+    async fn rewind_history(
+        &self,
+        owner: &str,
+        id: &str,
+        previous: &HistoryProgress,
+        from: u64,
+        progress: &HistoryProgress,
+    ) -> StoreResult<()>;
+
     /// How far the position's events were read, if any read was stored.
     async fn history_progress(&self, owner: &str, id: &str)
         -> StoreResult<Option<HistoryProgress>>;

@@ -44,6 +44,20 @@ impl HistoryStore for Counted {
         stored.await
     }
 
+    async fn rewind_history(
+        &self,
+        owner: &str,
+        id: &str,
+        previous: &HistoryProgress,
+        from: u64,
+        progress: &HistoryProgress,
+    ) -> StoreResult<()> {
+        let rewound = self
+            .inner
+            .rewind_history(owner, id, previous, from, progress);
+        rewound.await
+    }
+
     async fn history_progress(
         &self,
         owner: &str,

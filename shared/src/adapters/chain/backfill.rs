@@ -9,6 +9,7 @@
 use super::evm::{self, hex_data, Block};
 use super::history::position_events;
 use super::rpc::RpcClient;
+use super::scan::REORG_WINDOW;
 use crate::application::ports::{HistoryStore, PositionStore, StoreError};
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::history::{
@@ -111,7 +112,15 @@ impl HistoryReader<'_> {
             return Ok((0, None));
         };
         let (owner, id) = (&position.owner, &position.id);
-        let progress = self.history.history_progress(owner, id).await?;
+        let stored = self.history.history_progress(owner, id).await?;
+        let progress = match stored {
+            Some(stored) => match self.take_back_replaced(owner, id, stored, head).await {
+                Err(StoreError::Conflict) => return Ok((0, None)),
+                other => Some(other?),
+            },
+            None => None,
+        };
+        let rewound = progress != stored;
         let from = progress.map_or(self.first_block(&holding.manager), |p| {
             p.through.saturating_add(1)
         });
@@ -156,7 +165,7 @@ impl HistoryReader<'_> {
         }
         // Nothing new for a whole history: nothing to sum again, nothing to write.
         let summed = holding.history.as_ref();
-        if added == 0 && stopped.is_none() && summed.is_some_and(|h| h.complete) {
+        if added == 0 && !rewound && stopped.is_none() && summed.is_some_and(|h| h.complete) {
             return Ok((0, None));
         }
         let events = self.history.history_page(owner, id, 0, next.events).await?;
@@ -199,6 +208,68 @@ impl HistoryReader<'_> {
             }
         }
         Ok((added, stopped))
+    }
+
+    /// The stored progress, or where it goes back to when a reorg replaced the blocks of its
+    /// recent events (those within [`REORG_WINDOW`] of the head, checked against the canonical
+    /// blocks in one batch): the events from the first replaced block on taken back, to be
+    /// read again at the new blocks. A check the node cannot answer leaves the history as it is.
+    async fn take_back_replaced(
+        &self,
+        owner: &str,
+        id: &str,
+        progress: HistoryProgress,
+        head: &Block,
+    ) -> Result<HistoryProgress, StoreError> {
+        let recent_from = head.number.saturating_sub(REORG_WINDOW);
+        if progress.through <= recent_from || progress.events == 0 {
+            return Ok(progress);
+        }
+        let events = self
+            .history
+            .history_page(owner, id, 0, progress.events)
+            .await?;
+        let mut recent: Vec<u64> = events
+            .iter()
+            .filter(|e| e.block > recent_from)
+            .map(|e| e.block)
+            .collect();
+        recent.dedup();
+        if recent.is_empty() {
+            return Ok(progress);
+        }
+        let canonical = match evm::blocks(self.rpc, &recent).await {
+            Ok(blocks) => blocks,
+            Err(e) => {
+                tracing::warn!(position = %id, cause = %e, "recent events not checked against the chain");
+                return Ok(progress);
+            }
+        };
+        let hash_at: BTreeMap<u64, String> = canonical
+            .into_iter()
+            .flatten()
+            .map(|b| (b.number, b.hash))
+            .collect();
+        let replaced = events
+            .iter()
+            .filter(|e| e.block > recent_from)
+            .filter(|e| hash_at.get(&e.block) != Some(&e.block_hash))
+            .map(|e| e.block)
+            .min();
+        let Some(from) = replaced else {
+            return Ok(progress);
+        };
+        let kept: Vec<&PositionEvent> = events.iter().filter(|e| e.block < from).collect();
+        let back = HistoryProgress {
+            through: from - 1,
+            from_mint: kept.iter().any(|e| e.kind == EventKind::Mint),
+            events: kept.len() as u64,
+        };
+        tracing::warn!(position = %id, block = from, "a reorg replaced the blocks of stored events: taken back, read again");
+        self.history
+            .rewind_history(owner, id, &progress, from, &back)
+            .await?;
+        Ok(back)
     }
 
     /// Where the manager's events are looked for from: its deployment's first block.

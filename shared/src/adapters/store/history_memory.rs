@@ -36,6 +36,27 @@ impl HistoryStore for MemoryHistory {
         Ok(())
     }
 
+    async fn rewind_history(
+        &self,
+        owner: &str,
+        id: &str,
+        previous: &HistoryProgress,
+        from: u64,
+        progress: &HistoryProgress,
+    ) -> StoreResult<()> {
+        let mut positions = self.positions.write().unwrap_or_else(|e| e.into_inner());
+        let key = (owner.to_string(), id.to_string());
+        let Some((stored, events)) = positions.get_mut(&key) else {
+            return Err(StoreError::Conflict);
+        };
+        if stored != previous {
+            return Err(StoreError::Conflict);
+        }
+        *stored = *progress;
+        events.retain(|e| e.block < from);
+        Ok(())
+    }
+
     async fn history_progress(
         &self,
         owner: &str,

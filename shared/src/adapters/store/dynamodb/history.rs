@@ -117,31 +117,15 @@ fn n(value: u64) -> AttributeValue {
     AttributeValue::N(value.to_string())
 }
 
-#[async_trait]
-impl HistoryStore for DynamoDbStore {
-    /// The events in transactions of up to 100 unconditioned `Put`s (an event written twice
-    /// is the same item), then the progress `Put` on condition that it is still `previous`:
-    /// a reader sees an event only once the progress covers it.
-    async fn append_history(
+impl DynamoDbStore {
+    /// The progress item, on condition that the stored one is still `previous` (`None`: none).
+    async fn put_progress(
         &self,
         owner: &str,
         id: &str,
         previous: Option<&HistoryProgress>,
-        events: &[PositionEvent],
         progress: &HistoryProgress,
     ) -> StoreResult<()> {
-        for chunk in events.chunks(TRANSACTION_ITEMS) {
-            let mut items = Vec::with_capacity(chunk.len());
-            for event in chunk {
-                let put = Put::builder()
-                    .table_name(&self.table)
-                    .set_item(Some(event_item(owner, id, event)?))
-                    .build()
-                    .map_err(build_error)?;
-                items.push(TransactWriteItem::builder().put(put).build());
-            }
-            self.transact(items, None).await?;
-        }
         let item = Item::from([
             ("PK".into(), s(partition(owner, id))),
             ("SK".into(), s(PROGRESS_SK)),
@@ -171,6 +155,74 @@ impl HistoryStore for DynamoDbStore {
             }
             Err(e) => Err(classify(e)),
         }
+    }
+}
+
+#[async_trait]
+impl HistoryStore for DynamoDbStore {
+    /// The events in transactions of up to 100 unconditioned `Put`s (an event written twice
+    /// is the same item), then the progress `Put` on condition that it is still `previous`:
+    /// a reader sees an event only once the progress covers it.
+    async fn append_history(
+        &self,
+        owner: &str,
+        id: &str,
+        previous: Option<&HistoryProgress>,
+        events: &[PositionEvent],
+        progress: &HistoryProgress,
+    ) -> StoreResult<()> {
+        for chunk in events.chunks(TRANSACTION_ITEMS) {
+            let mut items = Vec::with_capacity(chunk.len());
+            for event in chunk {
+                let put = Put::builder()
+                    .table_name(&self.table)
+                    .set_item(Some(event_item(owner, id, event)?))
+                    .build()
+                    .map_err(build_error)?;
+                items.push(TransactWriteItem::builder().put(put).build());
+            }
+            self.transact(items, None).await?;
+        }
+        self.put_progress(owner, id, previous, progress).await
+    }
+
+    /// The progress put back first (on its condition), then the replaced events deleted, a
+    /// hundred a transaction.
+    async fn rewind_history(
+        &self,
+        owner: &str,
+        id: &str,
+        previous: &HistoryProgress,
+        from: u64,
+        progress: &HistoryProgress,
+    ) -> StoreResult<()> {
+        self.put_progress(owner, id, Some(previous), progress)
+            .await?;
+        let items = self
+            .query_items(
+                partition(owner, id),
+                None,
+                false,
+                u64::MAX,
+                ReadKind::PositionItems,
+            )
+            .await?;
+        let mut replaced = Vec::new();
+        for item in &items {
+            let sk = text(item, "SK")?;
+            let block = sk.split('#').next().and_then(|b| b.parse::<u64>().ok());
+            if block.is_some_and(|b| b >= from) {
+                let key =
+                    Item::from([("PK".into(), s(partition(owner, id))), ("SK".into(), s(sk))]);
+                replaced.push(self.delete(key)?);
+            }
+        }
+        let mut replaced = replaced.into_iter().peekable();
+        while replaced.peek().is_some() {
+            let chunk: Vec<_> = replaced.by_ref().take(TRANSACTION_ITEMS).collect();
+            self.transact(chunk, None).await?;
+        }
+        Ok(())
     }
 
     async fn history_progress(
