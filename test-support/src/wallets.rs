@@ -704,3 +704,56 @@ pub async fn positions_follow_their_owners_wallets(app: &App) {
     assert_eq!(closed["total"], 1, "{closed}");
     assert_eq!(closed["data"][0]["closeReason"], "transferred", "{closed}");
 }
+
+/// An open wallet position's bounds are among its pool's tracked ticks (the sync reads their fee
+/// growth: it is valued at read, README decision 57) while it is open, and leave them when it
+/// goes: transferred away, or its wallet unlinked. A reconciliation counts what it corrected.
+pub async fn wallet_positions_track_their_bounds_while_open(app: &App) {
+    let owner = unique_owner("tracker");
+    let mut app = app.clone();
+    let mut held = read_position("31", 5_000, 7);
+    (held.tick_lower, held.tick_upper) = (194_710, 198_050);
+    held.fee_state = Some(shared::model::FeeState {
+        fee_growth_inside_last: ["0".into(), "0".into()],
+        tokens_owed: ["7".into(), "0".into()],
+    });
+    let chain = Arc::new(ScriptedChain::answering(&app, 100, Ok(vec![held.clone()])));
+    app.wallet_refresh = Some(chain.clone());
+    let client = TestClient::in_process(&app, Some(&owner));
+    let wallet = EvmWallet::from_seed(91);
+    let tracked = || async {
+        let catalog = app.market.catalog().await.unwrap();
+        let pool = catalog
+            .find(
+                shared::model::Chain::Ethereum,
+                shared::model::Protocol::UniswapV3,
+                crate::bodies::ETH_USDC,
+            )
+            .unwrap();
+        [194_710, 198_050].map(|t| pool.tracked_ticks.contains(&t))
+    };
+    assert_eq!(tracked().await, [false, false]);
+    link_evm(&client, "ethereum", &wallet).await;
+    assert_eq!(tracked().await, [true, true]);
+    // Read again unchanged: nothing to correct.
+    let report = app.reconcile_all().await.unwrap();
+    assert_eq!(report.corrected, 0, "{report:?}");
+
+    // Gone from the wallet (the events missed its transfer): the reconciliation closes it,
+    // counts the correction, and its bounds are no longer tracked.
+    *chain.height.lock().unwrap() = 101;
+    *chain.answer.lock().unwrap() = Ok(Vec::new());
+    let report = app.reconcile_all().await.unwrap();
+    assert_eq!(report.corrected, 1, "{report:?}");
+    assert_eq!(tracked().await, [false, false]);
+
+    // Back, then its wallet unlinked: tracked, then released.
+    *chain.height.lock().unwrap() = 102;
+    *chain.answer.lock().unwrap() = Ok(vec![held]);
+    app.reconcile_all().await.unwrap();
+    assert_eq!(tracked().await, [true, true]);
+    let path = format!("/wallets/ethereum/{}", wallet.address);
+    let reply = client.send(Method::DELETE, &path, &[], b"").await;
+    assert_eq!(reply.status, StatusCode::NO_CONTENT, "{}", reply.text());
+    assert_eq!(tracked().await, [false, false]);
+}

@@ -101,6 +101,17 @@ async fn prepare_ticks<'a>(
     (was_tracked && !tracked).then_some(pool).flatten()
 }
 
+/// The ticks of the wallet positions of `positions` whose bounds are tracked, released: they
+/// are gone (their wallet was unlinked).
+pub async fn release_tracked(market: &dyn Market, catalog: &Catalog, positions: &[Position]) {
+    for position in positions {
+        if position.holding.as_ref().is_some_and(|h| h.tracked) {
+            let pool = catalog.find(position.chain, position.protocol, &position.pool);
+            release_after(market, pool, position).await;
+        }
+    }
+}
+
 async fn release_after(market: &dyn Market, pool: Option<&Pool>, position: &Position) {
     if let Some(pool) = pool {
         release_ticks(market, pool, position).await;

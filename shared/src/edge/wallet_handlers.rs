@@ -2,6 +2,7 @@
 //! ([`crate::domain::wallets`] holds what they check). Signatures and messages are never logged.
 
 use crate::application::app::App;
+use crate::application::wallet_reads::release_tracked;
 use crate::domain::model::{format_time, Chain, ListView};
 use crate::domain::wallets::address::canonical;
 use crate::domain::wallets::challenge::{expires_at, message, new_nonce, nonce_of, Challenge};
@@ -189,12 +190,21 @@ pub async fn unlink_wallet(app: &App, request: &Request) -> Reply {
         (Some(chain), Some(address)) => wallet_of(chain, address).map_err(|_| not_linked())?,
         _ => return Err(not_linked()),
     };
+    // Its open positions' bounds leave their pools' tracked ticks once they are gone.
+    let held = app.store.holdings(&owner, chain, &address).await?;
     if !app.wallets.unlink(&owner, chain, &address).await? {
         return Err(not_linked());
     }
     // Where the wallet store keeps no positions (memory), they go after the wallet; on
     // DynamoDB they went in its unlink's transaction and none are left.
     let removed = app.store.remove_holdings(&owner, chain, &address).await?;
+    if held
+        .iter()
+        .any(|p| p.holding.as_ref().is_some_and(|h| h.tracked))
+    {
+        let catalog = app.market.catalog().await?;
+        release_tracked(app.market.as_ref(), &catalog, &held).await;
+    }
     tracing::info!(%chain, %address, removed, "wallet unlinked");
     Ok(Response::builder()
         .status(StatusCode::NO_CONTENT)

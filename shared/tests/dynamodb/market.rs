@@ -255,6 +255,13 @@ async fn wallet_reads_never_go_back_on_dynamodb() {
     test_support::wallets::wallet_reads_never_go_back(&app).await;
 }
 
+/// A wallet position's bounds tracked while it is open, on a fresh table (the tick items).
+#[tokio::test]
+async fn wallet_positions_track_their_bounds_while_open_on_dynamodb() {
+    let app = App::on_dynamodb(dynamodb_store().await, Duration::ZERO, Freshness::Snapshot);
+    test_support::wallets::wallet_positions_track_their_bounds_while_open(&app).await;
+}
+
 /// A position moved between two wallets of one owner on a fresh table: its key item follows
 /// the wallet.
 #[tokio::test]

@@ -63,6 +63,13 @@ async fn positions_follow_their_owners_wallets_in_memory() {
     test_support::wallets::positions_follow_their_owners_wallets(&shared::App::in_memory()).await;
 }
 
+/// A wallet position's bounds tracked while it is open, in memory.
+#[tokio::test]
+async fn wallet_positions_track_their_bounds_while_open_in_memory() {
+    test_support::wallets::wallet_positions_track_their_bounds_while_open(&shared::App::in_memory())
+        .await;
+}
+
 /// Reads of a linked wallet, in memory.
 #[tokio::test]
 async fn wallet_reads_never_go_back_in_memory() {
