@@ -63,13 +63,16 @@ fn differences(before: &Position, after: &Position) -> Vec<&'static str> {
 }
 
 /// Whether a wallet position's bounds belong among its pool's tracked ticks: open, with a fee
-/// state to value it at read.
-fn wants_ticks(position: &Position) -> bool {
+/// state to value it at read, on a pool the catalog has.
+fn wants_ticks(catalog: &Catalog, position: &Position) -> bool {
     position.status == Status::Active
         && position
             .holding
             .as_ref()
             .is_some_and(|h| h.fee_state.is_some())
+        && catalog
+            .find(position.chain, position.protocol, &position.pool)
+            .is_some()
 }
 
 /// Counts `next`'s bounds among its pool's tracked ticks if it should be and `was_tracked`
@@ -83,7 +86,7 @@ async fn prepare_ticks<'a>(
     next: &mut Position,
 ) -> Option<&'a Pool> {
     let pool = catalog.find(next.chain, next.protocol, &next.pool);
-    let wanted = wants_ticks(next) && pool.is_some();
+    let wanted = wants_ticks(catalog, next);
     let ticks = [next.tick_lower, next.tick_upper];
     let tracked = match (wanted, was_tracked, pool) {
         (true, false, Some(pool)) => match market.track_ticks(pool, ticks, &[]).await {
@@ -176,8 +179,8 @@ pub async fn record(
                 // are computed when read): no write. A read at the same height that differs
                 // replaces figures that were not read from the chain (those a confirmed mint
                 // starts with).
-                if wants_ticks(&read) == before.tracked && differences(&previous, &read).is_empty()
-                {
+                let unchanged = differences(&previous, &read).is_empty();
+                if unchanged && wants_ticks(catalog, &read) == before.tracked {
                     continue;
                 }
                 let release = prepare_ticks(market, catalog, before.tracked, &mut read).await;

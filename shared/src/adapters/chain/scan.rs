@@ -47,7 +47,6 @@ pub struct ChainScanner {
     clock: Arc<dyn Clock>,
     confirmations: Confirmations,
     log_ranges: LogRanges,
-    max_blocks: u64,
 }
 
 impl ChainScanner {
@@ -64,14 +63,7 @@ impl ChainScanner {
             clock,
             confirmations,
             log_ranges,
-            max_blocks: MAX_SCAN_BLOCKS,
         }
-    }
-
-    /// Blocks one scan takes at most (tests make a gap with a few).
-    pub fn with_max_blocks(mut self, blocks: u64) -> ChainScanner {
-        self.max_blocks = blocks.max(1);
-        self
     }
 }
 
@@ -240,7 +232,7 @@ impl ChainScanner {
         let mut from = previous.through + 1;
         let mut touched: Vec<&LinkedWallet> = Vec::new();
         let mut recent = previous.recent.clone();
-        let to = target.min(from.saturating_add(self.max_blocks - 1));
+        let to = target.min(from.saturating_add(MAX_SCAN_BLOCKS - 1));
         let numbers = [previous.through, to.max(previous.through)];
         let blocks = evm::blocks(rpc, &numbers)
             .await
