@@ -174,31 +174,29 @@ impl App {
     /// other read: its changes are expected).
     pub async fn read_wallet(&self, wallet: LinkedWallet, why: WholeRead) -> (LinkedWallet, usize) {
         let (wallet, changed) = self.whole_read(wallet).await;
-        if why == WholeRead::Reconcile {
-            for change in &changed {
-                tracing::warn!(
-                    metric = "wallets.reconciled.corrected",
-                    position = %change.position,
-                    fields = %change.fields.join(","),
-                    chain = %wallet.chain,
-                    "reconciliation corrected a position the events had not kept as the chain holds it"
-                );
-            }
+        if why != WholeRead::Reconcile {
+            return (wallet, 0);
         }
-        let corrected = if why == WholeRead::Reconcile {
-            changed.len()
-        } else {
-            0
-        };
-        (wallet, corrected)
+        for change in &changed {
+            tracing::warn!(
+                metric = "wallets.reconciled.corrected",
+                position = %change.position,
+                fields = %change.fields.join(","),
+                chain = %wallet.chain,
+                "reconciliation corrected a position the events had not kept as the chain holds it"
+            );
+        }
+        (wallet, changed.len())
     }
 
     /// Reads the wallet's positions now and records the outcome: the count, or why the chain
-    /// could not be read (the link stands either way; the scheduled refresh tries again).
+    /// could not be read (the link stands either way; an event of the wallet or the
+    /// reconciliation reads it again).
     pub async fn refresh_wallet(&self, wallet: LinkedWallet) -> LinkedWallet {
         self.whole_read(wallet).await.0
     }
 
+    /// The whole read recorded on the wallet, and the positions it changed.
     async fn whole_read(&self, wallet: LinkedWallet) -> (LinkedWallet, Vec<Change>) {
         let outcome = match &self.wallet_refresh {
             Some(refresh) => refresh.refresh(&wallet).await,
