@@ -248,6 +248,18 @@ async fn events_alone_keep_the_wallet_as_the_chain_holds_it(on_dynamodb: bool) {
     // stranger's mint names no linked wallet).
     assert_eq!(report["scans"][0]["events"], 5, "{report}");
     let followed = world.listed(&world.alice).await;
+    // The wallet says how far its chain was followed: through the scan's last block.
+    let wallets = world
+        .alice
+        .send(Method::GET, "/wallets", &[], b"")
+        .await
+        .json;
+    let scan = &report["scans"][0];
+    assert_eq!(
+        wallets["data"][0]["followedThroughBlock"], scan["through"],
+        "{wallets}"
+    );
+    assert!(wallets["data"][0]["followedAt"].is_string(), "{wallets}");
     assert_eq!(followed[&sent_away]["closeReason"], "transferred");
     assert_eq!(followed[&arrived]["status"], "active");
     assert_eq!(

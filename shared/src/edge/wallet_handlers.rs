@@ -175,7 +175,17 @@ pub async fn link_wallet(app: &App, request: &Request) -> Reply {
 pub async fn list_wallets(app: &App, request: &Request) -> Reply {
     let owner = owner(request)?;
     let wallets = app.wallets.wallets(&owner).await?;
-    let data: Vec<WalletView> = wallets.iter().map(WalletView::from).collect();
+    // Each EVM chain's scan progress once (a user holds at most 20 wallets on 5 chains).
+    let mut scans = std::collections::BTreeMap::new();
+    for chain in wallets.iter().map(|w| w.chain) {
+        if chain != Chain::Solana && !scans.contains_key(&chain) {
+            scans.insert(chain, app.wallets.scan_progress(chain).await?);
+        }
+    }
+    let data: Vec<WalletView> = wallets
+        .iter()
+        .map(|w| WalletView::from(w).followed(scans.get(&w.chain).and_then(Option::as_ref)))
+        .collect();
     let total = data.len() as u64;
     Ok(json_response(StatusCode::OK, &ListView { data, total }))
 }

@@ -75,6 +75,23 @@ pub struct WalletView {
     pub positions: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refresh_error: Option<String>,
+    /// EVM: when its chain's events were last followed (the chain's scan, README decision 45):
+    /// its positions are as the chain held them through then; absent before a first scan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub followed_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub followed_through_block: Option<u64>,
+}
+
+impl WalletView {
+    /// The view with its chain's scan progress.
+    pub fn followed(self, scan: Option<&ScanProgress>) -> WalletView {
+        WalletView {
+            followed_at: scan.map(|s| format_time(&s.scanned_at)),
+            followed_through_block: scan.map(|s| s.through),
+            ..self
+        }
+    }
 }
 
 impl From<&LinkedWallet> for WalletView {
@@ -86,6 +103,8 @@ impl From<&LinkedWallet> for WalletView {
             refreshed_at: w.refreshed_at.as_ref().map(format_time),
             positions: w.positions,
             refresh_error: w.refresh_error.clone(),
+            followed_at: None,
+            followed_through_block: None,
         }
     }
 }
