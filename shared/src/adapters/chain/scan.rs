@@ -237,9 +237,14 @@ impl ChainScanner {
         let blocks = evm::blocks(rpc, &numbers)
             .await
             .map_err(|e| format!("eth_getBlockByNumber: {e}"))?;
-        let last = blocks[0]
-            .as_ref()
-            .ok_or("the node has not the last scanned block")?;
+        let Some(last) = blocks[0].as_ref() else {
+            // A node behind the last scan (another provider, a lagging one): nothing to scan yet.
+            report.stopped = Some(format!(
+                "the node has no block {} yet: the scan waits for it",
+                previous.through
+            ));
+            return Ok(Vec::new());
+        };
         let watched = Watched::of(wallets);
         if last.hash != previous.hash {
             // Replaced since: back over the window, and the wallets touched there read again.
