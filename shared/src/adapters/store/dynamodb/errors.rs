@@ -38,6 +38,23 @@ where
     }
 }
 
+/// A conditional `PutItem` refused: its condition failed (a conflict), or as [`classify`].
+pub(super) fn classify_put(
+    error: SdkError<
+        aws_sdk_dynamodb::operation::put_item::PutItemError,
+        aws_sdk_dynamodb::config::http::HttpResponse,
+    >,
+) -> StoreError {
+    if error
+        .as_service_error()
+        .is_some_and(|e| e.is_conditional_check_failed_exception())
+    {
+        StoreError::Conflict
+    } else {
+        classify(error)
+    }
+}
+
 /// A cancelled transaction: a failed condition is a conflict, contention or throttling is
 /// transient, anything else a failure. Nothing of a cancelled transaction is written.
 pub(super) fn classify_transaction(

@@ -5,7 +5,7 @@
 //! its events, then moves the progress on condition that it is still the one the read
 //! continued from; a page is one `Query` from the partition's start.
 
-use super::errors::{build_error, classify};
+use super::errors::{build_error, classify_put};
 use super::item::{malformed, parsed, text};
 use super::keys::{s, Item};
 use super::metrics::ReadKind;
@@ -145,16 +145,7 @@ impl DynamoDbStore {
                 .expression_attribute_values(":through", n(p.through))
                 .expression_attribute_values(":events", n(p.events)),
         };
-        match put.send().await {
-            Ok(_) => Ok(()),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Err(StoreError::Conflict)
-            }
-            Err(e) => Err(classify(e)),
-        }
+        put.send().await.map(|_| ()).map_err(classify_put)
     }
 }
 

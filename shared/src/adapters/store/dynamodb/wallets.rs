@@ -4,7 +4,7 @@
 //! refresh pages through (never a scan). A challenge is `U#{owner}` / `CH#{nonce}`, kept a day
 //! past its expiry (the table's TTL) so that a late answer is told it expired.
 
-use super::errors::{build_error, classify};
+use super::errors::{build_error, classify, classify_put};
 use super::item::{malformed, parsed, text};
 use super::keys::{counter_key, s, user_pk, Item};
 use super::store::DynamoDbStore;
@@ -402,16 +402,7 @@ impl WalletStore for DynamoDbStore {
                 .expression_attribute_values(":through", AttributeValue::N(p.through.to_string()))
                 .expression_attribute_values(":hash", s(&p.hash)),
         };
-        match put.send().await {
-            Ok(_) => Ok(()),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Err(StoreError::Conflict)
-            }
-            Err(e) => Err(classify(e)),
-        }
+        put.send().await.map(|_| ()).map_err(classify_put)
     }
 
     /// The wallet, its registry entry and its positions deleted and the counts lowered, in one
