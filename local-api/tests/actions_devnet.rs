@@ -287,16 +287,36 @@ async fn acts_on_a_wallet_position(store_args: &[&str]) {
 
     // 5. Move the range: one multicall withdraws, collects and mints the new range from what
     // the withdrawal paid; the old position closes "moved", the new one opens with "movedFrom".
+    // Five moves sent at once: one is built, the others are refused and store nothing (no
+    // cancelled position left behind).
     world.sync().await;
-    let moved = world
-        .act(
+    let listed = world.alice.total().await;
+    let move_to = || {
+        world.act(
             &id,
             "rebalance",
             json!({"priceLower": 2000, "priceUpper": 4500}),
         )
-        .await;
-    assert_eq!(moved.status, StatusCode::OK, "{}", moved.text());
-    let answer = moved.json;
+    };
+    let (a, b, c, d, e) = tokio::join!(move_to(), move_to(), move_to(), move_to(), move_to());
+    let (moved, refused): (Vec<_>, Vec<_>) = [a, b, c, d, e]
+        .into_iter()
+        .partition(|r| r.status == StatusCode::OK);
+    assert_eq!(
+        moved.len(),
+        1,
+        "{:?}",
+        moved.iter().map(|r| r.text()).collect::<Vec<_>>()
+    );
+    for reply in &refused {
+        assert_eq!(reply.status, StatusCode::CONFLICT, "{}", reply.text());
+    }
+    assert_eq!(
+        world.alice.total().await,
+        listed + 1,
+        "the built move's new position only"
+    );
+    let answer = moved[0].json.clone();
     let new_id = text(&answer["movedTo"]);
     let pending = world.get(&new_id).await;
     assert_eq!(pending["status"], "pending", "{pending}");

@@ -345,6 +345,14 @@ impl PositionStore for PanickingStore {
     ) -> StoreResult<()> {
         panic!("set_order blew up")
     }
+    async fn set_move_order(
+        &self,
+        _: &Position,
+        _: Option<&shared::model::ChainOrder>,
+        _: &Position,
+    ) -> StoreResult<()> {
+        panic!("set_move_order blew up")
+    }
     async fn remove_holdings(&self, _: &str, _: Chain, _: &str) -> StoreResult<u64> {
         panic!("remove_holdings blew up")
     }

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use test_support::devnet::Devnet;
 use test_support::json::text;
 use test_support::local_api::LocalApi;
+use test_support::portfolio::assert_portfolio_is_its_positions;
 use test_support::wallets::post;
 
 /// Mints a position of 1,000 of each token at most for `recipient` (the deployer pays); its
@@ -319,12 +320,35 @@ async fn wallet_positions_follow_the_chain(store_args: &[&str]) {
         "{portfolio}"
     );
 
-    // Unlinked: its positions leave the lists and the portfolio.
+    // Simulated positions beside them, one of them closed; then a swap that is no event of any
+    // position: the portfolio still sums what each position shows, the wallet positions valued
+    // at the pool's synced state (README decision 57), not at their last whole read.
+    let pool = devnet.address("pool");
+    let offer = |lower: u32, upper: u32| {
+        json!({"chain": "ethereum", "protocol": "uniswap-v3", "pool": pool, "amountA": "1",
+               "amountB": "3000", "priceLower": lower, "priceUpper": upper})
+    };
+    alice.open(offer(2500, 3600)).await;
+    let closing = alice.open(offer(2000, 4000)).await;
+    let reply = alice.close(&text(&closing["id"])).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    assert_portfolio_is_its_positions(&alice).await;
+    let before = alice.portfolio().await.json;
+    devnet
+        .run("swap", &["--sell", "usdc", "--amount", "150000"])
+        .await;
+    let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
+    assert_eq!(report.json["wallets"]["refreshed"], 0, "{}", report.json);
+    let after = assert_portfolio_is_its_positions(&alice).await;
+    assert_ne!(before["totalValueUsd"], after["totalValueUsd"], "{after}");
+
+    // Unlinked: its positions leave the lists and the portfolio; the simulated ones stay.
     let path = format!("/wallets/ethereum/{wallet}");
     let reply = alice.send(Method::DELETE, &path, &[], b"").await;
     assert_eq!(reply.status, StatusCode::NO_CONTENT, "{}", reply.text());
-    assert_eq!(alice.list("").await.json["total"], 0);
-    assert_eq!(alice.portfolio().await.json["positions"], 0);
+    assert_eq!(alice.list("source=wallet").await.json["total"], 0);
+    assert_eq!(alice.portfolio().await.json["positions"], 1);
+    assert_portfolio_is_its_positions(&alice).await;
 }
 
 #[tokio::test]

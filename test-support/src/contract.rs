@@ -740,6 +740,11 @@ macro_rules! store_contract {
             }
 
             #[tokio::test]
+            async fn a_refused_move_stores_nothing() {
+                $crate::orders::a_refused_move_stores_nothing(&$make).await;
+            }
+
+            #[tokio::test]
             async fn pages_answer_what_get_answers() {
                 $crate::orders::pages_answer_what_get_answers(&$make).await;
             }

@@ -7,7 +7,7 @@
 //! Uniswap v3 contracts; [`rpc_stub`] is a loopback JSON-RPC endpoint answering what a test says;
 //! [`fake_chain`] a loopback EVM chain on it whose blocks, pool and faults a test sets;
 //! [`tracked_ticks`] the scenario of the ticks a pool tracks, run on each store; [`json::text`]
-//! reads a JSON value as text.
+//! reads a JSON value as text; [`portfolio`] checks the portfolio against its positions.
 
 pub mod bodies;
 pub mod client;
@@ -24,6 +24,7 @@ pub mod json;
 pub mod lifecycle;
 pub mod local_api;
 pub mod orders;
+pub mod portfolio;
 pub mod rpc_stub;
 pub mod sample;
 pub mod tracked_ticks;

@@ -254,6 +254,91 @@ pub async fn orders_wait_on_the_index_and_settle_once(store: &dyn PositionStore)
     );
 }
 
+/// A move of a range stores its new position and the old one's order at once, and a move
+/// refused (another order stored first) stores neither: no trace in the owner's lists.
+pub async fn a_refused_move_stores_nothing(store: &dyn PositionStore) {
+    let owner = unique_owner("moves");
+    let held = Position {
+        holding: Some(Box::new(holding("7", 100))),
+        ..position(&owner, Status::Active, Chain::Ethereum, 1_795_000_000_000)
+    };
+    store.insert(&held).await.unwrap();
+    let moving = |millis: i64| {
+        let new = open(&owner, millis);
+        let moved = Position {
+            order: Some(Box::new(ChainOrder {
+                moved: Some(new.id.clone()),
+                ..order(OrderKind::Rebalance)
+            })),
+            ..held.clone()
+        };
+        (moved, new)
+    };
+    let (first, first_new) = moving(1_795_000_002_000);
+    store
+        .set_move_order(&first, None, &first_new)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.get(&owner, &first_new.id).await.unwrap().as_ref(),
+        Some(&first_new)
+    );
+    assert_eq!(
+        store.get(&owner, &held.id).await.unwrap().as_ref(),
+        Some(&first)
+    );
+    assert_eq!(
+        waiting(store, &held).await.len(),
+        2,
+        "both wait on the pool"
+    );
+
+    // A second move built over the position as it was before the first: refused whole.
+    let (second, second_new) = moving(1_795_000_003_000);
+    assert!(matches!(
+        store.set_move_order(&second, None, &second_new).await,
+        Err(StoreError::Conflict)
+    ));
+    assert_eq!(store.get(&owner, &second_new.id).await.unwrap(), None);
+    assert_eq!(
+        store.get(&owner, &held.id).await.unwrap().as_ref(),
+        Some(&first)
+    );
+    let all = store
+        .list(
+            &owner,
+            Default::default(),
+            shared::model::PageRequest {
+                limit: 100,
+                offset: 0,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(all.total, 2, "the position and the first move's only");
+    let pending = shared::model::Filter {
+        status: Some(Status::Pending),
+        ..Default::default()
+    };
+    let page = shared::model::PageRequest {
+        limit: 100,
+        offset: 0,
+    };
+    assert_eq!(store.list(&owner, pending, page).await.unwrap().total, 1);
+    // A new position whose id is taken refuses the move too, and the order stays as it was.
+    let (third, _) = moving(1_795_000_004_000);
+    assert!(matches!(
+        store
+            .set_move_order(&third, first.order.as_deref(), &first_new)
+            .await,
+        Err(StoreError::Conflict)
+    ));
+    assert_eq!(
+        store.get(&owner, &held.id).await.unwrap().as_ref(),
+        Some(&first)
+    );
+}
+
 /// Every list page, the first and deeper ones, and the open positions answer each position
 /// exactly as `get` does after every kind of write: inserts, an order stored, a wallet read
 /// replaced, activations, a close, a withdrawal read. A store that keeps copies of positions

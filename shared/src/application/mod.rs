@@ -3,6 +3,7 @@
 //! DynamoDB, a chain's JSON-RPC or HTTP; the adapters implement the ports.
 
 pub mod app;
+pub mod portfolio;
 pub mod ports;
 pub mod settling;
 pub mod wallet_reads;

@@ -7,7 +7,7 @@ use crate::domain::history::{HistoryProgress, PositionEvent};
 use crate::domain::market::{PoolState, Succession};
 use crate::domain::model::{
     Chain, ChainOrder, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol,
-    Realized, Status,
+    Realized, Source, Status,
 };
 use crate::domain::wallets::challenge::Challenge;
 use crate::domain::wallets::{LinkOutcome, LinkedWallet, ScanProgress};
@@ -31,6 +31,18 @@ pub enum StoreError {
     /// Anything else: a bug, a misconfiguration, a malformed item.
     #[error("store failure: {0}")]
     Failure(BoxError),
+}
+
+/// The portfolio's reads of one owner ([`PositionStore::portfolio_inputs`]).
+#[derive(Debug, Clone, Default)]
+pub struct PortfolioInputs {
+    /// The positions that are not closed.
+    pub open: Vec<Position>,
+    /// The running totals of the closed ones.
+    pub realized: Realized,
+    /// The wallet positions closed on chain (withdrawn, transferred away); a store may also
+    /// give those closed through the API, which the portfolio leaves to `realized`.
+    pub closed_on_chain: Vec<Position>,
 }
 
 #[async_trait]
@@ -118,6 +130,39 @@ pub trait PositionStore: Send + Sync {
     /// The running totals of the owner's closed positions: one read.
     async fn realized(&self, owner: &str) -> StoreResult<Realized>;
 
+    /// What the portfolio reads of the owner: [`Self::open_positions`], [`Self::realized`],
+    /// and the wallet positions closed on chain (their figures still move with prices while
+    /// they hold what a collect would pay). A store may read the three in fewer requests.
+    async fn portfolio_inputs(&self, owner: &str) -> StoreResult<PortfolioInputs> {
+        let closed = async {
+            let filter = Filter {
+                status: Some(Status::Closed),
+                chain: None,
+                source: Some(Source::Wallet),
+            };
+            let mut closed = Vec::new();
+            loop {
+                let page = PageRequest {
+                    offset: closed.len() as u64,
+                    limit: 100,
+                };
+                let found = self.list(owner, filter, page).await?;
+                let done = found.items.len() < 100;
+                closed.extend(found.items);
+                if done || closed.len() as u64 >= found.total {
+                    return Ok(closed);
+                }
+            }
+        };
+        let (open, realized, closed_on_chain) =
+            tokio::try_join!(self.open_positions(owner), self.realized(owner), closed)?;
+        Ok(PortfolioInputs {
+            open,
+            realized,
+            closed_on_chain,
+        })
+    }
+
     /// The owner's positions read from `wallet` on `chain`, any status. A new one is stored by
     /// [`Self::insert`], which refuses (`Conflict`) a second position with the same
     /// [`crate::domain::model::WalletHolding::key`] for the owner: a position read twice, even by two
@@ -146,6 +191,16 @@ pub trait PositionStore: Send + Sync {
         &self,
         position: &Position,
         previous: Option<&ChainOrder>,
+    ) -> StoreResult<()>;
+
+    /// A move of a position's range: `position`'s order stored as [`Self::set_order`] stores
+    /// it, and `opening` (the new position, pending) inserted as [`Self::insert`] inserts it,
+    /// all at once; `Conflict` when either is refused, and then nothing is stored.
+    async fn set_move_order(
+        &self,
+        position: &Position,
+        previous: Option<&ChainOrder>,
+        opening: &Position,
     ) -> StoreResult<()>;
 
     /// Removes the owner's positions read from `wallet` on `chain` (the wallet was unlinked),

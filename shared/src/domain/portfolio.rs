@@ -2,7 +2,7 @@
 //! exact decimals and rounded only when written.
 
 use crate::domain::catalog::{Catalog, Pool};
-use crate::domain::holdings::{amount, holding_view, usd_price};
+use crate::domain::holdings::{holding_view, usd_price};
 use crate::domain::json::{Percent, Usd};
 use crate::domain::math::num::widen;
 use crate::domain::math::{Curve, U256, U512};
@@ -315,9 +315,10 @@ pub fn portfolio(
             collected_fees += collected;
             for (i, slot) in [slot0, slot1].into_iter().enumerate() {
                 let units = &mut tokens.slots[slot].units;
-                // All that collect would pay is held; only its fee part is fees.
-                units.held.add(amount(&holding.amounts[i]));
-                units.held.add(amount(&holding.fees[i]));
+                // What its view holds (at its pool's synced state, as `GET /positions` values
+                // it: decision 57), all that collect would pay with it; only its fee part is
+                // fees.
+                units.held.add(held.units[i]);
                 units.fees.add(unclaimed[i]);
             }
             continue;

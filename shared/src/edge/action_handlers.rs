@@ -10,7 +10,6 @@ use crate::application::ports::StoreError;
 use crate::domain::catalog::Catalog;
 use crate::domain::history::units;
 use crate::domain::holdings::entry;
-use crate::domain::lifecycle::unfunded_close;
 use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, Source, Status};
 use crate::domain::orders::actions::{
     collect_transaction, decrease_transaction, increase_transactions, move_funds,
@@ -18,7 +17,6 @@ use crate::domain::orders::actions::{
 };
 use crate::domain::orders::build::protocol_tokens;
 use crate::domain::orders::plan_mint;
-use crate::domain::orders::settle::CANCELLED;
 use crate::domain::valuation::{TokenPair, ValuationError};
 use crate::edge::caller::{json_body, own_position, owner};
 use crate::edge::error::ApiError;
@@ -360,38 +358,30 @@ async fn act_once(
     };
     let transactions = simulated(chain, pool, transactions, principal_owed).await?;
     let mut order = terms.order(kind, transactions.clone());
-    if let Some(new) = &opening {
-        // The new position first: a move whose old side cannot then be stored cancels it.
+    // A move stores its new position (pending) with the old one's order in one write: a move
+    // refused (another action stored first) stores nothing.
+    let opening = opening.map(|new| {
+        order.moved = Some(new.id.clone());
         let open = ChainOrder {
             moved: Some(position.id.clone()),
             ..terms.order(OrderKind::Open, transactions)
         };
-        let pending = Position {
+        Position {
             order: Some(Box::new(open)),
-            ..new.clone()
-        };
-        app.store.insert(&pending).await?;
-        order.moved = Some(new.id.clone());
-    }
+            ..new
+        }
+    });
     let ordered = Position {
         order: Some(Box::new(order)),
         ..position.clone()
     };
-    match app
-        .store
-        .set_order(&ordered, position.order.as_deref())
-        .await
-    {
-        Err(StoreError::Conflict) => {
-            if let Some(new) = &opening {
-                let cancelled = unfunded_close(pool, CANCELLED.to_string(), now);
-                let _ = app
-                    .store
-                    .close(&new.owner, &new.id, Status::Pending, &cancelled)
-                    .await;
-            }
-            return Ok(None);
-        }
+    let previous = position.order.as_deref();
+    let stored = match &opening {
+        Some(new) => app.store.set_move_order(&ordered, previous, new).await,
+        None => app.store.set_order(&ordered, previous).await,
+    };
+    match stored {
+        Err(StoreError::Conflict) => return Ok(None),
         result => result?,
     }
     let response = json_response(StatusCode::OK, &entry(&ordered, catalog, now)?);

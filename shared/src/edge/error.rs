@@ -2,6 +2,7 @@
 //! errors (store, valuation, math) become an [`ApiError`] here; a server fault keeps its cause,
 //! which is logged once, when the response is rendered.
 
+use crate::application::portfolio::PortfolioError;
 use crate::application::ports::StoreError;
 use crate::domain::valuation::ValuationError;
 use crate::edge::http::json_response;
@@ -183,6 +184,15 @@ impl From<StoreError> for ApiError {
         match error {
             StoreError::Unavailable(_) => ApiError::ServiceUnavailable(Box::new(error)),
             other => ApiError::Internal(Box::new(other)),
+        }
+    }
+}
+
+impl From<PortfolioError> for ApiError {
+    fn from(error: PortfolioError) -> Self {
+        match error {
+            PortfolioError::Store(e) => e.into(),
+            PortfolioError::Valuation(e) => e.into(),
         }
     }
 }

@@ -3,17 +3,15 @@
 //! ([`crate::edge::routes::Endpoint::handle`]).
 
 use crate::application::app::App;
+use crate::application::portfolio::portfolio_of;
 use crate::application::ports::StoreError;
 use crate::application::settling::release_ticks;
 use crate::domain::catalog::{Pool, PoolView};
 use crate::domain::fee_ticks::{growth_inside, FeeTick};
-use crate::domain::holdings::{entry, history_views, with_closed_wallet_positions};
+use crate::domain::holdings::{entry, history_views};
 use crate::domain::lifecycle::close_position as close_figures;
 use crate::domain::market::SyncReport;
-use crate::domain::model::{
-    format_time, Chain, FeeCheckpoint, Filter, ListView, PageRequest, Position, Source, Status,
-};
-use crate::domain::portfolio::portfolio;
+use crate::domain::model::{format_time, Chain, FeeCheckpoint, ListView, Position, Source, Status};
 use crate::domain::valuation::{value_position, TokenPair, ValuationError};
 use crate::edge::caller::{json_body, own_position, owner};
 use crate::edge::error::ApiError;
@@ -374,40 +372,8 @@ async fn open_now(
 /// the closed ones.
 pub async fn get_portfolio(app: &App, request: &Request) -> Reply {
     let owner = owner(request)?;
-    let (positions, realized, catalog, closed) = tokio::try_join!(
-        app.store.open_positions(&owner),
-        app.store.realized(&owner),
-        app.market.catalog(),
-        closed_wallet_positions(app, &owner),
-    )?;
-    let realized = with_closed_wallet_positions(realized, &closed, &catalog);
-    Ok(json_response(
-        StatusCode::OK,
-        &portfolio(&positions, &realized, &catalog, app.clock.now())?,
-    ))
-}
-
-/// The owner's wallet positions closed on chain (withdrawn, transferred): one `Query` per 100
-/// of their page copy.
-async fn closed_wallet_positions(app: &App, owner: &str) -> Result<Vec<Position>, StoreError> {
-    let filter = Filter {
-        status: Some(Status::Closed),
-        chain: None,
-        source: Some(Source::Wallet),
-    };
-    let mut closed = Vec::new();
-    loop {
-        let page = PageRequest {
-            offset: closed.len() as u64,
-            limit: 100,
-        };
-        let found = app.store.list(owner, filter, page).await?;
-        let done = found.items.len() < 100;
-        closed.extend(found.items);
-        if done || closed.len() as u64 >= found.total {
-            return Ok(closed);
-        }
-    }
+    let view = portfolio_of(app, &owner).await?;
+    Ok(json_response(StatusCode::OK, &view))
 }
 
 /// `GET /pools`: the supported pools with their market state.

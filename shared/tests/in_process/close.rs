@@ -244,6 +244,14 @@ impl PositionStore for RacingStore {
     ) -> StoreResult<()> {
         self.inner.set_order(position, previous).await
     }
+    async fn set_move_order(
+        &self,
+        position: &Position,
+        previous: Option<&shared::model::ChainOrder>,
+        opening: &Position,
+    ) -> StoreResult<()> {
+        self.inner.set_move_order(position, previous, opening).await
+    }
     async fn remove_holdings(&self, owner: &str, chain: Chain, wallet: &str) -> StoreResult<u64> {
         self.inner.remove_holdings(owner, chain, wallet).await
     }

@@ -1,13 +1,6 @@
-//! The in-memory store and market: the local server's embedded default and the handlers' test
-//! double.
+//! The in-memory store: the local server's embedded default and the handlers' test double.
 
-use crate::application::ports::{Market, PositionStore, StoreError, StoreResult};
-use crate::domain::catalog::{
-    embedded_deployments, embedded_records, Catalog, CatalogError, Deployment, Pool, PoolMarket,
-    PoolRecord,
-};
-use crate::domain::fee_ticks::FeeTick;
-use crate::domain::market::{Freshness, MarketRules, PoolKey, PoolState, Succession};
+use crate::application::ports::{PositionStore, StoreError, StoreResult};
 use crate::domain::model::{
     Chain, ChainOrder, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol,
     Realized, Status, StoredResponse, KEY_LEASE, KEY_RETENTION,
@@ -15,7 +8,7 @@ use crate::domain::model::{
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, RwLock};
+use std::sync::RwLock;
 
 /// Positions per owner, ordered by id (time-ordered), so newest-first is a reverse walk; and
 /// the pending ones per pool.
@@ -103,6 +96,27 @@ impl Positions {
             .and_then(|p| p.get_mut(id))
             .filter(|p| p.status == from)
             .ok_or(StoreError::Conflict)
+    }
+
+    /// `position`'s order over the stored one's if that is still `previous` (and its read the
+    /// same); the pending index joined or left with it.
+    fn replace_order(
+        &mut self,
+        position: &Position,
+        previous: Option<&ChainOrder>,
+    ) -> StoreResult<()> {
+        let stored = self.in_status(&position.owner, &position.id, position.status)?;
+        if stored.order.as_deref() != previous || stored.holding != position.holding {
+            return Err(StoreError::Conflict);
+        }
+        stored.order = position.order.clone();
+        if position.status == Status::Active {
+            match position.order {
+                Some(_) => self.index_pending(position),
+                None => self.unindex_pending(position),
+            }
+        }
+        Ok(())
     }
 }
 
@@ -249,18 +263,31 @@ impl PositionStore for MemoryStore {
         position: &Position,
         previous: Option<&ChainOrder>,
     ) -> StoreResult<()> {
+        self.write(|inner| inner.replace_order(position, previous))
+    }
+
+    async fn set_move_order(
+        &self,
+        position: &Position,
+        previous: Option<&ChainOrder>,
+        opening: &Position,
+    ) -> StoreResult<()> {
         self.write(|inner| {
-            let stored = inner.in_status(&position.owner, &position.id, position.status)?;
-            if stored.order.as_deref() != previous || stored.holding != position.holding {
+            // Both checked before either is written: all or nothing.
+            let taken = inner
+                .owners
+                .get(&opening.owner)
+                .is_some_and(|p| p.contains_key(&opening.id));
+            if taken {
                 return Err(StoreError::Conflict);
             }
-            stored.order = position.order.clone();
-            if position.status == Status::Active {
-                match position.order {
-                    Some(_) => inner.index_pending(position),
-                    None => inner.unindex_pending(position),
-                }
-            }
+            inner.replace_order(position, previous)?;
+            inner
+                .owners
+                .entry(opening.owner.clone())
+                .or_default()
+                .insert(opening.id.clone(), opening.clone());
+            inner.index_pending(opening);
             Ok(())
         })
     }
@@ -414,178 +441,6 @@ impl PositionStore for MemoryStore {
                 inner.index_pending(&position);
             }
             Ok(())
-        })
-    }
-}
-
-/// The catalog records with the states saved into them, in memory: the embedded default (a
-/// snapshot nobody syncs) and local-api's live market (synced from `--rpc`).
-pub struct MemoryMarket {
-    records: Vec<PoolRecord>,
-    deployments: Vec<Deployment>,
-    rules: MarketRules,
-    inner: RwLock<MarketInner>,
-}
-
-#[derive(Default)]
-struct MarketInner {
-    /// Pools linked wallets hold positions on, beside the catalog's.
-    discovered: Vec<PoolRecord>,
-    markets: HashMap<PoolKey, PoolMarket>,
-    /// Per pool, how many positions use each tracked tick.
-    uses: HashMap<PoolKey, BTreeMap<i32, u32>>,
-    /// The catalog as last built; `None` after a write, rebuilt by the next read.
-    built: Option<Arc<Catalog>>,
-}
-
-impl MemoryMarket {
-    /// Fails when a record is invalid.
-    pub fn new(
-        records: Vec<PoolRecord>,
-        rules: impl Into<MarketRules>,
-    ) -> Result<Self, CatalogError> {
-        let rules = rules.into();
-        let deployments = embedded_deployments();
-        let catalog =
-            Catalog::build(&records, HashMap::new(), rules)?.with_deployments(deployments.clone());
-        Ok(MemoryMarket {
-            records,
-            deployments,
-            rules,
-            inner: RwLock::new(MarketInner {
-                built: Some(Arc::new(catalog)),
-                ..MarketInner::default()
-            }),
-        })
-    }
-
-    /// These deployments instead of the embedded ones (a devnet's).
-    pub fn with_deployments(mut self, deployments: Vec<Deployment>) -> Self {
-        self.deployments = deployments;
-        self.inner
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .built = None;
-        self
-    }
-
-    /// The catalog shipped in the repository, never stale.
-    pub fn embedded() -> Self {
-        Self::new(embedded_records(), Freshness::Snapshot).expect("the embedded catalog is valid")
-    }
-
-    fn write<T>(
-        &self,
-        pool: &Pool,
-        f: impl FnOnce(&mut PoolMarket, &mut BTreeMap<i32, u32>) -> StoreResult<T>,
-    ) -> StoreResult<T> {
-        let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-        let inner = &mut *inner;
-        let uses = inner.uses.entry(pool.key()).or_default();
-        let out = f(inner.markets.entry(pool.key()).or_default(), uses)?;
-        inner.built = None;
-        Ok(out)
-    }
-}
-
-#[async_trait]
-impl Market for MemoryMarket {
-    async fn catalog(&self) -> StoreResult<Arc<Catalog>> {
-        if let Some(built) = &self.inner.read().unwrap_or_else(|e| e.into_inner()).built {
-            return Ok(built.clone());
-        }
-        let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-        let records: Vec<PoolRecord> = self
-            .records
-            .iter()
-            .chain(&inner.discovered)
-            .cloned()
-            .collect();
-        let catalog = Catalog::build(&records, inner.markets.clone(), self.rules)
-            .map_err(|e| StoreError::Failure(Box::new(e)))?
-            .with_deployments(self.deployments.clone());
-        let catalog = Arc::new(catalog);
-        inner.built = Some(catalog.clone());
-        Ok(catalog)
-    }
-
-    async fn discover(&self, record: &PoolRecord) -> StoreResult<()> {
-        let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-        let key = PoolKey::new(record.chain, record.protocol, &record.pool);
-        let known = self
-            .records
-            .iter()
-            .chain(&inner.discovered)
-            .any(|r| PoolKey::new(r.chain, r.protocol, &r.pool) == key);
-        if !known {
-            inner.discovered.push(record.clone());
-            inner.built = None;
-        }
-        Ok(())
-    }
-
-    async fn track_ticks(
-        &self,
-        pool: &Pool,
-        ticks: [i32; 2],
-        first_use: &[FeeTick],
-    ) -> StoreResult<PoolMarket> {
-        self.write(pool, |market, uses| {
-            for tick in ticks {
-                *uses.entry(tick).or_default() += 1;
-                market.tracked_ticks.insert(tick);
-            }
-            for record in first_use {
-                market.fee_ticks.entry(record.tick).or_insert(*record);
-            }
-            Ok(market.clone())
-        })
-    }
-
-    async fn release_ticks(&self, pool: &Pool, ticks: [i32; 2]) -> StoreResult<()> {
-        self.write(pool, |market, uses| {
-            for tick in ticks {
-                let Some(count) = uses.get_mut(&tick) else {
-                    continue;
-                };
-                *count = count.saturating_sub(1);
-                if *count == 0 {
-                    uses.remove(&tick);
-                    market.tracked_ticks.remove(&tick);
-                    market.fee_ticks.remove(&tick);
-                }
-            }
-            Ok(())
-        })
-    }
-
-    async fn save_state(
-        &self,
-        pool: &Pool,
-        state: &PoolState,
-        fee_ticks: &[FeeTick],
-        succession: Succession,
-    ) -> StoreResult<()> {
-        let stored_height = |market: &PoolMarket| market.state.as_ref().map(|s| s.height);
-        self.write(pool, |market, _| {
-            match (succession, stored_height(market)) {
-                (Succession::Next, Some(stored)) if stored >= state.height => {
-                    Err(StoreError::Conflict)
-                }
-                (Succession::Replaces { height }, stored) if stored != Some(height) => {
-                    Err(StoreError::Conflict)
-                }
-                _ => {
-                    market.state = Some(state.clone());
-                    // Only ticks still in use: one released meanwhile stays dropped.
-                    let tracked = &market.tracked_ticks;
-                    let records = fee_ticks.iter().filter(|r| tracked.contains(&r.tick));
-                    market
-                        .fee_ticks
-                        .extend(records.map(|record| (record.tick, *record)));
-                    Ok(())
-                }
-            }
         })
     }
 }

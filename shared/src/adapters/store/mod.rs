@@ -4,6 +4,7 @@
 
 pub mod dynamodb;
 pub mod history_memory;
+pub mod market_memory;
 pub mod memory;
 pub mod wallets_memory;
 
@@ -12,5 +13,6 @@ pub use crate::application::ports::{
 };
 pub use dynamodb::{DynamoDbMarket, DynamoDbStore};
 pub use history_memory::MemoryHistory;
-pub use memory::{MemoryMarket, MemoryStore};
+pub use market_memory::MemoryMarket;
+pub use memory::MemoryStore;
 pub use wallets_memory::MemoryWallets;

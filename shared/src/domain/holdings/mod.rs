@@ -168,6 +168,10 @@ pub struct HeldFigures {
     pub fees_collected: Option<BigDecimal>,
     /// Per token (protocol order): the base units of unclaimed fees.
     pub fees_unclaimed: Option<[U256; 2]>,
+    /// Per token (protocol order): the base units it holds as its view shows them (valued at
+    /// its pool's synced state where that is newer than its read): principal and all that
+    /// collect would pay. The portfolio sums these, so that it and the position agree.
+    pub units: [U256; 2],
 }
 
 /// Why an Orca position's figures are its reads', not its events'.
@@ -480,6 +484,7 @@ pub fn holding_view(
         taken_out,
         fees_collected: sums.fees_collected_usd,
         fees_unclaimed: sums.fees_unclaimed,
+        units: [0, 1].map(|t| held[t] + owed[t]),
     };
     (view, figures)
 }

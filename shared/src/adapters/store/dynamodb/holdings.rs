@@ -152,6 +152,17 @@ impl DynamoDbStore {
         position: &Position,
         previous: Option<&ChainOrder>,
     ) -> StoreResult<()> {
+        self.transact(self.order_writes(position, previous)?, None)
+            .await
+    }
+
+    /// The writes of [`Self::replace_order`]: the position conditioned on its stored order
+    /// (and read), its page copies, and its pending index entry joined or left.
+    pub(super) fn order_writes(
+        &self,
+        position: &Position,
+        previous: Option<&ChainOrder>,
+    ) -> StoreResult<Vec<TransactWriteItem>> {
         let stored = Position {
             order: previous.cloned().map(Box::new),
             ..position.clone()
@@ -193,7 +204,7 @@ impl DynamoDbStore {
                 _ => {}
             }
         }
-        self.transact(items, None).await
+        Ok(items)
     }
 
     /// The deletes of one wallet position: its item, its key item and its list entries; and

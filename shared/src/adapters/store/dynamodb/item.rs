@@ -1,13 +1,13 @@
 //! Positions to and from table items.
 
 use super::keys::{position_key, s, Item};
-use crate::application::ports::StoreError;
+use crate::application::ports::{StoreError, StoreResult};
 use crate::domain::model::{
-    format_time, Chain, Closing, FeeCheckpoint, Position, Protocol, Status, TokenPair,
+    format_time, Chain, Closing, FeeCheckpoint, Position, Protocol, Realized, Status, TokenPair,
 };
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue;
-use bigdecimal::BigDecimal;
+use bigdecimal::{BigDecimal, Zero};
 use flate2::read::DeflateDecoder;
 use flate2::write::DeflateEncoder;
 use flate2::Compression;
@@ -449,4 +449,23 @@ mod tests {
         };
         assert_round_trips(&ordered);
     }
+}
+
+/// The owner's realized totals on the counters item (numbers, added to by each close).
+pub(super) const REALIZED_PNL: &str = "realizedPnlUsd";
+pub(super) const REALIZED_COST_BASIS: &str = "realizedCostBasisUsd";
+
+/// The realized totals on the counters item.
+pub(super) fn realized_of(item: &Item) -> StoreResult<Realized> {
+    let sum = |name: &str| match item.get(name) {
+        Some(AttributeValue::N(n)) => {
+            BigDecimal::from_str(n).map_err(|_| malformed("realized totals"))
+        }
+        None => Ok(BigDecimal::zero()),
+        Some(_) => Err(malformed("realized totals")),
+    };
+    Ok(Realized {
+        pnl_usd: sum(REALIZED_PNL)?,
+        cost_basis_usd: sum(REALIZED_COST_BASIS)?,
+    })
 }

@@ -4,11 +4,14 @@
 
 use super::errors::{back_off, build_error, classify};
 use super::item::{malformed, position_from, position_from_page, text};
-use super::keys::{counter_attribute, counter_key, page_key, page_pk, position_key, s, Item};
+use super::item::{realized_of, REALIZED_COST_BASIS, REALIZED_PNL};
+use super::keys::{
+    counter_attribute, counter_key, page_key, page_pk, position_key, s, variant, Item,
+};
 use super::metrics::ReadKind;
 use super::store::DynamoDbStore;
-use crate::application::ports::{StoreError, StoreResult};
-use crate::domain::model::Position;
+use crate::application::ports::{PortfolioInputs, StoreError, StoreResult};
+use crate::domain::model::{Filter, Position, Source, Status};
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 use std::collections::HashMap;
 
@@ -187,5 +190,51 @@ impl DynamoDbStore {
             Some(AttributeValue::N(n)) => n.parse().map_err(|_| malformed("counter")),
             _ => Ok(0),
         }
+    }
+
+    /// The counters item first (the realized totals and how many positions are pending and
+    /// closed on chain), then one `Query` of each page partition that holds any: three
+    /// requests for a book with pending offers, two without, one more with wallet positions
+    /// closed on chain (each `Query` up to 1 MB).
+    pub(super) async fn portfolio_reads(&self, owner: &str) -> StoreResult<PortfolioInputs> {
+        let of = |status, source| {
+            variant(Filter {
+                status: Some(status),
+                chain: None,
+                source,
+            })
+        };
+        let active = of(Status::Active, None);
+        let pending = of(Status::Pending, None);
+        let closed = of(Status::Closed, Some(Source::Wallet));
+        let counted = [&pending, &closed].map(|v| counter_attribute(v));
+        let item = self
+            .counters(
+                owner,
+                &[REALIZED_PNL, REALIZED_COST_BASIS, &counted[0], &counted[1]],
+            )
+            .await?;
+        let held =
+            |i: usize| matches!(item.get(&counted[i]), Some(AttributeValue::N(n)) if n != "0");
+        let read = |variant: &str, any: bool| {
+            let variant = variant.to_string();
+            async move {
+                if !any {
+                    return Ok(Vec::new());
+                }
+                self.page_items(&variant, owner, None, u64::MAX).await
+            }
+        };
+        let (mut open, waiting, closed_on_chain) = tokio::try_join!(
+            read(&active, true),
+            read(&pending, held(0)),
+            read(&closed, held(1))
+        )?;
+        open.extend(waiting);
+        Ok(PortfolioInputs {
+            open,
+            realized: realized_of(&item)?,
+            closed_on_chain,
+        })
     }
 }

@@ -5,15 +5,15 @@
 
 use super::errors::{back_off, build_error, classify_transaction};
 use super::item::{
-    closing_attributes, malformed, page_body, page_copy, position_from, position_item, same_order,
-    text, ORDER,
+    closing_attributes, page_body, page_copy, position_from, position_item, realized_of,
+    same_order, text, ORDER, REALIZED_COST_BASIS, REALIZED_PNL,
 };
 use super::keys::{
     counter_attribute, counter_key, holding_index, list_key, list_pk, page_key, pending_key,
     pending_pk, position_key, s, status_variants, variant, variants, Item,
 };
 use super::metrics::{Meter, ReadKind, ReadMetrics};
-use crate::application::ports::{PositionStore, StoreError, StoreResult};
+use crate::application::ports::{PortfolioInputs, PositionStore, StoreError, StoreResult};
 use crate::domain::model::{
     Chain, ChainOrder, Closing, Filter, KeyAnswer, KeyClaim, Page, PageRequest, Position, Protocol,
     Realized, Status,
@@ -21,14 +21,8 @@ use crate::domain::model::{
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem, Update};
 use aws_sdk_dynamodb::Client;
-use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, Utc};
-use std::str::FromStr;
 use std::sync::Arc;
-
-/// The owner's realized totals on the counters item (numbers, added to by each close).
-const REALIZED_PNL: &str = "realizedPnlUsd";
-const REALIZED_COST_BASIS: &str = "realizedCostBasisUsd";
 
 #[derive(Clone)]
 pub struct DynamoDbStore {
@@ -283,6 +277,37 @@ impl DynamoDbStore {
         Ok(items)
     }
 
+    /// The writes of an insert: the position (`attribute_not_exists`), its wallet key, its
+    /// list entries, page copies and pending entry, the counters, and `answer`.
+    pub(super) fn insert_writes(
+        &self,
+        position: &Position,
+        answer: Option<&KeyAnswer>,
+    ) -> StoreResult<Vec<TransactWriteItem>> {
+        let variants = variants(position.status, position.chain, position.source());
+        let item = position_item(position);
+        let mut items = vec![self.put(item.clone(), "attribute_not_exists(PK)")?];
+        if let Some(holding) = &position.holding {
+            // The holding's key, taken once: a racing refresh's insert of it fails whole.
+            items.push(self.put(holding_index(position, holding), "attribute_not_exists(PK)")?);
+        }
+        for v in &variants {
+            items.push(self.put(
+                list_key(v, &position.owner, &position.id),
+                "attribute_not_exists(PK)",
+            )?);
+        }
+        items.extend(self.page_writes(&item, (&position.owner, &position.id), &variants, &[])?);
+        if position.status == Status::Pending {
+            items.push(self.pending_entry(position)?);
+        }
+        items.push(self.count_update(&position.owner, &variants, &[], &[])?);
+        if let Some(answer) = answer {
+            items.push(self.answer_item(answer)?);
+        }
+        Ok(items)
+    }
+
     pub(super) async fn transact(
         &self,
         items: Vec<TransactWriteItem>,
@@ -308,28 +333,21 @@ impl PositionStore for DynamoDbStore {
         position: &Position,
         answer: Option<&KeyAnswer>,
     ) -> StoreResult<()> {
-        let variants = variants(position.status, position.chain, position.source());
-        let item = position_item(position);
-        let mut items = vec![self.put(item.clone(), "attribute_not_exists(PK)")?];
-        if let Some(holding) = &position.holding {
-            // The holding's key, taken once: a racing refresh's insert of it fails whole.
-            items.push(self.put(holding_index(position, holding), "attribute_not_exists(PK)")?);
-        }
-        for v in &variants {
-            items.push(self.put(
-                list_key(v, &position.owner, &position.id),
-                "attribute_not_exists(PK)",
-            )?);
-        }
-        items.extend(self.page_writes(&item, (&position.owner, &position.id), &variants, &[])?);
-        if position.status == Status::Pending {
-            items.push(self.pending_entry(position)?);
-        }
-        items.push(self.count_update(&position.owner, &variants, &[], &[])?);
-        if let Some(answer) = answer {
-            items.push(self.answer_item(answer)?);
-        }
+        let items = self.insert_writes(position, answer)?;
         self.transact(items, Some(position.id.clone())).await
+    }
+
+    /// The move's two sides in one transaction: their items are distinct (each position's own
+    /// keys, one counter update).
+    async fn set_move_order(
+        &self,
+        position: &Position,
+        previous: Option<&ChainOrder>,
+        opening: &Position,
+    ) -> StoreResult<()> {
+        let mut items = self.order_writes(position, previous)?;
+        items.extend(self.insert_writes(opening, None)?);
+        self.transact(items, Some(opening.id.clone())).await
     }
 
     async fn get(&self, owner: &str, id: &str) -> StoreResult<Option<Position>> {
@@ -541,16 +559,10 @@ impl PositionStore for DynamoDbStore {
         let item = self
             .counters(owner, &[REALIZED_PNL, REALIZED_COST_BASIS])
             .await?;
-        let sum = |name: &str| match item.get(name) {
-            Some(AttributeValue::N(n)) => {
-                BigDecimal::from_str(n).map_err(|_| malformed("realized totals"))
-            }
-            None => Ok(BigDecimal::zero()),
-            Some(_) => Err(malformed("realized totals")),
-        };
-        Ok(Realized {
-            pnl_usd: sum(REALIZED_PNL)?,
-            cost_basis_usd: sum(REALIZED_COST_BASIS)?,
-        })
+        realized_of(&item)
+    }
+
+    async fn portfolio_inputs(&self, owner: &str) -> StoreResult<PortfolioInputs> {
+        self.portfolio_reads(owner).await
     }
 }

@@ -1,0 +1,32 @@
+//! The portfolio use case: an owner's reads (one call to the store, which reads them in as few
+//! requests as it can) valued as `GET /positions` values each position.
+
+use crate::application::app::App;
+use crate::application::ports::StoreError;
+use crate::domain::holdings::with_closed_wallet_positions;
+use crate::domain::portfolio::{portfolio, PortfolioView};
+use crate::domain::valuation::ValuationError;
+
+/// Why a portfolio could not be answered.
+#[derive(Debug, thiserror::Error)]
+pub enum PortfolioError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Valuation(#[from] ValuationError),
+}
+
+/// The overview of `owner`'s open positions and the realized totals of the closed ones (their
+/// wallet positions closed on chain among them, valued at read).
+pub async fn portfolio_of(app: &App, owner: &str) -> Result<PortfolioView, PortfolioError> {
+    let (inputs, catalog) = tokio::try_join!(app.store.portfolio_inputs(owner), async {
+        app.market.catalog().await
+    },)?;
+    let realized = with_closed_wallet_positions(inputs.realized, &inputs.closed_on_chain, &catalog);
+    Ok(portfolio(
+        &inputs.open,
+        &realized,
+        &catalog,
+        app.clock.now(),
+    )?)
+}
