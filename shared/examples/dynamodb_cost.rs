@@ -142,8 +142,11 @@ async fn main() {
 
     // What GET /portfolio reads: the open positions and the realized totals, at once.
     let before = metrics(&store);
-    let (open, _) = tokio::try_join!(store.open_positions("holder"), store.realized("holder"))
+    let inputs = store
+        .portfolio_inputs("holder")
+        .await
         .expect("portfolio inputs");
+    let open = inputs.open;
     let read = delta(before, metrics(&store));
     let [requests, .., bytes, rcu] = read;
     let per_mb = bytes.div_ceil(1 << 20).max(1) * PORTFOLIO_REQUESTS_PER_MB;
@@ -154,7 +157,10 @@ async fn main() {
     }
     assert_eq!(open.len(), OPEN, "the holder's open positions");
     rows.push(Row {
-        name: format!("portfolio inputs ({OPEN} open, {CLOSED} closed beside them)"),
+        name: format!(
+            "portfolio inputs ({OPEN} open, {CLOSED} closed beside them, {} of them wallet positions closed on chain)",
+            inputs.closed_on_chain.len()
+        ),
         offset: "-".into(),
         items: open.len(),
         total: open.len() as u64,

@@ -26,6 +26,7 @@ pub fn position(owner: &str, status: Status, chain: Chain, millis: i64) -> Posit
         fee_checkpoint: None,
         closing: None,
         created_at,
+        activated_at: (status != Status::Pending).then_some(created_at),
         holding: None,
         order: None,
     }

@@ -110,6 +110,7 @@ pub fn position_at(owner: &str, catalog: &Catalog, i: usize, closed: bool) -> Po
         }),
         closing: None,
         created_at,
+        activated_at: Some(created_at),
         holding: None,
         order: None,
     };

@@ -216,6 +216,7 @@ pub async fn record(
                     fee_checkpoint: None,
                     closing: None,
                     created_at,
+                    activated_at: None,
                     holding: Some(Box::new(WalletHolding {
                         first_value_usd: first_value.map(|v| v.to_plain_string()),
                         ..holding

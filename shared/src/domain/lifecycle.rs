@@ -124,6 +124,7 @@ pub fn activate(
                 height: state.height,
                 growth,
             }),
+            activated_at: Some(now),
             ..position.clone()
         }))),
         Err(ValuationError::Rejected(reason)) => Ok(Activation::Unfunded(Box::new(

@@ -192,6 +192,10 @@ pub struct Position {
     pub closing: Option<Closing>,
     /// Millisecond precision, as the id's timestamp.
     pub created_at: DateTime<Utc>,
+    /// When a simulated position was sized (at once, or by the sync that found its pool
+    /// fresh); `None` while pending, for wallet positions, and for positions stored before it
+    /// was recorded.
+    pub activated_at: Option<DateTime<Utc>>,
     /// For a position read from a linked wallet: which one, and what its last read found;
     /// `None` for a simulated one.
     pub holding: Option<Box<WalletHolding>>,

@@ -253,6 +253,7 @@ async fn create(app: &App, request: &Request, owner: String, claim: Option<Claim
         fee_checkpoint: None,
         closing: None,
         created_at,
+        activated_at: None,
         holding: None,
         order: None,
     };
@@ -364,6 +365,7 @@ async fn open_now(
         cost_basis_usd: deposit.value_usd,
         deposit: Some(deposit.amounts),
         fee_checkpoint,
+        activated_at: Some(offer.created_at),
         ..offer
     })
 }

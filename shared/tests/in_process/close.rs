@@ -311,3 +311,72 @@ async fn a_close_that_loses_to_another_close_answers_409() {
     assert_eq!(reply.status, StatusCode::CONFLICT, "{}", reply.text());
     assert_eq!(reply.json["message"], "the position is already closed");
 }
+
+/// A simulated position's history reads like a wallet position's: `created` carries its
+/// deposit, `activated` its time, `closed` what it paid out (principal and fees per token, at
+/// the close's prices), each summing to its view's figures.
+#[tokio::test]
+async fn a_simulated_positions_history_says_what_moved() {
+    let app = App::in_memory();
+    let alice = TestClient::in_process(&app, Some("alice"));
+    let created = alice.open(json!({})).await;
+    let id = created["id"].as_str().unwrap();
+    let history = |id: String| {
+        let alice = &alice;
+        async move {
+            let path = format!("/positions/{id}/history");
+            let reply = alice.send(Method::GET, &path, &[], b"").await;
+            assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+            reply.json["data"].as_array().unwrap().clone()
+        }
+    };
+    let events = history(id.to_string()).await;
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["created", "activated"]);
+    let (made, sized) = (&events[0], &events[1]);
+    for token in ["tokenA", "tokenB"] {
+        assert_eq!(made[token]["amount"], created[token]["amount"], "{made}");
+    }
+    assert_eq!(
+        dec(&made["valueUsd"]),
+        dec(&created["costBasisUsd"]),
+        "{made}"
+    );
+    assert_eq!(made["liquidity"], created["liquidity"], "{made}");
+    assert_eq!(made["time"], created["createdAt"]);
+    assert_eq!(
+        sized["time"], created["createdAt"],
+        "sized at once: {sized}"
+    );
+
+    let reply = alice.close(id).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let closed = reply.json;
+    let events = history(id.to_string()).await;
+    assert_eq!(events.len(), 3, "{events:?}");
+    let paid = &events[2];
+    assert_eq!(paid["kind"], "closed");
+    assert_eq!(paid["time"], closed["closedAt"], "{paid}");
+    let mut total = BigDecimal::from(0);
+    for token in ["tokenA", "tokenB"] {
+        let view = &closed[token];
+        assert_eq!(paid[token]["principal"], view["amount"], "{paid} {closed}");
+        assert_eq!(paid[token]["fees"], view["feesEarned"], "{paid} {closed}");
+        let sum = dec(&view["valueUsd"]) + dec(&view["feesEarnedUsd"]);
+        let shown = dec(&paid[token]["valueUsd"]);
+        assert!(
+            (&shown - &sum).abs() <= BigDecimal::from_str("0.01").unwrap(),
+            "{paid}"
+        );
+        total += shown;
+    }
+    let value = dec(&paid["valueUsd"]);
+    assert!(
+        (&value - &total).abs() <= BigDecimal::from_str("0.02").unwrap(),
+        "{paid}"
+    );
+    assert_eq!(
+        paid["liquidity"],
+        format!("-{}", created["liquidity"].as_str().unwrap())
+    );
+}

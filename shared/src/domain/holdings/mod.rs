@@ -22,7 +22,9 @@ use chrono::{DateTime, Utc};
 use std::str::FromStr;
 
 mod at_pool;
+mod life;
 pub use at_pool::valued_at_pool;
+use life::life_views;
 
 /// One position as a wallet read found it, at the read's block or slot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -556,24 +558,5 @@ pub fn history_views(
             time,
         );
     }
-    let life = |kind, at: Option<&DateTime<Utc>>| EventView {
-        kind,
-        block: None,
-        time: at.map(format_time),
-        transaction_hash: None,
-        log_index: None,
-        liquidity: None,
-        token_a: None,
-        token_b: None,
-        value_usd: None,
-        priced: None,
-    };
-    let mut views = vec![life("created", Some(&position.created_at))];
-    if position.status != Status::Pending && position.deposit.is_some() {
-        views.push(life("activated", None));
-    }
-    if let Some(closing) = &position.closing {
-        views.push(life("closed", Some(&closing.closed_at)));
-    }
-    views.into_iter().skip(offset).take(limit).collect()
+    life_views(position, catalog, (offset, limit))
 }

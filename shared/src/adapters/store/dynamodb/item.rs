@@ -37,6 +37,9 @@ pub(super) fn position_item(p: &Position) -> Item {
         ("costBasisUsd".into(), s(p.cost_basis_usd.to_string())),
         ("createdAt".into(), s(format_time(&p.created_at))),
     ]);
+    if let Some(at) = &p.activated_at {
+        item.insert("activatedAt".into(), s(format_time(at)));
+    }
     // Base units and Q128.128 growths pass 38 digits: strings.
     if let Some(deposit) = &p.deposit {
         item.insert("depositA".into(), s(deposit.a.to_string()));
@@ -285,6 +288,14 @@ pub(super) fn position_from(item: &Item) -> Result<Position, StoreError> {
         },
         closing: closing_from(item)?,
         created_at,
+        activated_at: match item.get("activatedAt") {
+            None => None,
+            Some(_) => Some(
+                chrono::DateTime::parse_from_rfc3339(text(item, "activatedAt")?)
+                    .map_err(|_| malformed("activatedAt"))?
+                    .with_timezone(&chrono::Utc),
+            ),
+        },
         holding: match item.get("holding") {
             None => None,
             Some(_) => Some(Box::new(
@@ -340,6 +351,7 @@ mod tests {
             }),
             closing: None,
             created_at: chrono::DateTime::from_timestamp_millis(1_795_329_528_123).unwrap(),
+            activated_at: chrono::DateTime::from_timestamp_millis(1_795_329_540_001),
             holding: None,
             order: None,
         };
