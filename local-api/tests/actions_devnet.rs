@@ -292,11 +292,11 @@ async fn acts_on_a_wallet_position(store_args: &[&str]) {
     world.sync().await;
     let listed = world.alice.total().await;
     let move_to = || {
-        world.act(
+        Box::pin(world.act(
             &id,
             "rebalance",
             json!({"priceLower": 2000, "priceUpper": 4500}),
-        )
+        ))
     };
     let (a, b, c, d, e) = tokio::join!(move_to(), move_to(), move_to(), move_to(), move_to());
     let (moved, refused): (Vec<_>, Vec<_>) = [a, b, c, d, e]

@@ -311,6 +311,25 @@ pub(super) fn position_from(item: &Item) -> Result<Position, StoreError> {
     })
 }
 
+/// The owner's realized totals on the counters item (numbers, added to by each close).
+pub(super) const REALIZED_PNL: &str = "realizedPnlUsd";
+pub(super) const REALIZED_COST_BASIS: &str = "realizedCostBasisUsd";
+
+/// The realized totals on the counters item.
+pub(super) fn realized_of(item: &Item) -> StoreResult<Realized> {
+    let sum = |name: &str| match item.get(name) {
+        Some(AttributeValue::N(n)) => {
+            BigDecimal::from_str(n).map_err(|_| malformed("realized totals"))
+        }
+        None => Ok(BigDecimal::zero()),
+        Some(_) => Err(malformed("realized totals")),
+    };
+    Ok(Realized {
+        pnl_usd: sum(REALIZED_PNL)?,
+        cost_basis_usd: sum(REALIZED_COST_BASIS)?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -461,23 +480,4 @@ mod tests {
         };
         assert_round_trips(&ordered);
     }
-}
-
-/// The owner's realized totals on the counters item (numbers, added to by each close).
-pub(super) const REALIZED_PNL: &str = "realizedPnlUsd";
-pub(super) const REALIZED_COST_BASIS: &str = "realizedCostBasisUsd";
-
-/// The realized totals on the counters item.
-pub(super) fn realized_of(item: &Item) -> StoreResult<Realized> {
-    let sum = |name: &str| match item.get(name) {
-        Some(AttributeValue::N(n)) => {
-            BigDecimal::from_str(n).map_err(|_| malformed("realized totals"))
-        }
-        None => Ok(BigDecimal::zero()),
-        Some(_) => Err(malformed("realized totals")),
-    };
-    Ok(Realized {
-        pnl_usd: sum(REALIZED_PNL)?,
-        cost_basis_usd: sum(REALIZED_COST_BASIS)?,
-    })
 }

@@ -563,6 +563,6 @@ impl PositionStore for DynamoDbStore {
     }
 
     async fn portfolio_inputs(&self, owner: &str) -> StoreResult<PortfolioInputs> {
-        self.portfolio_reads(owner).await
+        Box::pin(self.portfolio_reads(owner)).await
     }
 }
