@@ -478,6 +478,23 @@ async fn a_positions_whole_story(store_args: &[&str]) {
         )
         .await;
 
+    // A third, half withdrawn by the second account and not collected, then transferred in
+    // (no swap after it): the owed principal comes with it.
+    let (handed, _) = mint_from(second.clone()).await;
+    let quote = devnet.run("position-quote", &["--token-id", &handed]).await;
+    let half = (text(&quote["liquidity"]).parse::<u128>().unwrap() / 2).to_string();
+    let withdraw = [
+        "--account",
+        &second,
+        "--token-id",
+        &handed,
+        "--liquidity",
+        &half,
+    ];
+    devnet.run("withdraw", &withdraw).await;
+    let transfer = ["--account", &second, "--token-id", &handed, "--to", &wallet];
+    devnet.run("transfer", &transfer).await;
+
     let mut args: Vec<String> = devnet.local_api_args();
     args.extend(["--log-range".into(), "7".into()]);
     args.extend(store_args.iter().map(|a| a.to_string()));
@@ -541,6 +558,12 @@ async fn a_positions_whole_story(store_args: &[&str]) {
         );
     }
 
+    // The owed principal it came with counts once: in its cost basis, and withdrawn at its
+    // arrival; with no price move since, its PnL is its fees since (none).
+    let handed_view = position(&alice, &handed).await;
+    assert_eq!(handed_view["historyComplete"], true, "{handed_view}");
+    assert_handed_over_counts_once(&handed_view);
+
     // The portfolio: the closed position's PnL is realized, the open one's unrealized.
     let overview = alice.portfolio().await.json;
     let cents = |a: &Value, b: &Value| (number(a) - number(b)).abs() <= 0.011;
@@ -587,6 +610,17 @@ async fn a_positions_whole_story(store_args: &[&str]) {
     }
     let gone = position(&alice, &arrived).await;
     assert_eq!(gone["closeReason"], "transferred", "{gone}");
+    // Collected by its new holder: the principal left, and still counts once.
+    devnet
+        .run("collect", &["--account", &wallet, "--token-id", &handed])
+        .await;
+    let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
+    assert_eq!(report.status, StatusCode::OK, "{}", report.text());
+    let collected = position(&alice, &handed).await;
+    for t in ["tokenA", "tokenB"] {
+        assert_eq!(collected[t]["uncollectedPrincipal"], "0", "{collected}");
+    }
+    assert!(number(&collected["pnlUsd"]).abs() <= 0.01, "{collected}");
     let gone_events = history(&alice, text(&gone["id"]).as_str()).await;
     assert_eq!(
         gone_events.last().unwrap()["kind"],
@@ -761,4 +795,20 @@ async fn a_backfill_survives_a_pruned_node_and_a_provider_failing_part_way() {
     for t in ["tokenA", "tokenB"] {
         assert_eq!(collect[t]["fees"], "0", "{collect}");
     }
+}
+
+/// A position transferred in with its previous holder's withdrawn, uncollected principal: the
+/// principal shows as withdrawn and uncollected, and the PnL (no price move, no fees since)
+/// is nothing, not minus the owed principal.
+fn assert_handed_over_counts_once(view: &Value) {
+    for t in ["tokenA", "tokenB"] {
+        let owed = units(&view[t]["uncollectedPrincipal"]);
+        assert_eq!(units(&view[t]["withdrawn"]), owed, "{view}");
+    }
+    assert!(
+        units(&view["tokenA"]["uncollectedPrincipal"]) > U256::ZERO
+            || units(&view["tokenB"]["uncollectedPrincipal"]) > U256::ZERO,
+        "{view}"
+    );
+    assert!(number(&view["pnlUsd"]).abs() <= 0.01, "{view}");
 }

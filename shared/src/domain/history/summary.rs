@@ -152,7 +152,14 @@ pub fn summarize(
     if first.kind == EventKind::Transfer {
         match arrival {
             Some(arrival) => {
-                ledger.deposited = arrival.principal;
+                // The previous holder's withdrawn, uncollected principal came with it, owed:
+                // in its cost basis and, for the holder, withdrawn at arrival (at that block's
+                // prices), as its own withdrawal would be. Its PnL then counts it once, owed
+                // or collected (a collect pays it first).
+                let owed_principal = before.uncollected_principal;
+                ledger.deposited = [0, 1].map(|t| arrival.principal[t] + owed_principal[t]);
+                ledger.withdrawn = owed_principal;
+                withdrawn_usd.add(first, owed_principal, decimals);
                 let held = [0, 1].map(|t| arrival.principal[t] + arrival.owed[t]);
                 deposited_usd.add(first, held, decimals);
             }
