@@ -27,6 +27,8 @@ struct World {
     /// `eth_getLogs` with no log (a provider missing events).
     node: RpcStub,
     blind: Arc<AtomicBool>,
+    /// While set, every `eth_getLogs` is refused (a provider's outage).
+    failing: Arc<AtomicBool>,
     alice: TestClient,
     ops: TestClient,
     wallet: String,
@@ -44,10 +46,17 @@ impl World {
             devnet.run("approve", &args).await;
         }
         let blind = Arc::new(AtomicBool::new(false));
-        let blinded = blind.clone();
+        let failing = Arc::new(AtomicBool::new(false));
+        let (blinded, down) = (blind.clone(), failing.clone());
         let node = RpcStub::proxy(&devnet.rpc, move |call| {
-            (call["method"] == "eth_getLogs" && blinded.load(Ordering::SeqCst))
-                .then(|| Ok(json!([])))
+            if call["method"] != "eth_getLogs" {
+                return None;
+            }
+            if down.load(Ordering::SeqCst) {
+                let outage = json!({"code": -32603, "message": "the provider is unavailable"});
+                return Some(Err(outage));
+            }
+            blinded.load(Ordering::SeqCst).then(|| Ok(json!([])))
         })
         .await;
         let dynamodb = if on_dynamodb {
@@ -86,6 +95,7 @@ impl World {
             server,
             node,
             blind,
+            failing,
             alice,
             ops,
             wallet,
@@ -450,4 +460,61 @@ async fn reorgs_are_undone_gaps_caught_up_and_misses_reconciled() {
         .collect();
     assert_eq!(corrected.len(), 1, "{log:?}");
     assert!(corrected[0].contains("liquidity"), "{}", corrected[0]);
+}
+
+/// A position's history stopped by a provider's outage (every `eth_getLogs` refused while the
+/// wallet is linked and read) is read on by the next sync, which no event of the wallet
+/// touched: the wallet is retried (README decision 58), counted in the sync's report, and
+/// then costs nothing again.
+async fn a_stopped_history_is_retried_by_the_next_sync(on_dynamodb: bool) {
+    let world = World::start(on_dynamodb, 10_000).await;
+    let (devnet, wallet) = (&world.devnet, world.wallet.as_str());
+    let token = world.mint(wallet, 3000).await;
+    world.swaps().await;
+    let collect = ["--account", wallet, "--token-id", token.as_str()];
+    devnet.run("collect", &collect).await;
+    // The chain's first scan, before the link: the wallet's events are behind it.
+    world.sync().await;
+
+    world.failing.store(true, Ordering::SeqCst);
+    devnet.link_account(&world.alice, wallet).await;
+    let view = &world.listed(&world.alice).await[&token];
+    assert_eq!(view["historyComplete"], false, "{view}");
+    world.failing.store(false, Ordering::SeqCst);
+
+    let report = world.sync().await;
+    assert_eq!(report["scans"][0]["events"], 0, "{report}");
+    assert_eq!(report["wallets"]["retried"], 1, "{report}");
+    assert_eq!(report["wallets"]["refreshed"], 1, "{report}");
+    let view = &world.listed(&world.alice).await[&token];
+    assert_eq!(view["historyComplete"], true, "{view}");
+    let path = format!("/positions/{}/history?limit=100", text(&view["id"]));
+    let history = world.alice.send(Method::GET, &path, &[], b"").await.json;
+    let kinds: Vec<String> = history["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| text(&e["kind"]))
+        .collect();
+    assert_eq!(kinds.first().map(String::as_str), Some("mint"), "{history}");
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("collect"),
+        "{history}"
+    );
+
+    // Read through: nothing is retried any more.
+    let report = world.sync().await;
+    assert_eq!(report["wallets"]["retried"], 0, "{report}");
+    assert_eq!(report["wallets"]["refreshed"], 0, "{report}");
+}
+
+#[tokio::test]
+async fn a_stopped_history_is_retried_by_the_next_sync_in_memory() {
+    a_stopped_history_is_retried_by_the_next_sync(false).await;
+}
+
+#[tokio::test]
+async fn a_stopped_history_is_retried_by_the_next_sync_on_dynamodb() {
+    a_stopped_history_is_retried_by_the_next_sync(true).await;
 }

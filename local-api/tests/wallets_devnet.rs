@@ -452,6 +452,7 @@ async fn bench_hundred_wallets_through_the_queue() {
             positions: None,
             refresh_error: None,
             tokens: Vec::new(),
+            retry: None,
         };
         let challenge = Challenge {
             owner: wallet.owner.clone(),

@@ -10,6 +10,7 @@ use crate::domain::math::U256;
 use crate::domain::model::{Chain, TransactionRequest};
 use crate::domain::orders::simulation::{Simulated, SimulationError};
 use crate::domain::wallets::challenge::SigningDomain;
+use crate::domain::wallets::retry::{due, Retry, RETRIES_PER_SYNC};
 use crate::domain::wallets::LinkedWallet;
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -69,6 +70,8 @@ pub struct Refreshed {
     /// read, which keep their last good read; positions past a read's cap): the wallet's
     /// `refreshError`, its other positions stored all the same.
     pub incomplete: Option<String>,
+    /// Why a position's history stopped part way, if one did: the syncs retry the wallet.
+    pub stopped: Option<String>,
     /// The positions it wrote and what changed of each.
     pub changed: Vec<Change>,
     /// The positions the wallet holds, as `{manager}#{token}` (whose events are followed).
@@ -81,6 +84,7 @@ impl From<Recorded> for Refreshed {
         Refreshed {
             positions: recorded.held,
             incomplete: None,
+            stopped: None,
             changed: recorded.changed,
             tokens: Vec::new(),
         }
@@ -160,8 +164,12 @@ impl App {
             Some(follow) => follow.follow(&linked).await,
             None => (Vec::new(), Vec::new()),
         };
-        touched.extend(linked.into_iter().filter(|w| w.chain == Chain::Solana));
-        Ok((scans, self.read_wallets(touched, WholeRead::Refresh).await))
+        let solana = linked.iter().filter(|w| w.chain == Chain::Solana).cloned();
+        touched.extend(solana);
+        let retried = with_due_retries(&mut touched, &linked, self.clock.now());
+        let mut read = self.read_wallets(touched, WholeRead::Refresh).await;
+        read.retried = retried;
+        Ok((scans, read))
     }
 
     /// Every linked wallet read whole and compared with what the events made of it.
@@ -205,28 +213,64 @@ impl App {
                 wallet.chain
             )),
         };
+        let now = self.clock.now();
+        // A read or a history that stopped part way is retried by the next syncs (decision 58).
+        let retry = |why: &str| Some(Retry::after(wallet.retry.as_ref(), why.to_string(), now));
         let (wallet, changed) = match outcome {
             Ok(read) => (
                 LinkedWallet {
-                    refreshed_at: Some(self.clock.now()),
+                    refreshed_at: Some(now),
                     positions: Some(read.positions),
                     refresh_error: read.incomplete,
                     tokens: read.tokens,
-                    ..wallet
+                    retry: read.stopped.as_deref().and_then(retry),
+                    ..wallet.clone()
                 },
                 read.changed,
             ),
             Err(reason) => (
                 LinkedWallet {
+                    retry: retry(&reason),
                     refresh_error: Some(reason),
-                    ..wallet
+                    ..wallet.clone()
                 },
                 Vec::new(),
             ),
         };
+        if let Some(retry) = wallet.retry.as_ref().filter(|r| r.stalled(now)) {
+            tracing::warn!(
+                metric = "wallets.retry.stalled",
+                chain = %wallet.chain,
+                address = %wallet.address,
+                since = %retry.since.to_rfc3339(),
+                attempts = retry.attempts,
+                reason = %retry.reason,
+                "a wallet's read or a position's history is still stopped after an hour"
+            );
+        }
         if let Err(e) = self.wallets.record_refresh(&wallet).await {
             tracing::warn!(cause = %e, chain = %wallet.chain, address = %wallet.address, "wallet refresh not recorded");
         }
         (wallet, changed)
     }
+}
+
+/// Adds to `touched` the wallets of `linked` whose retry is due at `now` (at most
+/// [`RETRIES_PER_SYNC`], the longest waiting first), each wallet once; how many it added.
+pub fn with_due_retries(
+    touched: &mut Vec<LinkedWallet>,
+    linked: &[LinkedWallet],
+    now: chrono::DateTime<chrono::Utc>,
+) -> usize {
+    let mut added = 0;
+    for wallet in due(linked, now, RETRIES_PER_SYNC) {
+        let same = |w: &LinkedWallet| {
+            w.owner == wallet.owner && w.chain == wallet.chain && w.address == wallet.address
+        };
+        if !touched.iter().any(same) {
+            touched.push(wallet);
+            added += 1;
+        }
+    }
+    added
 }

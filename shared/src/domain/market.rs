@@ -238,6 +238,9 @@ pub struct WalletsRefreshed {
     /// Positions a reconciliation found the events had not kept as the chain holds them, and
     /// corrected.
     pub corrected: usize,
+    /// Wallets read again because their last read or a position's history stopped part way
+    /// (README decision 58), beside those an event touched.
+    pub retried: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]

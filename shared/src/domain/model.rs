@@ -163,9 +163,8 @@ pub struct Realized {
     pub cost_basis_usd: BigDecimal,
 }
 
-/// A position as stored: what was opened, not what it is worth. Token amounts, fees and USD
-/// values are derived from `liquidity`, the checkpoint and the pool's current state on every
-/// read.
+/// A position as stored: what was opened, not what it is worth (its amounts, fees and USD
+/// values come from `liquidity`, the checkpoint and its pool's state on every read).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Position {
     pub id: String,
@@ -192,9 +191,7 @@ pub struct Position {
     pub closing: Option<Closing>,
     /// Millisecond precision, as the id's timestamp.
     pub created_at: DateTime<Utc>,
-    /// When a simulated position was sized (at once, or by the sync that found its pool
-    /// fresh); `None` while pending, for wallet positions, and for positions stored before it
-    /// was recorded.
+    /// When a simulated position was sized (`None`: pending, a wallet's, or stored before).
     pub activated_at: Option<DateTime<Utc>>,
     /// For a position read from a linked wallet: which one, and what its last read found;
     /// `None` for a simulated one.

@@ -147,6 +147,7 @@ pub async fn link_wallet(app: &App, request: &Request) -> Reply {
         positions: None,
         refresh_error: None,
         tokens: Vec::new(),
+        retry: None,
     };
     match app.wallets.link(&challenge, &wallet).await? {
         LinkOutcome::Linked => {}

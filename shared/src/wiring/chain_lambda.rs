@@ -11,7 +11,7 @@ use crate::adapters::chain::scan::ChainScanner;
 use crate::adapters::chain::secrets::rpc_urls;
 use crate::adapters::chain::sync::{Syncer, RPC_TIMEOUT};
 use crate::adapters::store::dynamodb::{lambda_client, lambda_sdk_config, DynamoDbStore};
-use crate::application::app::{App, WholeRead};
+use crate::application::app::{with_due_retries, App, WholeRead};
 use crate::domain::model::Chain;
 use crate::edge::routes::Endpoint;
 use crate::wiring::config::Config;
@@ -199,11 +199,14 @@ async fn invoke(
     // Then the chains' events, to the wallets they touched (README decision 45).
     if let (Some(fanout), Some(follow)) = (queue, &app.follow) {
         let linked = app.wallets.linked().await?;
-        let (scans, touched) = follow.follow(&linked).await;
+        let (scans, mut touched) = follow.follow(&linked).await;
+        // With the wallets whose read stopped part way, where their retry is due (decision 58).
+        let retried = with_due_retries(&mut touched, &linked, app.clock.now());
         let queued = enqueue(&fanout.sqs, &fanout.url, &touched, WholeRead::Refresh).await?;
         tracing::info!(
             events = scans.iter().map(|s| s.events).sum::<usize>(),
             wallets = queued,
+            retried,
             "chain events followed"
         );
         report.scans = Some(scans);

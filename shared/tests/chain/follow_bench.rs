@@ -82,6 +82,7 @@ impl Bench {
             positions: None,
             refresh_error: None,
             tokens: Vec::new(),
+            retry: None,
         };
         let challenge = Challenge {
             owner: owner.into(),
@@ -156,6 +157,7 @@ async fn bench_follow() {
                 refreshed_at: Some(chrono::Utc::now()),
                 positions: Some(1),
                 tokens: vec![format!("{manager}#{}", 1_000_000 + i)],
+                retry: None,
                 ..wallet
             };
             bench.app.wallets.record_refresh(&held).await.unwrap();

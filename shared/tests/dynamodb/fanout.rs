@@ -39,6 +39,7 @@ async fn linked(store: &dyn WalletStore, owner: &str, address: &str) -> LinkedWa
         positions: None,
         refresh_error: None,
         tokens: Vec::new(),
+        retry: None,
     };
     assert_eq!(
         store.link(&challenge, &wallet).await.unwrap(),

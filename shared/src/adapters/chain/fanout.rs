@@ -116,26 +116,18 @@ pub async fn refresh_batch(app: &App, event: &Value) -> Value {
             tracing::error!(message = id, "not a wallet refresh message");
             return Some(id.to_string());
         };
-        // A wallet unlinked since it was sent is not read (its positions are gone).
-        match app.wallets.wallets(&message.owner).await {
-            Ok(linked) if !linked.iter().any(|w| w.chain == message.chain && w.address == message.address) => {
-                return None;
+        // A wallet unlinked since it was sent is not read (its positions are gone); a linked
+        // one is read as stored (its retry, if its last read stopped, counts on).
+        let wallet = match app.wallets.wallets(&message.owner).await {
+            Ok(linked) => {
+                linked
+                    .into_iter()
+                    .find(|w| w.chain == message.chain && w.address == message.address)?
             }
-            Ok(_) => {}
             Err(e) => {
                 tracing::warn!(message = id, cause = %e, "wallet refresh deferred");
                 return Some(id.to_string());
             }
-        }
-        let wallet = LinkedWallet {
-            owner: message.owner,
-            chain: message.chain,
-            address: message.address,
-            linked_at: chrono::DateTime::UNIX_EPOCH,
-            refreshed_at: None,
-            positions: None,
-            refresh_error: None,
-            tokens: Vec::new(),
         };
         let why = if message.reconcile {
             WholeRead::Reconcile
@@ -176,6 +168,7 @@ mod tests {
                 positions: None,
                 refresh_error: None,
                 tokens: Vec::new(),
+                retry: None,
             })
             .collect();
         let start = 493_000; // any hour: the round repeats

@@ -255,10 +255,14 @@ impl WalletReader {
 impl WalletReader {
     /// The wallet's positions' histories read on to `block` and summed onto them; a read that
     /// stops part way says so on the position and goes on at the next refresh.
-    async fn follow_history(&self, wallet: &LinkedWallet, catalog: &Catalog, block: &Block) {
-        let Some(rpc) = self.endpoints.get(&wallet.chain) else {
-            return;
-        };
+    /// Reads on the histories of the wallet's positions; why one stopped part way, if one did.
+    async fn follow_history(
+        &self,
+        wallet: &LinkedWallet,
+        catalog: &Catalog,
+        block: &Block,
+    ) -> Option<String> {
+        let rpc = self.endpoints.get(&wallet.chain)?;
         let positions = match self
             .store
             .holdings(&wallet.owner, wallet.chain, &wallet.address)
@@ -282,7 +286,7 @@ impl WalletReader {
                 .collect::<Vec<_>>(),
             Err(e) => {
                 tracing::warn!(cause = %e, "histories not read");
-                return;
+                return Some(format!("the positions' histories were not read: {e}"));
             }
         };
         let reader = HistoryReader {
@@ -297,6 +301,11 @@ impl WalletReader {
         for (position, why) in &done.stopped {
             tracing::warn!(position = %position, cause = %why, "history read stopped part way");
         }
+        let (position, why) = done.stopped.first()?;
+        Some(format!(
+            "the history of {} position(s) stopped part way ({position}: {why})",
+            done.stopped.len()
+        ))
     }
 }
 
@@ -398,12 +407,14 @@ impl WalletRefresh for WalletReader {
         )
         .await
         .map_err(|e| format!("the positions cannot be stored: {e}"))?;
-        if let Some(block) = block {
-            self.follow_history(wallet, &catalog, &block).await;
-        }
+        let stopped = match block {
+            Some(block) => self.follow_history(wallet, &catalog, &block).await,
+            None => None,
+        };
         Ok(Refreshed {
             positions: recorded.held + unread.len() as u64 + not_read,
             incomplete,
+            stopped,
             changed: recorded.changed,
             tokens,
         })

@@ -95,6 +95,7 @@ impl WalletStore for MemoryWallets {
                 held.tokens.clone_from(&wallet.tokens);
             }
             held.refresh_error.clone_from(&wallet.refresh_error);
+            held.retry.clone_from(&wallet.retry);
         }
         Ok(())
     }

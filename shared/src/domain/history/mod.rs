@@ -177,7 +177,14 @@ mod tests {
         let summary = summarize(&events, WALLET, [0, 0], (4, true), Some(arrival));
         assert!(summary.complete, "{summary:?}");
         assert_eq!(summary.counted_from, Some(3));
-        assert_eq!(summary.deposited, ["90".to_string(), "90".into()]);
+        // What its liquidity held, and the 10 of principal withdrawn before and still owed: in
+        // the holder's deposit and withdrawn at once, at the transfer's prices (decision 58).
+        assert_eq!(summary.deposited, ["100".to_string(), "100".into()]);
+        assert_eq!(summary.withdrawn, ["10".to_string(), "10".into()]);
+        assert_eq!(
+            summary.withdrawn_usd,
+            [Some("20".into()), Some("10".into())]
+        );
         assert_eq!(summary.arrived_with, Some(["90".to_string(), "90".into()]));
         // What it held (principal and owed) at the transfer's prices: 102 × 2 + 100 × 1.
         assert_eq!(

@@ -5,6 +5,7 @@
 pub mod address;
 pub mod challenge;
 pub mod proof;
+pub mod retry;
 
 use crate::domain::model::{format_time, Chain};
 use chrono::{DateTime, Utc};
@@ -30,6 +31,8 @@ pub struct LinkedWallet {
     /// The positions its last good read found, as `{manager}#{token}`: whose events the chain
     /// scan follows (README decision 45). Kept on the wallet's registry entry.
     pub tokens: Vec<String>,
+    /// Its last read, or a position's history, stopped part way: when the syncs retry it.
+    pub retry: Option<retry::Retry>,
 }
 
 /// How far a chain's position-manager events were followed (README decision 45): the last

@@ -76,7 +76,20 @@ fn wallet_item(w: &LinkedWallet) -> Item {
     if let Some(e) = &w.refresh_error {
         item.insert("refreshError".into(), s(e));
     }
+    if let Some(retry) = retry_text(w) {
+        item.insert(RETRY.into(), retry);
+    }
     item
+}
+
+/// A wallet's stopped read, kept as JSON on its items (README decision 58).
+const RETRY: &str = "retry";
+
+fn retry_text(w: &LinkedWallet) -> Option<AttributeValue> {
+    w.retry
+        .as_ref()
+        .and_then(|r| serde_json::to_string(r).ok())
+        .map(s)
 }
 
 fn wallet_from(item: &Item) -> StoreResult<LinkedWallet> {
@@ -95,6 +108,12 @@ fn wallet_from(item: &Item) -> StoreResult<LinkedWallet> {
                 .map(|t| t.as_s().cloned().map_err(|_| malformed("tokens")))
                 .collect::<StoreResult<_>>()?,
             _ => Vec::new(),
+        },
+        retry: match item.get(RETRY) {
+            None => None,
+            Some(_) => {
+                Some(serde_json::from_str(text(item, RETRY)?).map_err(|_| malformed(RETRY))?)
+            }
         },
     })
 }
@@ -309,6 +328,7 @@ impl WalletStore for DynamoDbStore {
                 w.positions.map(|n| AttributeValue::N(n.to_string())),
             ),
             ("refreshError", w.refresh_error.as_ref().map(s)),
+            (RETRY, retry_text(w)),
         ];
         for (name, value) in fields {
             match value {
@@ -316,7 +336,7 @@ impl WalletStore for DynamoDbStore {
                     set.push(format!("{name} = :{name}"));
                     values.insert(format!(":{name}"), value);
                 }
-                None if name == "refreshError" => remove.push(name),
+                None if name == "refreshError" || name == RETRY => remove.push(name),
                 None => {}
             }
         }
@@ -337,17 +357,38 @@ impl WalletStore for DynamoDbStore {
             .set_expression_attribute_values((!values.is_empty()).then_some(values))
             .send()
             .await;
-        if !unlinked_meanwhile(result)? && w.positions.is_some() {
-            // What the chain scan follows: on the entry the scan pages through.
-            let tokens = w.tokens.iter().map(s).collect();
+        if !unlinked_meanwhile(result)? {
+            // What the chain scan follows, and when it retries the wallet: on the entry the
+            // scan pages through (its tokens only from a good read).
+            let mut values = HashMap::new();
+            let mut set = Vec::new();
+            if w.positions.is_some() {
+                set.push("tokens = :tokens");
+                let tokens = w.tokens.iter().map(s).collect();
+                values.insert(":tokens".to_string(), AttributeValue::L(tokens));
+            }
+            let mut expression = String::new();
+            match retry_text(w) {
+                Some(retry) => {
+                    set.push("retry = :retry");
+                    values.insert(":retry".to_string(), retry);
+                    expression.push_str(&format!("SET {}", set.join(", ")));
+                }
+                None => {
+                    if !set.is_empty() {
+                        expression.push_str(&format!("SET {} ", set.join(", ")));
+                    }
+                    expression.push_str("REMOVE retry");
+                }
+            }
             let result = self
                 .client
                 .update_item()
                 .table_name(&self.table)
                 .set_key(Some(registry_key(&w.owner, w.chain, &w.address)))
-                .update_expression("SET tokens = :tokens")
+                .update_expression(expression)
                 .condition_expression("attribute_exists(PK)")
-                .expression_attribute_values(":tokens", AttributeValue::L(tokens))
+                .set_expression_attribute_values((!values.is_empty()).then_some(values))
                 .send()
                 .await;
             unlinked_meanwhile(result)?;
