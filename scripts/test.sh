@@ -15,13 +15,15 @@
 #   (scripts/fuzz.sh, installing its pinned tools into .venv-fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/phases.sh
+phase "python tools (SAM CLI, cfn-lint)"
 source scripts/sam-tools.sh
 
-echo "== template checks"
+phase "template checks"
 sam validate --lint --template template.yaml --region us-east-1
 cfn-lint template.yaml
 
-echo "== release binaries of the functions"
+phase "release binaries of the functions (emulator profile)"
 functions=()
 for dir in functions/*/; do
   functions+=(-p "$(basename "$dir")")
@@ -29,10 +31,10 @@ done
 cargo build --profile emulator "${functions[@]}"
 export LAMBDA_BIN_DIR="$PWD/target/emulator"
 
-echo "== devnet packages"
+phase "devnet packages"
 (cd devnet && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 
-echo "== the page's browser: Debian's chromium, and playwright-core to drive it"
+phase "the page's browser: Debian's chromium, and playwright-core"
 if ! command -v chromium >/dev/null 2>&1; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -42,7 +44,7 @@ fi
 chromium --version
 (cd web/tests && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 
-echo "== tests"
+phase "tests (cargo test beside scripts/fuzz.sh)"
 source scripts/dynamodb-server.sh
 # The contract's generated-case run (scripts/fuzz.sh) beside the suite: it needs only local-api,
 # and the suite spends much of its time waiting on anvil and moto.
@@ -54,6 +56,7 @@ tests_status=0
 cargo test --workspace --all-targets "$@" || tests_status=$?
 fuzz_status=0
 wait "$fuzz_pid" || fuzz_status=$?
+phase ""
 echo "== generated-case testing (scripts/fuzz.sh)"
 cat "$fuzz_log"
 rm -f "$fuzz_log"
