@@ -147,21 +147,9 @@ async fn bench_follow() {
     println!("| linked wallets | JSON-RPC requests | calls | write items | position write items |");
     println!("|---:|---:|---:|---:|---:|");
     let mut idle = Vec::new();
-    for wallets in [1usize, 100, 1_000] {
+    for wallets in [1usize, 100, 250, 1_000] {
         let bench = Bench::start(&devnet).await;
-        for i in 0..wallets {
-            let address = format!("0x{:040x}", 0xbe00_0000u64 + i as u64);
-            let wallet = bench.link(&format!("bench-{i}"), &address).await;
-            // Each holds a position (its id in the scan's filters), read at its link.
-            let held = LinkedWallet {
-                refreshed_at: Some(chrono::Utc::now()),
-                positions: Some(1),
-                tokens: vec![format!("{manager}#{}", 1_000_000 + i)],
-                retry: None,
-                ..wallet
-            };
-            bench.app.wallets.record_refresh(&held).await.unwrap();
-        }
+        link_synthetic(&bench, &manager, wallets).await;
         // The first scan starts at the head; the next ones are the idle syncs.
         bench.sync().await;
         swap(&devnet).await;
@@ -226,4 +214,69 @@ async fn bench_follow() {
         assert_eq!(scan["touched"], 1, "{name}: {scan}");
         println!("| {name} | {requests} | {calls} | {writes} | {position_writes} |");
     }
+}
+
+/// Links `count` synthetic wallets, each holding a position of its own (an id in the scan's
+/// filters), as their whole reads would have recorded them.
+async fn link_synthetic(bench: &Bench, manager: &str, count: usize) {
+    for i in 0..count {
+        let address = format!("0x{:040x}", 0xbe00_0000u64 + i as u64);
+        let wallet = bench.link(&format!("bench-{i}"), &address).await;
+        let held = LinkedWallet {
+            refreshed_at: Some(chrono::Utc::now()),
+            positions: Some(1),
+            tokens: vec![format!("{manager}#{}", 1_000_000 + i)],
+            ..wallet
+        };
+        bench.app.wallets.record_refresh(&held).await.unwrap();
+    }
+}
+
+/// The scan's calls stay flat with wallets (issue 37): past a few filtered calls a range asks
+/// for every log of the managers' four events and matches them itself. An idle sync with 250
+/// linked wallets (and their 250 positions) makes at most 2 calls more than with 1, and a real
+/// event of one of them is still found and touches that wallet only.
+#[tokio::test]
+async fn an_idle_sync_costs_the_same_calls_for_one_and_250_wallets() {
+    let devnet = Devnet::up(3000).await;
+    let manager = devnet.address("manager");
+    let wallet = devnet.account(1).await;
+    devnet.run("fund", &["--account", &wallet]).await;
+    for token in ["usdc", "weth"] {
+        let max = "1000000000000000000000000000";
+        let args = ["--account", &wallet, "--token", token, "--amount", max];
+        devnet.run("approve", &args).await;
+    }
+    let range = devnet.range_around(3000).await;
+    let token = devnet
+        .mint_to(&wallet, range, None, "1000000000000000000000")
+        .await;
+    let mut idle_calls = Vec::new();
+    for synthetic in [0usize, 249] {
+        let bench = Bench::start(&devnet).await;
+        link_synthetic(&bench, &manager, synthetic).await;
+        let linked = bench.link("bench-real", &wallet).await;
+        bench.app.refresh_wallet(linked).await;
+        bench.sync().await;
+        swap(&devnet).await;
+        let (_, calls, _, _, scan) = bench.sync().await;
+        assert_eq!(scan["events"], 0, "{scan}");
+        idle_calls.push(calls);
+        // A collect of the real wallet's position: found among a swap's logs, and only its
+        // wallet touched.
+        swap(&devnet).await;
+        let collect = ["--account", wallet.as_str(), "--token-id", token.as_str()];
+        devnet.run("collect", &collect).await;
+        let (_, _, _, _, scan) = bench.sync().await;
+        assert_eq!(
+            (scan["events"].as_u64(), scan["touched"].as_u64()),
+            (Some(1), Some(1)),
+            "{scan}"
+        );
+    }
+    println!(
+        "calls per idle sync: {} with 1 linked wallet, {} with 250",
+        idle_calls[0], idle_calls[1]
+    );
+    assert!(idle_calls[1] <= idle_calls[0] + 2, "{idle_calls:?}");
 }

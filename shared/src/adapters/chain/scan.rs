@@ -32,6 +32,12 @@ use std::sync::Arc;
 /// more requests.
 pub const TOPIC_LIST: usize = 100;
 
+/// The most filtered calls a range takes: past them (over [`TOPIC_LIST`] linked wallets or
+/// followed positions on a chain), one call asks for every log of the managers' four events
+/// and the scan matches them against the linked set itself (issue 37: the calls stay flat
+/// with wallets; the answer grows with the managers' own activity instead).
+pub const MAX_FILTERED_CALLS: usize = 3;
+
 /// Blocks one sync scans at most per chain; a longer gap (the service was down) goes on at the
 /// next syncs, in order, never skipped.
 pub const MAX_SCAN_BLOCKS: u64 = 10_000;
@@ -101,8 +107,9 @@ impl<'a> Watched<'a> {
         watched
     }
 
-    /// The filters of one block range: senders, recipients, positions' ids; each OR-list at
-    /// most [`TOPIC_LIST`] entries.
+    /// The filters of one block range: senders, recipients, positions' ids, each OR-list at
+    /// most [`TOPIC_LIST`] entries; or, where those take more than [`MAX_FILTERED_CALLS`],
+    /// one filter of the managers' four events, matched here.
     fn filters(&self, managers: &[String], (start, end): (u64, u64)) -> Vec<(&'static str, Value)> {
         let filter = |topics: Value| {
             (
@@ -127,6 +134,11 @@ impl<'a> Watched<'a> {
             .collect();
         let addresses: Vec<String> = addresses.into_iter().collect();
         let ids: Vec<String> = ids.into_iter().collect();
+        let filtered = 2 * addresses.len().div_ceil(TOPIC_LIST) + ids.len().div_ceil(TOPIC_LIST);
+        if filtered > MAX_FILTERED_CALLS {
+            let kinds = [TRANSFER, INCREASE, DECREASE, COLLECT].map(topic);
+            return vec![filter(json!([kinds]))];
+        }
         let mut filters = Vec::new();
         for chunk in addresses.chunks(TOPIC_LIST) {
             filters.push(filter(json!([topic(TRANSFER), chunk])));
@@ -137,6 +149,37 @@ impl<'a> Watched<'a> {
             filters.push(filter(json!([kinds, chunk])));
         }
         filters
+    }
+
+    /// Whether a log may touch a watched wallet, from its topics alone (an unfiltered range's
+    /// logs are mostly strangers', skipped before they are decoded).
+    fn may_touch(&self, log: &Value) -> bool {
+        let topics = log.get("topics").and_then(Value::as_array);
+        let word = |i: usize| topics.and_then(|t| t.get(i)).and_then(Value::as_str);
+        let address_of = |i: usize| {
+            word(i).map(|w| {
+                format!(
+                    "0x{}",
+                    &w.get(26..).unwrap_or_default().to_ascii_lowercase()
+                )
+            })
+        };
+        let manager = log.get("address").and_then(Value::as_str);
+        match word(0) {
+            Some(first) if first.eq_ignore_ascii_case(&topic(TRANSFER)) => {
+                let party = |i| address_of(i).is_some_and(|a| self.by_address.contains_key(&a));
+                let held = word(3)
+                    .zip(manager)
+                    .and_then(|(w, m)| Some((m.to_ascii_lowercase(), U256::from_str(w).ok()?)))
+                    .is_some_and(|p| self.by_position.contains_key(&p));
+                party(1) || party(2) || held
+            }
+            Some(_) => word(1)
+                .zip(manager)
+                .and_then(|(w, m)| Some((m.to_ascii_lowercase(), U256::from_str(w).ok()?)))
+                .is_some_and(|p| self.by_position.contains_key(&p)),
+            None => true,
+        }
     }
 
     /// The wallets one log touches: a `Transfer`'s sender and recipient, the holder of the
@@ -282,7 +325,8 @@ impl ChainScanner {
                         .as_array()
                         .ok_or_else(|| Refused::Other("eth_getLogs answered no list".into()))?;
                     for log in logs {
-                        if log.get("removed") == Some(&Value::Bool(true)) {
+                        if log.get("removed") == Some(&Value::Bool(true)) || !watched.may_touch(log)
+                        {
                             continue;
                         }
                         found.push(
