@@ -169,3 +169,66 @@ async fn the_scheduled_refresh_queues_each_wallet_and_reports_the_failing_one() 
     .await;
     assert_eq!(answer["batchItemFailures"][0]["itemIdentifier"], "x");
 }
+
+/// A sync reads the registry's version (one item) and the whole registry only when it moved
+/// (issue 37): a second store on the same table (another Lambda container) sees each change
+/// the first makes (a link, a read that changed a wallet's tokens or its retry, an unlink),
+/// and a store keeps what it read while nothing changed (an entry written behind the version's
+/// back is not seen until the next change).
+#[tokio::test]
+async fn the_registry_is_read_again_only_when_its_version_moved() {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    use shared::store::DynamoDbStore;
+    use shared::wallets::retry::Retry;
+    let a = dynamodb_store().await;
+    let b = DynamoDbStore::new(a.client().clone(), a.table());
+    assert!(a.linked().await.unwrap().is_empty());
+    let owner = unique_owner("registry");
+    let wallet = linked(&b, &owner, &EvmWallet::from_seed(901).address).await;
+    let seen = a.linked().await.unwrap();
+    assert_eq!(seen.len(), 1);
+    assert!(seen[0].tokens.is_empty());
+
+    let read = |tokens: &[&str], retry: Option<Retry>| LinkedWallet {
+        refreshed_at: Some(chrono::Utc::now()),
+        positions: Some(tokens.len() as u64),
+        tokens: tokens.iter().map(|t| t.to_string()).collect(),
+        retry,
+        ..wallet.clone()
+    };
+    b.record_refresh(&read(&["0xm#1"], None)).await.unwrap();
+    assert_eq!(a.linked().await.unwrap()[0].tokens, ["0xm#1"]);
+
+    // The same tokens again move nothing: an entry put behind the version's back stays unseen.
+    b.record_refresh(&read(&["0xm#1"], None)).await.unwrap();
+    let text = |v: &str| AttributeValue::S(v.into());
+    a.client()
+        .put_item()
+        .table_name(a.table())
+        .item("PK", text("WALLETS"))
+        .item("SK", text("base#0xbehind#someone"))
+        .item("owner", text("someone"))
+        .item("chain", text("base"))
+        .item("address", text("0xbehind"))
+        .item("linkedAt", text("2026-11-27T00:00:00.000Z"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(a.linked().await.unwrap().len(), 1, "read from what it kept");
+
+    // A retry is a change: read again, with the entry put meanwhile.
+    let retry = Retry::after(None, "outage".into(), chrono::Utc::now());
+    b.record_refresh(&read(&["0xm#1"], Some(retry.clone())))
+        .await
+        .unwrap();
+    let seen = a.linked().await.unwrap();
+    assert_eq!(seen.len(), 2);
+    let mine = seen.iter().find(|w| w.owner == owner).unwrap();
+    assert_eq!(mine.retry.as_ref(), Some(&retry));
+
+    b.unlink(&owner, Chain::Base, &wallet.address)
+        .await
+        .unwrap();
+    let seen = a.linked().await.unwrap();
+    assert!(seen.iter().all(|w| w.owner != owner), "{seen:?}");
+}

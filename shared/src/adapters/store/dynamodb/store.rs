@@ -29,6 +29,9 @@ pub struct DynamoDbStore {
     pub(super) client: Client,
     pub(super) table: String,
     pub(super) meter: Meter,
+    /// The wallet registry as last read, with its version: shared by the clones of a store (one
+    /// Lambda container's, local-api's), re-read only when the version moved.
+    pub(super) registry: Arc<std::sync::Mutex<Option<super::wallets::RegistrySnapshot>>>,
 }
 
 impl DynamoDbStore {
@@ -37,6 +40,7 @@ impl DynamoDbStore {
             client,
             table: table.into(),
             meter: Meter::default(),
+            registry: Arc::default(),
         }
     }
 

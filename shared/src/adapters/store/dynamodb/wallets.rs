@@ -42,6 +42,42 @@ fn registry_key(owner: &str, chain: Chain, address: &str) -> Item {
     key(WALLETS_PK.into(), format!("{chain}#{address}#{owner}"))
 }
 
+/// The registry's version (attribute `v`): raised after every change of what the scan reads
+/// of an entry (a link, an unlink, a read that changed a wallet's tokens or its retry). Its own
+/// partition, so no registry `Query` meets it.
+fn registry_version_key() -> Item {
+    key("WALLETS#VERSION".into(), "VERSION".into())
+}
+
+/// A store keeps the registry it last read for at most this long, whatever its version says.
+const REGISTRY_KEPT: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// The registry as one read found it, at a version (issue 37: a sync reads the version, one
+/// item, and the whole registry only when it moved).
+pub(super) struct RegistrySnapshot {
+    version: u64,
+    read_at: std::time::Instant,
+    wallets: Vec<LinkedWallet>,
+}
+
+/// Whether a registry update whose old values are `old` changed what the scan reads of `w`:
+/// its tokens (a good read's) or its retry.
+fn registry_changed(old: Option<&HashMap<String, AttributeValue>>, w: &LinkedWallet) -> bool {
+    let old_tokens: Vec<&str> = match old.and_then(|o| o.get("tokens")) {
+        Some(AttributeValue::L(list)) => list
+            .iter()
+            .filter_map(|t| t.as_s().ok())
+            .map(String::as_str)
+            .collect(),
+        _ => Vec::new(),
+    };
+    let tokens_moved = w.positions.is_some()
+        && old_tokens != w.tokens.iter().map(String::as_str).collect::<Vec<_>>();
+    let old_retry = old.and_then(|o| o.get(RETRY)).and_then(|r| r.as_s().ok());
+    let retry = retry_text(w);
+    tokens_moved || old_retry != retry.as_ref().and_then(|r| r.as_s().ok())
+}
+
 fn time(item: &Item, name: &str) -> StoreResult<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text(item, name)?)
         .map(|t| t.with_timezone(&Utc))
@@ -198,6 +234,20 @@ impl DynamoDbStore {
         }
     }
 
+    /// Raises the registry's version, after the change it announces.
+    async fn raise_registry_version(&self) -> StoreResult<()> {
+        self.client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(registry_version_key()))
+            .update_expression("ADD v :one")
+            .expression_attribute_values(":one", AttributeValue::N("1".into()))
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
     fn update(
         &self,
         key: Item,
@@ -272,6 +322,10 @@ impl WalletStore for DynamoDbStore {
                 },
                 "attribute_not_exists(PK)",
             )?,
+            self.update(registry_version_key(), |u| {
+                u.update_expression("ADD v :one")
+                    .expression_attribute_values(":one", AttributeValue::N("1".into()))
+            })?,
             self.update(counter_key(&w.owner), |u| {
                 u.update_expression("ADD wallets :one")
                     .condition_expression("attribute_not_exists(wallets) OR wallets < :max")
@@ -308,8 +362,32 @@ impl WalletStore for DynamoDbStore {
         self.wallet_items(user_pk(owner), WALLET_PREFIX).await
     }
 
+    /// The registry's version first (one item); the whole registry only when it moved since
+    /// this store last read it (or that read is older than [`REGISTRY_KEPT`]).
     async fn linked(&self) -> StoreResult<Vec<LinkedWallet>> {
-        self.wallet_items(WALLETS_PK.to_string(), "").await
+        let version = match self.get_item(registry_version_key()).await? {
+            Some(item) => match item.get("v") {
+                Some(AttributeValue::N(n)) => n.parse().map_err(|_| malformed("v"))?,
+                _ => 0,
+            },
+            None => 0,
+        };
+        {
+            let kept = self.registry.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(snapshot) = kept
+                .as_ref()
+                .filter(|k| k.version == version && k.read_at.elapsed() < REGISTRY_KEPT)
+            {
+                return Ok(snapshot.wallets.clone());
+            }
+        }
+        let wallets = self.wallet_items(WALLETS_PK.to_string(), "").await?;
+        *self.registry.lock().unwrap_or_else(|e| e.into_inner()) = Some(RegistrySnapshot {
+            version,
+            read_at: std::time::Instant::now(),
+            wallets: wallets.clone(),
+        });
+        Ok(wallets)
     }
 
     /// A good read sets its time and count and clears the error; a failed one sets only the
@@ -389,9 +467,16 @@ impl WalletStore for DynamoDbStore {
                 .update_expression(expression)
                 .condition_expression("attribute_exists(PK)")
                 .set_expression_attribute_values((!values.is_empty()).then_some(values))
+                // The entry as it was, to tell a change (no read is billed for it).
+                .return_values(aws_sdk_dynamodb::types::ReturnValue::AllOld)
                 .send()
                 .await;
-            unlinked_meanwhile(result)?;
+            let changed = result
+                .as_ref()
+                .is_ok_and(|out| registry_changed(out.attributes(), w));
+            if !unlinked_meanwhile(result)? && changed {
+                self.raise_registry_version().await?;
+            }
         }
         Ok(())
     }
@@ -453,7 +538,12 @@ impl WalletStore for DynamoDbStore {
             self.delete(wallet_key(owner, chain, address))?,
             self.delete(registry_key(owner, chain, address))?,
         ];
-        self.unlink_with_holdings(owner, chain, address, wallet_items)
-            .await
+        let unlinked = self
+            .unlink_with_holdings(owner, chain, address, wallet_items)
+            .await?;
+        if unlinked {
+            self.raise_registry_version().await?;
+        }
+        Ok(unlinked)
     }
 }
