@@ -61,6 +61,17 @@ async fn chain_holding(
     held: Arc<Mutex<Vec<u64>>>,
     broken: Arc<AtomicBool>,
 ) -> RpcStub {
+    chain_held_by(fault, held, broken, String::new()).await
+}
+
+/// [`chain_holding`], answering `ownerOf` too: `owner` for a token in `held`, another address
+/// for any other.
+async fn chain_held_by(
+    fault: Fault,
+    held: Arc<Mutex<Vec<u64>>>,
+    broken: Arc<AtomicBool>,
+    owner: String,
+) -> RpcStub {
     let head = Arc::new(AtomicU64::new(0x10));
     RpcStub::start(move |body| {
         let held = held.lock().unwrap().clone();
@@ -87,6 +98,14 @@ async fn chain_holding(
             let last_word = u64::from_str_radix(&data[data.len().saturating_sub(16).max(10)..], 16)
                 .unwrap_or(0);
             let answer = match selector {
+                // ownerOf
+                "6352211e" if held.contains(&last_word) => {
+                    format!(
+                        "{:0>64}",
+                        owner.trim_start_matches("0x").to_ascii_lowercase()
+                    )
+                }
+                "6352211e" => address_word(0xde),
                 // balanceOf, tokenOfOwnerByIndex
                 "70a08231" => word(if fault == Fault::DuplicateIds {
                     3
@@ -279,36 +298,62 @@ async fn linked_with(
 }
 
 /// A wallet sent more positions than a read takes (the cap per position manager): the read
-/// stores what it read, closes none of the stored positions it could not see (the owner's
-/// position pushed past the cap stays open), and the wallet says how many were not read.
+/// takes the newest first (the owner's own mint after the dust is read), stores what it read,
+/// closes a stored position it did not see only where the chain says the wallet no longer holds
+/// it (`ownerOf`), and the wallet says how many were not read.
 #[tokio::test]
-async fn a_wallet_past_the_read_cap_says_so_and_closes_nothing_it_did_not_see() {
+async fn a_wallet_past_the_read_cap_says_so_and_closes_only_what_it_no_longer_holds() {
     use lambda_http::http::{Method, StatusCode};
     use shared::chain::wallets::MAX_POSITIONS_PER_MANAGER;
 
     let held = Arc::new(Mutex::new(vec![1, 2]));
-    let stub = chain_holding(Fault::None, held.clone(), Arc::default()).await;
+    let owner = EvmWallet::from_seed(31).address;
+    let stub = chain_held_by(Fault::None, held.clone(), Arc::default(), owner).await;
     let (app, alice, linked) = linked_through(&stub, 31).await;
     assert_eq!(linked["positions"], 2, "{linked}");
 
-    // Spam fills the indexes before the owner's token 2; token 1 is at the last index read.
+    // Dust fills the indexes after the owner's tokens 1 and 2, then the owner mints token 3:
+    // the newest read first, tokens 1 and 2 are the earliest, past the cap.
     let cap = MAX_POSITIONS_PER_MANAGER;
-    let mut spam: Vec<u64> = (0..cap - 1).map(|i| 1_000 + i).collect();
-    spam.extend([1, 2]);
+    let mut spam: Vec<u64> = vec![1, 2];
+    spam.extend((0..cap - 1).map(|i| 1_000 + i));
+    spam.push(3);
     *held.lock().unwrap() = spam;
     let refreshed = app.reconcile_all().await.unwrap();
     assert_eq!(refreshed.failed.len(), 1, "{refreshed:?}");
     let reason = &refreshed.failed[0].reason;
     assert!(
-        reason.contains(&format!("holds {} positions", cap + 1))
-            && reason.contains("1 past the read's cap"),
+        reason.contains(&format!("holds {} positions", cap + 2))
+            && reason.contains("2 past the read's cap"),
         "{reason}"
     );
-    // The 999 spam positions and token 1, read, and token 2, not read but never closed.
-    let open = alice.list("source=wallet&status=active").await.json;
-    assert_eq!(open["total"], cap + 1, "{}", open["total"]);
+    // Token 3 and the 999 dust positions read; tokens 1 and 2, not read but still the wallet's,
+    // never closed.
+    let open = alice
+        .list("source=wallet&status=active&limit=100")
+        .await
+        .json;
+    assert_eq!(open["total"], cap + 2, "{}", open["total"]);
+    let every = test_support::portfolio::every_position(&alice).await;
+    assert!(
+        every
+            .iter()
+            .any(|p| p["tokenId"] == "3" && p["status"] == "active"),
+        "the owner's newest is listed"
+    );
     let closed = alice.list("source=wallet&status=closed").await.json;
     assert_eq!(closed["total"], 0, "{closed}");
+
+    // Token 1 sent away while the wallet is still past the cap: closed as transferred.
+    let mut spam: Vec<u64> = vec![2];
+    spam.extend((0..cap - 1).map(|i| 1_000 + i));
+    spam.extend([3, 5]);
+    *held.lock().unwrap() = spam;
+    app.reconcile_all().await.unwrap();
+    let closed = alice.list("source=wallet&status=closed").await.json;
+    assert_eq!(closed["total"], 1, "{closed}");
+    assert_eq!(closed["data"][0]["tokenId"], "1", "{closed}");
+    assert_eq!(closed["data"][0]["closeReason"], "transferred", "{closed}");
     let wallets = alice.send(Method::GET, "/wallets", &[], b"").await;
     assert_eq!(wallets.status, StatusCode::OK);
     let shown = wallets.json["data"][0]["refreshError"]

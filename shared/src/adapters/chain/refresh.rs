@@ -7,7 +7,7 @@ use super::orca_wallets::read_orca_wallet;
 use super::orders::ChainOrders;
 use super::rpc::RpcClient;
 use super::sync::Syncer;
-use super::wallets::{read_wallet, ChainPosition, TokenMeta, MAX_POSITIONS_PER_MANAGER};
+use super::wallets::{owners_of, read_wallet, ChainPosition, TokenMeta, MAX_POSITIONS_PER_MANAGER};
 use crate::application::app::{App, Refreshed, WalletRefresh};
 use crate::application::ports::{HistoryStore, Market, PositionStore, StoreError};
 use crate::application::wallet_reads::{mark_unread, record, WALLET_NOT_READ};
@@ -16,10 +16,11 @@ use crate::domain::clock::Clock;
 use crate::domain::holdings::{discovered_record, ReadPosition, TRANSFERRED};
 use crate::domain::market::{Cadence, Confirmations, LogRanges};
 use crate::domain::math::U256;
-use crate::domain::model::{Chain, FeeState, HeldToken, Position};
+use crate::domain::model::{Chain, FeeState, HeldToken, Position, Status};
 use crate::domain::wallets::LinkedWallet;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
+use std::str::FromStr;
 use std::sync::Arc;
 
 pub struct WalletReader {
@@ -142,7 +143,7 @@ impl WalletRead {
         }
         if self.not_read > 0 {
             said.push(format!(
-                "the wallet holds {} positions: {} were read and stored, {} past the read's cap of {MAX_POSITIONS_PER_MANAGER} per position manager were not; none of its stored positions was closed",
+                "the wallet holds {} positions: {} were read and stored, {} past the read's cap of {MAX_POSITIONS_PER_MANAGER} per position manager (its earliest) were not; of its stored positions not read, only those it no longer holds were closed",
                 self.positions.len() as u64 + self.unread.len() as u64 + self.not_read,
                 self.positions.len(),
                 self.not_read
@@ -255,6 +256,44 @@ impl WalletReader {
 impl WalletReader {
     /// The wallet's positions' histories read on to `block` and summed onto them; a read that
     /// stops part way says so on the position and goes on at the next refresh.
+    /// Of the open `positions` a capped read did not see, those `wallet` no longer holds (their
+    /// owner asked at `block`, one batch): a transfer away closes a position whatever the cap.
+    async fn no_longer_held(
+        &self,
+        wallet: &LinkedWallet,
+        block: Option<&Block>,
+        positions: Vec<Position>,
+    ) -> Result<Vec<Position>, String> {
+        let (Some(block), Some(rpc)) = (block, self.endpoints.get(&wallet.chain)) else {
+            return Ok(Vec::new());
+        };
+        let open: Vec<Position> = positions
+            .into_iter()
+            .filter(|p| p.status != Status::Closed && p.holding.is_some())
+            .collect();
+        let tokens: Vec<(String, U256)> = open
+            .iter()
+            .filter_map(|p| {
+                let h = p.holding.as_deref()?;
+                Some((h.manager.clone(), U256::from_str(&h.token).ok()?))
+            })
+            .collect();
+        if tokens.len() != open.len() || tokens.is_empty() {
+            return Ok(Vec::new());
+        }
+        let owners = owners_of(rpc, &tokens, block).await?;
+        Ok(open
+            .into_iter()
+            .zip(owners)
+            .filter(|(_, owner)| {
+                owner
+                    .as_deref()
+                    .is_none_or(|o| !o.eq_ignore_ascii_case(&wallet.address))
+            })
+            .map(|(p, _)| p)
+            .collect())
+    }
+
     /// Reads on the histories of the wallet's positions; why one stopped part way, if one did.
     async fn follow_history(
         &self,
@@ -394,7 +433,12 @@ impl WalletRefresh for WalletReader {
                 .iter()
                 .map(|r| format!("{chain}#{}#{}", r.manager, r.token))
                 .collect();
-            stored.retain(|p| key(p).is_some_and(|k| seen.contains(&k)));
+            let (read_now, unseen): (Vec<_>, Vec<_>) = stored
+                .into_iter()
+                .partition(|p| key(p).is_some_and(|k| seen.contains(&k)));
+            stored = read_now;
+            // The ones past the cap the wallet no longer holds close whatever the cap.
+            stored.extend(self.no_longer_held(wallet, block.as_ref(), unseen).await?);
         }
         let market = self.market.as_ref();
         let recorded = record(

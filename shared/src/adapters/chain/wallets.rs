@@ -22,6 +22,7 @@ use std::collections::BTreeMap;
 sol! {
     interface IPositionManager {
         function balanceOf(address owner) external view returns (uint256);
+        function ownerOf(uint256 tokenId) external view returns (address);
         function tokenOfOwnerByIndex(address owner, uint256 index) external view returns (uint256);
         function positions(uint256 tokenId) external view returns (
             uint96 nonce,
@@ -53,11 +54,13 @@ sol! {
 use IErc20Metadata::{decimalsCall, symbolCall};
 use IFactory::getPoolCall;
 use IPoolSpacing::tickSpacingCall;
-use IPositionManager::{balanceOfCall, positionsCall, tokenOfOwnerByIndexCall};
+use IPositionManager::{balanceOfCall, ownerOfCall, positionsCall, tokenOfOwnerByIndexCall};
 
 /// The most positions one wallet's read takes from one position manager: what bounds the cost
-/// of a wallet anyone can send positions to. A wallet holding more is read up to here and says
-/// how many were not read; such a read closes none of the stored positions it did not see.
+/// of a wallet anyone can send positions to. A wallet holding more is read up to here, its
+/// newest positions first (a wallet's own mint is not pushed out by dust sent to it before),
+/// and says how many were not read; its stored positions such a read did not see are asked
+/// their owner ([`owners_of`]): those it no longer holds close, the others keep their read.
 pub const MAX_POSITIONS_PER_MANAGER: u64 = 1_000;
 
 /// An ERC-20 as its contract describes itself.
@@ -229,7 +232,8 @@ async fn token_ids(
         let held = u64::try_from(held).unwrap_or(u64::MAX);
         let count = held.min(MAX_POSITIONS_PER_MANAGER);
         not_read = not_read.saturating_add(held - count);
-        indexes.extend((0..count).map(|i| (*manager, i)));
+        // The newest first: past the cap, the earliest indexes are the ones left out.
+        indexes.extend((held - count..held).rev().map(|i| (*manager, i)));
     }
     let calls: Vec<_> = indexes
         .iter()
@@ -253,6 +257,33 @@ async fn token_ids(
         }
     }
     Ok((ids, not_read))
+}
+
+/// The owner of each `(manager, token id)` at `block` (EIP-55), `None` for a token that no
+/// longer exists (burned: `ownerOf` reverts). Any other failure fails the whole answer.
+pub async fn owners_of(
+    rpc: &RpcClient,
+    tokens: &[(String, U256)],
+    block: &Block,
+) -> Result<Vec<Option<String>>, String> {
+    let mut calls = Vec::with_capacity(tokens.len());
+    for (manager, id) in tokens {
+        let token_id = alloy_primitives::U256::from_limbs(*id.as_limbs());
+        let data = ownerOfCall { tokenId: token_id }.abi_encode();
+        calls.push(call(parse_address(manager)?, data, block));
+    }
+    rpc.batch(&calls)
+        .await
+        .into_iter()
+        .map(|answer| match answer {
+            Err(RpcError::Rpc { message, .. })
+                if message.to_ascii_lowercase().contains("revert") =>
+            {
+                Ok(None)
+            }
+            answer => decoded::<ownerOfCall>(answer, 1, "ownerOf").map(|a| Some(checksum(a))),
+        })
+        .collect()
 }
 
 /// Reads every position `wallet` holds at the chain's EVM deployments, at `block`. A position
