@@ -10,7 +10,7 @@
 use lambda_http::http::{Method, StatusCode};
 use local_api::auth::JwtSettings;
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use test_support::client::TestClient;
 use test_support::devnet::Devnet;
@@ -29,6 +29,8 @@ struct World {
     blind: Arc<AtomicBool>,
     /// While set, every `eth_getLogs` is refused (a provider's outage).
     failing: Arc<AtomicBool>,
+    /// `eth_getLogs` calls the node was asked, batched or not.
+    log_calls: Arc<AtomicUsize>,
     alice: TestClient,
     ops: TestClient,
     wallet: String,
@@ -47,11 +49,13 @@ impl World {
         }
         let blind = Arc::new(AtomicBool::new(false));
         let failing = Arc::new(AtomicBool::new(false));
-        let (blinded, down) = (blind.clone(), failing.clone());
+        let log_calls = Arc::new(AtomicUsize::new(0));
+        let (blinded, down, counted) = (blind.clone(), failing.clone(), log_calls.clone());
         let node = RpcStub::proxy(&devnet.rpc, move |call| {
             if call["method"] != "eth_getLogs" {
                 return None;
             }
+            counted.fetch_add(1, Ordering::SeqCst);
             if down.load(Ordering::SeqCst) {
                 let outage = json!({"code": -32603, "message": "the provider is unavailable"});
                 return Some(Err(outage));
@@ -96,6 +100,7 @@ impl World {
             node,
             blind,
             failing,
+            log_calls,
             alice,
             ops,
             wallet,
@@ -517,4 +522,27 @@ async fn a_stopped_history_is_retried_by_the_next_sync_in_memory() {
 #[tokio::test]
 async fn a_stopped_history_is_retried_by_the_next_sync_on_dynamodb() {
     a_stopped_history_is_retried_by_the_next_sync(true).await;
+}
+
+/// A new position's history starts at its mint (its `Transfer` from the zero address, found
+/// by its token id in one call), not at its manager's first block: with 400 blocks before the
+/// mint and ranges of 7 blocks, its first history read takes a few `eth_getLogs` calls, not
+/// one batch per 7 blocks since the manager's deployment.
+#[tokio::test]
+async fn a_new_positions_history_starts_at_its_mint() {
+    let world = World::start(false, 7).await;
+    let (devnet, wallet) = (&world.devnet, world.wallet.as_str());
+    devnet.rpc("anvil_mine", json!(["0x190"])).await;
+    let token = world.mint(wallet, 3000).await;
+    world.sync().await;
+    let before = world.log_calls.load(Ordering::SeqCst);
+    devnet.link_account(&world.alice, wallet).await;
+    let calls = world.log_calls.load(Ordering::SeqCst) - before;
+    let view = &world.listed(&world.alice).await[&token];
+    assert_eq!(view["historyComplete"], true, "{view}");
+    let path = format!("/positions/{}/history?limit=100", text(&view["id"]));
+    let history = world.alice.send(Method::GET, &path, &[], b"").await.json;
+    assert_eq!(history["data"][0]["kind"], "mint", "{history}");
+    println!("eth_getLogs calls of a new position's first history read: {calls}");
+    assert!(calls <= 5, "{calls} calls");
 }

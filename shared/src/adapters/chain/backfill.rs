@@ -7,7 +7,7 @@
 //! part way keeps what it read and goes on from there at the next refresh.
 
 use super::evm::{self, hex_data, Block};
-use super::history::position_events;
+use super::history::{mint_block, position_events};
 use super::rpc::RpcClient;
 use super::scan::REORG_WINDOW;
 use crate::application::ports::{HistoryStore, PositionStore, StoreError};
@@ -121,9 +121,17 @@ impl HistoryReader<'_> {
             None => None,
         };
         let rewound = progress != stored;
-        let from = progress.map_or(self.first_block(&holding.manager), |p| {
-            p.through.saturating_add(1)
-        });
+        let from = match progress {
+            Some(p) => p.through.saturating_add(1),
+            // A new history starts at the mint where one call finds it.
+            None => {
+                let first = self.first_block(&holding.manager);
+                let span = (first, head.number);
+                mint_block(self.rpc, &holding.manager, token_id, span)
+                    .await
+                    .unwrap_or(first)
+            }
+        };
         let mut next = progress.unwrap_or(HistoryProgress {
             through: from.saturating_sub(1),
             from_mint: false,

@@ -91,6 +91,32 @@ pub async fn position_events(
     read
 }
 
+/// The block of the position's mint (its `Transfer` from the zero address, found by its token
+/// id's topic in one `eth_getLogs` over `[from, to]`), where the provider answers that in one
+/// call; `None` otherwise (the history is then read from `from`, range by range). A new
+/// position's history starts there, not at its manager's first block (issue 37).
+pub async fn mint_block(
+    rpc: &RpcClient,
+    manager: &str,
+    token_id: U256,
+    (from, to): (u64, u64),
+) -> Option<u64> {
+    let zero = word_topic(U256::ZERO);
+    let filter = json!([{
+        "address": manager,
+        "fromBlock": format!("0x{from:x}"),
+        "toBlock": format!("0x{to:x}"),
+        "topics": [topic(TRANSFER), zero, null, word_topic(token_id)],
+    }]);
+    let logs = rpc.call("eth_getLogs", filter).await.ok()?;
+    logs.as_array()?
+        .iter()
+        .filter_map(|log| decode_log(log, (from, to)).ok())
+        .filter(|(_, id, event)| *id == token_id && event.kind == EventKind::Mint)
+        .map(|(_, _, event)| event.block)
+        .min()
+}
+
 /// Why a provider did not answer a range: for its size (read again in halves) or otherwise.
 pub(super) enum Refused {
     TooLarge(String),
