@@ -546,3 +546,53 @@ async fn a_new_positions_history_starts_at_its_mint() {
     println!("eth_getLogs calls of a new position's first history read: {calls}");
     assert!(calls <= 5, "{calls} calls");
 }
+
+/// Dust makes no wallet dear to follow: anyone can mint positions to any wallet. With 50
+/// positions of a stranger's own pool minted to it, one event of the owner's own (a deposit)
+/// costs at most 5 JSON-RPC requests more than with none: the wallet's whole read takes them
+/// in its batches, and only the position the event changed has its history read on.
+#[tokio::test]
+async fn an_owners_event_costs_about_the_same_with_fifty_dust_positions() {
+    let world = World::start(false, 10_000).await;
+    let (devnet, wallet) = (&world.devnet, world.wallet.as_str());
+    let token = world.mint(wallet, 3000).await;
+    devnet.link_account(&world.alice, wallet).await;
+    world.sync().await;
+    let amount = "1000000000000000000";
+    let deposit = [
+        "--account",
+        wallet,
+        "--token-id",
+        &token,
+        "--amount0",
+        amount,
+        "--amount1",
+        amount,
+    ];
+    let event_cost = || async {
+        devnet.run("increase", &deposit).await;
+        let before = world.node.requests();
+        let report = world.sync().await;
+        assert_eq!(report["wallets"]["refreshed"], 1, "{report}");
+        world.node.requests() - before
+    };
+    let without = event_cost().await;
+
+    let dust = devnet
+        .run("new-pool", &["--symbol", "DST", "--fee", "500"])
+        .await;
+    for _ in 0..50 {
+        devnet
+            .mint_to(wallet, (-600, 600), Some(&dust), "1000000000000")
+            .await;
+    }
+    let report = world.sync().await;
+    assert_eq!(report["wallets"]["refreshed"], 1, "{report}");
+    let listed = world.listed(&world.alice).await;
+    assert_eq!(listed.len(), 51, "the dust is listed");
+    let with = event_cost().await;
+    println!(
+        "requests of one owner's event: {without} without dust, {with} with 50 dust positions"
+    );
+    assert!(with <= without + 5, "{without} without dust, {with} with");
+}

@@ -294,12 +294,17 @@ impl WalletReader {
             .collect())
     }
 
-    /// Reads on the histories of the wallet's positions; why one stopped part way, if one did.
+    /// Reads on the histories of the wallet's positions this read `changed` (an event of theirs
+    /// changes their chain state), of those whose history is not complete, and of one gone
+    /// until its history reaches the read that saw it go; why one stopped part way, if one did.
+    /// The rest had no event: an event of one position costs no read of the others' (dust sent
+    /// to the wallet included).
     async fn follow_history(
         &self,
         wallet: &LinkedWallet,
         catalog: &Catalog,
         block: &Block,
+        changed: &std::collections::HashSet<&str>,
     ) -> Option<String> {
         let rpc = self.endpoints.get(&wallet.chain)?;
         let positions = match self
@@ -320,7 +325,12 @@ impl WalletReader {
                         .history
                         .as_ref()
                         .is_some_and(|h| h.through >= holding.height);
-                    !gone || !caught_up
+                    let complete = holding.history.as_ref().is_some_and(|h| h.complete);
+                    if gone {
+                        !caught_up
+                    } else {
+                        changed.contains(p.id.as_str()) || !complete
+                    }
                 })
                 .collect::<Vec<_>>(),
             Err(e) => {
@@ -451,8 +461,16 @@ impl WalletRefresh for WalletReader {
         )
         .await
         .map_err(|e| format!("the positions cannot be stored: {e}"))?;
+        let changed = recorded
+            .changed
+            .iter()
+            .map(|c| c.position.as_str())
+            .collect();
         let stopped = match block {
-            Some(block) => self.follow_history(wallet, &catalog, &block).await,
+            Some(block) => {
+                self.follow_history(wallet, &catalog, &block, &changed)
+                    .await
+            }
             None => None,
         };
         Ok(Refreshed {
