@@ -40,13 +40,7 @@ struct World {
 impl World {
     async fn start(on_dynamodb: bool, log_range: u64) -> World {
         let devnet = Devnet::up(3000).await;
-        let wallet = devnet.account(1).await;
-        devnet.run("fund", &["--account", &wallet]).await;
-        for token in ["usdc", "weth"] {
-            let max = "1000000000000000000000000000";
-            let args = ["--account", &wallet, "--token", token, "--amount", max];
-            devnet.run("approve", &args).await;
-        }
+        let wallet = devnet.funded_account(1).await;
         let blind = Arc::new(AtomicBool::new(false));
         let failing = Arc::new(AtomicBool::new(false));
         let log_calls = Arc::new(AtomicUsize::new(0));
@@ -402,18 +396,7 @@ async fn reorgs_are_undone_gaps_caught_up_and_misses_reconciled() {
 
     // A gap of 400 blocks with a deposit in the middle: read in ranges of 50, none skipped.
     devnet.rpc("anvil_mine", json!(["0xc8"])).await;
-    let amount = "1000000000000000000";
-    let deposit = [
-        "--account",
-        wallet,
-        "--token-id",
-        &token,
-        "--amount0",
-        amount,
-        "--amount1",
-        amount,
-    ];
-    devnet.run("increase", &deposit).await;
+    devnet.deposit(wallet, &token).await;
     devnet.rpc("anvil_mine", json!(["0xc8"])).await;
     let requests = world.node.requests();
     let report = world.sync().await;
@@ -434,7 +417,7 @@ async fn reorgs_are_undone_gaps_caught_up_and_misses_reconciled() {
     // A deposit the scan is made to miss: nothing read; the reconciliation corrects it, logs
     // it with its metric and counts it.
     world.blind.store(true, Ordering::SeqCst);
-    devnet.run("increase", &deposit).await;
+    devnet.deposit(wallet, &token).await;
     let report = world.sync().await;
     assert_eq!(report["wallets"]["refreshed"], 0, "{report}");
     world.blind.store(false, Ordering::SeqCst);
@@ -558,19 +541,8 @@ async fn an_owners_event_costs_about_the_same_with_fifty_dust_positions() {
     let token = world.mint(wallet, 3000).await;
     devnet.link_account(&world.alice, wallet).await;
     world.sync().await;
-    let amount = "1000000000000000000";
-    let deposit = [
-        "--account",
-        wallet,
-        "--token-id",
-        &token,
-        "--amount0",
-        amount,
-        "--amount1",
-        amount,
-    ];
     let event_cost = || async {
-        devnet.run("increase", &deposit).await;
+        devnet.deposit(wallet, &token).await;
         let before = world.node.requests();
         let report = world.sync().await;
         assert_eq!(report["wallets"]["refreshed"], 1, "{report}");

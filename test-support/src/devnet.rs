@@ -247,6 +247,36 @@ impl Devnet {
         crate::json::text(&answer["address"])
     }
 
+    /// Anvil's account `index`, funded with both tokens and its allowances to the position
+    /// manager set without bound: a wallet that acts on its own positions.
+    pub async fn funded_account(&self, index: u32) -> String {
+        let wallet = self.account(index).await;
+        self.run("fund", &["--account", &wallet]).await;
+        for token in ["usdc", "weth"] {
+            let max = "1000000000000000000000000000";
+            let args = ["--account", &wallet, "--token", token, "--amount", max];
+            self.run("approve", &args).await;
+        }
+        wallet
+    }
+
+    /// Deposits one whole unit of each token (10^18 base units) into `wallet`'s position
+    /// `token` (an `increaseLiquidity` it sends).
+    pub async fn deposit(&self, wallet: &str, token: &str) {
+        let amount = "1000000000000000000";
+        let args = [
+            "--account",
+            wallet,
+            "--token-id",
+            token,
+            "--amount0",
+            amount,
+            "--amount1",
+            amount,
+        ];
+        self.run("increase", &args).await;
+    }
+
     /// The range `offset` ticks either side of the pool's tick, on its spacing of 60.
     pub async fn range_around(&self, offset: i32) -> (i32, i32) {
         let tick = self.run("pool", &[]).await["tick"].as_i64().unwrap() as i32;

@@ -165,13 +165,7 @@ async fn bench_follow() {
 
     // One wallet with a real position: each event's cost.
     let bench = Bench::start(&devnet).await;
-    let wallet = devnet.account(1).await;
-    devnet.run("fund", &["--account", &wallet]).await;
-    for token in ["usdc", "weth"] {
-        let max = "1000000000000000000000000000";
-        let args = ["--account", &wallet, "--token", token, "--amount", max];
-        devnet.run("approve", &args).await;
-    }
+    let wallet = devnet.funded_account(1).await;
     let range = devnet.range_around(3000).await;
     let token = devnet
         .mint_to(&wallet, range, None, "1000000000000000000000")
@@ -240,13 +234,7 @@ async fn link_synthetic(bench: &Bench, manager: &str, count: usize) {
 async fn an_idle_sync_costs_the_same_calls_for_one_and_250_wallets() {
     let devnet = Devnet::up(3000).await;
     let manager = devnet.address("manager");
-    let wallet = devnet.account(1).await;
-    devnet.run("fund", &["--account", &wallet]).await;
-    for token in ["usdc", "weth"] {
-        let max = "1000000000000000000000000000";
-        let args = ["--account", &wallet, "--token", token, "--amount", max];
-        devnet.run("approve", &args).await;
-    }
+    let wallet = devnet.funded_account(1).await;
     let range = devnet.range_around(3000).await;
     let token = devnet
         .mint_to(&wallet, range, None, "1000000000000000000000")
