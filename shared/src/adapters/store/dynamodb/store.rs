@@ -31,7 +31,15 @@ pub struct DynamoDbStore {
     pub(super) meter: Meter,
     /// The wallet registry as last read, with its version: shared by the clones of a store (one
     /// Lambda container's, local-api's), re-read only when the version moved.
-    pub(super) registry: Arc<std::sync::Mutex<Option<super::wallets::RegistrySnapshot>>>,
+    pub(super) registry: Arc<std::sync::Mutex<Option<RegistrySnapshot>>>,
+}
+
+/// The wallet registry as one read found it, at a version (issue 37: a sync reads the
+/// version, one item, and the whole registry only when it moved).
+pub(super) struct RegistrySnapshot {
+    pub(super) version: u64,
+    pub(super) read_at: std::time::Instant,
+    pub(super) wallets: Vec<crate::domain::wallets::LinkedWallet>,
 }
 
 impl DynamoDbStore {

@@ -7,7 +7,7 @@
 use super::errors::{build_error, classify, classify_put};
 use super::item::{malformed, parsed, text};
 use super::keys::{counter_key, s, user_pk, Item};
-use super::store::DynamoDbStore;
+use super::store::{DynamoDbStore, RegistrySnapshot};
 use crate::application::ports::{StoreError, StoreResult, WalletStore};
 use crate::domain::model::{format_time, Chain};
 use crate::domain::wallets::challenge::Challenge;
@@ -51,14 +51,6 @@ fn registry_version_key() -> Item {
 
 /// A store keeps the registry it last read for at most this long, whatever its version says.
 const REGISTRY_KEPT: std::time::Duration = std::time::Duration::from_secs(15 * 60);
-
-/// The registry as one read found it, at a version (issue 37: a sync reads the version, one
-/// item, and the whole registry only when it moved).
-pub(super) struct RegistrySnapshot {
-    version: u64,
-    read_at: std::time::Instant,
-    wallets: Vec<LinkedWallet>,
-}
 
 /// Whether a registry update whose old values are `old` changed what the scan reads of `w`:
 /// its tokens (a good read's) or its retry.
