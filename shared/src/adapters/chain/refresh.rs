@@ -254,8 +254,6 @@ impl WalletReader {
 }
 
 impl WalletReader {
-    /// The wallet's positions' histories read on to `block` and summed onto them; a read that
-    /// stops part way says so on the position and goes on at the next refresh.
     /// Of the open `positions` a capped read did not see, those `wallet` no longer holds (their
     /// owner asked at `block`, one batch): a transfer away closes a position whatever the cap.
     async fn no_longer_held(
@@ -294,11 +292,11 @@ impl WalletReader {
             .collect())
     }
 
-    /// Reads on the histories of the wallet's positions this read `changed` (an event of theirs
-    /// changes their chain state), of those whose history is not complete, and of one gone
-    /// until its history reaches the read that saw it go; why one stopped part way, if one did.
-    /// The rest had no event: an event of one position costs no read of the others' (dust sent
-    /// to the wallet included).
+    /// The histories of the wallet's positions read on to `block` and summed onto them: of
+    /// those this read `changed` (an event of theirs changes their chain state), of those whose
+    /// history is not complete, and of one gone until its history reaches the read that saw it
+    /// go. The rest had no event: an event of one position costs no read of the others' (dust
+    /// sent to the wallet included). Why one stopped part way, if one did (the syncs retry it).
     async fn follow_history(
         &self,
         wallet: &LinkedWallet,
