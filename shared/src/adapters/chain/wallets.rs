@@ -232,8 +232,12 @@ async fn token_ids(
         let held = u64::try_from(held).unwrap_or(u64::MAX);
         let count = held.min(MAX_POSITIONS_PER_MANAGER);
         not_read = not_read.saturating_add(held - count);
-        // The newest first: past the cap, the earliest indexes are the ones left out.
-        indexes.extend((held - count..held).rev().map(|i| (*manager, i)));
+        if held > count {
+            // Past the cap, the newest first: the earliest indexes are the ones left out.
+            indexes.extend((held - count..held).rev().map(|i| (*manager, i)));
+        } else {
+            indexes.extend((0..held).map(|i| (*manager, i)));
+        }
     }
     let calls: Vec<_> = indexes
         .iter()
