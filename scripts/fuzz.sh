@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MIN_REQUESTS=${MIN_REQUESTS:-10000}
-MAX_EXAMPLES=${MAX_EXAMPLES:-1400}
+MAX_EXAMPLES=${MAX_EXAMPLES:-800}
 
 venv=.venv-fuzz
 if [ ! -x "$venv/bin/python" ]; then
