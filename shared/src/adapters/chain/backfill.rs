@@ -4,7 +4,7 @@
 //! pools read at that block's hash and priced by the catalog's rules; where the node cannot
 //! serve that state, at the state the service has, marked `nearest`), stored once each, then
 //! summed for the holder onto the position (`domain::history::summarize`). A read that stops
-//! part way keeps what it read and goes on from there at the next refresh.
+//! part way keeps what it read and goes on from there when the syncs retry its wallet.
 
 use super::evm::{self, hex_data, Block};
 use super::history::{mint_block, position_events};
@@ -190,7 +190,7 @@ impl HistoryReader<'_> {
         if let Some(why) = &stopped {
             summary.complete = false;
             summary.reason = Some(format!(
-                "its events were read through block {}, to be read on at the next refresh: {why}",
+                "its events were read through block {}, to be read on when the next syncs retry its wallet: {why}",
                 next.through
             ));
         }
