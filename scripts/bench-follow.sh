@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark: one sync following the chain (README decision 45) on the devnet and DynamoDB
+# Benchmark: one sync following the chain (decision 45) on the devnet and DynamoDB
 # (moto): the JSON-RPC requests and calls and the writes of an idle sync with 1, 100 and 1,000
 # linked wallets, then of one sync after each kind of position event. Prints the figures
 # (docs/figures/follow.md); asserts that an idle sync's requests do not grow with the wallets

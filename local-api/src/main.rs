@@ -63,7 +63,7 @@ const USAGE: &str = "usage:
       load data/pools.json (its pools and deployments) into a table (AWS credentials and region from the environment
       unless an endpoint is given)
   local-api backfill-pages --table NAME [--dynamodb-endpoint URL]
-      write the page copies of every position of a table from before them (README decision 51)";
+      write the page copies of every position of a table from before them (decision 51)";
 
 /// `--name value` pairs after the subcommand.
 fn options(args: &[String]) -> Result<Vec<(&str, &str)>, String> {
@@ -396,7 +396,7 @@ async fn sync_every(syncer: Arc<Syncer>, app: App, interval: Duration) {
 }
 
 /// Reads every linked wallet whole every `interval` and corrects what the events missed
-/// (README decision 45); the first run is one interval after the start (a link reads a
+/// (decision 45); the first run is one interval after the start (a link reads a
 /// wallet whole already).
 async fn reconcile_every_interval(app: App, interval: Duration) {
     let mut ticker = tokio::time::interval(interval);

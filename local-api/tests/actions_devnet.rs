@@ -1,4 +1,4 @@
-//! The actions on a wallet position (README decision 56) on the devnet, anvil with the real
+//! The actions on a wallet position (decision 56) on the devnet, anvil with the real
 //! Uniswap v3 contracts: a position minted to one of anvil's unlocked accounts, linked by
 //! signature; each action answered, sent exactly as answered (`eth_sendTransaction`), mined,
 //! reported and followed by the sync; what the API then shows equals the position manager's

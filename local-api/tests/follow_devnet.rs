@@ -1,4 +1,4 @@
-//! Following the chain instead of polling it (README decision 45) on the devnet, anvil with the
+//! Following the chain instead of polling it (decision 45) on the devnet, anvil with the
 //! real Uniswap v3 contracts, local-api reading it through a loopback proxy that counts its
 //! JSON-RPC requests: a linked wallet's positions after swaps, a deposit, a partial withdrawal,
 //! a collect, a transfer out and a transfer in, followed by the events alone, equal a fresh
@@ -452,7 +452,7 @@ async fn reorgs_are_undone_gaps_caught_up_and_misses_reconciled() {
 
 /// A position's history stopped by a provider's outage (every `eth_getLogs` refused while the
 /// wallet is linked and read) is read on by the next sync, which no event of the wallet
-/// touched: the wallet is retried (README decision 58), counted in the sync's report, and
+/// touched: the wallet is retried (decision 58), counted in the sync's report, and
 /// then costs nothing again.
 async fn a_stopped_history_is_retried_by_the_next_sync(on_dynamodb: bool) {
     let world = World::start(on_dynamodb, 10_000).await;

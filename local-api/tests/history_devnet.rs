@@ -5,7 +5,7 @@
 //! every history event is the chain's log (block, hash, index, amounts), valued at its block's
 //! pool price; the ledger (deposited, withdrawn, fees collected, uncollected principal, fees
 //! unclaimed) is what the contracts say to the unit; cost basis, PnL and HODL follow the
-//! README's formulas. Events after the link appear after the next sync. On memory and on
+//! formulas of decisions 28 and 44. Events after the link appear after the next sync. On memory and on
 //! DynamoDB (moto).
 
 use alloy_primitives::{keccak256, U256};
@@ -255,7 +255,7 @@ async fn assert_history_is_the_chains(
     ledger
 }
 
-/// The position's figures against the contracts and the README's formulas.
+/// The position's figures against the contracts and the formulas of decisions 28 and 44.
 async fn assert_figures(
     devnet: &Devnet,
     view: &Value,

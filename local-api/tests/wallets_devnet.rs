@@ -257,7 +257,7 @@ async fn wallet_positions_follow_the_chain(store_args: &[&str]) {
             assert_eq!(own_pool["updated"], true, "{own_pool}");
         }
         // The withdrawal and the transfer touched the wallet: read whole once; the second sync
-        // finds no event and reads no wallet (README decision 45).
+        // finds no event and reads no wallet (decision 45).
         let touched = if round == 0 { 1 } else { 0 };
         assert_eq!(
             report.json["wallets"]["refreshed"], touched,
@@ -322,7 +322,7 @@ async fn wallet_positions_follow_the_chain(store_args: &[&str]) {
 
     // Simulated positions beside them, one of them closed; then a swap that is no event of any
     // position: the portfolio still sums what each position shows, the wallet positions valued
-    // at the pool's synced state (README decision 57), not at their last whole read.
+    // at the pool's synced state (decision 57), not at their last whole read.
     let pool = devnet.address("pool");
     let offer = |lower: u32, upper: u32| {
         json!({"chain": "ethereum", "protocol": "uniswap-v3", "pool": pool, "amountA": "1",

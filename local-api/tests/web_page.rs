@@ -3,8 +3,9 @@
 //! what the API answers: the portfolio's figures, every position over every page, each range
 //! bar's marker against the position's `inRange`; the wallet flows run through an injected
 //! `window.ethereum` that forwards to anvil (which signs for its unlocked account), and the
-//! position they open and close is checked on the API. Screenshots at phone and desktop widths
-//! are saved under `target/screenshots/`.
+//! position they open and close is checked on the API. The run takes the README's pictures
+//! (`docs/screenshots/`: the page, an action's transactions, a position's history, a phone), so
+//! they show the page as it is.
 
 use lambda_http::http::StatusCode;
 use local_api::auth::JwtSettings;
@@ -36,6 +37,7 @@ fn root() -> PathBuf {
 
 #[tokio::test]
 async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
+    let started = std::time::SystemTime::now();
     let devnet = Devnet::up(3000).await;
     let wallet = text(&devnet.run("account", &["--index", "1"]).await["address"]);
     devnet.run("fund", &["--account", &wallet]).await;
@@ -93,7 +95,7 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
     let portfolio = paula.portfolio().await.json;
     let listed = paula.list("limit=100").await.json;
 
-    let screenshots = root().join("target/screenshots");
+    let screenshots = root().join("docs/screenshots");
     let config = std::env::temp_dir().join(format!("page-{}.json", ulid::Ulid::new()));
     std::fs::write(
         &config,
@@ -290,8 +292,23 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
     assert!(shown["phoneWidth"].as_u64().unwrap() <= 375, "{shown}");
     assert_eq!(shown["signinShown"], true);
     assert!(text(&shown["refused"]).contains("refused"), "{shown}");
-    for name in ["desktop.png", "phone.png"] {
+    // The README's pictures are the ones this run took.
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    for name in [
+        "page-desktop.png",
+        "page-actions.png",
+        "page-history.png",
+        "page-phone.png",
+    ] {
+        let modified = std::fs::metadata(screenshots.join(name))
+            .and_then(|m| m.modified())
+            .unwrap();
+        assert!(modified >= started, "{name} was not taken by this run");
         let size = std::fs::metadata(screenshots.join(name)).unwrap().len();
         assert!(size > 10_000, "{name}: {size} bytes");
+        assert!(
+            readme.contains(&format!("docs/screenshots/{name}")),
+            "the README shows {name}"
+        );
     }
 }

@@ -1,7 +1,7 @@
 """Schemathesis hooks for the positions API.
 
 Generated Idempotency-Key values repeat (short strings are drawn often), and the API answers a
-key reused for another request with 422, as it should (README decision 33). The generated
+key reused for another request with 422, as it should (decision 33). The generated
 requests are distinct requests, so each valid key drawn is made unique; an invalid one (empty,
 too long, not printable ASCII) is sent as drawn, for the API to refuse. Only the test data
 changes; every check runs as configured.

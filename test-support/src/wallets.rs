@@ -706,7 +706,7 @@ pub async fn positions_follow_their_owners_wallets(app: &App) {
 }
 
 /// An open wallet position's bounds are among its pool's tracked ticks (the sync reads their fee
-/// growth: it is valued at read, README decision 57) while it is open, and leave them when it
+/// growth: it is valued at read, decision 57) while it is open, and leave them when it
 /// goes: transferred away, or its wallet unlinked. A reconciliation counts what it corrected.
 pub async fn wallet_positions_track_their_bounds_while_open(app: &App) {
     let owner = unique_owner("tracker");

@@ -2,6 +2,9 @@
 // for local-api/tests/web_page.rs, which compares what this reports the page showed with the
 // API's own answers. Usage: node page.mjs CONFIG.json, CONFIG holding
 //   {base, token, opsToken, badToken, rpc, wallet, screenshots}
+// It takes the README's pictures as it goes (`screenshots` is docs/screenshots): the portfolio and
+// list, an action's transactions shown before signing, a position's detail with its history,
+// and the phone layout; so they show the page as it is.
 // Prints one JSON object: the portfolio as shown, every position row over every page (with where
 // its range bar's marker sits against the bounds), the wallet flow's outcome, the phone layout's
 // width, the sign-in state after a refused token, and any error the page logged.
@@ -112,7 +115,7 @@ try {
     label: r.dataset.label, usd: r.querySelector("[data-usd]").textContent, percent: r.querySelector("[data-percent]").textContent,
   })));
   out.pageInfo = await page.textContent("#page-info");
-  await page.screenshot({ path: join(config.screenshots, "desktop.png"), fullPage: true });
+  await page.screenshot({ path: join(config.screenshots, "page-desktop.png"), fullPage: true });
   out.rows = [];
   out.pages = 0;
   for (;;) {
@@ -153,6 +156,7 @@ try {
     await page.click(button);
     await page.waitForSelector("#act-confirm:not([hidden])");
     const shown = await page.$$eval("#detail-transactions li", (lis) => lis.map((li) => li.textContent));
+    if (!setup) await page.locator("#detail").screenshot({ path: join(config.screenshots, "page-actions.png") });
     await page.click("#act-confirm");
     const done = await waitText(page, "#detail-progress", /^(active|closed): done/, sync);
     const liquidity = await page.$eval('#detail-fields dd[data-field="liquidity"]', (d) => d.title || d.textContent);
@@ -160,6 +164,8 @@ try {
   }
   await page.click("#close-position");
   out.closed = await waitText(page, "#detail-progress", /^closed/, sync);
+  await page.waitForSelector("#detail-history tr.history-event");
+  await page.locator("#detail").screenshot({ path: join(config.screenshots, "page-history.png") });
   out.sentGas = await page.evaluate(() => (window.__sent ?? []).map((t) => t.gas ?? null));
   out.detailAfter = await page.$$eval("#detail-fields dd[data-field]", (dds) => Object.fromEntries(dds.map((d) => [d.dataset.field, d.title])));
   // The wallet's positions as listed now (one on a pool no route prices), and the portfolio's note.
@@ -170,7 +176,7 @@ try {
   const phone = await open({ width: 375, height: 812 }, null);
   await phone.waitForSelector("#position-table tbody tr[data-id]");
   out.phoneWidth = await phone.evaluate(() => document.documentElement.scrollWidth);
-  await phone.screenshot({ path: join(config.screenshots, "phone.png") });
+  await phone.screenshot({ path: join(config.screenshots, "page-phone.png") });
 
   // A token the API refuses: back to signing in, with the reason.
   const refused = await open({ width: 800, height: 600 }, null, config.badToken);

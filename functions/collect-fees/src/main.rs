@@ -1,4 +1,4 @@
-//! `collect-fees`: collects a wallet position's fees and uncollected principal to its wallet (README decision 56), behind API Gateway's JWT
+//! `collect-fees`: collects a wallet position's fees and uncollected principal to its wallet (decision 56), behind API Gateway's JWT
 //! authorizer, on DynamoDB; the transactions are run on the chain before they are answered.
 
 #[tokio::main(flavor = "current_thread")]

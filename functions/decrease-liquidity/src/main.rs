@@ -1,4 +1,4 @@
-//! `decrease-liquidity`: takes a share of a wallet position's liquidity out to its wallet (README decision 56), behind API Gateway's JWT
+//! `decrease-liquidity`: takes a share of a wallet position's liquidity out to its wallet (decision 56), behind API Gateway's JWT
 //! authorizer, on DynamoDB; the transactions are run on the chain before they are answered.
 
 #[tokio::main(flavor = "current_thread")]

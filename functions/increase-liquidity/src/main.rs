@@ -1,4 +1,4 @@
-//! `increase-liquidity`: adds liquidity to a wallet position (README decision 56), behind API Gateway's JWT
+//! `increase-liquidity`: adds liquidity to a wallet position (decision 56), behind API Gateway's JWT
 //! authorizer, on DynamoDB; the transactions are run on the chain before they are answered.
 
 #[tokio::main(flavor = "current_thread")]

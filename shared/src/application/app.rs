@@ -52,7 +52,7 @@ pub trait OrderChain: Send + Sync {
     ) -> Result<[U256; 2], String>;
 
     /// Runs `transactions` in order from their wallet on the chain's latest block, each seeing
-    /// the allowances the approvals before it grant (README decision 55): each one's gas
+    /// the allowances the approvals before it grant (decision 55): each one's gas
     /// estimate and return data, or why it would revert or could not be run.
     async fn simulate(
         &self,
@@ -99,7 +99,7 @@ pub trait WalletRefresh: Send + Sync {
     async fn refresh(&self, wallet: &LinkedWallet) -> Result<Refreshed, String>;
 }
 
-/// Follows the chains' position-manager events (`chain::scan`, README decision 45).
+/// Follows the chains' position-manager events (`chain::scan`, decision 45).
 #[async_trait]
 pub trait ChainFollow: Send + Sync {
     /// Scans each EVM chain's confirmed blocks since its last scan for the events of `wallets`

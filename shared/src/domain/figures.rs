@@ -1,5 +1,5 @@
 //! A position's USD figures as exact decimals and the formulas between them: principal, fees,
-//! value, impermanent loss against HODL, PnL and fee APR (README decision 28).
+//! value, impermanent loss against HODL, PnL and fee APR (decision 28).
 
 use bigdecimal::{BigDecimal, Zero};
 

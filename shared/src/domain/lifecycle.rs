@@ -1,5 +1,5 @@
 //! The life cycle's figures: what a close pays and freezes, and how the sync sizes a pending
-//! offer when it activates it (see the README's state diagram). Storing them is the
+//! offer when it activates it (see decision 32's state diagram). Storing them is the
 //! application's `settling`.
 
 use crate::domain::catalog::{Catalog, Pool};

@@ -193,7 +193,7 @@ pub struct SyncReport {
     pub scans: Option<Vec<ChainScan>>,
 }
 
-/// What one sync's scan of a chain's position-manager events did (README decision 45).
+/// What one sync's scan of a chain's position-manager events did (decision 45).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChainScan {
@@ -239,7 +239,7 @@ pub struct WalletsRefreshed {
     /// corrected.
     pub corrected: usize,
     /// Wallets read again because their last read or a position's history stopped part way
-    /// (README decision 58), beside those an event touched.
+    /// (decision 58), beside those an event touched.
     pub retried: usize,
 }
 

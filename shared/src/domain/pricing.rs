@@ -12,7 +12,7 @@ use crate::domain::model::Chain;
 use bigdecimal::{BigDecimal, One};
 use std::collections::{HashMap, HashSet};
 
-/// Tokens taken to be worth exactly 1 USD (an assumption, documented in the README).
+/// Tokens taken to be worth exactly 1 USD (an assumption: decision 21).
 pub const USD_STABLECOINS: &[&str] = &["USDC", "USDT"];
 
 /// Significant digits kept of a derived USD price.

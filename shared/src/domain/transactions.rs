@@ -18,7 +18,7 @@ pub struct TransactionRequest {
     pub data: String,
     /// Wei sent with it, a decimal string.
     pub value: String,
-    /// The gas limit to send it with: the simulation's estimate plus a margin (README decision
+    /// The gas limit to send it with: the simulation's estimate plus a margin (decision
     /// 55), a decimal string; `null` on an order built before transactions were simulated.
     #[serde(default)]
     pub gas: Option<String>,

@@ -1,4 +1,4 @@
-//! The actions on an open wallet position (README decision 56): `POST /positions/{id}/collect`,
+//! The actions on an open wallet position (decision 56): `POST /positions/{id}/collect`,
 //! `/increase`, `/decrease` and `/rebalance` (a move of the range, which also opens the new
 //! position, pending until its mint is confirmed). Each is built at the pool's fresh state for the position's
 //! wallet, run on the chain before it is answered (decision 55), stored as the position's order

@@ -419,7 +419,7 @@ pub async fn sync_markets(app: &App, request: &Request) -> Reply {
         }
     };
     // Where wallets are read in process (local-api), the chains' events are followed to the
-    // wallets they touched (README decision 45); `?reconcile=all` reads every wallet whole.
+    // wallets they touched (decision 45); `?reconcile=all` reads every wallet whole.
     if app.wallet_refresh.is_some() {
         let (scans, mut wallets) = app.follow_wallets().await?;
         if reconcile {

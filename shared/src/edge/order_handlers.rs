@@ -68,7 +68,7 @@ pub(crate) fn order_chain(app: &App, chain: Chain) -> Result<&dyn OrderChain, Ap
     })
 }
 
-/// `transactions` once run on the chain's latest block (README decision 55), with their gas
+/// `transactions` once run on the chain's latest block (decision 55), with their gas
 /// and the amounts they move; a revert answers 409 with its reason (never stored as an
 /// idempotency key's answer: funding the wallet or a new price may well make it pass).
 pub(crate) async fn simulated(

@@ -272,7 +272,7 @@ impl CreateRequest {
             ApiError::bad_request(format!("protocol must be one of: {}", Protocol::names()))
         })?;
         // The range between the two prices: a JSON Schema cannot order two fields, so neither
-        // does the contract (README decision 34).
+        // does the contract (decision 34).
         let (price_lower, price_upper) = {
             let (a, b) = (
                 price(&body.price_lower, "priceLower")?,

@@ -196,7 +196,7 @@ async fn invoke(
         not_updated = report.not_updated,
         "scheduled sync"
     );
-    // Then the chains' events, to the wallets they touched (README decision 45).
+    // Then the chains' events, to the wallets they touched (decision 45).
     if let (Some(fanout), Some(follow)) = (queue, &app.follow) {
         let linked = app.wallets.linked().await?;
         let (scans, mut touched) = follow.follow(&linked).await;

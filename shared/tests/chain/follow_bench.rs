@@ -1,5 +1,5 @@
 //! Benchmark (ignored; `scripts/bench-follow.sh`): what one sync costs when it follows the chain
-//! instead of polling it (README decision 45), on the devnet and DynamoDB (moto, through a
+//! instead of polling it (decision 45), on the devnet and DynamoDB (moto, through a
 //! forwarder that keeps each write): with 1, 100 and 1,000 linked wallets, each holding a
 //! position, and no position event, the JSON-RPC requests and calls of one sync (pools, then
 //! the chain's scan) after swaps and its writes (all, and those of positions); then, for one

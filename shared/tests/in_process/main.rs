@@ -4,6 +4,7 @@
 mod architecture;
 mod catalog;
 mod close;
+mod docs;
 mod events;
 mod handlers;
 mod orders;

@@ -1,4 +1,4 @@
-//! Whole reads of wallets on the engine AWS gives (README decision 45): the sync function sends
+//! Whole reads of wallets on the engine AWS gives (decision 45): the sync function sends
 //! one message per wallet to read (batches of ten) to a queue: the wallets a sync's chain scan
 //! found touched, each hour's share of the reconciliation, the Orca wallets on their own
 //! schedule. The `refresh-wallets` function takes them in batches, reads each wallet (one read

@@ -1,4 +1,4 @@
-//! Following the chain instead of polling it (README decision 45): each sync reads, per EVM
+//! Following the chain instead of polling it (decision 45): each sync reads, per EVM
 //! chain, the position managers' logs of the confirmed blocks since the last scan, in ranges of
 //! at most the chain's log range (a range refused for its size read again in halves): a
 //! `Transfer` from or to a linked wallet, and `IncreaseLiquidity`, `DecreaseLiquidity` or

@@ -1,4 +1,4 @@
-//! Runs an answer's transactions before the API gives them (README decision 55): each with
+//! Runs an answer's transactions before the API gives them (decision 55): each with
 //! `eth_call` and `eth_estimateGas` from the wallet at the chain's latest block, all in one
 //! batch. An approval earlier in the answer is not mined yet, so the runs after it are given
 //! the allowance it grants as a state override of the token's storage; where a token keeps its
@@ -196,7 +196,7 @@ fn quantity(answer: &Value) -> Option<u64> {
     u64::from_str_radix(answer.as_str()?.strip_prefix("0x")?, 16).ok()
 }
 
-/// Runs `transactions` in order on the chain's latest block (README decision 55).
+/// Runs `transactions` in order on the chain's latest block (decision 55).
 pub async fn simulate(
     rpc: &RpcClient,
     transactions: &[TransactionRequest],

@@ -1,5 +1,5 @@
 //! A wallet position valued at its pool's synced state from its own fee state, as a read of
-//! the chain at that block would find it (README decision 57).
+//! the chain at that block would find it (decision 57).
 
 use crate::domain::catalog::Catalog;
 use crate::domain::fee_ticks::chain_growth_inside;
@@ -7,7 +7,7 @@ use crate::domain::math::{Curve, U256};
 use crate::domain::model::{Position, Status, WalletHolding};
 use std::str::FromStr;
 
-/// A wallet position's holding at its pool's synced state (README decision 57): where that
+/// A wallet position's holding at its pool's synced state (decision 57): where that
 /// state is newer than the read and both its bounds' records follow the pool there, what its
 /// liquidity holds (rounded down, as a withdrawal pays) and what `collect` would pay, from its
 /// own fee state: the integer math of a read of the chain at that block. `None` (the read's

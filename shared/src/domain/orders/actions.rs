@@ -1,4 +1,4 @@
-//! The actions on an open wallet position (README decision 56), each built at a fresh pool
+//! The actions on an open wallet position (decision 56), each built at a fresh pool
 //! state for the owner's wallet to sign: a `collect` of everything owed, an
 //! `increaseLiquidity` sized as a create's mint is (with the approvals the wallet's allowances
 //! call for and the SDK's minimums for an existing token id), and a `decreaseLiquidity` of a

@@ -1,5 +1,5 @@
 //! Every transaction the API answers has been run first, from the wallet, on the chain's latest
-//! block (README decision 55): what the run says of each. An approval earlier in the same
+//! block (decision 55): what the run says of each. An approval earlier in the same
 //! answer is not mined yet, so the runs after it see the allowance it grants as a state
 //! override (`grants_before`); a run that reverts stops the answer with its decoded reason
 //! (`revert_reason`); a run that passes gives the transaction its gas and the amounts it moves

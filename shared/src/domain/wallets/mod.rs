@@ -29,13 +29,13 @@ pub struct LinkedWallet {
     /// Why the last read failed, if it did (the last good read stays).
     pub refresh_error: Option<String>,
     /// The positions its last good read found, as `{manager}#{token}`: whose events the chain
-    /// scan follows (README decision 45). Kept on the wallet's registry entry.
+    /// scan follows (decision 45). Kept on the wallet's registry entry.
     pub tokens: Vec<String>,
     /// Its last read, or a position's history, stopped part way: when the syncs retry it.
     pub retry: Option<retry::Retry>,
 }
 
-/// How far a chain's position-manager events were followed (README decision 45): the last
+/// How far a chain's position-manager events were followed (decision 45): the last
 /// block scanned, by number and hash (a later scan that finds another block there saw a
 /// reorg), when, and the wallets events touched in the last blocks (read again when a reorg
 /// replaces their blocks).
@@ -78,7 +78,7 @@ pub struct WalletView {
     pub positions: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refresh_error: Option<String>,
-    /// EVM: when its chain's events were last followed (the chain's scan, README decision 45):
+    /// EVM: when its chain's events were last followed (the chain's scan, decision 45):
     /// its positions are as the chain held them through then; absent before a first scan.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub followed_at: Option<String>,

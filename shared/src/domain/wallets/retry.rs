@@ -1,7 +1,7 @@
 //! Wallets whose whole read or a position's history stopped part way (a provider's outage, a
 //! range refused past its splits, a rate limit): retried by the following syncs, with backoff
 //! and a bound per sync, without reading any idle wallet; still stopped after an hour, they are
-//! said so with a metric (README decision 58).
+//! said so with a metric (decision 58).
 
 use super::LinkedWallet;
 use chrono::{DateTime, Duration, Utc};

@@ -96,7 +96,7 @@ impl DynamoDbStore {
     }
 
     /// Writes the page copies of every position in the table that lacks them (a table from
-    /// before page copies: README decision 51): one `Scan` of the position items, paged, and
+    /// before page copies: decision 51): one `Scan` of the position items, paged, and
     /// their copies in batches. Idempotent: a copy written again is the same item. Run on an
     /// idle table, as the bulk import is. Returns how many positions it copied.
     pub async fn backfill_pages(&self) -> Result<u64, StoreError> {

@@ -110,7 +110,7 @@ fn wallet_item(w: &LinkedWallet) -> Item {
     item
 }
 
-/// A wallet's stopped read, kept as JSON on its items (README decision 58).
+/// A wallet's stopped read, kept as JSON on its items (decision 58).
 const RETRY: &str = "retry";
 
 fn retry_text(w: &LinkedWallet) -> Option<AttributeValue> {
