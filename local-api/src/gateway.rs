@@ -144,7 +144,7 @@ impl Gateway {
         check_sizes(&parts)?;
         // The document is public: served before the authorizer, as a static site would.
         if parts.uri.path() == crate::openapi::PATH {
-            let catalog = self.app.market.catalog().await?;
+            let catalog = shared::application::positions::catalog(&self.app).await?;
             return crate::openapi::answer(&parts.method, &catalog);
         }
         // So is the page (`web/`): its files are public, the API calls it makes carry a token.

@@ -2,12 +2,14 @@
 //! where chains are read, the readers behind their traits; and the wallet refresh over them.
 //! Which implementations fill it is the wiring's `assemble`.
 
+use crate::application::error::{Outcome, UseCaseError};
 use crate::application::ports::{HistoryStore, Market, PositionStore, StoreError, WalletStore};
 use crate::application::wallet_reads::{Change, Recorded};
+use crate::domain::catalog::Catalog;
 use crate::domain::clock::Clock;
 use crate::domain::market::{ChainScan, PoolState, SyncReport, WalletFailure, WalletsRefreshed};
 use crate::domain::math::U256;
-use crate::domain::model::{Chain, TransactionRequest};
+use crate::domain::model::{Chain, Position, TransactionRequest};
 use crate::domain::orders::simulation::{Simulated, SimulationError};
 use crate::domain::wallets::challenge::SigningDomain;
 use crate::domain::wallets::retry::{due, Retry, RETRIES_PER_SYNC};
@@ -126,6 +128,14 @@ pub enum WholeRead {
 }
 
 impl App {
+    /// The caller's position `id`, with the catalog; unknown or another user's is not found.
+    pub async fn own_position(&self, owner: &str, id: &str) -> Outcome<(Position, Arc<Catalog>)> {
+        let (position, catalog) =
+            tokio::try_join!(self.store.get(owner, id), self.market.catalog())?;
+        let not_found = || UseCaseError::NotFound("position not found".into());
+        Ok((position.ok_or_else(not_found)?, catalog))
+    }
+
     /// Reads `wallets` whole, a few at a time (the in-process path: local-api; the stack fans
     /// out through its queue instead).
     pub async fn read_wallets(

@@ -1,9 +1,17 @@
 //! The use cases: the domain's rules carried out over the ports (`ports`: the store's traits;
-//! `app`: what every handler receives, with the chain readers' traits). Nothing here knows
-//! DynamoDB, a chain's JSON-RPC or HTTP; the adapters implement the ports.
+//! `app`: what every use case receives, with the chain readers' traits). Each endpoint's logic is
+//! a function here taking plain inputs and returning domain values or a [`error::UseCaseError`];
+//! nothing here knows DynamoDB, a chain's JSON-RPC or HTTP; the adapters implement the ports.
 
+pub mod actions;
 pub mod app;
+pub mod error;
+pub mod inputs;
+pub mod keys;
+pub mod orders;
 pub mod portfolio;
 pub mod ports;
+pub mod positions;
 pub mod settling;
 pub mod wallet_reads;
+pub mod wallets;

@@ -2,23 +2,13 @@
 //! requests as it can) valued as `GET /positions` values each position.
 
 use crate::application::app::App;
-use crate::application::ports::StoreError;
+use crate::application::error::Outcome;
 use crate::domain::holdings::with_closed_wallet_positions;
 use crate::domain::portfolio::{portfolio, PortfolioView};
-use crate::domain::valuation::ValuationError;
-
-/// Why a portfolio could not be answered.
-#[derive(Debug, thiserror::Error)]
-pub enum PortfolioError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Valuation(#[from] ValuationError),
-}
 
 /// The overview of `owner`'s open positions and the realized totals of the closed ones (their
 /// wallet positions closed on chain among them, valued at read).
-pub async fn portfolio_of(app: &App, owner: &str) -> Result<PortfolioView, PortfolioError> {
+pub async fn portfolio_of(app: &App, owner: &str) -> Outcome<PortfolioView> {
     let (inputs, catalog) = tokio::try_join!(app.store.portfolio_inputs(owner), async {
         app.market.catalog().await
     },)?;

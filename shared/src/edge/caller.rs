@@ -1,15 +1,10 @@
 //! Who calls and what they ask about: the caller's `sub` from the authorizer's claims, a JSON
-//! body as sent, and the caller's own position named by the path (what every handler module
-//! starts from).
+//! body as sent, and the position id the path names (what every handler module starts from).
 
-use crate::application::app::App;
-use crate::domain::catalog::Catalog;
-use crate::domain::model::Position;
 use crate::edge::error::ApiError;
 use crate::edge::http::{caller, content_encoding, is_json};
 use crate::edge::validation::{is_position_id, MAX_BODY_BYTES};
 use lambda_http::{Request, RequestExt};
-use std::sync::Arc;
 
 /// The caller's `sub`; without the authorizer's claims the request is unauthorized.
 pub fn owner(request: &Request) -> Result<String, ApiError> {
@@ -20,21 +15,14 @@ fn position_not_found() -> ApiError {
     ApiError::NotFound("position not found".into())
 }
 
-/// The caller's position named by the path's `{id}`, with the catalog; a malformed, unknown or
-/// another user's id is 404.
-pub async fn own_position(
-    app: &App,
-    request: &Request,
-) -> Result<(Position, Arc<Catalog>), ApiError> {
-    let owner = owner(request)?;
-    let id = request
+/// The position id the path names; a malformed one is 404, as an unknown one is.
+pub fn position_id(request: &Request) -> Result<String, ApiError> {
+    request
         .path_parameters_ref()
         .and_then(|p| p.first("id"))
         .filter(|id| is_position_id(id))
-        .ok_or_else(position_not_found)?
-        .to_string();
-    let (position, catalog) = tokio::try_join!(app.store.get(&owner, &id), app.market.catalog())?;
-    Ok((position.ok_or_else(position_not_found)?, catalog))
+        .map(str::to_string)
+        .ok_or_else(position_not_found)
 }
 
 /// The request's body, if it is uncompressed JSON within [`MAX_BODY_BYTES`].

@@ -1,9 +1,8 @@
-//! The one error type of the API and its single mapping to HTTP statuses and bodies. Domain
-//! errors (store, valuation, math) become an [`ApiError`] here; a server fault keeps its cause,
+//! The one error type of the API and its single mapping to HTTP statuses and bodies. The use
+//! cases' errors (and the domain's valuation errors) become an [`ApiError`] here; a server fault keeps its cause,
 //! which is logged once, when the response is rendered.
 
-use crate::application::portfolio::PortfolioError;
-use crate::application::ports::StoreError;
+use crate::application::error::UseCaseError;
 use crate::domain::valuation::ValuationError;
 use crate::edge::http::json_response;
 use lambda_http::http::{header, StatusCode};
@@ -179,20 +178,16 @@ fn chain(error: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
-impl From<StoreError> for ApiError {
-    fn from(error: StoreError) -> Self {
+impl From<UseCaseError> for ApiError {
+    fn from(error: UseCaseError) -> Self {
         match error {
-            StoreError::Unavailable(_) => ApiError::ServiceUnavailable(Box::new(error)),
-            other => ApiError::Internal(Box::new(other)),
-        }
-    }
-}
-
-impl From<PortfolioError> for ApiError {
-    fn from(error: PortfolioError) -> Self {
-        match error {
-            PortfolioError::Store(e) => e.into(),
-            PortfolioError::Valuation(e) => e.into(),
+            UseCaseError::BadRequest(message) => ApiError::BadRequest(message),
+            UseCaseError::NotFound(message) => ApiError::NotFound(message),
+            UseCaseError::Conflict(message) => ApiError::Conflict(message),
+            UseCaseError::Contended(message) => ApiError::Contended(message),
+            UseCaseError::MarketStale(message) => ApiError::MarketStale(message),
+            UseCaseError::Unavailable(cause) => ApiError::ServiceUnavailable(cause),
+            UseCaseError::Internal(cause) => ApiError::Internal(cause),
         }
     }
 }
@@ -209,6 +204,7 @@ impl From<ValuationError> for ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::application::ports::StoreError;
     use crate::domain::math::MathError;
 
     fn body_of(error: ApiError) -> (StatusCode, serde_json::Value) {
@@ -253,7 +249,8 @@ mod tests {
 
     #[test]
     fn unavailable_store_maps_to_503_with_retry_after() {
-        let error: ApiError = StoreError::Unavailable("throttled".into()).into();
+        let error: ApiError =
+            UseCaseError::from(StoreError::Unavailable("throttled".into())).into();
         assert!(matches!(error, ApiError::ServiceUnavailable(_)));
         let response = error.render("test");
         assert_eq!(response.headers()[header::RETRY_AFTER], "1");
@@ -263,7 +260,8 @@ mod tests {
 
     #[test]
     fn server_faults_keep_their_cause_and_hide_it() {
-        let error: ApiError = StoreError::Failure("secret table detail".into()).into();
+        let error: ApiError =
+            UseCaseError::from(StoreError::Failure("secret table detail".into())).into();
         let cause = std::error::Error::source(&error).map(ToString::to_string);
         assert_eq!(cause.as_deref(), Some("store failure: secret table detail"));
         let (status, body) = body_of(error);

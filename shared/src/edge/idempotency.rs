@@ -3,7 +3,8 @@
 //! Semantics in the README (decision 33); the store keeps the keys (`claim_key` and friends).
 
 use crate::application::app::App;
-use crate::domain::model::{KeyAnswer, KeyClaim, StoredResponse, KEY_RETENTION};
+use crate::application::keys;
+use crate::domain::model::{KeyAnswer, KeyClaim, PositionEntry, StoredResponse, KEY_RETENTION};
 use crate::edge::error::ApiError;
 use crate::edge::http::request_id;
 use lambda_http::http::{header, HeaderValue, StatusCode};
@@ -36,6 +37,15 @@ impl Claim {
             expires_at: self.at
                 + chrono::Duration::from_std(KEY_RETENTION).unwrap_or(chrono::Duration::MAX),
         }
+    }
+
+    /// What a write keeps for this key: the position it shows, rendered by `render` as the
+    /// response (the same the request gets).
+    pub fn answering(
+        &self,
+        render: fn(&PositionEntry) -> Response<Body>,
+    ) -> Box<dyn Fn(&PositionEntry) -> KeyAnswer + Send + Sync + '_> {
+        Box::new(move |shown| self.answer(&render(shown)))
     }
 }
 
@@ -124,11 +134,7 @@ where
     };
     let now = app.clock.now();
     let lease =
-        match app
-            .store
-            .claim_key(owner, &key, &fingerprint(request), now)
-            .await?
-        {
+        match keys::claim(app, owner, &key, &fingerprint(request), now).await? {
             KeyClaim::Claimed { lease } => lease,
             KeyClaim::Answered(stored) => return Ok(replay(stored)),
             KeyClaim::OtherRequest => return Err(ApiError::UnprocessableEntity(
@@ -154,15 +160,11 @@ where
         Ok(response) => Ok(response),
         Err(error) if error.is_final() => {
             let response = error.render(&request_id(request));
-            if let Err(e) = app.store.answer_key(&claim.answer(&response)).await {
-                tracing::warn!(cause = %e, "idempotency key left in flight until its lease ends");
-            }
+            keys::keep(app, &claim.answer(&response)).await;
             Ok(response)
         }
         Err(error) => {
-            if let Err(e) = app.store.release_key(owner, &claim.key, &claim.lease).await {
-                tracing::warn!(cause = %e, "idempotency key left in flight until its lease ends");
-            }
+            keys::release(app, owner, &claim.key, &claim.lease).await;
             Err(error)
         }
     }

@@ -1,4 +1,4 @@
-//! Every function's binary (release code, `emulator` profile) under the Lambda Runtime Interface Emulator (the emulator
+//! Every function's binary (the build the tests use) under the Lambda Runtime Interface Emulator (the emulator
 //! `sam local invoke` runs), on DynamoDB (moto): every file in `events/` is invoked through it
 //! and answers its expected status with a body of the documented shape, and the function's logs
 //! are JSON lines carrying the Lambda request id.
@@ -79,7 +79,7 @@ async fn fresh_state_for(store: &shared::store::DynamoDbStore, fixture: &shared:
 }
 
 #[tokio::test]
-async fn every_event_through_the_release_binaries_under_the_emulator() {
+async fn every_event_through_the_function_binaries_under_the_emulator() {
     let rie = required("LAMBDA_RIE");
     let bin_dir = std::path::PathBuf::from(required("LAMBDA_BIN_DIR"));
     let store = dynamodb_store().await;
@@ -100,7 +100,7 @@ async fn every_event_through_the_release_binaries_under_the_emulator() {
         let binary = bin_dir.join(endpoint.function_name());
         assert!(
             binary.exists(),
-            "{} is missing: build the release binaries",
+            "{} is missing: build the binaries (scripts/test.sh does)",
             binary.display()
         );
         let (port, log_path, mut emulator) =

@@ -464,3 +464,35 @@ fn every_module_uses_only_what_the_architecture_doc_allows() {
         );
     }
 }
+
+/// The edge only reads requests, calls use cases and renders their answers: it names no port
+/// (`application::ports`) and no adapter, and reaches no port through the app's fields.
+#[test]
+fn the_edge_calls_use_cases_never_the_ports() {
+    let mut files = BTreeMap::new();
+    modules(&src(), &[], &mut files);
+    let ports = [
+        "application::ports",
+        "adapters::",
+        "app.store",
+        "app.market",
+        "app.history",
+        "app.wallets",
+        "app.sync",
+        "app.follow",
+        "app.order_chain",
+        "app.wallet_refresh",
+    ];
+    let mut edge = 0;
+    for (module, text) in files.iter().filter(|(m, _)| layer_of(m) == "edge") {
+        edge += 1;
+        let code = without_tests(text);
+        for port in ports {
+            assert!(
+                !code.contains(port),
+                "{module} holds {port:?}: the edge calls a use case of `application` instead"
+            );
+        }
+    }
+    assert!(edge >= 8, "the edge's modules were found ({edge})");
+}

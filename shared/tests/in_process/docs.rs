@@ -111,7 +111,10 @@ fn the_link_check_sees_a_broken_link_and_a_missing_heading() {
     assert_eq!(links("a [b](c.md#d) e [f](g)"), ["c.md#d", "g"]);
     assert!(links(&prose("```\n[x](y)\n```\n")).is_empty());
     assert_eq!(anchor(" The two commands"), "the-two-commands");
-    assert_eq!(anchor("Why a figure is what it is"), "why-a-figure-is-what-it-is");
+    assert_eq!(
+        anchor("Why a figure is what it is"),
+        "why-a-figure-is-what-it-is"
+    );
     assert!(!anchors("# One\n## Two `x`").contains("three"));
     assert!(anchors("# One\n## Two `x`").contains("two-x"));
 }
@@ -142,10 +145,17 @@ fn each_decision_is_one_record_in_the_adr_form_listed_once() {
     let records = records();
     let numbers: Vec<u32> = records.keys().copied().collect();
     let expected: Vec<u32> = (1..=numbers.len() as u32).collect();
-    assert_eq!(numbers, expected, "decisions are numbered 1, 2, … without a gap");
+    assert_eq!(
+        numbers, expected,
+        "decisions are numbered 1, 2, … without a gap"
+    );
     let index = std::fs::read_to_string(decisions_dir().join("README.md")).unwrap();
     for (number, names) in &records {
-        assert_eq!(names.len(), 1, "decision {number} is defined twice: {names:?}");
+        assert_eq!(
+            names.len(),
+            1,
+            "decision {number} is defined twice: {names:?}"
+        );
         let name = &names[0];
         let text = std::fs::read_to_string(decisions_dir().join(name)).unwrap();
         assert!(
@@ -172,9 +182,9 @@ fn each_decision_is_one_record_in_the_adr_form_listed_once() {
         }
         let text = std::fs::read_to_string(&file).unwrap();
         for line in text.lines() {
-            let numbered = line.split_once(". **").is_some_and(|(n, _)| {
-                !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())
-            });
+            let numbered = line
+                .split_once(". **")
+                .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
             assert!(
                 !numbered,
                 "{} defines a decision outside docs/decisions: {line}",

@@ -513,6 +513,17 @@ pub fn with_closed_wallet_positions(
     realized
 }
 
+impl PositionEntry {
+    /// The position's id, whichever way it is shown.
+    pub fn id(&self) -> &str {
+        match self {
+            PositionEntry::Valued(view) => &view.id,
+            PositionEntry::Unvalued(view) => &view.id,
+            PositionEntry::Wallet(view) => &view.id,
+        }
+    }
+}
+
 /// Any position as the API shows it: a wallet position at its last read, a simulated one
 /// valued ([`position_entry`]).
 pub fn entry(

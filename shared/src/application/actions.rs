@@ -1,0 +1,278 @@
+//! The actions on an open wallet position (decision 56): collect, increase, decrease and a move
+//! of the range (which also opens the new position, pending until its mint is confirmed). Each
+//! is built at the pool's fresh state for the position's wallet, run on the chain before it is
+//! answered (decision 55), stored as the position's order and followed as a close is: the hash
+//! reported, then the sync. One transaction at a time per position: another one waiting is a
+//! conflict.
+
+use crate::application::app::App;
+use crate::application::error::{Outcome, UseCaseError};
+use crate::application::inputs::OrderLimits;
+use crate::application::keys::{keep_shown, Answering};
+use crate::application::orders::{
+    close_on_chain, fresh_state, held_terms, order_chain, simulated, venue_of, waiting_order,
+};
+use crate::application::ports::StoreError;
+use crate::application::positions::offered_amounts;
+use crate::domain::catalog::Catalog;
+use crate::domain::history::units;
+use crate::domain::holdings::entry;
+use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, PositionEntry, Source, Status};
+use crate::domain::orders::actions::{
+    collect_transaction, decrease_transaction, increase_transactions, move_funds,
+    rebalance_transactions, share_of, Move,
+};
+use crate::domain::orders::build::protocol_tokens;
+use crate::domain::orders::plan_mint;
+use crate::domain::valuation::{TokenPair, ValuationError};
+use bigdecimal::BigDecimal;
+use chrono::{DateTime, Utc};
+
+/// What the caller asked of the position, checked before any read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asked {
+    Collect(OrderLimits),
+    Increase {
+        amounts: (String, String),
+        limits: OrderLimits,
+    },
+    Decrease {
+        percent: u8,
+        limits: OrderLimits,
+    },
+    Rebalance {
+        prices: (BigDecimal, BigDecimal),
+        limits: OrderLimits,
+    },
+}
+
+impl Asked {
+    pub fn limits(&self) -> OrderLimits {
+        match self {
+            Asked::Collect(limits)
+            | Asked::Increase { limits, .. }
+            | Asked::Decrease { limits, .. }
+            | Asked::Rebalance { limits, .. } => *limits,
+        }
+    }
+}
+
+/// Builds the asked action on the caller's position `id` for its wallet; 100 % of a decrease is
+/// the close.
+pub async fn act(
+    app: &App,
+    owner: &str,
+    id: &str,
+    asked: &Asked,
+    answering: Answering<'_>,
+) -> Outcome<PositionEntry> {
+    for _ in 0..3 {
+        let (position, catalog) = app.own_position(owner, id).await?;
+        let done = match asked {
+            Asked::Decrease {
+                percent: 100,
+                limits,
+            } => {
+                refuse(&position, app.clock.now())?;
+                close_on_chain(app, (position, &catalog), *limits, answering).await?
+            }
+            _ => act_once(app, (position, &catalog), asked, answering).await?,
+        };
+        if let Some(shown) = done {
+            return Ok(shown);
+        }
+    }
+    Err(UseCaseError::Contended(
+        "the position changed while the transaction was being built: retry".into(),
+    ))
+}
+
+/// Why the position takes no action now, if it takes none: 409 with the reason.
+fn refuse(position: &Position, now: DateTime<Utc>) -> Outcome<()> {
+    let conflict = |message: &str| Err(UseCaseError::Conflict(message.into()));
+    if position.source() != Source::Wallet {
+        return conflict(
+            "a simulated position moves no token: collect, increase, decrease and a move of the \
+             range act on wallet positions (opened on chain or read from a linked wallet)",
+        );
+    }
+    if position.chain == Chain::Solana {
+        return conflict(
+            "actions on Orca positions are not offered: Orca's program and SDKs are under a \
+             licence that forbids commercial use; act on it from your wallet, and the next \
+             refresh reads it",
+        );
+    }
+    if position.status != Status::Active {
+        return conflict("the position is not active: only an open position takes an action");
+    }
+    if let Some(waiting) = waiting_order(position, now) {
+        return Err(UseCaseError::Conflict(format!(
+            "a {} of this position waits for the chain until {}: send it (and report its \
+             hash) or let it expire first",
+            waiting.kind,
+            waiting.expires_at.to_rfc3339()
+        )));
+    }
+    Ok(())
+}
+
+/// One build of the action on the position as it reads now; `None` when it changed meanwhile.
+async fn act_once(
+    app: &App,
+    (position, catalog): (Position, &Catalog),
+    asked: &Asked,
+    answering: Answering<'_>,
+) -> Outcome<Option<PositionEntry>> {
+    let now = app.clock.now();
+    refuse(&position, now)?;
+    let Some(holding) = position.holding.as_deref() else {
+        return Err(UseCaseError::Conflict(
+            "the position has no token on chain to act on".into(),
+        ));
+    };
+    let pool = catalog
+        .find(position.chain, position.protocol, &position.pool)
+        .ok_or_else(|| {
+            UseCaseError::MarketStale(
+                "the position's pool is not synced yet: retry after the next sync".into(),
+            )
+        })?;
+    let state = fresh_state(catalog, pool, now)?;
+    let venue = venue_of(catalog, pool)?;
+    let chain = order_chain(app, pool.chain)?;
+    let limits = asked.limits();
+    let terms = held_terms(&venue, &holding.wallet, state, limits, now);
+    let ticks = (position.tick_lower, position.tick_upper);
+    let token = holding.token.as_str();
+    // A collect's payment is told apart where the history knows the uncollected principal.
+    let principal_owed = holding
+        .history
+        .as_ref()
+        .filter(|h| h.complete)
+        .map(|h| units(&h.uncollected_principal));
+    let plan_at = |ticks: (i32, i32), offered: TokenPair| {
+        plan_mint(pool, ticks, offered, limits.slippage_bps).map_err(|e| match e {
+            ValuationError::Rejected(message) => UseCaseError::Conflict(message),
+            other => other.into(),
+        })
+    };
+    let allowances = || async {
+        let tokens = protocol_tokens(pool).map(|t| t.address.as_str());
+        chain
+            .allowances(pool.chain, state, &holding.wallet, &venue.manager, tokens)
+            .await
+            .map_err(|e| {
+                UseCaseError::MarketStale(format!(
+                    "the wallet's allowances cannot be read from {} ({e}): retry",
+                    pool.chain
+                ))
+            })
+    };
+    // A range move also opens a position: pending until its mint is confirmed.
+    let mut opening: Option<Position> = None;
+    let (kind, transactions) = match asked {
+        Asked::Collect(_) => (
+            OrderKind::Collect,
+            vec![collect_transaction(&terms, token).map_err(UseCaseError::internal)?],
+        ),
+        Asked::Increase { amounts, .. } => {
+            let offered = offered_amounts(pool, (&amounts.0, &amounts.1))?;
+            let plan = plan_at(ticks, offered)?;
+            let built = increase_transactions(pool, &terms, token, &plan, allowances().await?)
+                .map_err(UseCaseError::internal)?;
+            (OrderKind::Increase, built)
+        }
+        Asked::Decrease { percent, .. } => {
+            let share = share_of(position.liquidity, *percent);
+            if share == 0 {
+                return Err(UseCaseError::Conflict(format!(
+                    "{percent} % of the position's liquidity ({}) is no liquidity to withdraw",
+                    position.liquidity
+                )));
+            }
+            let built = decrease_transaction(pool, &terms, token, ticks, share)
+                .map_err(UseCaseError::internal)?;
+            (OrderKind::Decrease, vec![built])
+        }
+        Asked::Rebalance {
+            prices: (lower, upper),
+            ..
+        } => {
+            if ![lower, upper].into_iter().all(|p| pool.price_in_bounds(p)) {
+                let (low, high) = pool.price_bounds();
+                return Err(UseCaseError::bad_request(format!(
+                    "priceLower and priceUpper must lie between {low:e} and {high:e} on this pool"
+                )));
+            }
+            let to = pool.snap_range(lower, upper)?;
+            if to == ticks {
+                return Err(UseCaseError::Conflict(
+                    "the new range is the position's own: nothing to move".into(),
+                ));
+            }
+            let owed = holding.fees.clone().map(|f| f.parse().unwrap_or_default());
+            let funds = move_funds(pool, ticks, position.liquidity, owed)?;
+            let plan = plan_at(to, funds)?;
+            let moving = Move {
+                token_id: token,
+                from: ticks,
+                liquidity: position.liquidity,
+                to,
+                plan: &plan,
+            };
+            let built = rebalance_transactions(pool, &terms, &moving, allowances().await?)
+                .map_err(UseCaseError::internal)?;
+            let id = ulid::Ulid::from_datetime(terms.now.into()).to_string();
+            let new = Position {
+                id,
+                status: Status::Pending,
+                tick_lower: to.0,
+                tick_upper: to.1,
+                liquidity: plan.liquidity,
+                cost_basis_usd: pool.value_of(&plan.deposit),
+                deposit: Some(plan.deposit),
+                fee_checkpoint: None,
+                closing: None,
+                created_at: terms.now,
+                holding: None,
+                order: None,
+                ..position.clone()
+            };
+            opening = Some(new);
+            (OrderKind::Rebalance, built)
+        }
+    };
+    let transactions = simulated(chain, pool, transactions, principal_owed).await?;
+    let mut order = terms.order(kind, transactions.clone());
+    // A move stores its new position (pending) with the old one's order in one write: a move
+    // refused (another action stored first) stores nothing.
+    let opening = opening.map(|new| {
+        order.moved = Some(new.id.clone());
+        let open = ChainOrder {
+            moved: Some(position.id.clone()),
+            ..terms.order(OrderKind::Open, transactions)
+        };
+        Position {
+            order: Some(Box::new(open)),
+            ..new
+        }
+    });
+    let ordered = Position {
+        order: Some(Box::new(order)),
+        ..position.clone()
+    };
+    let previous = position.order.as_deref();
+    let stored = match &opening {
+        Some(new) => app.store.set_move_order(&ordered, previous, new).await,
+        None => app.store.set_order(&ordered, previous).await,
+    };
+    match stored {
+        Err(StoreError::Conflict) => return Ok(None),
+        result => result?,
+    }
+    let shown = entry(&ordered, catalog, now)?;
+    keep_shown(app, answering, &shown).await;
+    tracing::info!(position = %position.id, %kind, "action built for the wallet");
+    Ok(Some(shown))
+}

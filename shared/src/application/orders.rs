@@ -1,0 +1,370 @@
+//! Opening and closing on chain: the create with a `wallet` (the mint built at the pool's fresh
+//! state with the approvals the wallet's allowances call for), the close of a wallet position
+//! (its withdraw built, or a pending open cancelled), each transaction run on the chain's latest
+//! block before it is answered, and the hash the wallet sent recorded (which the sync follows).
+//! The service builds and follows; the owner's wallet signs.
+
+use crate::application::app::{App, OrderChain};
+use crate::application::error::{Outcome, UseCaseError};
+use crate::application::inputs::OrderLimits;
+use crate::application::keys::{keep_shown, Answering};
+use crate::application::ports::StoreError;
+use crate::domain::catalog::{Catalog, Pool};
+use crate::domain::holdings::entry;
+use crate::domain::lifecycle::unfunded_close;
+use crate::domain::market::PoolState;
+use crate::domain::math::U256;
+use crate::domain::model::PositionEntry;
+use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, Status, TransactionRequest};
+use crate::domain::orders::build::{open_transactions, protocol_tokens, withdraw_transaction};
+use crate::domain::orders::settle::CANCELLED;
+use crate::domain::orders::simulation::{annotate, SimulationError};
+use crate::domain::orders::{plan_mint, venue, OrderTerms, Venue};
+use crate::domain::valuation::{TokenPair, ValuationError};
+use crate::domain::wallets::address::canonical;
+use chrono::{DateTime, Utc};
+
+/// The pool's state if it is fresh: a transaction is only ever built at one.
+pub(crate) fn fresh_state<'a>(
+    catalog: &Catalog,
+    pool: &'a Pool,
+    now: DateTime<Utc>,
+) -> Outcome<&'a PoolState> {
+    pool.state
+        .as_ref()
+        .filter(|state| !catalog.freshness.is_stale(Some(state), now))
+        .ok_or_else(|| {
+            UseCaseError::MarketStale(
+                "the pool's market state is stale: transactions are only built at a fresh \
+                 state; retry after the next sync"
+                    .into(),
+            )
+        })
+}
+
+pub(crate) fn venue_of(catalog: &Catalog, pool: &Pool) -> Result<Venue, UseCaseError> {
+    venue(catalog, pool).ok_or_else(|| {
+        UseCaseError::bad_request(format!(
+            "no {} deployment is known on {}: positions there cannot be opened or closed on \
+             chain",
+            pool.protocol, pool.chain
+        ))
+    })
+}
+
+/// The reads of `chain` transactions are built and simulated with.
+pub(crate) fn order_chain(app: &App, chain: Chain) -> Result<&dyn OrderChain, UseCaseError> {
+    app.order_chain.as_deref().ok_or_else(|| {
+        UseCaseError::MarketStale(format!(
+            "{chain} cannot be read from here: transactions are only built where they can be \
+             simulated on the chain"
+        ))
+    })
+}
+
+/// `transactions` once run on the chain's latest block (decision 55), with their gas
+/// and the amounts they move; a revert answers 409 with its reason (never stored as an
+/// idempotency key's answer: funding the wallet or a new price may well make it pass).
+pub(crate) async fn simulated(
+    chain: &dyn OrderChain,
+    pool: &Pool,
+    transactions: Vec<TransactionRequest>,
+    principal_owed: Option<[U256; 2]>,
+) -> Result<Vec<TransactionRequest>, UseCaseError> {
+    let runs = match chain.simulate(pool.chain, &transactions).await {
+        Ok(runs) => runs,
+        Err(refused @ SimulationError::Reverted { .. }) => {
+            return Err(UseCaseError::Contended(format!(
+                "{refused}: nothing was stored and nothing is given to sign"
+            )))
+        }
+        Err(SimulationError::Unavailable(reason)) => return Err(UseCaseError::MarketStale(reason)),
+    };
+    annotate(pool, transactions, &runs, principal_owed).map_err(UseCaseError::MarketStale)
+}
+
+/// The caller's linked wallet on `chain` spelled as `address` (its canonical spelling).
+async fn linked_wallet(
+    app: &App,
+    owner: &str,
+    chain: Chain,
+    address: &str,
+) -> Result<String, UseCaseError> {
+    let not_linked = || {
+        UseCaseError::bad_request(format!(
+            "wallet {address} is not linked to you on {chain}: link it first (POST /wallets)"
+        ))
+    };
+    let wallet = canonical(chain, address).map_err(|_| not_linked())?;
+    let linked = app.wallets.wallets(owner).await?;
+    linked
+        .iter()
+        .any(|w| w.chain == chain && w.address == wallet)
+        .then_some(wallet)
+        .ok_or_else(not_linked)
+}
+
+/// The create of `offer` (pending, its range snapped) from `wallet`: the mint sized at the
+/// pool's fresh state, the approvals it needs, the order the sync then follows.
+pub async fn open_on_chain(
+    app: &App,
+    (catalog, pool): (&Catalog, &Pool),
+    offer: Position,
+    offered: TokenPair,
+    (wallet, limits): &(String, OrderLimits),
+) -> Result<Position, UseCaseError> {
+    if pool.chain == Chain::Solana {
+        return Err(UseCaseError::bad_request(
+            "opening Orca positions from the API is not supported yet: open it from your \
+             wallet, and linking the wallet (POST /wallets) tracks it",
+        ));
+    }
+    let wallet = linked_wallet(app, &offer.owner, pool.chain, wallet).await?;
+    let state = fresh_state(catalog, pool, offer.created_at)?;
+    let venue = venue_of(catalog, pool)?;
+    let chain = order_chain(app, pool.chain)?;
+    let ticks = (offer.tick_lower, offer.tick_upper);
+    let plan = plan_mint(pool, ticks, offered, limits.slippage_bps).map_err(|e| match e {
+        ValuationError::Rejected(message) => UseCaseError::Conflict(message),
+        other => other.into(),
+    })?;
+    let tokens = protocol_tokens(pool).map(|t| t.address.as_str());
+    let allowances = chain
+        .allowances(pool.chain, state, &wallet, &venue.manager, tokens)
+        .await
+        .map_err(|e| {
+            UseCaseError::MarketStale(format!(
+                "the wallet's allowances cannot be read from {} ({e}): retry",
+                pool.chain
+            ))
+        })?;
+    let terms = OrderTerms {
+        venue: &venue,
+        wallet: &wallet,
+        height: state.height,
+        slippage_bps: limits.slippage_bps,
+        deadline_seconds: limits.deadline_seconds,
+        now: offer.created_at,
+    };
+    let transactions = open_transactions(
+        pool,
+        &venue,
+        &wallet,
+        ticks,
+        &plan,
+        allowances,
+        terms.deadline(),
+    )
+    .map_err(UseCaseError::internal)?;
+    let transactions = simulated(chain, pool, transactions, None).await?;
+    Ok(Position {
+        liquidity: plan.liquidity,
+        cost_basis_usd: pool.value_of(&plan.deposit),
+        deposit: Some(plan.deposit),
+        order: Some(Box::new(terms.order(OrderKind::Open, transactions))),
+        ..offer
+    })
+}
+
+/// The terms of an order for a position the wallet holds, built now at `state`.
+pub(crate) fn held_terms<'a>(
+    venue: &'a Venue,
+    wallet: &'a str,
+    state: &PoolState,
+    limits: OrderLimits,
+    now: DateTime<Utc>,
+) -> OrderTerms<'a> {
+    OrderTerms {
+        venue,
+        wallet,
+        height: state.height,
+        slippage_bps: limits.slippage_bps,
+        deadline_seconds: limits.deadline_seconds,
+        now: DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now),
+    }
+}
+
+/// Any order of the position still open at `now` (one transaction at a time per position).
+pub(crate) fn waiting_order(position: &Position, now: DateTime<Utc>) -> Option<&ChainOrder> {
+    position.order.as_deref().filter(|o| now < o.expires_at)
+}
+
+/// An order still open at `now`: not settled, its deadline not passed.
+pub(crate) fn open_order(
+    position: &Position,
+    kind: OrderKind,
+    now: DateTime<Utc>,
+) -> Option<&ChainOrder> {
+    position
+        .order
+        .as_deref()
+        .filter(|o| o.kind == kind && now < o.expires_at)
+}
+
+/// The close of a position opened on chain or read from a wallet. A pending open is cancelled;
+/// an active position gets the withdraw to sign (the same one while it is open). `None` when
+/// the position changed meanwhile (the caller reads it again).
+pub async fn close_on_chain(
+    app: &App,
+    (position, catalog): (Position, &Catalog),
+    limits: OrderLimits,
+    answering: Answering<'_>,
+) -> Outcome<Option<PositionEntry>> {
+    let now = app.clock.now();
+    let pool = catalog
+        .find(position.chain, position.protocol, &position.pool)
+        .ok_or_else(|| {
+            UseCaseError::MarketStale(
+                "the position's pool is not synced yet: retry after the next sync".into(),
+            )
+        })?;
+    if position.status == Status::Pending {
+        let closing = unfunded_close(pool, CANCELLED.to_string(), now);
+        let closed = Position {
+            status: Status::Closed,
+            closing: Some(closing.clone()),
+            ..position.clone()
+        };
+        let shown = entry(&closed, catalog, now)?;
+        let key = answering.map(|f| f(&shown));
+        let (owner, id) = (&position.owner, &position.id);
+        return match app
+            .store
+            .close_answering(owner, id, Status::Pending, &closing, key.as_ref())
+            .await
+        {
+            Err(StoreError::Conflict) => Ok(None),
+            result => result.map(|()| Some(shown)).map_err(Into::into),
+        };
+    }
+    if let Some(other) = waiting_order(&position, now).filter(|o| o.kind != OrderKind::Close) {
+        return Err(UseCaseError::Conflict(format!(
+            "a {} of this position waits for the chain until {}: send it (and report its \
+             hash) or let it expire before closing",
+            other.kind,
+            other.expires_at.to_rfc3339()
+        )));
+    }
+    if open_order(&position, OrderKind::Close, now).is_some() {
+        let shown = entry(&position, catalog, now)?;
+        keep_shown(app, answering, &shown).await;
+        return Ok(Some(shown));
+    }
+    let Some(holding) = position.holding.as_deref() else {
+        return Err(UseCaseError::Conflict(
+            "the position has no token on chain to withdraw".into(),
+        ));
+    };
+    if position.chain == Chain::Solana {
+        return Err(UseCaseError::Conflict(
+            "closing Orca positions from the API is not supported yet: withdraw it from your \
+             wallet, and the next refresh reads it closed"
+                .into(),
+        ));
+    }
+    if position.liquidity == 0 {
+        return Err(UseCaseError::Conflict(
+            "the position holds no liquidity to withdraw".into(),
+        ));
+    }
+    let state = fresh_state(catalog, pool, now)?;
+    let venue = venue_of(catalog, pool)?;
+    let chain = order_chain(app, pool.chain)?;
+    let terms = held_terms(&venue, &holding.wallet, state, limits, now);
+    let ticks = (position.tick_lower, position.tick_upper);
+    let withdraw = withdraw_transaction(pool, &terms, &holding.token, ticks, position.liquidity)
+        .map_err(UseCaseError::internal)?;
+    let transactions = simulated(chain, pool, vec![withdraw], None).await?;
+    let ordered = Position {
+        order: Some(Box::new(terms.order(OrderKind::Close, transactions))),
+        ..position.clone()
+    };
+    match app
+        .store
+        .set_order(&ordered, position.order.as_deref())
+        .await
+    {
+        Err(StoreError::Conflict) => return Ok(None),
+        result => result?,
+    }
+    let shown = entry(&ordered, catalog, now)?;
+    keep_shown(app, answering, &shown).await;
+    tracing::info!(position = %position.id, "withdraw built for the wallet");
+    Ok(Some(shown))
+}
+
+/// Records `hash` on the order of the position `id` too (the other side of a range move), if
+/// it waits for one; a failure is logged: the sync's wallet read settles it without a hash.
+async fn echo_hash(app: &App, owner: &str, id: &str, hash: &str) {
+    let recorded = async {
+        let Some(other) = app.store.get(owner, id).await? else {
+            return Ok(());
+        };
+        let Some(order) = other.order.as_deref() else {
+            return Ok(());
+        };
+        if order.hash.as_deref() == Some(hash) {
+            return Ok(());
+        }
+        let reported = Position {
+            order: Some(Box::new(ChainOrder {
+                hash: Some(hash.to_string()),
+                ..order.clone()
+            })),
+            ..other.clone()
+        };
+        app.store.set_order(&reported, Some(order)).await
+    };
+    if let Err(e) = recorded.await {
+        tracing::warn!(position = %id, cause = %e, "the hash was not recorded on the moved position's other side");
+    }
+}
+
+/// Records `hash` (checked: 0x and 64 hex digits) on the caller's position's order waiting for
+/// the chain: the mint or withdraw the wallet sent (a later hash replaces it: wallets replace
+/// transactions to speed them up).
+pub async fn report_transaction(
+    app: &App,
+    owner: &str,
+    id: &str,
+    hash: &str,
+    answering: Answering<'_>,
+) -> Outcome<PositionEntry> {
+    for _ in 0..3 {
+        let (position, catalog) = app.own_position(owner, id).await?;
+        let waiting = position
+            .order
+            .as_deref()
+            .filter(|_| position.status != Status::Closed)
+            .filter(|o| o.kind == OrderKind::Open || position.status == Status::Active);
+        let Some(order) = waiting else {
+            return Err(UseCaseError::Conflict(
+                "the position has no transaction waiting for the chain".into(),
+            ));
+        };
+        let reported = Position {
+            order: Some(Box::new(ChainOrder {
+                hash: Some(hash.to_string()),
+                ..order.clone()
+            })),
+            ..position.clone()
+        };
+        if order.hash.as_deref() != Some(hash) {
+            match app.store.set_order(&reported, Some(order)).await {
+                Err(StoreError::Conflict) => continue,
+                result => result?,
+            }
+            // A range move's one transaction is also the new position's mint.
+            if let Some(other) = &order.moved {
+                echo_hash(app, &position.owner, other, hash).await;
+            }
+        }
+        let shown = entry(&reported, &catalog, app.clock.now())?;
+        keep_shown(app, answering, &shown).await;
+        tracing::info!(position = %position.id, %hash, "transaction reported");
+        return Ok(shown);
+    }
+    Err(UseCaseError::Contended(
+        "the position changed while the hash was being recorded: retry".into(),
+    ))
+}

@@ -1,0 +1,180 @@
+//! The wallet use cases: a challenge to sign, the link that answers it (then the wallet's first
+//! read), the list with how far each chain's events were followed, the unlink
+//! ([`crate::domain::wallets`] holds what they check). Signatures and messages are never logged.
+
+use crate::application::app::App;
+use crate::application::error::{Outcome, UseCaseError};
+use crate::application::wallet_reads::release_tracked;
+use crate::domain::model::{format_time, Chain, ListView};
+use crate::domain::wallets::challenge::{expires_at, message, new_nonce, nonce_of, Challenge};
+use crate::domain::wallets::proof::verify;
+use crate::domain::wallets::{LinkOutcome, LinkedWallet, WalletView, MAX_WALLETS_PER_USER};
+use serde::Serialize;
+
+/// A challenge as issued: the message for the wallet to sign and until when it may.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChallengeView {
+    pub chain: Chain,
+    pub address: String,
+    pub message: String,
+    pub expires_at: String,
+}
+
+/// A message for the wallet (`address` in its canonical spelling) to sign, issued to `owner`
+/// for that wallet only, valid for ten minutes, answered once.
+pub async fn challenge(
+    app: &App,
+    owner: String,
+    chain: Chain,
+    address: String,
+) -> Outcome<ChallengeView> {
+    let catalog = app.market.catalog().await?;
+    let chain_id = catalog.chain_id(chain);
+    if chain != Chain::Solana && chain_id.is_none() {
+        return Err(UseCaseError::bad_request(format!(
+            "no protocol deployment is known on {chain}: its wallets cannot be linked"
+        )));
+    }
+    let nonce = new_nonce().map_err(|e| UseCaseError::internal(e.to_string()))?;
+    let now = app.clock.now();
+    let issued_at = chrono::DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now);
+    let text = message(&app.signing, chain, &address, chain_id, &nonce, issued_at);
+    let challenge = Challenge {
+        owner,
+        chain,
+        address: address.clone(),
+        nonce,
+        message: text.clone(),
+        expires_at: expires_at(issued_at),
+        used: false,
+    };
+    app.wallets.put_challenge(&challenge).await?;
+    Ok(ChallengeView {
+        chain,
+        address,
+        message: text,
+        expires_at: format_time(&challenge.expires_at),
+    })
+}
+
+/// What a link answers: the signed message and its signature, for the wallet `address` (in
+/// its canonical spelling) on `chain`.
+#[derive(Debug, Clone)]
+pub struct LinkRequest {
+    pub chain: Chain,
+    pub address: String,
+    pub message: String,
+    pub signature: String,
+}
+
+/// Links the wallet whose signature answers `owner`'s challenge, then reads its positions once.
+pub async fn link(app: &App, owner: String, asked: LinkRequest) -> Outcome<WalletView> {
+    let LinkRequest {
+        chain,
+        address,
+        message,
+        signature,
+    } = asked;
+    let not_issued = || {
+        UseCaseError::bad_request(
+            "message is not a challenge issued to you: ask POST /wallets/challenge for one",
+        )
+    };
+    let nonce = nonce_of(&message).ok_or_else(not_issued)?;
+    let challenge = app
+        .wallets
+        .challenge(&owner, nonce)
+        .await?
+        .ok_or_else(not_issued)?;
+    if challenge.chain != chain || challenge.address != address {
+        return Err(UseCaseError::bad_request(
+            "the challenge was issued for another wallet: ask one for this wallet",
+        ));
+    }
+    if challenge.message != message {
+        return Err(UseCaseError::bad_request(
+            "message differs from the challenge issued: sign the challenge exactly as issued",
+        ));
+    }
+    let now = app.clock.now();
+    if challenge.expires_at <= now {
+        return Err(UseCaseError::bad_request(
+            "the challenge expired: ask POST /wallets/challenge for a new one",
+        ));
+    }
+    let used = || UseCaseError::bad_request("the challenge was already used: ask for a new one");
+    if challenge.used {
+        return Err(used());
+    }
+    verify(chain, &address, &message, &signature)
+        .map_err(|e| UseCaseError::bad_request(e.to_string()))?;
+    let wallet = LinkedWallet {
+        owner,
+        chain,
+        address,
+        linked_at: chrono::DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now),
+        refreshed_at: None,
+        positions: None,
+        refresh_error: None,
+        tokens: Vec::new(),
+        retry: None,
+    };
+    match app.wallets.link(&challenge, &wallet).await? {
+        LinkOutcome::Linked => {}
+        LinkOutcome::ChallengeUsed => return Err(used()),
+        LinkOutcome::AlreadyLinked => {
+            return Err(UseCaseError::Conflict(
+                "this wallet is already linked to you".into(),
+            ))
+        }
+        LinkOutcome::TooMany => {
+            return Err(UseCaseError::Conflict(format!(
+                "you have linked {MAX_WALLETS_PER_USER} wallets, the most one user may: unlink \
+                 one first"
+            )))
+        }
+    }
+    tracing::info!(chain = %wallet.chain, address = %wallet.address, "wallet linked");
+    let wallet = app.refresh_wallet(wallet).await;
+    Ok(WalletView::from(&wallet))
+}
+
+/// `owner`'s linked wallets, each EVM one with how far its chain's events were followed.
+pub async fn list(app: &App, owner: &str) -> Outcome<ListView<WalletView>> {
+    let wallets = app.wallets.wallets(owner).await?;
+    // Each EVM chain's scan progress once (a user holds at most 20 wallets on 5 chains).
+    let mut scans = std::collections::BTreeMap::new();
+    for chain in wallets.iter().map(|w| w.chain) {
+        if chain != Chain::Solana && !scans.contains_key(&chain) {
+            scans.insert(chain, app.wallets.scan_progress(chain).await?);
+        }
+    }
+    let data: Vec<WalletView> = wallets
+        .iter()
+        .map(|w| WalletView::from(w).followed(scans.get(&w.chain).and_then(Option::as_ref)))
+        .collect();
+    let total = data.len() as u64;
+    Ok(ListView { data, total })
+}
+
+/// Unlinks one of `owner`'s wallets with its positions; not found when it is not linked.
+pub async fn unlink(app: &App, owner: &str, chain: Chain, address: &str) -> Outcome<()> {
+    // Its open positions' bounds leave their pools' tracked ticks once they are gone.
+    let held = app.store.holdings(owner, chain, address).await?;
+    if !app.wallets.unlink(owner, chain, address).await? {
+        return Err(UseCaseError::NotFound("wallet not linked".into()));
+    }
+    // Where the wallet store keeps no positions (memory), they go after the wallet; on
+    // DynamoDB they went in its unlink's transaction and none are left.
+    let removed = app.store.remove_holdings(owner, chain, address).await?;
+    if held
+        .iter()
+        .any(|p| p.holding.as_ref().is_some_and(|h| h.tracked))
+    {
+        let catalog = app.market.catalog().await?;
+        release_tracked(app.market.as_ref(), &catalog, &held).await;
+    }
+    tracing::info!(%chain, %address, removed, "wallet unlinked");
+    Ok(())
+}
