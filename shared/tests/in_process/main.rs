@@ -11,4 +11,5 @@ mod orders;
 mod portfolio;
 mod routes;
 mod store_memory;
+mod use_cases;
 mod valuation;
