@@ -2,13 +2,16 @@
 # Generated-case testing of the contract: validates openapi.yaml and the document local-api
 # serves (openapi-spec-validator), then runs schemathesis against local-api (the embedded
 # in-memory default) with a valid token: every phase, stateful included, the checks listed in
-# scripts/fuzz/schemathesis.toml, and at least MIN_REQUESTS requests; prints how many it made.
+# scripts/fuzz/schemathesis.toml, for FUZZ_SECONDS (sized by time, not count: fuzzing and
+# stateful testing repeat until the budget is spent) and at least MIN_REQUESTS requests; prints
+# how many it made.
 # Any failure fails the run. Uses target/debug/local-api (built if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MIN_REQUESTS=${MIN_REQUESTS:-10000}
-MAX_EXAMPLES=${MAX_EXAMPLES:-800}
+FUZZ_SECONDS=${FUZZ_SECONDS:-600}
+MAX_EXAMPLES=${MAX_EXAMPLES:-100}
 
 venv=.venv-fuzz
 if [ ! -x "$venv/bin/python" ]; then
@@ -46,17 +49,17 @@ echo "== OpenAPI document: openapi.yaml and the served $base/openapi.json"
   "$base/openapi.json" "$work/served.json"
 "$venv/bin/openapi-spec-validator" "$work/served.json"
 
-echo "== schemathesis against local-api (max $MAX_EXAMPLES examples per operation and phase)"
+echo "== schemathesis against local-api ($FUZZ_SECONDS s; $MAX_EXAMPLES examples per operation and phase a round)"
 FUZZ_TOKEN=$("$bin" token --sub fuzzer --scope markets:sync --ttl 3600)
 export FUZZ_TOKEN
 # One worker: CPython 3.11's ast.parse is not thread-safe, and schemathesis's coverage phase
 # parses in its worker threads.
 SCHEMATHESIS_HOOKS=hooks PYTHONPATH=scripts/fuzz "$venv/bin/st" --config-file scripts/fuzz/schemathesis.toml \
-  run "$base/openapi.json" --max-examples "$MAX_EXAMPLES" --no-color \
+  run "$base/openapi.json" --max-examples "$MAX_EXAMPLES" --max-time "$FUZZ_SECONDS" --no-color \
   --report har --report-har-path "$work/requests.har"
 requests=$("$venv/bin/python" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["log"]["entries"]))' "$work/requests.har")
 echo "schemathesis made $requests requests"
 if [ "$requests" -lt "$MIN_REQUESTS" ]; then
-  echo "fewer than $MIN_REQUESTS requests: raise MAX_EXAMPLES" >&2
+  echo "fewer than $MIN_REQUESTS requests: raise FUZZ_SECONDS" >&2
   exit 1
 fi

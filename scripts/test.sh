@@ -2,9 +2,9 @@
 # Runs every test of the project on a machine with only Rust and Python 3 installed:
 # - installs the pinned Python tools into .venv (moto) and .venv-sam (SAM CLI, cfn-lint);
 # - lints template.yaml with `sam validate --lint` and `cfn-lint`;
-# - builds every function's binary (the `emulator` profile: release without fat LTO), which
-#   the tests run under the Lambda
-#   Runtime Interface Emulator;
+# - builds the tests and every binary once (dev profile, the features the tests use): the
+#   functions' binaries run under the Lambda Runtime Interface Emulator, local-api under the
+#   fuzzing; `cargo test` then reuses them;
 # - installs the devnet's pinned npm packages (anvil, the Uniswap v3 contracts and SDK) into
 #   devnet/node_modules, on which the chain tests deploy real pools;
 # - installs Debian's chromium when missing, and playwright-core into web/tests/node_modules:
@@ -23,13 +23,9 @@ phase "template checks"
 sam validate --lint --template template.yaml --region us-east-1
 cfn-lint template.yaml
 
-phase "release binaries of the functions (emulator profile)"
-functions=()
-for dir in functions/*/; do
-  functions+=(-p "$(basename "$dir")")
-done
-cargo build --profile emulator "${functions[@]}"
-export LAMBDA_BIN_DIR="$PWD/target/emulator"
+phase "build: the tests and every binary (dev profile)"
+cargo build --workspace --bins --tests
+export LAMBDA_BIN_DIR="$PWD/target/debug"
 
 phase "devnet packages"
 (cd devnet && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
@@ -48,7 +44,6 @@ phase "tests (cargo test beside scripts/fuzz.sh)"
 source scripts/dynamodb-server.sh
 # The contract's generated-case run (scripts/fuzz.sh) beside the suite: it needs only local-api,
 # and the suite spends much of its time waiting on anvil and moto.
-cargo build --quiet -p local-api
 fuzz_log=$(mktemp)
 scripts/fuzz.sh >"$fuzz_log" 2>&1 &
 fuzz_pid=$!
