@@ -5,35 +5,18 @@
 //! answers and events. On memory and on DynamoDB (moto).
 
 use lambda_http::http::{Method, StatusCode};
-use local_api::auth::JwtSettings;
 use serde_json::{json, Value};
 use test_support::client::TestClient;
 use test_support::devnet::{event, units, Devnet};
-use test_support::json::text;
+use test_support::json::{text, texts};
 use test_support::local_api::LocalApi;
 use test_support::wallets::post;
+use test_support::world::{self, WalletWorld};
 
-struct World {
-    devnet: Devnet,
-    _server: LocalApi,
-    alice: TestClient,
-    ops: TestClient,
-    wallet: String,
-}
+/// The shared wallet world, with this file's acts on it.
+test_support::wallet_world!(World);
 
 impl World {
-    async fn sync(&self) -> Value {
-        let reply = self.ops.send(Method::POST, "/markets/sync", &[], b"").await;
-        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
-        reply.json
-    }
-
-    async fn get(&self, id: &str) -> Value {
-        let reply = self.alice.get(id).await;
-        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
-        reply.json
-    }
-
     async fn act(&self, id: &str, action: &str, body: Value) -> test_support::client::Reply {
         post(&self.alice, &format!("/positions/{id}/{action}"), &body).await
     }
@@ -80,26 +63,7 @@ fn amounts(args: &Value) -> [String; 2] {
 }
 
 async fn start(store_args: &[&str]) -> World {
-    let devnet = Devnet::up(3000).await;
-    let wallet = devnet.account(1).await;
-    devnet.run("fund", &["--account", &wallet]).await;
-    let mut args = devnet.local_api_args();
-    args.extend(store_args.iter().map(|a| a.to_string()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
-    let alice = server.client(Some(&JwtSettings::local_default().issue("alice", 3600)));
-    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
-        "ops",
-        600,
-        Some("markets:sync"),
-    )));
-    World {
-        devnet,
-        _server: server,
-        alice,
-        ops,
-        wallet,
-    }
+    World(WalletWorld::start(store_args).await)
 }
 
 async fn acts_on_a_wallet_position(store_args: &[&str]) {
@@ -195,12 +159,7 @@ async fn acts_on_a_wallet_position(store_args: &[&str]) {
         .await;
     assert_eq!(increase.status, StatusCode::OK, "{}", increase.text());
     let answer = increase.json;
-    let kinds: Vec<_> = answer["transactions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| text(&t["kind"]))
-        .collect();
+    let kinds: Vec<_> = texts(&answer["transactions"], "kind");
     assert_eq!(kinds.last().unwrap(), "increase", "{answer}");
     assert!(kinds[..kinds.len() - 1].iter().all(|k| k == "approve"));
     let before = text(&world.quote(&token).await["liquidity"]);
@@ -258,12 +217,7 @@ async fn acts_on_a_wallet_position(store_args: &[&str]) {
         )
         .await
         .json;
-    let kinds: Vec<_> = history["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| text(&e["kind"]))
-        .collect();
+    let kinds: Vec<_> = texts(&history["data"], "kind");
     for kind in ["mint", "deposit", "collect", "withdraw"] {
         assert!(kinds.iter().any(|k| k == kind), "{kind} in {kinds:?}");
     }
@@ -277,12 +231,7 @@ async fn acts_on_a_wallet_position(store_args: &[&str]) {
     let tight = world
         .act(&id, "decrease", json!({"percent": 10, "slippageBps": 1}))
         .await;
-    assert_eq!(tight.status, StatusCode::CONFLICT, "{}", tight.text());
-    assert!(
-        text(&tight.json["message"]).contains("Price slippage check"),
-        "{}",
-        tight.json
-    );
+    tight.assert_refused(StatusCode::CONFLICT, "Price slippage check");
     assert!(world.get(&id).await.get("action").is_none());
 
     // 5. Move the range: one multicall withdraws, collects and mints the new range from what
@@ -369,19 +318,7 @@ async fn acts_on_a_wallet_position(store_args: &[&str]) {
     // 6. A position transferred away since the last sync: its collect would revert, so none
     // is answered.
     let stranger = devnet.account(4).await;
-    devnet
-        .run(
-            "transfer",
-            &[
-                "--account",
-                &world.wallet,
-                "--token-id",
-                &other,
-                "--to",
-                &stranger,
-            ],
-        )
-        .await;
+    devnet.transfer(&world.wallet, &other, &stranger).await;
     let gone = world.act(&other_id, "collect", json!({})).await;
     assert_eq!(gone.status, StatusCode::CONFLICT, "{}", gone.text());
     assert!(
@@ -404,14 +341,4 @@ async fn acts_on_a_wallet_position(store_args: &[&str]) {
     assert!(all.json["closing"].is_object(), "{}", all.json);
 }
 
-#[tokio::test]
-async fn acts_on_a_wallet_position_in_memory() {
-    acts_on_a_wallet_position(&[]).await;
-}
-
-#[tokio::test]
-async fn acts_on_a_wallet_position_on_dynamodb() {
-    let endpoint = test_support::dynamodb::dynamodb_endpoint();
-    let table = format!("actions-{}", ulid::Ulid::new());
-    acts_on_a_wallet_position(&["--dynamodb-endpoint", &endpoint, "--table", &table]).await;
-}
+test_support::on_both_stores!(acts_on_a_wallet_position => acts_on_a_wallet_position);

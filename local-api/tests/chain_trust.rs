@@ -13,6 +13,7 @@ use test_support::client::TestClient;
 use test_support::dynamodb::dynamodb_endpoint;
 use test_support::fake_chain::{slot0, tick_word, word, ChainState, FakeChain};
 use test_support::local_api::LocalApi;
+use test_support::world;
 
 const BIN: &str = env!("CARGO_BIN_EXE_local-api");
 const POOL: &str = "0x00000000000000000000000000000000000000c1";
@@ -151,12 +152,8 @@ async fn chain_faults_never_become_figures(on_dynamodb: bool) {
     let chain = FakeChain::start(ChainState::at_price_one(G0)).await;
     let catalog = catalog_file();
     let server = start(&chain, &catalog, on_dynamodb).await;
-    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
-        "ops",
-        600,
-        Some("markets:sync"),
-    )));
-    let alice = server.client(Some(&JwtSettings::local_default().issue("alice", 600)));
+    let ops = world::operator(&server).await;
+    let alice = world::user(&server, "alice").await;
     let created = alice.create(&stable_body("1000")).await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
     assert_eq!(created.json["status"], "active");
@@ -292,13 +289,8 @@ async fn a_stored_height_beyond_the_chain_is_replaced(on_dynamodb: bool) {
     .await;
     let catalog = catalog_file();
     let server = start(&chain, &catalog, on_dynamodb).await;
-    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
-        "ops",
-        600,
-        Some("markets:sync"),
-    )));
-    let pools = server
-        .client(Some(&JwtSettings::local_default().issue("alice", 600)))
+    let ops = world::operator(&server).await;
+    let pools = world::user(&server, "alice").await
         .pools()
         .await
         .json;
@@ -311,7 +303,7 @@ async fn a_stored_height_beyond_the_chain_is_replaced(on_dynamodb: bool) {
     chain.set(|c| c.mine());
     assert_eq!(taken(&ops).await["block"], 201);
     // The pool is fresh: a create is active and closes.
-    let alice = server.client(Some(&JwtSettings::local_default().issue("alice", 600)));
+    let alice = world::user(&server, "alice").await;
     let created = alice.create(&stable_body("10")).await;
     assert_eq!(created.json["status"], "active", "{}", created.text());
     let id = created.json["id"].as_str().unwrap();

@@ -3,15 +3,14 @@
 //! API are compared with identical positions opened on chain through the position manager.
 
 use lambda_http::http::{Method, StatusCode};
-use local_api::auth::JwtSettings;
 use serde_json::{json, Value};
 use shared::math::U512;
 use std::str::FromStr;
 use std::time::Duration;
 use test_support::client::TestClient;
 use test_support::devnet::Devnet;
-use test_support::dynamodb::dynamodb_endpoint;
 use test_support::local_api::LocalApi;
+use test_support::world;
 
 /// Whole tokens (18 decimals) as raw units.
 fn raw(whole: &str) -> u128 {
@@ -25,27 +24,12 @@ fn int(value: &Value) -> u128 {
 }
 
 async fn start(devnet: &Devnet, extra: &[&str]) -> LocalApi {
-    let rpc = format!("ethereum={}", devnet.rpc);
-    let mut args = vec![
-        "--catalog",
-        devnet.catalog.to_str().unwrap(),
-        "--rpc",
-        &rpc,
-        "--sync-interval",
-        "3600",
-        // The devnet mines a block per transaction: read the head.
-        "--confirmations",
-        "0",
-    ];
-    args.extend_from_slice(extra);
-    LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await
+    world::local_api(devnet, &devnet.rpc, extra).await
 }
 
 /// `POST /markets/sync` as an operator; the devnet pool's report entry.
 async fn sync(ops: &TestClient) -> Value {
-    let reply = ops.send(Method::POST, "/markets/sync", &[], b"").await;
-    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
-    let report = reply.json;
+    let report = world::sync(ops).await;
     assert_eq!(report["pools"].as_array().unwrap().len(), 1, "{report}");
     report["pools"][0].clone()
 }
@@ -143,13 +127,9 @@ async fn mint_twin(devnet: &Devnet, position: &Value, weth: &str, usdc: &str) ->
 }
 
 async fn positions_follow_the_chain(devnet: &Devnet, server: &LocalApi) {
-    let s = JwtSettings::local_default();
-    let ops = server.client(Some(&s.issue_with_scope(
-        "ops",
-        600,
-        Some("openid markets:sync"),
-    )));
-    let carol = server.client(Some(&s.issue("carol", 600)));
+    // A scope among others, as OAuth servers issue it.
+    let ops = server.client(Some(&world::token("ops", Some("openid markets:sync")).await));
+    let carol = world::user(server, "carol").await;
 
     // The route needs its scope.
     let denied = carol.send(Method::POST, "/markets/sync", &[], b"").await;
@@ -300,36 +280,23 @@ async fn positions_follow_the_chain(devnet: &Devnet, server: &LocalApi) {
     assert_eq!(carol.close(&id).await.status, StatusCode::CONFLICT);
 }
 
-#[tokio::test]
-async fn positions_follow_the_chain_in_memory() {
+/// On DynamoDB the table's catalog is the file's: one pool.
+async fn positions_follow_the_chain_on(store: &[&str]) {
     let devnet = Devnet::up(3000).await;
-    let server = start(&devnet, &[]).await;
+    let server = start(&devnet, store).await;
     positions_follow_the_chain(&devnet, &server).await;
-}
-
-#[tokio::test]
-async fn positions_follow_the_chain_on_dynamodb() {
-    let devnet = Devnet::up(3000).await;
-    let table = format!("devnet-{}", ulid::Ulid::new().to_string().to_lowercase());
-    let endpoint = dynamodb_endpoint();
-    let server = start(
-        &devnet,
-        &["--dynamodb-endpoint", &endpoint, "--table", &table],
-    )
-    .await;
-    positions_follow_the_chain(&devnet, &server).await;
-    // The table's catalog is the file's: one pool.
-    let carol = server.client(Some(&JwtSettings::local_default().issue("carol", 600)));
+    let carol = world::user(&server, "carol").await;
     assert_eq!(carol.pools().await.json["total"], 1);
 }
+
+test_support::on_both_stores!(positions_follow_the_chain => positions_follow_the_chain_on);
 
 #[tokio::test]
 async fn a_state_older_than_stale_after_is_stale_until_the_next_sync() {
     let devnet = Devnet::up(3000).await;
     let server = start(&devnet, &["--stale-after", "1"]).await;
-    let s = JwtSettings::local_default();
-    let ops = server.client(Some(&s.issue_with_scope("ops", 600, Some("markets:sync"))));
-    let dave = server.client(Some(&s.issue("dave", 600)));
+    let ops = world::operator(&server).await;
+    let dave = world::user(&server, "dave").await;
     let created = dave
         .open(json!({
             "chain": "ethereum", "protocol": "uniswap-v3", "pool": devnet.address("pool"),
@@ -361,9 +328,8 @@ async fn a_state_older_than_stale_after_is_stale_until_the_next_sync() {
 async fn a_create_on_a_stale_state_waits_and_the_next_sync_activates_it() {
     let devnet = Devnet::up(3000).await;
     let server = start(&devnet, &["--stale-after", "2"]).await;
-    let s = JwtSettings::local_default();
-    let ops = server.client(Some(&s.issue_with_scope("ops", 600, Some("markets:sync"))));
-    let frank = server.client(Some(&s.issue("frank", 600)));
+    let ops = world::operator(&server).await;
+    let frank = world::user(&server, "frank").await;
     tokio::time::sleep(Duration::from_millis(2_500)).await;
     assert_eq!(listed_pool(&frank).await["stale"], true);
     // The price moves after the last sync: sizing now would use the old price.
@@ -419,9 +385,8 @@ fn big(value: &Value) -> U512 {
 async fn on_ticks_no_chain_position_uses_fees_are_the_global_growth() {
     let devnet = Devnet::up(3000).await;
     let server = start(&devnet, &[]).await;
-    let s = JwtSettings::local_default();
-    let ops = server.client(Some(&s.issue_with_scope("ops", 600, Some("markets:sync"))));
-    let erin = server.client(Some(&s.issue("erin", 600)));
+    let ops = world::operator(&server).await;
+    let erin = world::user(&server, "erin").await;
     let created = erin
         .open(json!({
             "chain": "ethereum", "protocol": "uniswap-v3", "pool": devnet.address("pool"),
@@ -495,9 +460,8 @@ async fn a_reorg_replaces_the_stored_state_and_fees_follow_the_canonical_chain()
     use shared::chain::RpcClient;
     let devnet = Devnet::up(3000).await;
     let server = start(&devnet, &[]).await;
-    let s = JwtSettings::local_default();
-    let ops = server.client(Some(&s.issue_with_scope("ops", 600, Some("markets:sync"))));
-    let grace = server.client(Some(&s.issue("grace", 600)));
+    let ops = world::operator(&server).await;
+    let grace = world::user(&server, "grace").await;
     let (weth, usdc) = ("2", "5000");
     let created = grace
         .open(json!({

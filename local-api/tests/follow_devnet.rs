@@ -15,10 +15,11 @@ use std::sync::Arc;
 use test_support::client::TestClient;
 use test_support::devnet::Devnet;
 use test_support::dynamodb::{written_keys, CountingDynamoDb};
-use test_support::json::text;
+use test_support::json::{text, texts};
 use test_support::local_api::LocalApi;
 use test_support::rpc_stub::RpcStub;
 use test_support::wallets::{link_evm, EvmWallet};
+use test_support::world;
 
 struct World {
     devnet: Devnet,
@@ -62,32 +63,15 @@ impl World {
         } else {
             None
         };
-        let rpc = format!("ethereum={}", node.url);
         let log_range = log_range.to_string();
         let table = format!("follow-{}", ulid::Ulid::new().to_string().to_lowercase());
-        let catalog = devnet.catalog.to_str().unwrap().to_string();
-        let mut args = vec![
-            "--catalog",
-            &catalog,
-            "--rpc",
-            &rpc,
-            "--sync-interval",
-            "3600",
-            "--confirmations",
-            "0",
-            "--log-range",
-            &log_range,
-        ];
+        let mut args = vec!["--log-range", &log_range];
         if let Some(dynamodb) = &dynamodb {
             args.extend(["--dynamodb-endpoint", &dynamodb.url, "--table", &table]);
         }
-        let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
-        let alice = server.client(Some(&JwtSettings::local_default().issue("alice", 3600)));
-        let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
-            "ops",
-            3600,
-            Some("markets:sync"),
-        )));
+        let server = world::local_api(&devnet, &node.url, &args).await;
+        let alice = world::user(&server, "alice").await;
+        let ops = world::operator(&server).await;
         World {
             devnet,
             server,
@@ -279,8 +263,7 @@ async fn events_alone_keep_the_wallet_as_the_chain_holds_it(on_dynamodb: bool) {
     // A fresh whole read of the same wallet at the same block (Bob links it): the same
     // figures, field by field; the reconciliation finds nothing to correct and writes nothing.
     let bob = world
-        .server
-        .client(Some(&JwtSettings::local_default().issue("bob", 3600)));
+        .world::user(&server, "bob").await;
     devnet.link_account(&bob, wallet).await;
     let fresh = world.listed(&bob).await;
     assert_eq!(fresh.len(), 2, "Bob's read sees what the wallet holds now");
@@ -478,12 +461,7 @@ async fn a_stopped_history_is_retried_by_the_next_sync(on_dynamodb: bool) {
     assert_eq!(view["historyComplete"], true, "{view}");
     let path = format!("/positions/{}/history?limit=100", text(&view["id"]));
     let history = world.alice.send(Method::GET, &path, &[], b"").await.json;
-    let kinds: Vec<String> = history["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| text(&e["kind"]))
-        .collect();
+    let kinds: Vec<String> = texts(&history["data"], "kind");
     assert_eq!(kinds.first().map(String::as_str), Some("mint"), "{history}");
     assert_eq!(
         kinds.last().map(String::as_str),

@@ -10,7 +10,6 @@
 
 use alloy_primitives::{keccak256, U256};
 use lambda_http::http::{Method, StatusCode};
-use local_api::auth::JwtSettings;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -18,6 +17,7 @@ use test_support::client::TestClient;
 use test_support::devnet::Devnet;
 use test_support::json::text;
 use test_support::local_api::LocalApi;
+use test_support::world;
 
 /// Whole tokens (18 decimals: both devnet tokens) as base units.
 fn units(whole: &Value) -> U256 {
@@ -400,12 +400,7 @@ async fn a_positions_whole_story(store_args: &[&str]) {
         }
     };
     let (story, liquidity) = mint_from(wallet.clone()).await;
-    devnet
-        .run("swap", &["--sell", "weth", "--amount", "20"])
-        .await;
-    devnet
-        .run("swap", &["--sell", "usdc", "--amount", "30000"])
-        .await;
+    devnet.swap_both_ways("20", "30000").await;
     devnet.advance_time(3600).await;
     let added = devnet
         .run(
@@ -456,56 +451,27 @@ async fn a_positions_whole_story(store_args: &[&str]) {
     devnet
         .run("swap", &["--sell", "weth", "--amount", "10"])
         .await;
-    devnet
-        .run("withdraw", &["--account", &wallet, "--token-id", &story])
-        .await;
+    devnet.withdraw(&wallet, &story, None).await;
     // Another position, minted by the second account and transferred in after fees accrued.
     let (arrived, _) = mint_from(second.clone()).await;
     devnet
         .run("swap", &["--sell", "usdc", "--amount", "20000"])
         .await;
-    devnet
-        .run(
-            "transfer",
-            &[
-                "--account",
-                &second,
-                "--token-id",
-                &arrived,
-                "--to",
-                &wallet,
-            ],
-        )
-        .await;
+    devnet.transfer(&second, &arrived, &wallet).await;
 
     // A third, half withdrawn by the second account and not collected, then transferred in
     // (no swap after it): the owed principal comes with it.
     let (handed, _) = mint_from(second.clone()).await;
     let quote = devnet.run("position-quote", &["--token-id", &handed]).await;
     let half = (text(&quote["liquidity"]).parse::<u128>().unwrap() / 2).to_string();
-    let withdraw = [
-        "--account",
-        &second,
-        "--token-id",
-        &handed,
-        "--liquidity",
-        &half,
-    ];
-    devnet.run("withdraw", &withdraw).await;
-    let transfer = ["--account", &second, "--token-id", &handed, "--to", &wallet];
-    devnet.run("transfer", &transfer).await;
+    devnet.withdraw(&second, &handed, Some(&half)).await;
+    devnet.transfer(&second, &handed, &wallet).await;
 
-    let mut args: Vec<String> = devnet.local_api_args();
-    args.extend(["--log-range".into(), "7".into()]);
-    args.extend(store_args.iter().map(|a| a.to_string()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
-    let alice = server.client(Some(&JwtSettings::local_default().issue("alice", 3600)));
-    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
-        "ops",
-        600,
-        Some("markets:sync"),
-    )));
+    let mut args = vec!["--log-range", "7"];
+    args.extend_from_slice(store_args);
+    let server = world::local_api(&devnet, &devnet.rpc, &args).await;
+    let alice = world::user(&server, "alice").await;
+    let ops = world::operator(&server).await;
     devnet.link_account(&alice, &wallet).await;
 
     let view = position(&alice, &story).await;
@@ -582,22 +548,8 @@ async fn a_positions_whole_story(store_args: &[&str]) {
     );
 
     // After the link: the rest collected, the arrived position sent back; the next sync reads on.
-    devnet
-        .run("collect", &["--account", &wallet, "--token-id", &story])
-        .await;
-    devnet
-        .run(
-            "transfer",
-            &[
-                "--account",
-                &wallet,
-                "--token-id",
-                &arrived,
-                "--to",
-                &second,
-            ],
-        )
-        .await;
+    devnet.collect(&wallet, &story).await;
+    devnet.transfer(&wallet, &arrived, &second).await;
     let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
     assert_eq!(report.status, StatusCode::OK, "{}", report.text());
     let view = position(&alice, &story).await;
@@ -611,9 +563,7 @@ async fn a_positions_whole_story(store_args: &[&str]) {
     let gone = position(&alice, &arrived).await;
     assert_eq!(gone["closeReason"], "transferred", "{gone}");
     // Collected by its new holder: the principal left, and still counts once.
-    devnet
-        .run("collect", &["--account", &wallet, "--token-id", &handed])
-        .await;
+    devnet.collect(&wallet, &handed).await;
     let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
     assert_eq!(report.status, StatusCode::OK, "{}", report.text());
     let collected = position(&alice, &handed).await;
@@ -629,7 +579,7 @@ async fn a_positions_whole_story(store_args: &[&str]) {
     );
 
     // Another caller sees none of it.
-    let bob = server.client(Some(&JwtSettings::local_default().issue("bob", 3600)));
+    let bob = world::user(&server, "bob").await;
     let reply = bob
         .send(
             Method::GET,
@@ -641,17 +591,7 @@ async fn a_positions_whole_story(store_args: &[&str]) {
     assert_eq!(reply.status, StatusCode::NOT_FOUND, "{}", reply.text());
 }
 
-#[tokio::test]
-async fn a_positions_whole_story_in_memory() {
-    a_positions_whole_story(&[]).await;
-}
-
-#[tokio::test]
-async fn a_positions_whole_story_on_dynamodb() {
-    let endpoint = test_support::dynamodb::dynamodb_endpoint();
-    let table = format!("history-{}", ulid::Ulid::new());
-    a_positions_whole_story(&["--dynamodb-endpoint", &endpoint, "--table", &table]).await;
-}
+test_support::on_both_stores!(a_positions_whole_story => a_positions_whole_story);
 
 /// A node that cannot serve old state ("missing trie node") and a provider that fails part way
 /// through a backfill: the events are valued at the nearest state and say so, what was read is
@@ -723,27 +663,9 @@ async fn a_backfill_survives_a_pruned_node_and_a_provider_failing_part_way() {
     })
     .await;
 
-    let rpc = format!("ethereum={}", proxy.url);
-    let catalog = devnet.catalog.to_str().unwrap().to_string();
-    let args = [
-        "--catalog",
-        &catalog,
-        "--rpc",
-        &rpc,
-        "--sync-interval",
-        "3600",
-        "--confirmations",
-        "0",
-        "--log-range",
-        "2",
-    ];
-    let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
-    let alice = server.client(Some(&JwtSettings::local_default().issue("alice", 3600)));
-    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
-        "ops",
-        600,
-        Some("markets:sync"),
-    )));
+    let server = world::local_api(&devnet, &proxy.url, &["--log-range", "2"]).await;
+    let alice = world::user(&server, "alice").await;
+    let ops = world::operator(&server).await;
     devnet.link_account(&alice, &wallet).await;
 
     let partial = position(&alice, &token).await;

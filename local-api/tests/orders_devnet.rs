@@ -6,7 +6,6 @@
 //! an independent computation. On memory and on DynamoDB (moto).
 
 use lambda_http::http::{Method, StatusCode};
-use local_api::auth::JwtSettings;
 use serde_json::{json, Value};
 use shared::catalog::Catalog;
 use shared::math::uniswap::sqrt_ratio_at_tick;
@@ -20,10 +19,11 @@ use shared::orders::slippage::burn_minimums;
 use shared::orders::{plan_mint, venue, OrderTerms};
 use test_support::client::TestClient;
 use test_support::devnet::{event, sdk, units, Devnet};
-use test_support::json::text;
+use test_support::json::{text, texts};
 use test_support::local_api::LocalApi;
 use test_support::rpc_stub::RpcStub;
 use test_support::wallets::post;
+use test_support::world::{self, WalletWorld};
 
 const WALLET: &str = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 
@@ -171,21 +171,10 @@ async fn calldata_and_minimums_are_the_sdks() {
     }
 }
 
-struct World {
-    devnet: Devnet,
-    server: LocalApi,
-    alice: TestClient,
-    ops: TestClient,
-    wallet: String,
-}
+/// The shared wallet world (its wallet linked), with this file's orders on it.
+test_support::wallet_world!(World);
 
 impl World {
-    async fn sync(&self) -> Value {
-        let reply = self.ops.send(Method::POST, "/markets/sync", &[], b"").await;
-        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
-        reply.json
-    }
-
     /// A create from the wallet (amounts in whole tokens), at USDC prices around 3000.
     async fn create(&self, extra: Value) -> shared_reply::Reply {
         let mut body = json!({
@@ -226,12 +215,6 @@ impl World {
         reply.json
     }
 
-    async fn get(&self, id: &str) -> Value {
-        let reply = self.alice.get(id).await;
-        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
-        reply.json
-    }
-
     async fn events(&self, hash: &str) -> Value {
         self.devnet.run("events", &["--hash", hash]).await
     }
@@ -246,27 +229,9 @@ mod shared_reply {
 }
 
 async fn start(store_args: &[&str]) -> World {
-    let devnet = Devnet::up(3000).await;
-    let wallet = text(&devnet.run("account", &["--index", "1"]).await["address"]);
-    devnet.run("fund", &["--account", &wallet]).await;
-    let mut args = devnet.local_api_args();
-    args.extend(store_args.iter().map(|a| a.to_string()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
-    let alice = server.client(Some(&JwtSettings::local_default().issue("alice", 3600)));
-    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
-        "ops",
-        600,
-        Some("markets:sync"),
-    )));
-    devnet.link_account(&alice, &wallet).await;
-    World {
-        devnet,
-        server,
-        alice,
-        ops,
-        wallet,
-    }
+    let world = WalletWorld::start(store_args).await;
+    world.devnet.link_account(&world.alice, &world.wallet).await;
+    World(world)
 }
 
 /// The mint calldata's fields against the pool's state at the create and the SDK's own
@@ -350,12 +315,7 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
     let reply = world
         .create(json!({"wallet": "0x000000000000000000000000000000000000dEaD"}))
         .await;
-    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.text());
-    assert!(
-        text(&reply.json["message"]).contains("not linked"),
-        "{}",
-        reply.json
-    );
+    reply.assert_refused(StatusCode::BAD_REQUEST, "not linked");
     for bad in [
         json!({"slippageBps": 5001}),
         json!({"deadlineSeconds": 59}),
@@ -378,12 +338,7 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
     assert_eq!(created["source"], "wallet");
     assert_eq!(created["wallet"], world.wallet.as_str());
     assert_eq!(created["tokenId"], Value::Null);
-    let kinds: Vec<_> = created["transactions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| text(&t["kind"]))
-        .collect();
+    let kinds: Vec<_> = texts(&created["transactions"], "kind");
     assert_eq!(kinds, ["approve", "approve", "mint"], "{created}");
     assert_mint_is_the_sdks(&world, &created, &state, 50).await;
     let id = text(&created["id"]);
@@ -609,12 +564,7 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
     // Allowances are read at the block of the pool's state the mint is sized at.
     world.sync().await;
     let enough = world.created(json!({})).await;
-    let kinds: Vec<_> = enough["transactions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| text(&t["kind"]))
-        .collect();
+    let kinds: Vec<_> = texts(&enough["transactions"], "kind");
     assert_eq!(kinds, ["mint"], "{enough}");
     devnet
         .run(
@@ -707,20 +657,10 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
         expired["closeReason"],
         "expired: not mined before its deadline"
     );
-    drop(world.server);
+    drop(world);
 }
 
-#[tokio::test]
-async fn opens_and_closes_on_chain_in_memory() {
-    opens_and_closes_on_chain(&[]).await;
-}
-
-#[tokio::test]
-async fn opens_and_closes_on_chain_on_dynamodb() {
-    let endpoint = test_support::dynamodb::dynamodb_endpoint();
-    let table = format!("orders-{}", ulid::Ulid::new());
-    opens_and_closes_on_chain(&["--dynamodb-endpoint", &endpoint, "--table", &table]).await;
-}
+test_support::on_both_stores!(opens_and_closes_on_chain => opens_and_closes_on_chain);
 
 /// Nothing the chain would refuse is answered: a wallet without the tokens, a slippage a swap
 /// mined after the last sync makes too tight (409 with the reason, nothing stored); a node
@@ -768,25 +708,9 @@ async fn answers_only_what_the_chain_would_run() {
             .then(|| Err(json!({"code": -32602, "message": "too many arguments, want at most 2"})))
     })
     .await;
-    let catalog = devnet.catalog.to_str().unwrap().to_string();
-    let rpc = format!("ethereum={}", refusing.url);
-    let args = [
-        "--catalog",
-        &catalog,
-        "--rpc",
-        &rpc,
-        "--sync-interval",
-        "3600",
-        "--confirmations",
-        "0",
-    ];
-    let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
-    let bob = server.client(Some(&JwtSettings::local_default().issue("bob", 3600)));
-    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
-        "ops",
-        600,
-        Some("markets:sync"),
-    )));
+    let server = world::local_api(&devnet, &refusing.url, &[]).await;
+    let bob = world::user(&server, "bob").await;
+    let ops = world::operator(&server).await;
     let rich = devnet.account(3).await;
     devnet.run("fund", &["--account", &rich]).await;
     devnet.link_account(&bob, &rich).await;
@@ -824,5 +748,5 @@ async fn answers_only_what_the_chain_would_run() {
     assert_eq!(receipt["status"], "0x1");
     assert_gas_covers(&reply.json["transactions"], &[(String::new(), receipt)]);
     drop(server);
-    drop(world.server);
+    drop(world);
 }

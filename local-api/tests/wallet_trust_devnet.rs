@@ -8,12 +8,12 @@
 //! user's wallets keeps its id and its figures.
 
 use lambda_http::http::{Method, StatusCode};
-use local_api::auth::JwtSettings;
 use serde_json::Value;
 use test_support::client::TestClient;
 use test_support::devnet::Devnet;
 use test_support::json::text;
 use test_support::local_api::LocalApi;
+use test_support::world;
 
 /// `[tick - 600, tick + 600)` snapped to a spacing of 60, around a new pool's tick.
 fn around(pool: &Value) -> (i32, i32) {
@@ -108,17 +108,10 @@ async fn strangers_move_nothing(store_args: &[&str]) {
         .mint_to(alice_wallet, around(&dust), Some(&dust), MILLI)
         .await;
 
-    let mut args: Vec<String> = devnet.local_api_args();
-    args.extend(store_args.iter().map(|a| a.to_string()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
-    let client = |sub: &str| server.client(Some(&JwtSettings::local_default().issue(sub, 3600)));
+    let server = world::local_api(&devnet, &devnet.rpc, store_args).await;
+    let client = |sub: &str| world::user(&server, sub).await;
     let (alice, attacker, carol) = (client("alice"), client("mallory"), client("carol"));
-    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
-        "ops",
-        600,
-        Some("markets:sync"),
-    )));
+    let ops = world::operator(&server).await;
 
     // Alice links before the attacker, Carol after.
     devnet.link_account(&alice, alice_wallet).await;
@@ -177,19 +170,7 @@ async fn strangers_move_nothing(store_args: &[&str]) {
     // Alice's position moves to her second wallet: the same position, shown in its new wallet.
     devnet.link_account(&alice, alice_second).await;
     let first = position(&alice, &alices).await;
-    devnet
-        .run(
-            "transfer",
-            &[
-                "--account",
-                alice_wallet,
-                "--token-id",
-                &alices,
-                "--to",
-                alice_second,
-            ],
-        )
-        .await;
+    devnet.transfer(alice_wallet, &alices, alice_second).await;
     // Only the two wallets the transfer names are read whole: its sender and its recipient.
     let report = sync(&ops).await;
     assert_eq!(report["wallets"]["refreshed"], 2, "{report}");
@@ -212,14 +193,4 @@ async fn strangers_move_nothing(store_args: &[&str]) {
     );
 }
 
-#[tokio::test]
-async fn strangers_move_nothing_in_memory() {
-    strangers_move_nothing(&[]).await;
-}
-
-#[tokio::test]
-async fn strangers_move_nothing_on_dynamodb() {
-    let endpoint = test_support::dynamodb::dynamodb_endpoint();
-    let table = format!("trust-{}", ulid::Ulid::new());
-    strangers_move_nothing(&["--dynamodb-endpoint", &endpoint, "--table", &table]).await;
-}
+test_support::on_both_stores!(strangers_move_nothing => strangers_move_nothing);

@@ -7,13 +7,13 @@
 //! `collect` as `eth_call`s from the holder. On memory and on DynamoDB (moto).
 
 use lambda_http::http::{Method, StatusCode};
-use local_api::auth::JwtSettings;
 use serde_json::{json, Value};
 use test_support::devnet::Devnet;
 use test_support::json::text;
 use test_support::local_api::LocalApi;
 use test_support::portfolio::assert_portfolio_is_its_positions;
 use test_support::wallets::post;
+use test_support::world;
 
 /// Mints a position of 1,000 of each token at most for `recipient` (the deployer pays); its
 /// token id.
@@ -121,25 +121,9 @@ async fn wallet_positions_follow_the_chain(store_args: &[&str]) {
     let unpriced = mint(&devnet, &wallet, (-600, 600), Some(&lone)).await;
 
     // Linking through local-api: the challenge names the devnet's chain id, anvil signs it.
-    let rpc = format!("ethereum={}", devnet.rpc);
-    let mut args = vec![
-        "--catalog",
-        devnet.catalog.to_str().unwrap(),
-        "--rpc",
-        &rpc,
-        "--sync-interval",
-        "3600",
-        "--confirmations",
-        "0",
-    ];
-    args.extend_from_slice(store_args);
-    let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
-    let alice = server.client(Some(&JwtSettings::local_default().issue("alice", 3600)));
-    let ops = server.client(Some(&JwtSettings::local_default().issue_with_scope(
-        "ops",
-        600,
-        Some("markets:sync"),
-    )));
+    let server = world::local_api(&devnet, &devnet.rpc, store_args).await;
+    let alice = world::user(&server, "alice").await;
+    let ops = world::operator(&server).await;
     let reply = post(
         &alice,
         "/wallets/challenge",
@@ -217,31 +201,9 @@ async fn wallet_positions_follow_the_chain(store_args: &[&str]) {
     );
 
     // Fees in both tokens, one position withdrawn with its fees left, one sent away.
-    devnet
-        .run("swap", &["--sell", "weth", "--amount", "20"])
-        .await;
-    devnet
-        .run("swap", &["--sell", "usdc", "--amount", "70000"])
-        .await;
-    devnet
-        .run(
-            "withdraw",
-            &["--account", &wallet, "--token-id", &withdrawn],
-        )
-        .await;
-    devnet
-        .run(
-            "transfer",
-            &[
-                "--account",
-                &wallet,
-                "--token-id",
-                &transferred,
-                "--to",
-                &stranger,
-            ],
-        )
-        .await;
+    devnet.swap_both_ways("20", "70000").await;
+    devnet.withdraw(&wallet, &withdrawn, None).await;
+    devnet.transfer(&wallet, &transferred, &stranger).await;
     for round in 0..2 {
         let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
         assert_eq!(report.status, StatusCode::OK, "{}", report.text());
@@ -351,17 +313,7 @@ async fn wallet_positions_follow_the_chain(store_args: &[&str]) {
     assert_portfolio_is_its_positions(&alice).await;
 }
 
-#[tokio::test]
-async fn wallet_positions_follow_the_chain_in_memory() {
-    wallet_positions_follow_the_chain(&[]).await;
-}
-
-#[tokio::test]
-async fn wallet_positions_follow_the_chain_on_dynamodb() {
-    let endpoint = test_support::dynamodb::dynamodb_endpoint();
-    let table = format!("wallets-{}", ulid::Ulid::new());
-    wallet_positions_follow_the_chain(&["--dynamodb-endpoint", &endpoint, "--table", &table]).await;
-}
+test_support::on_both_stores!(wallet_positions_follow_the_chain => wallet_positions_follow_the_chain);
 
 /// The cost of one wallet refresh: a wallet with 10 positions on the devnet read at one block
 /// (HTTP requests, JSON-RPC calls, milliseconds), five times.

@@ -69,9 +69,7 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
         "500",
     ];
     devnet.run("mint", &mint_args).await;
-    let args = devnet.local_api_args();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let server = LocalApi::start(env!("CARGO_BIN_EXE_local-api"), &args).await;
+    let server = world::local_api(&devnet, &devnet.rpc, &[]).await;
     let token = JwtSettings::local_default().issue("paula", 3600);
     let paula = server.client(Some(&token));
     let ops = JwtSettings::local_default().issue_with_scope("ops", 3600, Some("markets:sync"));

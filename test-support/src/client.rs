@@ -25,6 +25,13 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// Checks that the request was refused with `status` and a message saying `says`.
+    pub fn assert_refused(&self, status: StatusCode, says: &str) {
+        assert_eq!(self.status, status, "{}", self.text());
+        let message = self.json["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{message:?} does not say {says:?}");
+    }
+
     /// The body as text, for assertion messages.
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()

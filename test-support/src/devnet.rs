@@ -177,23 +177,6 @@ impl Devnet {
         panic!("no receipt for {hash}");
     }
 
-    /// local-api's arguments to serve this devnet's catalog and read its chain, taking the head
-    /// (a devnet mines a block per transaction), syncing only when asked.
-    pub fn local_api_args(&self) -> Vec<String> {
-        [
-            "--catalog",
-            self.catalog.to_str().unwrap(),
-            "--rpc",
-            &format!("ethereum={}", self.rpc),
-            "--sync-interval",
-            "3600",
-            "--confirmations",
-            "0",
-        ]
-        .map(String::from)
-        .to_vec()
-    }
-
     /// Links `account` (one of anvil's unlocked accounts, funded with both tokens) to the
     /// caller of `client`: the API's challenge, anvil's `personal_sign`, the link (checked 201).
     pub async fn link_account(&self, client: &crate::client::TestClient, account: &str) {
@@ -277,6 +260,28 @@ impl Devnet {
         self.run("increase", &args).await;
     }
 
+    /// `from` sends its position `token` to `to` (the manager's `safeTransferFrom`).
+    pub async fn transfer(&self, from: &str, token: &str, to: &str) {
+        let args = ["--account", from, "--token-id", token, "--to", to];
+        self.run("transfer", &args).await;
+    }
+
+    /// `account` withdraws `liquidity` of its position `token` (all of it without), leaving what
+    /// it pays owed to it, uncollected.
+    pub async fn withdraw(&self, account: &str, token: &str, liquidity: Option<&str>) {
+        let mut args = vec!["--account", account, "--token-id", token];
+        if let Some(liquidity) = liquidity {
+            args.extend(["--liquidity", liquidity]);
+        }
+        self.run("withdraw", &args).await;
+    }
+
+    /// `account` collects everything its position `token` is owed.
+    pub async fn collect(&self, account: &str, token: &str) {
+        self.run("collect", &["--account", account, "--token-id", token])
+            .await;
+    }
+
     /// The range `offset` ticks either side of the pool's tick, on its spacing of 60.
     pub async fn range_around(&self, offset: i32) -> (i32, i32) {
         let tick = self.run("pool", &[]).await["tick"].as_i64().unwrap() as i32;
@@ -327,5 +332,13 @@ pub fn units(whole: &Value) -> String {
         "0".into()
     } else {
         trimmed.into()
+    }
+}
+
+impl Devnet {
+    /// Swaps that pay both tokens' fees: `weth` WETH sold, then `usdc` USDC (whole tokens).
+    pub async fn swap_both_ways(&self, weth: &str, usdc: &str) {
+        self.run("swap", &["--sell", "weth", "--amount", weth]).await;
+        self.run("swap", &["--sell", "usdc", "--amount", usdc]).await;
     }
 }

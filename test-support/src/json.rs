@@ -9,3 +9,13 @@ pub fn text(value: &Value) -> String {
         other => other.to_string(),
     }
 }
+
+/// `field` of each element of the array `array`, as text (e.g. each transaction's `kind`).
+pub fn texts(array: &Value, field: &str) -> Vec<String> {
+    array
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {array}"))
+        .iter()
+        .map(|e| text(&e[field]))
+        .collect()
+}

@@ -29,3 +29,4 @@ pub mod rpc_stub;
 pub mod sample;
 pub mod tracked_ticks;
 pub mod wallets;
+pub mod world;
