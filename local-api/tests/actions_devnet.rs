@@ -6,14 +6,12 @@
 
 use lambda_http::http::{Method, StatusCode};
 use serde_json::{json, Value};
-use test_support::client::TestClient;
 use test_support::devnet::{event, units, Devnet};
 use test_support::json::{text, texts};
-use test_support::local_api::LocalApi;
 use test_support::wallets::post;
-use test_support::world::{self, WalletWorld};
+use test_support::world::WalletWorld;
 
-/// The shared wallet world, with this file's acts on it.
+// The shared wallet world, with this file's acts on it.
 test_support::wallet_world!(World);
 
 impl World {

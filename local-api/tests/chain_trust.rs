@@ -290,10 +290,7 @@ async fn a_stored_height_beyond_the_chain_is_replaced(on_dynamodb: bool) {
     let catalog = catalog_file();
     let server = start(&chain, &catalog, on_dynamodb).await;
     let ops = world::operator(&server).await;
-    let pools = world::user(&server, "alice").await
-        .pools()
-        .await
-        .json;
+    let pools = world::user(&server, "alice").await.pools().await.json;
     assert_eq!(pools["data"][0]["block"], u64::MAX - 10, "{pools}");
     chain.set(|c| {
         c.head = 200;

@@ -128,7 +128,9 @@ async fn mint_twin(devnet: &Devnet, position: &Value, weth: &str, usdc: &str) ->
 
 async fn positions_follow_the_chain(devnet: &Devnet, server: &LocalApi) {
     // A scope among others, as OAuth servers issue it.
-    let ops = server.client(Some(&world::token("ops", Some("openid markets:sync")).await));
+    let ops = server.client(Some(
+        &world::token("ops", Some("openid markets:sync")).await,
+    ));
     let carol = world::user(server, "carol").await;
 
     // The route needs its scope.

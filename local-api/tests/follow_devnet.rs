@@ -262,8 +262,7 @@ async fn events_alone_keep_the_wallet_as_the_chain_holds_it(on_dynamodb: bool) {
 
     // A fresh whole read of the same wallet at the same block (Bob links it): the same
     // figures, field by field; the reconciliation finds nothing to correct and writes nothing.
-    let bob = world
-        .world::user(&server, "bob").await;
+    let bob = world::user(&world.server, "bob").await;
     devnet.link_account(&bob, wallet).await;
     let fresh = world.listed(&bob).await;
     assert_eq!(fresh.len(), 2, "Bob's read sees what the wallet holds now");

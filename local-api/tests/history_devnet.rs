@@ -16,7 +16,6 @@ use std::str::FromStr;
 use test_support::client::TestClient;
 use test_support::devnet::Devnet;
 use test_support::json::text;
-use test_support::local_api::LocalApi;
 use test_support::world;
 
 /// Whole tokens (18 decimals: both devnet tokens) as base units.

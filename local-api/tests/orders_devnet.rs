@@ -17,10 +17,8 @@ use shared::orders::actions::{
 use shared::orders::build::{open_transactions, protocol_tokens, withdraw_transaction};
 use shared::orders::slippage::burn_minimums;
 use shared::orders::{plan_mint, venue, OrderTerms};
-use test_support::client::TestClient;
-use test_support::devnet::{event, sdk, units, Devnet};
+use test_support::devnet::{event, sdk, units};
 use test_support::json::{text, texts};
-use test_support::local_api::LocalApi;
 use test_support::rpc_stub::RpcStub;
 use test_support::wallets::post;
 use test_support::world::{self, WalletWorld};
@@ -171,7 +169,7 @@ async fn calldata_and_minimums_are_the_sdks() {
     }
 }
 
-/// The shared wallet world (its wallet linked), with this file's orders on it.
+// The shared wallet world (its wallet linked), with this file's orders on it.
 test_support::wallet_world!(World);
 
 impl World {
@@ -708,7 +706,7 @@ async fn answers_only_what_the_chain_would_run() {
             .then(|| Err(json!({"code": -32602, "message": "too many arguments, want at most 2"})))
     })
     .await;
-    let server = world::local_api(&devnet, &refusing.url, &[]).await;
+    let server = world::local_api(devnet, &refusing.url, &[]).await;
     let bob = world::user(&server, "bob").await;
     let ops = world::operator(&server).await;
     let rich = devnet.account(3).await;

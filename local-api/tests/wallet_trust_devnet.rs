@@ -12,7 +12,6 @@ use serde_json::Value;
 use test_support::client::TestClient;
 use test_support::devnet::Devnet;
 use test_support::json::text;
-use test_support::local_api::LocalApi;
 use test_support::world;
 
 /// `[tick - 600, tick + 600)` snapped to a spacing of 60, around a new pool's tick.
@@ -109,8 +108,9 @@ async fn strangers_move_nothing(store_args: &[&str]) {
         .await;
 
     let server = world::local_api(&devnet, &devnet.rpc, store_args).await;
-    let client = |sub: &str| world::user(&server, sub).await;
-    let (alice, attacker, carol) = (client("alice"), client("mallory"), client("carol"));
+    let alice = world::user(&server, "alice").await;
+    let attacker = world::user(&server, "mallory").await;
+    let carol = world::user(&server, "carol").await;
     let ops = world::operator(&server).await;
 
     // Alice links before the attacker, Carol after.

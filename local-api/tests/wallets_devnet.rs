@@ -10,7 +10,6 @@ use lambda_http::http::{Method, StatusCode};
 use serde_json::{json, Value};
 use test_support::devnet::Devnet;
 use test_support::json::text;
-use test_support::local_api::LocalApi;
 use test_support::portfolio::assert_portfolio_is_its_positions;
 use test_support::wallets::post;
 use test_support::world;

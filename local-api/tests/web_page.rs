@@ -13,8 +13,8 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 use test_support::devnet::Devnet;
 use test_support::json::text;
-use test_support::local_api::LocalApi;
 use test_support::wallets::post;
+use test_support::world;
 
 /// What the page shows for USD (`$1,234.56`, `+$1.00`, `-$2.50`) as a number.
 fn shown_usd(shown: &str) -> f64 {

@@ -338,7 +338,9 @@ pub fn units(whole: &Value) -> String {
 impl Devnet {
     /// Swaps that pay both tokens' fees: `weth` WETH sold, then `usdc` USDC (whole tokens).
     pub async fn swap_both_ways(&self, weth: &str, usdc: &str) {
-        self.run("swap", &["--sell", "weth", "--amount", weth]).await;
-        self.run("swap", &["--sell", "usdc", "--amount", usdc]).await;
+        self.run("swap", &["--sell", "weth", "--amount", weth])
+            .await;
+        self.run("swap", &["--sell", "usdc", "--amount", usdc])
+            .await;
     }
 }
