@@ -264,6 +264,15 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
         .await;
     assert_eq!(text(&quote["liquidity"]), "0", "emptied on chain");
     assert_eq!(text(&quote["owner"]), wallet);
+    // No swap moved the price or paid a fee while it was open: its close realized nothing,
+    // whatever it had withdrawn before (the half taken out counts as taken out, decision 44).
+    let pnl = closed["pnlUsd"].as_f64().expect("a realized PnL");
+    assert!(pnl.abs() <= 0.02, "{closed}");
+    assert_eq!(
+        closed["costBasisUsd"],
+        shown_cost(&shown["detailBefore"]),
+        "{closed}"
+    );
 
     // Unpriced: said so on the page, never 0.
     let wallet_positions = paula.list("source=wallet").await.json;
@@ -309,4 +318,9 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
             "the README shows {name}"
         );
     }
+}
+
+/// The cost basis the detail showed, as the API's JSON number.
+fn shown_cost(detail: &Value) -> Value {
+    serde_json::from_str(&text(&detail["costBasisUsd"])).unwrap()
 }

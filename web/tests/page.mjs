@@ -30,8 +30,17 @@ async function rpc(method, params) {
   return response.json();
 }
 
+/** A sync, after a block: a live chain moves on between syncs, and a sync follows the orders
+ * of the pools whose state it updated. */
 async function sync() {
+  await rpc("evm_mine", []);
   await fetch(`${config.base}/markets/sync`, { method: "POST", headers: { Authorization: `Bearer ${config.opsToken}` } });
+}
+
+/** The position as the API answers it now. */
+async function position(id) {
+  const response = await fetch(`${config.base}/positions/${id}`, { headers: { Authorization: `Bearer ${config.token}` } });
+  return response.json();
 }
 
 /** A page at `viewport`; with `wallet`, an injected EIP-1193 provider that forwards to anvil,
@@ -159,7 +168,9 @@ try {
     if (!setup) await page.locator("#detail").screenshot({ path: join(config.screenshots, "page-actions.png") });
     await page.click("#act-confirm");
     const done = await waitText(page, "#detail-progress", /^(active|closed): done/, sync);
-    const liquidity = await page.$eval('#detail-fields dd[data-field="liquidity"]', (d) => d.title || d.textContent);
+    // Done is the receipt's; what it changed is the wallet's read, by the next sync at the latest.
+    await sync();
+    const liquidity = (await position(id)).liquidity;
     out.actions.push({ shown, done, liquidity });
   }
   await page.click("#close-position");

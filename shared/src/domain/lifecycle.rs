@@ -12,7 +12,8 @@ use chrono::{DateTime, Utc};
 /// DynamoDB's 38 significant digits, exact.
 pub const REALIZED_PLACES: i64 = 12;
 
-fn realized(value: BigDecimal) -> BigDecimal {
+/// A realized USD figure, rounded once as it is frozen.
+pub(crate) fn realized(value: BigDecimal) -> BigDecimal {
     value.with_scale_round(REALIZED_PLACES, RoundingMode::HalfEven)
 }
 

@@ -251,6 +251,7 @@ pub(super) async fn withdrawal_of(
     Ok(times.get(&block).map(|time| Withdrawal {
         principal,
         collected,
+        block,
         time: *time,
     }))
 }

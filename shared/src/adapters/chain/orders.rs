@@ -329,6 +329,7 @@ fn judge(
                         return Outcome::Withdrawn(Withdrawal {
                             principal,
                             collected,
+                            block,
                             time: *time,
                         })
                     }

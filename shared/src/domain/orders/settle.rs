@@ -5,12 +5,14 @@
 
 use super::build::protocol_tokens;
 use crate::domain::catalog::Pool;
-use crate::domain::lifecycle::frozen_close;
+use crate::domain::history::{decimals, units};
+use crate::domain::lifecycle::{frozen_close, realized};
 use crate::domain::math::{Amounts, U256};
 use crate::domain::model::{
     ChainOrder, Closing, HeldToken, OrderKind, Position, Status, WalletHolding,
 };
 use crate::domain::valuation::ValuationError;
+use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 
 pub const REVERTED: &str = "the transaction reverted on chain";
@@ -33,11 +35,12 @@ pub struct Minted {
 }
 
 /// A withdraw as its events tell it: `DecreaseLiquidity`'s amounts (the principal) and
-/// `Collect`'s (principal and fees), in protocol order, and its block's time.
+/// `Collect`'s (principal and fees), in protocol order, its block and that block's time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Withdrawal {
     pub principal: [U256; 2],
     pub collected: [U256; 2],
+    pub block: u64,
     pub time: DateTime<Utc>,
 }
 
@@ -113,8 +116,17 @@ pub fn opened(
 
 /// What a confirmed withdraw of `position` paid, frozen at the pool's USD prices: principal
 /// from `DecreaseLiquidity`, fees what `Collect` paid beyond it; `moved` where the withdraw
-/// was the position's range move.
+/// was the position's range move. A wallet position whose history was read whole up to the
+/// withdraw counts what that history says left it before (decision 44): principal withdrawn
+/// earlier and left uncollected, which this collect pays too, is not a fee; its cost basis is
+/// its deposits, and its PnL adds what was withdrawn and collected earlier.
 pub fn withdrawn(position: &Position, pool: &Pool, withdrawal: &Withdrawal) -> Closing {
+    let earlier = position
+        .holding
+        .as_deref()
+        .and_then(|h| h.history.as_ref())
+        .filter(|h| h.complete && h.through < withdrawal.block);
+    let owed = earlier.map_or([U256::ZERO; 2], |h| units(&h.uncollected_principal));
     let [p0, p1] = withdrawal.principal;
     let [c0, c1] = withdrawal.collected;
     let principal = pool.to_api_order(Amounts {
@@ -122,10 +134,10 @@ pub fn withdrawn(position: &Position, pool: &Pool, withdrawal: &Withdrawal) -> C
         amount1: p1,
     });
     let fees = pool.to_api_order(Amounts {
-        amount0: c0.saturating_sub(p0),
-        amount1: c1.saturating_sub(p1),
+        amount0: c0.saturating_sub(p0).saturating_sub(owed[0]),
+        amount1: c1.saturating_sub(p1).saturating_sub(owed[1]),
     });
-    frozen_close(
+    let mut closing = frozen_close(
         pool,
         position,
         (principal, fees),
@@ -137,5 +149,20 @@ pub fn withdrawn(position: &Position, pool: &Pool, withdrawal: &Withdrawal) -> C
             }
             .to_string(),
         ),
-    )
+    );
+    let total = |usd: &[Option<String>; 2]| -> Option<BigDecimal> {
+        let [a, b] = decimals(usd);
+        Some(a? + b?)
+    };
+    if let Some(h) = earlier {
+        let before =
+            total(&h.deposited_usd).zip(total(&h.withdrawn_usd).zip(total(&h.fees_collected_usd)));
+        if let Some((cost, (out, collected))) = before {
+            let paid =
+                &closing.value_a + &closing.value_b + &closing.fees_usd_a + &closing.fees_usd_b;
+            closing.pnl_usd = realized(paid + out + collected - &cost);
+            closing.cost_basis_usd = realized(cost);
+        }
+    }
+    closing
 }
