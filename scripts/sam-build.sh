@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `sam build` of the stack: every function as an arm64 `bootstrap` binary (cargo-lambda
-# cross-compiling with zig), then checks that each is an AArch64 executable under 8 MB.
+# cross-compiling with zig), then checks that each is an AArch64 executable under
+# MAX_BOOTSTRAP_BYTES (8 MiB: the release profile's fat-LTO binaries are 5.8 to 6.8 MB).
 #
 # The binaries are built first in one cargo-lambda run, exactly as `sam build` asks for each
 # (`--release --arm64 --bin NAME`; in this workspace every such build resolves the same
@@ -20,11 +21,11 @@ cargo lambda build --release --arm64 "${bins[@]}"
 built=$(date +%s)
 sam build --template template.yaml --build-dir .aws-sam/build
 echo "arm64 build: $((built - start)) s; sam build after it: $(($(date +%s) - built)) s"
-python3 - <<'PY'
-import pathlib, re, sys
+MAX_BOOTSTRAP_BYTES=${MAX_BOOTSTRAP_BYTES:-8388608} python3 - <<'PY'
+import os, pathlib, re, sys
 template = pathlib.Path("template.yaml").read_text()
 functions = re.findall(r"^  (\w+)Function:\n    Type: AWS::Serverless::Function", template, re.M)
-limit = 8 * 1024 * 1024
+limit = int(os.environ["MAX_BOOTSTRAP_BYTES"])
 failed = False
 print("| function | arm64 bootstrap (bytes) |")
 print("|---|---:|")
@@ -42,7 +43,7 @@ for name in functions:
         print(f"{path} is not an AArch64 ELF executable", file=sys.stderr)
         failed = True
     if size >= limit:
-        print(f"{path} is {size} bytes, over 8 MB", file=sys.stderr)
+        print(f"{path} is {size} bytes, over {limit}", file=sys.stderr)
         failed = True
 sys.exit(1 if failed else 0)
 PY

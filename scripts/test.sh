@@ -27,8 +27,14 @@ phase "build: the tests and every binary (dev profile)"
 cargo build --workspace --bins --tests
 export LAMBDA_BIN_DIR="$PWD/target/debug"
 
+# `npm ci` of a folder's pinned packages, unless this lock file's install is there already.
+npm_ci() {
+  [ "$1/node_modules/.package-lock.json" -nt "$1/package-lock.json" ] \
+    || (cd "$1" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+}
+
 phase "devnet packages"
-(cd devnet && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+npm_ci devnet
 
 phase "the page's browser: Debian's chromium, and playwright-core"
 if ! command -v chromium >/dev/null 2>&1; then
@@ -38,7 +44,7 @@ if ! command -v chromium >/dev/null 2>&1; then
     || { $sudo apt-get update -qq && $sudo apt-get install -y --no-install-recommends chromium >/dev/null; }
 fi
 chromium --version
-(cd web/tests && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+npm_ci web/tests
 
 phase "tests (cargo test beside scripts/fuzz.sh)"
 source scripts/dynamodb-server.sh

@@ -75,23 +75,9 @@ fn store_args(on_dynamodb: bool) -> Vec<String> {
 }
 
 async fn start(chain: &FakeChain, catalog: &tempfile_path::Path, on_dynamodb: bool) -> LocalApi {
-    let rpc = format!("ethereum={}", chain.stub.url);
-    let mut args: Vec<String> = [
-        "--catalog",
-        catalog.0.to_str().unwrap(),
-        "--rpc",
-        &rpc,
-        "--sync-interval",
-        "3600",
-        "--confirmations",
-        "0",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.extend(store_args(on_dynamodb));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    LocalApi::start(BIN, &args).await
+    let store = store_args(on_dynamodb);
+    let store: Vec<&str> = store.iter().map(String::as_str).collect();
+    world::local_api_on(&catalog.0, &chain.stub.url, &store).await
 }
 
 /// `POST /markets/sync`; the pool's report entry.

@@ -29,13 +29,19 @@ pub fn local_api_binary() -> PathBuf {
 }
 
 /// local-api on the devnet: its catalog, its chain read at `rpc` (the devnet's own URL, or a
-/// proxy's in front of it) at the head (a devnet mines a block per transaction), syncing only
-/// when asked; `extra` adds arguments (a store, a log range).
+/// proxy's in front of it), as [`local_api_on`] serves them.
 pub async fn local_api(devnet: &Devnet, rpc: &str, extra: &[&str]) -> LocalApi {
+    local_api_on(&devnet.catalog, rpc, extra).await
+}
+
+/// local-api serving the catalog file `catalog` and reading its ethereum from `rpc` at the head
+/// (a devnet mines a block per transaction), syncing only when asked; `extra` adds arguments
+/// (a store, a log range).
+pub async fn local_api_on(catalog: &std::path::Path, rpc: &str, extra: &[&str]) -> LocalApi {
     let rpc = format!("ethereum={rpc}");
     let mut args = vec![
         "--catalog",
-        devnet.catalog.to_str().unwrap(),
+        catalog.to_str().unwrap(),
         "--rpc",
         &rpc,
         "--sync-interval",
