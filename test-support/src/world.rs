@@ -60,7 +60,12 @@ pub async fn token(sub: &str, scope: Option<&str>) -> String {
     if let Some(scope) = scope {
         command.args(["--scope", scope]);
     }
-    let output = command.output().await.expect("local-api token runs");
+    // It prints and exits at once: seconds, never a hang.
+    let run = command.kill_on_drop(true).output();
+    let output = tokio::time::timeout(std::time::Duration::from_secs(10), run)
+        .await
+        .expect("local-api token answers within 10 s")
+        .expect("local-api token runs");
     assert!(output.status.success(), "{output:?}");
     String::from_utf8(output.stdout).unwrap().trim().to_string()
 }
