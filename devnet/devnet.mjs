@@ -2,9 +2,13 @@
 // their npm artifacts (v3-core 1.0.1's factory and pool, v3-periphery 1.4.4's position manager
 // and router), two test tokens, one pool with liquidity, and commands to swap and read.
 //
-//   node devnet/devnet.mjs up [--catalog-out FILE] [--state-out FILE] [--price P]
+//   node devnet/devnet.mjs up [--catalog-out FILE] [--state-out FILE] [--price P] [--pancake true]
 //       start anvil, deploy, write a catalog file (the format of shared/data/pools.json) and
-//       the deployment's addresses; print {"rpc": URL, ...} on one line; run until killed
+//       the deployment's addresses; print {"rpc": URL, ...} on one line; run until killed.
+//       --pancake true also deploys PancakeSwap v3 (its real contracts from npm) and
+//       MasterChefV3 on the same tokens: a second position manager, its pool in the catalog
+//   Every command that acts on a position or the pool takes --protocol pancakeswap-v3 to act
+//   on PancakeSwap's (default Uniswap's).
 //   node devnet/devnet.mjs swap  --state FILE --sell usdc|weth --amount WHOLE_TOKENS
 //   node devnet/devnet.mjs pool  --state FILE [--block N] [--ticks T,T...]
 //       the pool's getters at a block (the latest by default), with ticks(t) of the ticks given
@@ -36,6 +40,13 @@
 //       the account approves the position manager for RAW base units
 //   node devnet/devnet.mjs allowance --state FILE --account ADDRESS --token usdc|weth|ADDRESS
 //       the account's allowance to the position manager and its balance
+//   node devnet/devnet.mjs stake|unstake|harvest --state FILE --account ADDRESS --token-id N
+//   node devnet/devnet.mjs chef-collect --state FILE --account ADDRESS --token-id N
+//   node devnet/devnet.mjs chef-decrease --state FILE --account ADDRESS --token-id N --liquidity L
+//       MasterChefV3 as the staker: stake (the position's safeTransferFrom to the chef), unstake
+//       (withdraw, harvesting to the account), harvest, collect, decrease through the chef
+//   node devnet/devnet.mjs staking-quote --state FILE --token-id N [--block B]
+//       at one block: the chef's userPositionInfos (user, liquidity), pendingCake, the owner
 //   node devnet/devnet.mjs events --state FILE --hash TX
 //       the position manager's events in the transaction, decoded from its ABI, and its block's time
 //
@@ -58,6 +69,20 @@ const MANAGER = artifact(
   "@uniswap/v3-periphery/artifacts/contracts/NonfungiblePositionManager.sol/NonfungiblePositionManager.json",
 );
 const ROUTER = artifact("@uniswap/v3-periphery/artifacts/contracts/SwapRouter.sol/SwapRouter.json");
+// PancakeSwap v3 (`up --pancake`): the npm artifacts of its factory, pool, position manager and
+// router, MasterChefV3, and two test-only stand-ins of ours (contracts/PancakeStandIns.sol).
+const PANCAKE = {
+  FACTORY: artifact("@pancakeswap/v3-core/artifacts/contracts/PancakeV3Factory.sol/PancakeV3Factory.json"),
+  POOL: artifact("@pancakeswap/v3-core/artifacts/contracts/PancakeV3Pool.sol/PancakeV3Pool.json"),
+  MANAGER: artifact("@pancakeswap/v3-periphery/artifacts/contracts/NonfungiblePositionManager.sol/NonfungiblePositionManager.json"),
+  ROUTER: artifact("@pancakeswap/v3-periphery/artifacts/contracts/SwapRouter.sol/SwapRouter.json"),
+  CHEF: artifact("@pancakeswap/masterchef-v3/artifacts/contracts/MasterChefV3.sol/MasterChefV3.json"),
+  FEE: 2500,
+  TICK_SPACING: 50,
+  // Reward growth a second for the stand-in LM pool: a position earns liquidity / 2^20 CAKE
+  // base units a second.
+  GROWTH_PER_SECOND_X128: 1n << 108n,
+};
 
 const FEE = 3000;
 const TICK_SPACING = 60;
@@ -139,6 +164,68 @@ async function mined(txPromise) {
   }
 }
 
+// The stand-ins of contracts/PancakeStandIns.sol, compiled by solc-js (pinned in package.json).
+async function standIns() {
+  const { default: solc } = await import("solc");
+  const source = readFileSync(join(here, "contracts/PancakeStandIns.sol"), "utf8");
+  const input = {
+    language: "Solidity",
+    sources: { "PancakeStandIns.sol": { content: source } },
+    settings: { optimizer: { enabled: true, runs: 200 }, outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } } },
+  };
+  const output = JSON.parse(solc.compile(JSON.stringify(input)));
+  const errors = (output.errors ?? []).filter((e) => e.severity === "error");
+  if (errors.length) throw new Error(errors.map((e) => e.formattedMessage).join("\n"));
+  const built = output.contracts["PancakeStandIns.sol"];
+  const of = (name) => ({ abi: built[name].abi, bytecode: "0x" + built[name].evm.bytecode.object });
+  return { poolDeployer: of("DevnetPoolDeployer"), lmPoolDeployer: of("DevnetLmPoolDeployer") };
+}
+
+// PancakeSwap v3 beside Uniswap on the same chain and tokens: its factory (on our pool
+// deployer, which deploys the npm pool bytecode: pool addresses follow the mainnet init-code
+// hash), position manager and router, a USDC/WETH pool at the same price with wide liquidity,
+// and MasterChefV3 farming that pool with CAKE (a token of the devnet's), the stand-in LM pool
+// setting the reward rate.
+async function deployPancake(signer, provider, owner, usdc, weth, token0, token1, sqrtPriceX96) {
+  const built = await standIns();
+  const poolDeployer = await deploy(signer, built.poolDeployer);
+  const factory = await deploy(signer, PANCAKE.FACTORY, await poolDeployer.getAddress());
+  await mined(poolDeployer.setFactoryAddress(await factory.getAddress(), GAS));
+  await mined(poolDeployer.setPoolCode(PANCAKE.POOL.bytecode, { gasLimit: 25_000_000n }));
+  const deployer = await poolDeployer.getAddress();
+  const wethAddress = await weth.getAddress();
+  const manager = await deploy(signer, PANCAKE.MANAGER, deployer, await factory.getAddress(), wethAddress, owner);
+  const router = await deploy(signer, PANCAKE.ROUTER, deployer, await factory.getAddress(), wethAddress);
+  const cake = await deploy(signer, ERC20, "PancakeSwap Token (devnet)", "CAKE", SUPPLY, owner);
+  const chef = await deploy(signer, PANCAKE.CHEF, await cake.getAddress(), await manager.getAddress(), wethAddress);
+  const lmDeployer = await deploy(signer, built.lmPoolDeployer, await factory.getAddress(), PANCAKE.GROWTH_PER_SECOND_X128);
+  await mined(factory.setLmPoolDeployer(await lmDeployer.getAddress(), GAS));
+  await mined(chef.setLMPoolDeployer(await lmDeployer.getAddress(), GAS));
+  await mined(manager.createAndInitializePoolIfNecessary(token0, token1, PANCAKE.FEE, sqrtPriceX96, GAS));
+  const pool = await factory.getPool(token0, token1, PANCAKE.FEE);
+  await mined(chef.add(1, pool, false, GAS));
+  // What harvests pay out: MasterChefV3 pays CAKE from its balance.
+  await mined(cake.transfer(await chef.getAddress(), SUPPLY / 2n, GAS));
+  for (const token of [usdc, weth]) {
+    await mined(token.approve(await manager.getAddress(), MAX_UINT, GAS));
+    await mined(token.approve(await router.getAddress(), MAX_UINT, GAS));
+  }
+  const tick = Number((await new ethers.Contract(pool, PANCAKE.POOL.abi, provider).slot0()).tick);
+  const around = (t) => Math.floor(t / PANCAKE.TICK_SPACING) * PANCAKE.TICK_SPACING;
+  const [wideLower, wideUpper] = [around(tick - 20000), around(tick + 20000)];
+  await mined(manager.mint({
+    token0, token1, fee: PANCAKE.FEE,
+    tickLower: wideLower, tickUpper: wideUpper,
+    amount0Desired: 10n ** 24n, amount1Desired: 10n ** 24n, amount0Min: 0, amount1Min: 0,
+    recipient: owner, deadline: 2n ** 40n,
+  }, GAS));
+  return {
+    factory: await factory.getAddress(), poolDeployer: deployer, manager: await manager.getAddress(),
+    router: await router.getAddress(), pool, fee: PANCAKE.FEE, tickSpacing: PANCAKE.TICK_SPACING,
+    masterChef: await chef.getAddress(), cake: await cake.getAddress(), wideLower, wideUpper,
+  };
+}
+
 async function up(opts) {
   const { child, rpc } = await startAnvil();
   const stop = () => { child.kill("SIGTERM"); process.exit(0); };
@@ -176,42 +263,56 @@ async function up(opts) {
     recipient: owner, deadline: 2n ** 40n,
   }, GAS));
   const token = (symbol, address) => ({ symbol, address, decimals: 18, priceUsd: symbol === "USDC" ? "1" : String(price) });
+  const poolRecord = (protocol, address, feeTier, tickSpacing) => ({
+    chain: "ethereum", protocol, pool: address, feeTier, tickSpacing,
+    token0: token(usdcIsToken0 ? "USDC" : "WETH", token0),
+    token1: token(usdcIsToken0 ? "WETH" : "USDC", token1),
+    base: usdcIsToken0 ? "token1" : "token0",
+    currentPrice: String(price),
+  });
+  const chainId = Number(await provider.send("eth_chainId", []));
   const catalog = {
     asOf: new Date().toISOString(),
     note: "devnet pool deployed by devnet/devnet.mjs",
-    pools: [{
-      chain: "ethereum", protocol: "uniswap-v3", pool, feeTier: FEE, tickSpacing: TICK_SPACING,
-      token0: token(usdcIsToken0 ? "USDC" : "WETH", token0),
-      token1: token(usdcIsToken0 ? "WETH" : "USDC", token1),
-      base: usdcIsToken0 ? "token1" : "token0",
-      currentPrice: String(price),
-    }],
+    pools: [poolRecord("uniswap-v3", pool, FEE, TICK_SPACING)],
     deployments: [{
-      chain: "ethereum", protocol: "uniswap-v3",
-      chainId: Number(await provider.send("eth_chainId", [])),
+      chain: "ethereum", protocol: "uniswap-v3", chainId,
       factory: await factory.getAddress(), positionManager: await manager.getAddress(),
     }],
   };
   const state = {
-    rpc, pool, token0, token1, usdc: usdcAddress, weth: wethAddress,
+    rpc, pool, token0, token1, usdc: usdcAddress, weth: wethAddress, fee: FEE,
     manager: await manager.getAddress(), router: await router.getAddress(), factory: await factory.getAddress(),
     owner, wideLower, wideUpper,
   };
+  if (opts.pancake === "true") {
+    const pancake = await deployPancake(signer, provider, owner, usdc, weth, token0, token1, sqrtPriceX96);
+    state.pancake = pancake;
+    catalog.pools.push(poolRecord("pancakeswap-v3", pancake.pool, pancake.fee, pancake.tickSpacing));
+    catalog.deployments.push({
+      chain: "ethereum", protocol: "pancakeswap-v3", chainId,
+      factory: pancake.factory, positionManager: pancake.manager, staking: pancake.masterChef,
+    });
+  }
   if (opts["catalog-out"]) writeFileSync(opts["catalog-out"], JSON.stringify(catalog, null, 2));
   if (opts["state-out"]) writeFileSync(opts["state-out"], JSON.stringify(state, null, 2));
   print(state);
   await new Promise(() => {});
 }
 
+// The deployment's state; `--protocol pancakeswap-v3` puts PancakeSwap's manager, router, pool
+// and fee where the commands read Uniswap's.
 async function connect(opts) {
-  const state = JSON.parse(readFileSync(opts.state, "utf8"));
+  const deployed = JSON.parse(readFileSync(opts.state, "utf8"));
+  const pancake = opts.protocol === "pancakeswap-v3";
+  const state = pancake ? { ...deployed, ...deployed.pancake, poolAbi: PANCAKE.POOL.abi } : { ...deployed, poolAbi: POOL.abi };
   const provider = new ethers.JsonRpcProvider(opts.rpc ?? state.rpc, undefined, { staticNetwork: true, pollingInterval: 50 });
   const signer = await provider.getSigner(0);
   return { state, provider, signer };
 }
 
-async function readPool(provider, address, blockTag, ticks = []) {
-  const pool = new ethers.Contract(address, POOL.abi, provider);
+async function readPool(provider, address, blockTag, ticks = [], abi = POOL.abi) {
+  const pool = new ethers.Contract(address, abi, provider);
   const [slot0, liquidity, g0, g1, ...outside] = await Promise.all([
     pool.slot0({ blockTag }), pool.liquidity({ blockTag }),
     pool.feeGrowthGlobal0X128({ blockTag }), pool.feeGrowthGlobal1X128({ blockTag }),
@@ -233,10 +334,10 @@ async function swap(opts) {
   const router = new ethers.Contract(state.router, ROUTER.abi, signer);
   const [tokenIn, tokenOut] = opts.sell === "usdc" ? [state.usdc, state.weth] : [state.weth, state.usdc];
   const receipt = await mined(router.exactInputSingle({
-    tokenIn, tokenOut, fee: FEE, recipient: state.owner, deadline: 2n ** 40n,
+    tokenIn, tokenOut, fee: state.fee, recipient: state.owner, deadline: 2n ** 40n,
     amountIn: ethers.parseUnits(opts.amount, 18), amountOutMinimum: 0, sqrtPriceLimitX96: 0,
   }, GAS));
-  print(await readPool(provider, state.pool, receipt.blockNumber));
+  print(await readPool(provider, state.pool, receipt.blockNumber, [], state.poolAbi));
 }
 
 // Mints a position; --account mints from that account (funded and approving the manager),
@@ -246,7 +347,7 @@ async function mint(opts) {
   const from = opts.account ? await provider.getSigner(opts.account) : signer;
   const manager = new ethers.Contract(state.manager, MANAGER.abi, from);
   const params = {
-    token0: opts.token0 ?? state.token0, token1: opts.token1 ?? state.token1, fee: Number(opts.fee ?? FEE),
+    token0: opts.token0 ?? state.token0, token1: opts.token1 ?? state.token1, fee: Number(opts.fee ?? state.fee),
     tickLower: Number(opts.lower), tickUpper: Number(opts.upper),
     amount0Desired: BigInt(opts.amount0), amount1Desired: BigInt(opts.amount1),
     amount0Min: 0, amount1Min: 0, recipient: opts.recipient ?? opts.account ?? state.owner, deadline: 2n ** 40n,
@@ -273,7 +374,7 @@ async function collectQuote(opts) {
 
 async function burnQuote(opts) {
   const { state, provider } = await connect(opts);
-  const pool = new ethers.Contract(state.pool, POOL.abi, provider);
+  const pool = new ethers.Contract(state.pool, state.poolAbi, provider);
   const [amount0, amount1] = await pool.burn.staticCall(
     Number(opts.lower), Number(opts.upper), BigInt(opts.liquidity), { from: state.manager },
   );
@@ -402,7 +503,7 @@ async function poolCommand(opts) {
   const { state, provider } = await connect(opts);
   const block = opts.block === undefined ? await provider.getBlockNumber() : Number(opts.block);
   const ticks = opts.ticks ? opts.ticks.split(",").map(Number) : [];
-  print(await readPool(provider, state.pool, block, ticks));
+  print(await readPool(provider, state.pool, block, ticks, state.poolAbi));
 }
 
 // Gives an account `amount` whole tokens of both of the pool's tokens (from the deployer).
@@ -450,11 +551,75 @@ async function events(opts) {
   print({ status: receipt.status, block: receipt.blockNumber, timestamp: block.timestamp, events: decoded });
 }
 
+// MasterChefV3 (`up --pancake true`), as the account that staked: stake a position (its
+// safeTransferFrom to the chef), unstake it (withdraw: the rewards harvested to it), harvest,
+// collect and decrease through the chef; what the chef says of a position at a block.
+async function chef(opts, account = true) {
+  const { state, provider } = await connect({ ...opts, protocol: "pancakeswap-v3" });
+  const runner = account ? await provider.getSigner(opts.account) : provider;
+  return {
+    state, provider, tokenId: BigInt(opts["token-id"]),
+    chef: new ethers.Contract(state.masterChef, PANCAKE.CHEF.abi, runner),
+    manager: new ethers.Contract(state.manager, PANCAKE.MANAGER.abi, runner),
+  };
+}
+
+async function stake(opts) {
+  const { state, manager, tokenId } = await chef(opts);
+  const receipt = await mined(manager["safeTransferFrom(address,address,uint256)"](opts.account, state.masterChef, tokenId, GAS));
+  print({ block: receipt.blockNumber, hash: receipt.hash });
+}
+
+async function unstake(opts) {
+  const { chef: masterChef, tokenId } = await chef(opts);
+  const reward = await masterChef.withdraw.staticCall(tokenId, opts.account, { from: opts.account });
+  const receipt = await mined(masterChef.withdraw(tokenId, opts.account, GAS));
+  print({ block: receipt.blockNumber, hash: receipt.hash, reward });
+}
+
+async function harvest(opts) {
+  const { chef: masterChef, tokenId } = await chef(opts);
+  const reward = await masterChef.harvest.staticCall(tokenId, opts.account, { from: opts.account });
+  const receipt = await mined(masterChef.harvest(tokenId, opts.account, GAS));
+  print({ block: receipt.blockNumber, hash: receipt.hash, reward });
+}
+
+async function chefCollect(opts) {
+  const { chef: masterChef, tokenId } = await chef(opts);
+  const max = (1n << 128n) - 1n;
+  const params = { tokenId, recipient: opts.account, amount0Max: max, amount1Max: max };
+  const [amount0, amount1] = await masterChef.collect.staticCall(params, { from: opts.account });
+  const receipt = await mined(masterChef.collect(params, GAS));
+  print({ block: receipt.blockNumber, amount0, amount1 });
+}
+
+async function chefDecrease(opts) {
+  const { chef: masterChef, tokenId } = await chef(opts);
+  const params = { tokenId, liquidity: BigInt(opts.liquidity), amount0Min: 0, amount1Min: 0, deadline: 2n ** 40n };
+  const [amount0, amount1] = await masterChef.decreaseLiquidity.staticCall(params, { from: opts.account });
+  const receipt = await mined(masterChef.decreaseLiquidity(params, GAS));
+  print({ block: receipt.blockNumber, amount0, amount1 });
+}
+
+async function stakingQuote(opts) {
+  const { state, provider, chef: masterChef, manager, tokenId } = await chef(opts, false);
+  const blockTag = opts.block === undefined ? await provider.getBlockNumber() : Number(opts.block);
+  const info = await masterChef.userPositionInfos(tokenId, { blockTag });
+  const owner = await manager.ownerOf(tokenId, { blockTag });
+  const cake = new ethers.Contract(state.cake, ERC20.abi, provider);
+  print({
+    block: blockTag, owner, user: info.user, liquidity: info.liquidity, pid: info.pid,
+    pendingCake: await masterChef.pendingCake(tokenId, { blockTag }),
+    cakeBalanceOfUser: info.user === ethers.ZeroAddress ? 0n : await cake.balanceOf(info.user, { blockTag }),
+  });
+}
+
 const [command, ...rest] = process.argv.slice(2);
 const commands = {
   up, swap, mint, pool: poolCommand, "burn-quote": burnQuote, "collect-quote": collectQuote,
   "new-pool": newPool, account, sign, withdraw, increase, collect, churn, transfer, "position-quote": positionQuote,
-  fund, approve, allowance, events,
+  fund, approve, allowance, events, stake, unstake, harvest, "chef-collect": chefCollect,
+  "chef-decrease": chefDecrease, "staking-quote": stakingQuote,
 };
 if (!commands[command]) {
   console.error(`usage: devnet.mjs ${Object.keys(commands).join("|")} [--option value]...`);
