@@ -32,8 +32,19 @@ impl Devnet {
     /// that fails (seen rarely on a loaded machine: a transaction reverting) is started again,
     /// up to three times.
     pub async fn up(price: u64) -> Devnet {
+        Devnet::up_with(price, &[]).await
+    }
+
+    /// The devnet with PancakeSwap v3 and MasterChefV3 beside Uniswap (`up --pancake true`):
+    /// a second position manager on the same tokens, its pool in the catalog, its farm the
+    /// deployment's `staking`; `state["pancake"]` has its addresses.
+    pub async fn with_pancake(price: u64) -> Devnet {
+        Devnet::up_with(price, &["--pancake", "true"]).await
+    }
+
+    async fn up_with(price: u64, extra: &[&str]) -> Devnet {
         for attempt in 1..=3 {
-            if let Some(devnet) = Devnet::try_up(price).await {
+            if let Some(devnet) = Devnet::try_up(price, extra).await {
                 return devnet;
             }
             eprintln!("devnet: deployment {attempt} failed, starting again");
@@ -41,7 +52,7 @@ impl Devnet {
         panic!("the devnet did not start (run `npm ci` in devnet/)");
     }
 
-    async fn try_up(price: u64) -> Option<Devnet> {
+    async fn try_up(price: u64, extra: &[&str]) -> Option<Devnet> {
         let dir = std::env::temp_dir().join(format!("devnet-{}", ulid::Ulid::new()));
         std::fs::create_dir_all(&dir).unwrap();
         let (catalog, state_file) = (dir.join("catalog.json"), dir.join("state.json"));
@@ -54,6 +65,7 @@ impl Devnet {
             .arg(&state_file)
             .arg("--price")
             .arg(price.to_string())
+            .args(extra)
             .stdout(Stdio::piped())
             .spawn()
             .expect("node runs devnet/devnet.mjs");

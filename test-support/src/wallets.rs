@@ -437,6 +437,7 @@ pub fn read_position(token: &str, liquidity: u128, fee0: u64) -> shared::holding
         fees: [U256::from(fee0), U256::ZERO],
         sqrt_price: U256::from(1u8) << 100,
         tick: 196_000,
+        staked: None,
         fee_state: None,
     }
 }

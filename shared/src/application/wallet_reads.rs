@@ -5,7 +5,7 @@
 use crate::application::ports::{Market, PositionStore, StoreError};
 use crate::application::settling::release_ticks;
 use crate::domain::catalog::{Catalog, Pool};
-use crate::domain::holdings::{holding_of, usd_price, value_of, ReadPosition, TRANSFERRED};
+use crate::domain::holdings::{holding_of, usd_price, value_of, ReadPosition, Staked, TRANSFERRED};
 use crate::domain::model::{Chain, Position, Status, WalletHolding};
 use crate::domain::wallets::LinkedWallet;
 use chrono::{DateTime, Utc};
@@ -51,6 +51,8 @@ fn differences(before: &Position, after: &Position) -> Vec<&'static str> {
     differ("readError", b.read_error != a.read_error);
     differ("closeReason", b.close_reason != a.close_reason);
     differ("tracked", b.tracked != a.tracked);
+    // A stake, an unstake, or its pending reward moved (decision 60).
+    differ("staked", b.staked != a.staked);
     match (&b.fee_state, &a.fee_state) {
         (Some(x), Some(y)) => differ("feeState", x != y),
         (None, None) => differ(
@@ -60,6 +62,20 @@ fn differences(before: &Position, after: &Position) -> Vec<&'static str> {
         _ => differ("feeState", true),
     }
     fields
+}
+
+/// A staked read keeps the block it was first seen staked at while it stays in the same farm.
+fn staked_since(before: &WalletHolding, read: Option<Staked>) -> Option<Staked> {
+    read.map(|mut staked| {
+        if let Some(was) = before
+            .staked
+            .as_ref()
+            .filter(|w| w.contract == staked.contract)
+        {
+            staked.since_height = was.since_height;
+        }
+        staked
+    })
 }
 
 /// Whether a wallet position's bounds belong among its pool's tracked ticks: open, with a fee
@@ -171,6 +187,7 @@ pub async fn record(
                         moved_from: before.moved_from.clone(),
                         moved_to: before.moved_to.clone(),
                         tracked: before.tracked,
+                        staked: staked_since(before, holding.staked.clone()),
                         ..holding
                     })),
                     ..previous.clone()

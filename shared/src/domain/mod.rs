@@ -16,6 +16,8 @@ pub mod lifecycle;
 pub mod limits;
 pub mod market;
 pub mod math;
+#[macro_use]
+mod named_enum;
 pub mod model;
 pub mod orders;
 pub mod portfolio;

@@ -9,50 +9,6 @@ use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// A closed set of lowercase names, parsed and printed the same way everywhere.
-macro_rules! named_enum {
-    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        pub enum $name {
-            $(#[serde(rename = $text)] $variant),+
-        }
-
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text),+
-                }
-            }
-
-            /// The accepted names, for error messages.
-            pub fn names() -> String {
-                [$($text),+].join(", ")
-            }
-        }
-
-        impl std::str::FromStr for $name {
-            type Err = ();
-
-            /// Exact, case-sensitive match: `Active` is not `active`.
-            fn from_str(s: &str) -> Result<Self, ()> {
-                match s {
-                    $($text => Ok($name::$variant),)+
-                    _ => Err(()),
-                }
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
 named_enum!(
     /// A supported blockchain network.
     Chain {
@@ -78,6 +34,7 @@ named_enum!(
     Protocol {
         UniswapV3 => "uniswap-v3",
         PancakeswapV3 => "pancakeswap-v3",
+        SushiswapV3 => "sushiswap-v3",
         OrcaWhirlpools => "orca-whirlpools",
     }
 );
@@ -293,6 +250,9 @@ pub struct WalletHolding {
     pub fee_state: Option<FeeState>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tracked: bool,
+    /// EVM: staked in its deployment's farm, as the last read found it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staked: Option<crate::domain::holdings::Staked>,
 }
 
 impl WalletHolding {
@@ -576,6 +536,9 @@ pub struct WalletPositionView {
     pub moved_to: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transactions: Option<Vec<TransactionRequest>>,
+    /// Staked in its deployment's farm: the farm, since when, its rewards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub staked: Option<crate::domain::holdings::StakedView>,
 }
 
 /// A position as the API shows it: valued, or its stored state with a `valuationError`, or

@@ -221,6 +221,7 @@ async fn holdings(fault: Fault) -> Result<WalletHoldings, String> {
         position_manager: Some(MANAGER.into()),
         program: None,
         first_block: None,
+        staking: None,
     };
     let block = confirmed_block(&rpc, 0).await?;
     read_wallet(&rpc, &[&deployment], WALLET, &block).await

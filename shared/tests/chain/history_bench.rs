@@ -126,6 +126,7 @@ fn wallet_position(devnet: &Devnet, wallet: &str, token: &str) -> Position {
         moved_to: None,
         fee_state: None,
         tracked: false,
+        staked: None,
     }));
     position
 }

@@ -11,10 +11,10 @@ use super::history::{mint_block, position_events};
 use super::rpc::RpcClient;
 use super::scan::REORG_WINDOW;
 use crate::application::ports::{HistoryStore, PositionStore, StoreError};
-use crate::domain::catalog::{Catalog, Pool};
+use crate::domain::catalog::{Catalog, Deployment, Pool};
 use crate::domain::history::{
-    count_start, summarize, Arrival, EventKind, HistoryProgress, HistorySummary, PositionEvent,
-    Priced,
+    count_start, mark_staking, summarize, Arrival, EventKind, HistoryProgress, HistorySummary,
+    PositionEvent, Priced,
 };
 use crate::domain::holdings::usd_price;
 use crate::domain::market::{PoolKey, PoolState};
@@ -151,6 +151,9 @@ impl HistoryReader<'_> {
             .await;
             stopped = read.stopped;
             let mut events = read.events;
+            if let Some(farm) = self.farm(&holding.manager) {
+                mark_staking(&mut events, farm);
+            }
             if read.through >= from {
                 self.value(&mut events, &Subject::of(position, holding), blocks)
                     .await;
@@ -280,17 +283,24 @@ impl HistoryReader<'_> {
         Ok(back)
     }
 
+    fn deployment(&self, manager: &str) -> Option<&Deployment> {
+        self.catalog.deployments_on(self.chain).find(|d| {
+            d.position_manager
+                .as_deref()
+                .is_some_and(|m| m.eq_ignore_ascii_case(manager))
+        })
+    }
+
     /// Where the manager's events are looked for from: its deployment's first block.
     fn first_block(&self, manager: &str) -> u64 {
-        self.catalog
-            .deployments_on(self.chain)
-            .find(|d| {
-                d.position_manager
-                    .as_deref()
-                    .is_some_and(|m| m.eq_ignore_ascii_case(manager))
-            })
+        self.deployment(manager)
             .and_then(|d| d.first_block)
             .unwrap_or(0)
+    }
+
+    /// The farm the manager's positions are staked in, where its deployment has one.
+    fn farm(&self, manager: &str) -> Option<&str> {
+        self.deployment(manager).and_then(|d| d.staking.as_deref())
     }
 
     /// Each event's USD prices (its position's tokens) at its block; at the service's own

@@ -341,6 +341,26 @@ pub(super) fn decode_state(
     })
 }
 
+/// One `eth_call` at the block's hash.
+pub fn call(to: alloy_primitives::Address, data: Vec<u8>, block: &Block) -> (&'static str, Value) {
+    let to = to.to_checksum(None);
+    (
+        "eth_call",
+        json!([{"to": to, "data": hex_data(&data)}, {"blockHash": block.hash}]),
+    )
+}
+
+/// An answer decoded strictly (exactly `words` words, each valid for its type).
+pub fn decoded<C: SolCall>(
+    answer: Result<Value, RpcError>,
+    words: usize,
+    what: &str,
+) -> Result<C::Return, String> {
+    let answer = answer.map_err(|e| format!("{what}: {e}"))?;
+    let data = hex_bytes(&answer).map_err(|e| format!("{what}: {e}"))?;
+    strict::<C>(&data, words).map_err(|_| format!("{what}: undecodable answer"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

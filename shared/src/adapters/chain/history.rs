@@ -18,6 +18,9 @@ use std::collections::BTreeMap;
 pub use crate::domain::market::DEFAULT_LOG_RANGE;
 
 pub(super) const TRANSFER: &str = "Transfer(address,address,uint256)";
+/// MasterChefV3's reward payment: `Harvest(address indexed sender, address to, uint256 indexed
+/// pid, uint256 indexed tokenId, uint256 reward)`.
+pub(super) const HARVEST: &str = "Harvest(address,address,uint256,uint256,uint256)";
 pub(super) const INCREASE: &str = "IncreaseLiquidity(uint256,uint128,uint256,uint256)";
 pub(super) const DECREASE: &str = "DecreaseLiquidity(uint256,uint128,uint256,uint256)";
 pub(super) const COLLECT: &str = "Collect(uint256,address,uint256,uint256)";

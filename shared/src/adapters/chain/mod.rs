@@ -21,7 +21,9 @@ pub mod scan;
 pub mod secrets;
 pub mod simulation;
 pub mod solana;
+pub mod staking;
 pub mod sync;
+pub mod tokens;
 pub mod trust;
 pub mod wallets;
 

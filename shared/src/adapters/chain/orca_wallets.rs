@@ -311,5 +311,6 @@ fn position_at(
         tick: pool.tick_current_index,
         // Orca is polled: its figures are its reads'.
         fee_state: None,
+        staked: None,
     })
 }

@@ -13,7 +13,7 @@ use crate::application::ports::{HistoryStore, Market, PositionStore, StoreError}
 use crate::application::wallet_reads::{mark_unread, record, WALLET_NOT_READ};
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::clock::Clock;
-use crate::domain::holdings::{discovered_record, ReadPosition, TRANSFERRED};
+use crate::domain::holdings::{discovered_record, ReadPosition, Staked, TRANSFERRED};
 use crate::domain::market::{Cadence, Confirmations, LogRanges};
 use crate::domain::math::U256;
 use crate::domain::model::{Chain, FeeState, HeldToken, Position, Status};
@@ -101,7 +101,11 @@ impl WalletReader {
         Ok(WalletRead {
             block: Some(holdings.block.clone()),
             height: holdings.block.number,
-            positions: holdings.positions.into_iter().map(neutral).collect(),
+            positions: holdings
+                .positions
+                .into_iter()
+                .map(|p| neutral(p, holdings.block.number))
+                .collect(),
             not_read: holdings.not_read,
             unread: holdings
                 .unread
@@ -167,13 +171,19 @@ pub async fn confirmed_block(rpc: &RpcClient, confirmations: u64) -> Result<Bloc
         .ok_or_else(|| format!("the node has no block {number}"))
 }
 
-/// A chain's read of a position in the chain-neutral form the store keeps.
-fn neutral(p: ChainPosition) -> ReadPosition {
+/// A chain's read of a position at `height` in the chain-neutral form the store keeps.
+fn neutral(p: ChainPosition, height: u64) -> ReadPosition {
     let token = |t: TokenMeta| HeldToken {
         symbol: t.symbol,
         address: t.address,
         decimals: t.decimals,
     };
+    let staked = p.staked.map(|s| Staked {
+        contract: s.farm,
+        reward_token: token(s.reward_token),
+        rewards_pending: s.rewards_pending.to_string(),
+        since_height: height,
+    });
     ReadPosition {
         protocol: p.protocol,
         pool: p.pool,
@@ -193,6 +203,7 @@ fn neutral(p: ChainPosition) -> ReadPosition {
             fee_growth_inside_last: p.fee_growth_inside_last.map(|g| g.to_string()),
             tokens_owed: p.tokens_owed.map(|o| o.to_string()),
         }),
+        staked,
     }
 }
 

@@ -10,7 +10,8 @@
 
 use super::evm::{self, Block};
 use super::history::{
-    decode_log, read_ranges, topic, word_topic, Refused, COLLECT, DECREASE, INCREASE, TRANSFER,
+    decode_log, read_ranges, topic, word_topic, Refused, COLLECT, DECREASE, HARVEST, INCREASE,
+    TRANSFER,
 };
 use super::rpc::RpcClient;
 use crate::application::app::ChainFollow;
@@ -32,7 +33,7 @@ use std::sync::Arc;
 /// more requests.
 pub const TOPIC_LIST: usize = 100;
 
-/// The most filtered calls a range takes: past them (over [`TOPIC_LIST`] linked wallets or
+/// The most filtered calls a range takes (one more on a chain with a farm: its harvests): past them (over [`TOPIC_LIST`] linked wallets or
 /// followed positions on a chain), one call asks for every log of the managers' four events
 /// and the scan matches them against the linked set itself (issue 37: the calls stay flat
 /// with wallets; the answer grows with the managers' own activity instead).
@@ -110,7 +111,11 @@ impl<'a> Watched<'a> {
     /// The filters of one block range: senders, recipients, positions' ids, each OR-list at
     /// most [`TOPIC_LIST`] entries; or, where those take more than [`MAX_FILTERED_CALLS`],
     /// one filter of the managers' four events, matched here.
-    fn filters(&self, managers: &[String], (start, end): (u64, u64)) -> Vec<(&'static str, Value)> {
+    fn filters(
+        &self,
+        (managers, farms): (&[String], bool),
+        (start, end): (u64, u64),
+    ) -> Vec<(&'static str, Value)> {
         let filter = |topics: Value| {
             (
                 "eth_getLogs",
@@ -134,15 +139,21 @@ impl<'a> Watched<'a> {
             .collect();
         let addresses: Vec<String> = addresses.into_iter().collect();
         let ids: Vec<String> = ids.into_iter().collect();
-        let filtered = 2 * addresses.len().div_ceil(TOPIC_LIST) + ids.len().div_ceil(TOPIC_LIST);
-        if filtered > MAX_FILTERED_CALLS {
-            let kinds = [TRANSFER, INCREASE, DECREASE, COLLECT].map(topic);
+        let per_address = if farms { 3 } else { 2 };
+        let filtered =
+            per_address * addresses.len().div_ceil(TOPIC_LIST) + ids.len().div_ceil(TOPIC_LIST);
+        if filtered > MAX_FILTERED_CALLS + usize::from(farms) {
+            let kinds = [TRANSFER, INCREASE, DECREASE, COLLECT, HARVEST].map(topic);
             return vec![filter(json!([kinds]))];
         }
         let mut filters = Vec::new();
         for chunk in addresses.chunks(TOPIC_LIST) {
             filters.push(filter(json!([topic(TRANSFER), chunk])));
             filters.push(filter(json!([topic(TRANSFER), null, chunk])));
+            if farms {
+                // A farm's harvest names its staker (only the staker may harvest).
+                filters.push(filter(json!([topic(HARVEST), chunk])));
+            }
         }
         for chunk in ids.chunks(TOPIC_LIST) {
             let kinds = [topic(INCREASE), topic(DECREASE), topic(COLLECT)];
@@ -165,9 +176,10 @@ impl<'a> Watched<'a> {
             })
         };
         let manager = log.get("address").and_then(Value::as_str);
+        let party = |i| address_of(i).is_some_and(|a| self.by_address.contains_key(&a));
         match word(0) {
+            Some(first) if first.eq_ignore_ascii_case(&topic(HARVEST)) => party(1),
             Some(first) if first.eq_ignore_ascii_case(&topic(TRANSFER)) => {
-                let party = |i| address_of(i).is_some_and(|a| self.by_address.contains_key(&a));
                 let held = word(3)
                     .zip(manager)
                     .and_then(|(w, m)| Some((m.to_ascii_lowercase(), U256::from_str(w).ok()?)))
@@ -189,6 +201,11 @@ impl<'a> Watched<'a> {
         log: &Value,
         range: (u64, u64),
     ) -> Result<(u64, Vec<&'a LinkedWallet>), String> {
+        if let Some(harvest) = harvest_of(log, range)? {
+            let (block, staker) = harvest;
+            let holders = self.by_address.get(&staker);
+            return Ok((block, holders.into_iter().flatten().copied().collect()));
+        }
         let (manager, token, event) = decode_log(log, range)?;
         let mut wallets = Vec::new();
         // A collect's recipient is no holder: only a transfer's parties are.
@@ -202,6 +219,27 @@ impl<'a> Watched<'a> {
         wallets.extend(self.by_position.get(&position).into_iter().flatten());
         Ok((event.block, wallets))
     }
+}
+
+/// A farm's `Harvest` (the staker's rewards paid: its position's `rewardsPending` changed):
+/// its block and its staker (lower-case); `None` for another event.
+fn harvest_of(log: &Value, (start, end): (u64, u64)) -> Result<Option<(u64, String)>, String> {
+    let topics = log.get("topics").and_then(Value::as_array);
+    let word = |i: usize| topics.and_then(|t| t.get(i)).and_then(Value::as_str);
+    if !word(0).is_some_and(|w| w.eq_ignore_ascii_case(&topic(HARVEST))) {
+        return Ok(None);
+    }
+    let staker = word(1)
+        .filter(|w| w.len() == 66)
+        .map(|w| format!("0x{}", w[26..].to_ascii_lowercase()))
+        .ok_or("a Harvest without its staker")?;
+    let block = log
+        .get("blockNumber")
+        .and_then(Value::as_str)
+        .and_then(|n| u64::from_str_radix(n.trim_start_matches("0x"), 16).ok())
+        .filter(|n| (start..=end).contains(n))
+        .ok_or("a Harvest outside the range asked for")?;
+    Ok(Some((block, staker)))
 }
 
 impl ChainScanner {
@@ -241,10 +279,13 @@ impl ChainScanner {
             .get(&chain)
             .ok_or_else(|| format!("no RPC endpoint is configured for {chain}"))?;
         let catalog = self.market.catalog().await.map_err(|e| e.to_string())?;
+        // The position managers, and the farms their positions are staked in.
         let managers: Vec<String> = catalog
             .deployments_on(chain)
-            .filter_map(|d| d.position_manager.clone())
+            .flat_map(|d| [d.position_manager.clone(), d.staking.clone()])
+            .flatten()
             .collect();
+        let farms = catalog.deployments_on(chain).any(|d| d.staking.is_some());
         let head = evm::block_number(rpc)
             .await
             .map_err(|e| format!("eth_blockNumber: {e}"))?;
@@ -315,7 +356,7 @@ impl ChainScanner {
             return Ok(Vec::new());
         };
         let read = read_ranges(from, end.number, self.log_ranges.of(chain), |range| {
-            let calls = watched.filters(&managers, range);
+            let calls = watched.filters((&managers, farms), range);
             let watched = &watched;
             async move {
                 let mut found = Vec::new();

@@ -6,8 +6,11 @@
 //! batches whatever the count (more only past the batch size). Amounts are what the liquidity holds at that state
 //! rounded down, as a withdrawal pays; fees exactly what `collect` would pay there.
 
-use super::evm::{self, Block};
+use super::evm::{self, call, decoded, Block};
 use super::rpc::{RpcClient, RpcError};
+use super::staking::{self, StakedRead};
+use super::tokens::symbol_of;
+pub use super::tokens::TokenMeta;
 use super::trust::plausible_range;
 use crate::domain::catalog::Deployment;
 use crate::domain::market::PoolState;
@@ -63,15 +66,6 @@ use IPositionManager::{balanceOfCall, ownerOfCall, positionsCall, tokenOfOwnerBy
 /// their owner ([`owners_of`]): those it no longer holds close, the others keep their read.
 pub const MAX_POSITIONS_PER_MANAGER: u64 = 1_000;
 
-/// An ERC-20 as its contract describes itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TokenMeta {
-    /// EIP-55 checksum form.
-    pub address: String,
-    pub symbol: String,
-    pub decimals: u8,
-}
-
 /// One position of the wallet as the chain holds it at the read's block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChainPosition {
@@ -98,6 +92,8 @@ pub struct ChainPosition {
     pub tokens_owed: [u128; 2],
     /// The pool's state at the block (its bound ticks in `ticks`).
     pub state: PoolState,
+    /// Staked by the wallet in its deployment's farm: the farm holds the NFT.
+    pub staked: Option<StakedRead>,
 }
 
 /// Everything one wallet holds on one chain, at one block.
@@ -127,14 +123,6 @@ fn checksum(address: Address) -> String {
 
 fn parse_address(text: &str) -> Result<Address, String> {
     crate::domain::wallets::address::evm_address(text).map_err(|e| format!("{text}: {e}"))
-}
-
-/// One `eth_call` at the block's hash.
-fn call(to: Address, data: Vec<u8>, block: &Block) -> (&'static str, Value) {
-    (
-        "eth_call",
-        json!([{"to": checksum(to), "data": evm::hex_data(&data)}, {"blockHash": block.hash}]),
-    )
 }
 
 /// A token's terms as `positions(tokenId)` answers them: its tokens (lower-case hex), fee,
@@ -171,50 +159,11 @@ pub async fn position_terms(
     })
 }
 
-/// An answer decoded strictly (exactly `words` words, each valid for its type).
-fn decoded<C: SolCall>(
-    answer: Result<Value, RpcError>,
-    words: usize,
-    what: &str,
-) -> Result<C::Return, String> {
-    let answer = answer.map_err(|e| format!("{what}: {e}"))?;
-    let data = evm::hex_bytes(&answer).map_err(|e| format!("{what}: {e}"))?;
-    evm::strict::<C>(&data, words).map_err(|_| format!("{what}: undecodable answer"))
-}
-
-/// A `symbol()` answer: an ABI string, or the `bytes32` some early tokens answer (trailing
-/// zeros trimmed); printable text only, at most 32 characters, none of them a control,
-/// bidirectional or invisible formatting character (a right-to-left override shows a name
-/// reversed; a zero-width space makes "USDC" look like another token's).
-fn symbol_of(answer: Result<Value, RpcError>) -> Result<String, String> {
-    let answer = answer.map_err(|e| format!("symbol: {e}"))?;
-    let data = evm::hex_bytes(&answer).map_err(|e| format!("symbol: {e}"))?;
-    let text = if data.len() == 32 {
-        let end = data.iter().position(|b| *b == 0).unwrap_or(32);
-        String::from_utf8(data[..end].to_vec()).map_err(|_| "symbol: not text".to_string())?
-    } else {
-        symbolCall::abi_decode_returns_validate(&data)
-            .map_err(|_| "symbol: undecodable answer".to_string())?
-    };
-    let text = text.trim().to_string();
-    if text.is_empty() || text.chars().count() > 32 || text.chars().any(hidden) {
-        return Err("symbol: not a printable name of 1 to 32 characters".into());
-    }
-    Ok(text)
-}
-
-/// A character that is not shown as itself: controls, bidirectional marks, embeddings,
-/// overrides and isolates, zero-width and invisible formatting characters, tags.
-fn hidden(c: char) -> bool {
-    c.is_control()
-        || matches!(c,
-            '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}'
-            | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}'
-            | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
-}
-
 /// The position's token ids of `wallet` at each manager, read at `block`, and how many it holds
 /// past the cap.
+/// Each source is `(the contract enumerated, the manager its ids are on)`: a manager itself,
+/// or a farm the wallet staked the manager's positions in (`staking`). Ids come back as
+/// `(source, id)`.
 async fn token_ids(
     rpc: &RpcClient,
     managers: &[Address],
@@ -303,15 +252,41 @@ pub async fn read_wallet(
     let wallet = parse_address(wallet)?;
     let mut factories = BTreeMap::new();
     let mut protocols = BTreeMap::new();
+    // Each enumerated contract and the manager its ids are on: a farm's are staked ones.
+    let mut sources = BTreeMap::new();
     for d in deployments {
         let (Some(manager), Some(factory)) = (&d.position_manager, &d.factory) else {
             continue;
         };
-        factories.insert(parse_address(manager)?, parse_address(factory)?);
-        protocols.insert(parse_address(manager)?, d.protocol);
+        let manager = parse_address(manager)?;
+        factories.insert(manager, parse_address(factory)?);
+        protocols.insert(manager, d.protocol);
+        sources.insert(manager, manager);
+        if let Some(farm) = &d.staking {
+            sources.insert(parse_address(farm)?, manager);
+        }
     }
-    let managers: Vec<Address> = factories.keys().copied().collect();
-    let (ids, not_read) = token_ids(rpc, &managers, wallet, block).await?;
+    let enumerated: Vec<Address> = sources.keys().copied().collect();
+    let (found, not_read) = token_ids(rpc, &enumerated, wallet, block).await?;
+    let staked: Vec<(Address, U256)> = found
+        .iter()
+        .filter(|(source, _)| sources[source] != *source)
+        .copied()
+        .collect();
+    let (stakes, reward_tokens) = staking::stakes(rpc, &staked, wallet, block).await?;
+    let stakes: BTreeMap<(Address, U256), staking::Stake> = stakes
+        .into_iter()
+        .map(|((farm, id), stake)| ((sources[&farm], id), stake))
+        .collect();
+    // A farm's id the farm does not confirm as the wallet's is not the wallet's.
+    let ids: Vec<(Address, U256)> = found
+        .iter()
+        .filter_map(|(source, id)| {
+            let manager = sources[source];
+            let confirmed = manager == *source || stakes.contains_key(&(manager, *id));
+            confirmed.then_some((manager, *id))
+        })
+        .collect();
 
     // Each token's position, then its pool and its tokens' metadata.
     let calls: Vec<_> = ids
@@ -338,6 +313,7 @@ pub async fn read_wallet(
     let mut tokens: Vec<Address> = held
         .iter()
         .flat_map(|(_, _, p)| [p.token0, p.token1])
+        .chain(reward_tokens.values().copied())
         .collect();
     tokens.sort_unstable();
     tokens.dedup();
@@ -477,6 +453,22 @@ pub async fn read_wallet(
         let mut position = position_at(manager, token_id, pool, &p, &metadata, state)?;
         position.protocol = protocols[&manager];
         position.tick_spacing = spacing;
+        if let Some(stake) = stakes.get(&(manager, token_id)) {
+            let reward = &reward_tokens[&stake.farm];
+            let Some(reward_token) = metadata.get(reward).cloned() else {
+                leave_out(
+                    &manager,
+                    token_id,
+                    &format!("reward token {}: not read", checksum(*reward)),
+                );
+                continue;
+            };
+            position.staked = Some(StakedRead {
+                farm: checksum(stake.farm),
+                reward_token,
+                rewards_pending: stake.rewards_pending,
+            });
+        }
         positions.push(position);
     }
     Ok(WalletHoldings {
@@ -562,30 +554,6 @@ fn position_at(
         fee_growth_inside_last: last,
         tokens_owed: owed,
         state,
+        staked: None,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn word_text(text: &str) -> Value {
-        let mut data = vec![0u8; 32];
-        data[..text.len()].copy_from_slice(text.as_bytes());
-        json!(evm::hex_data(&data))
-    }
-
-    #[test]
-    fn symbols_decode_as_strings_or_bytes32_and_refuse_junk() {
-        let string = symbolCall::abi_encode_returns(&"WETH".to_string());
-        assert_eq!(
-            symbol_of(Ok(json!(evm::hex_data(&string)))),
-            Ok("WETH".into())
-        );
-        assert_eq!(symbol_of(Ok(word_text("MKR"))), Ok("MKR".into()));
-        assert!(symbol_of(Ok(word_text(""))).is_err());
-        assert!(symbol_of(Ok(json!("0x1234"))).is_err());
-        assert!(symbol_of(Ok(json!(evm::hex_data(&[0xff; 32])))).is_err());
-        assert!(symbol_of(Err(RpcError::Malformed("x"))).is_err());
-    }
 }

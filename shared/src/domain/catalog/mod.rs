@@ -227,7 +227,8 @@ impl Pool {
 
 pub fn curve_of(protocol: Protocol) -> Curve {
     match protocol {
-        Protocol::UniswapV3 | Protocol::PancakeswapV3 => Curve::UniswapV3,
+        // Every v3 fork shares Uniswap v3's math and position manager (deployments are data).
+        Protocol::UniswapV3 | Protocol::PancakeswapV3 | Protocol::SushiswapV3 => Curve::UniswapV3,
         Protocol::OrcaWhirlpools => Curve::OrcaWhirlpools,
     }
 }

@@ -83,6 +83,10 @@ pub struct Deployment {
     /// looked for from (0 where not said).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_block: Option<u64>,
+    /// The farm its position NFTs are staked in (PancakeSwap's MasterChefV3), where it has one:
+    /// a wallet's staked positions are enumerated there and stay the wallet's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staking: Option<String>,
 }
 
 impl Deployment {
@@ -101,6 +105,9 @@ impl Deployment {
             let solana = d.chain == Chain::Solana;
             if solana != (d.protocol == Protocol::OrcaWhirlpools) {
                 return Err(fail("the protocol does not run on that chain"));
+            }
+            if solana && d.staking.is_some() {
+                return Err(fail("staking is read on EVM deployments only"));
             }
             let complete = if solana {
                 d.program.is_some()

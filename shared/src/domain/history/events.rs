@@ -18,16 +18,22 @@ pub enum EventKind {
     Transfer,
     /// `Transfer` to the zero address.
     Burn,
+    /// `Transfer` to its deployment's farm: a change of custody, never a close (decision 60).
+    Stake,
+    /// `Transfer` from its deployment's farm back to a wallet.
+    Unstake,
 }
 
 impl EventKind {
-    const NAMES: [(EventKind, &'static str); 6] = [
+    const NAMES: [(EventKind, &'static str); 8] = [
         (EventKind::Mint, "mint"),
         (EventKind::Deposit, "deposit"),
         (EventKind::Withdraw, "withdraw"),
         (EventKind::Collect, "collect"),
         (EventKind::Transfer, "transfer"),
         (EventKind::Burn, "burn"),
+        (EventKind::Stake, "staked"),
+        (EventKind::Unstake, "unstaked"),
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -68,6 +74,19 @@ pub struct PositionEvent {
     /// was found; set when the event is valued.
     pub prices: [Option<BigDecimal>; 2],
     pub priced: Option<Priced>,
+}
+
+/// Marks the transfers to and from `farm` (the deployment's staking contract) as stakes and
+/// unstakes: the position stays its staker's, its count goes on (decision 60).
+pub fn mark_staking(events: &mut [PositionEvent], farm: &str) {
+    let is_farm = |a: &Option<String>| a.as_deref().is_some_and(|a| a.eq_ignore_ascii_case(farm));
+    for event in events.iter_mut().filter(|e| e.kind == EventKind::Transfer) {
+        if is_farm(&event.to) {
+            event.kind = EventKind::Stake;
+        } else if is_farm(&event.from) {
+            event.kind = EventKind::Unstake;
+        }
+    }
 }
 
 /// Which state an event's USD prices come from.
@@ -147,7 +166,11 @@ impl Ledger {
                     self.principal_collected[t] += principal;
                     self.fees_collected[t] += amount - principal;
                 }
-                EventKind::Mint | EventKind::Transfer | EventKind::Burn => {}
+                EventKind::Mint
+                | EventKind::Transfer
+                | EventKind::Burn
+                | EventKind::Stake
+                | EventKind::Unstake => {}
             }
         }
         self

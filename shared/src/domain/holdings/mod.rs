@@ -23,8 +23,10 @@ use std::str::FromStr;
 
 mod at_pool;
 mod life;
+mod staking;
 pub use at_pool::valued_at_pool;
 use life::life_views;
+pub use staking::{staked_view, Staked, StakedView, HARVESTS_NOT_READ};
 
 /// One position as a wallet read found it, at the read's block or slot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +52,8 @@ pub struct ReadPosition {
     pub tick: i32,
     /// EVM: the position's own fee state at the read.
     pub fee_state: Option<FeeState>,
+    /// EVM: staked in its deployment's farm at the read.
+    pub staked: Option<Staked>,
 }
 
 /// The catalog record of a pool a wallet read found outside the catalog: its tokens as their
@@ -150,6 +154,7 @@ pub fn holding_of(
         moved_to: None,
         fee_state: found.fee_state.clone(),
         tracked: false,
+        staked: found.staked.clone(),
     }
 }
 
@@ -399,13 +404,24 @@ pub fn holding_view(
         .zip(sums.fees_collected_usd.clone())
         .zip(held_withdrawn)
         .map(|((w, f), u)| w + f - u);
+    let staked = holding
+        .staked
+        .as_ref()
+        .filter(|_| frozen.is_none())
+        .map(|s| staked_view(s, catalog, chain));
+    // Decision 60: a staked position's PnL counts its rewards.
+    let rewards = match &staked {
+        Some((_, rewards)) => rewards.clone(),
+        None => Some(BigDecimal::zero()),
+    };
     let pnl = match frozen {
         Some(c) => Some(c.pnl_usd.clone()),
         None => value
             .clone()
             .zip(taken_out.clone())
             .zip(sums.cost_basis.clone())
-            .map(|((v, out), c)| v + out - c),
+            .zip(rewards)
+            .map(|(((v, out), c), r)| v + out - c + r),
     };
     let decimals = |i: usize| holding.tokens[i].decimals;
     let token_view = |i: usize| HeldAmountView {
@@ -477,6 +493,7 @@ pub fn holding_view(
         transactions: order
             .filter(|o| o.kind != OrderKind::Open)
             .map(|o| o.transactions.clone()),
+        staked: staked.map(|(view, _)| view),
     };
     let figures = HeldFigures {
         token_values,
