@@ -252,7 +252,40 @@ pub struct WalletHolding {
     pub tracked: bool,
     /// EVM: staked in its deployment's farm, as the last read found it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub staked: Option<crate::domain::holdings::Staked>,
+    pub staked: Option<Staked>,
+}
+
+/// What the last read found of a staked position's farm (decision 60). Integers are decimal strings of the
+/// reward token's base units.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Staked {
+    /// The farm holding the NFT (EIP-55).
+    pub contract: String,
+    pub reward_token: HeldToken,
+    /// What the farm's `pendingCake` answered at the read.
+    pub rewards_pending: String,
+    /// The read's block it was first seen staked at (its stake's block where the history has
+    /// it).
+    pub since_height: u64,
+}
+
+/// A staked position's farm and rewards as the API shows them.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StakedView {
+    pub contract: String,
+    /// The block it was staked at (as first seen by a read).
+    pub since_block: u64,
+    pub reward_token: HeldToken,
+    /// Whole tokens, exact.
+    pub rewards_pending: String,
+    pub rewards_pending_usd: Option<Usd>,
+    /// Whole tokens harvested while staked: `null`, harvests are not read yet
+    /// (`rewardsHarvestedReason`).
+    pub rewards_harvested: Option<String>,
+    pub rewards_harvested_usd: Option<Usd>,
+    pub rewards_harvested_reason: Option<&'static str>,
 }
 
 impl WalletHolding {
@@ -538,7 +571,7 @@ pub struct WalletPositionView {
     pub transactions: Option<Vec<TransactionRequest>>,
     /// Staked in its deployment's farm: the farm, since when, its rewards.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub staked: Option<crate::domain::holdings::StakedView>,
+    pub staked: Option<StakedView>,
 }
 
 /// A position as the API shows it: valued, or its stored state with a `valuationError`, or

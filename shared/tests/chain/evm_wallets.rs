@@ -106,7 +106,9 @@ async fn chain_held_by(
                     )
                 }
                 "6352211e" => address_word(0xde),
-                // balanceOf, tokenOfOwnerByIndex
+                // balanceOf (the wallet holds on Uniswap's manager only: the chain's other
+                // deployments and PancakeSwap's farm answer none), tokenOfOwnerByIndex
+                "70a08231" if !to.eq_ignore_ascii_case(MANAGER) => word(0),
                 "70a08231" => word(if fault == Fault::DuplicateIds {
                     3
                 } else {

@@ -13,8 +13,25 @@ fn embedded_deployments_cover_every_chain_with_its_chain_id() {
     Deployment::check_all(&catalog.deployments).unwrap();
     let ids: Vec<Option<u64>> = Chain::ALL.iter().map(|c| catalog.chain_id(*c)).collect();
     // ethereum, solana, bsc, arbitrum, base in Chain::ALL's order.
+    // Every v3 manager of the EVM chains (decision 60), PancakeSwap's with its farm; Orca on
+    // Solana alone.
     for chain in Chain::ALL {
-        assert!(catalog.deployments_on(*chain).count() == 1, "{chain}");
+        let protocols: Vec<Protocol> = catalog.deployments_on(*chain).map(|d| d.protocol).collect();
+        if *chain == Chain::Solana {
+            assert_eq!(protocols, [Protocol::OrcaWhirlpools]);
+            continue;
+        }
+        for v3 in [
+            Protocol::UniswapV3,
+            Protocol::PancakeswapV3,
+            Protocol::SushiswapV3,
+        ] {
+            assert!(protocols.contains(&v3), "{chain} {v3}");
+        }
+        let pancake = catalog.deployment(*chain, Protocol::PancakeswapV3).unwrap();
+        assert!(pancake.staking.is_some(), "{chain}");
+        let ids: Vec<_> = catalog.deployments_on(*chain).map(|d| d.chain_id).collect();
+        assert!(ids.iter().all(|id| *id == ids[0]), "{chain}: one chain id");
     }
     assert!(ids.contains(&Some(1)) && ids.contains(&Some(56)) && ids.contains(&None));
     assert!(ids.contains(&Some(42161)) && ids.contains(&Some(8453)));

@@ -24,9 +24,10 @@ use std::str::FromStr;
 mod at_pool;
 mod life;
 mod staking;
+pub use crate::domain::model::{Staked, StakedView};
 pub use at_pool::valued_at_pool;
 use life::life_views;
-pub use staking::{staked_view, Staked, StakedView, HARVESTS_NOT_READ};
+pub use staking::{staked_view, HARVESTS_NOT_READ};
 
 /// One position as a wallet read found it, at the read's block or slot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -408,7 +409,7 @@ pub fn holding_view(
         .staked
         .as_ref()
         .filter(|_| frozen.is_none())
-        .map(|s| staked_view(s, catalog, chain));
+        .map(|s| staked_view(s, usd_price(catalog, chain, &s.reward_token.address)));
     // Decision 60: a staked position's PnL counts its rewards.
     let rewards = match &staked {
         Some((_, rewards)) => rewards.clone(),
