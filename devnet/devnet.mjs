@@ -185,7 +185,7 @@ async function standIns() {
 // deployer, which deploys the npm pool bytecode: pool addresses follow the mainnet init-code
 // hash), position manager and router, a USDC/WETH pool at the same price with wide liquidity,
 // and MasterChefV3 farming that pool with CAKE (a token of the devnet's), the stand-in LM pool
-// setting the reward rate.
+// setting the reward rate; and a CAKE/USDC pool that prices CAKE.
 async function deployPancake(signer, provider, owner, usdc, weth, token0, token1, sqrtPriceX96) {
   const built = await standIns();
   const poolDeployer = await deploy(signer, built.poolDeployer);
@@ -219,10 +219,26 @@ async function deployPancake(signer, provider, owner, usdc, weth, token0, token1
     amount0Desired: 10n ** 24n, amount1Desired: 10n ** 24n, amount0Min: 0, amount1Min: 0,
     recipient: owner, deadline: 2n ** 40n,
   }, GAS));
+  // CAKE/USDC at 2 USDC a CAKE, wide: what prices the farm's rewards in USD.
+  const [cakeAddress, usdcAddress] = [await cake.getAddress(), await usdc.getAddress()];
+  const cakeIsToken0 = BigInt(cakeAddress) < BigInt(usdcAddress);
+  const [cake0, cake1] = cakeIsToken0 ? [cakeAddress, usdcAddress] : [usdcAddress, cakeAddress];
+  const cakeSqrtPrice = cakeIsToken0 ? isqrt(2n << 192n) : isqrt((1n << 192n) / 2n);
+  await mined(manager.createAndInitializePoolIfNecessary(cake0, cake1, PANCAKE.FEE, cakeSqrtPrice, GAS));
+  await mined(cake.approve(await manager.getAddress(), MAX_UINT, GAS));
+  const cakePool = await factory.getPool(cake0, cake1, PANCAKE.FEE);
+  const cakeTick = Number((await new ethers.Contract(cakePool, PANCAKE.POOL.abi, provider).slot0()).tick);
+  await mined(manager.mint({
+    token0: cake0, token1: cake1, fee: PANCAKE.FEE,
+    tickLower: around(cakeTick - 20000), tickUpper: around(cakeTick + 20000),
+    amount0Desired: 10n ** 24n, amount1Desired: 10n ** 24n, amount0Min: 0, amount1Min: 0,
+    recipient: owner, deadline: 2n ** 40n,
+  }, GAS));
   return {
     factory: await factory.getAddress(), poolDeployer: deployer, manager: await manager.getAddress(),
     router: await router.getAddress(), pool, fee: PANCAKE.FEE, tickSpacing: PANCAKE.TICK_SPACING,
-    masterChef: await chef.getAddress(), cake: await cake.getAddress(), wideLower, wideUpper,
+    masterChef: await chef.getAddress(), cake: cakeAddress, wideLower, wideUpper,
+    cakePool, cakeIsToken0,
   };
 }
 
@@ -289,6 +305,14 @@ async function up(opts) {
     const pancake = await deployPancake(signer, provider, owner, usdc, weth, token0, token1, sqrtPriceX96);
     state.pancake = pancake;
     catalog.pools.push(poolRecord("pancakeswap-v3", pancake.pool, pancake.fee, pancake.tickSpacing));
+    const cakeRecord = { symbol: "CAKE", address: pancake.cake, decimals: 18, priceUsd: "2" };
+    const usdcRecord = { symbol: "USDC", address: usdcAddress, decimals: 18, priceUsd: "1" };
+    const [record0, record1] = pancake.cakeIsToken0 ? [cakeRecord, usdcRecord] : [usdcRecord, cakeRecord];
+    catalog.pools.push({
+      chain: "ethereum", protocol: "pancakeswap-v3", pool: pancake.cakePool, feeTier: pancake.fee,
+      tickSpacing: pancake.tickSpacing, token0: record0, token1: record1,
+      base: pancake.cakeIsToken0 ? "token0" : "token1", currentPrice: "2",
+    });
     catalog.deployments.push({
       chain: "ethereum", protocol: "pancakeswap-v3", chainId,
       factory: pancake.factory, positionManager: pancake.manager, staking: pancake.masterChef,

@@ -2,18 +2,21 @@
 //! MasterChefV3 beside Uniswap v3: a wallet's positions on both managers are listed with their
 //! histories; its PancakeSwap position staked in the farm after the link stays the wallet's
 //! (never closed, same id), shows `staked` with `rewardsPending` = the farm's `pendingCake` at
-//! the read's block, amounts equal to what the manager would pay, `staked` and `unstaked` in
-//! its history, through a harvest, a decrease through the farm and the unstake. A wallet linked
+//! the read's block, amounts equal to what the manager would pay, `rewardsHarvested` what its
+//! harvests paid, `staked`, `harvest` and `unstaked` in its history, through a harvest, a
+//! decrease and a collect answered by the API through the farm, and the unstake; another
+//! user's staked position is not the caller's (404); a close answered through the farm unstakes. A wallet linked
 //! while its position is already staked lists it at once. On memory and on DynamoDB (moto).
 //! CAKE rewards here come from the devnet's stand-in LM pool through `pendingCake`, not from
 //! PancakeSwap's reward maths.
 
 use lambda_http::http::{Method, StatusCode};
-use serde_json::Value;
+use serde_json::{json, Value};
 use test_support::client::TestClient;
 use test_support::devnet::{units, Devnet};
 use test_support::json::text;
 use test_support::on_both_stores;
+use test_support::wallets::post;
 use test_support::world::{local_api, operator, sync, user};
 
 const PANCAKE: &[&str] = &["--protocol", "pancakeswap-v3"];
@@ -39,6 +42,12 @@ async fn history_kinds(client: &TestClient, id: &str) -> Vec<String> {
         .collect()
 }
 
+fn number(value: &Value) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("a number: {value}"))
+}
+
 async fn get(client: &TestClient, id: &str) -> Value {
     let reply = client.get(id).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
@@ -47,11 +56,17 @@ async fn get(client: &TestClient, id: &str) -> Value {
 
 /// The position as the chain has it at the view's read block: the farm's answers and what the
 /// manager would pay for its liquidity.
+/// The farm at the block its pending reward was read at, the manager at the view's.
 async fn chain_at(devnet: &Devnet, token: &str, view: &Value) -> (Value, Value) {
+    let block = view["staked"]["rewardsPendingBlock"]
+        .as_u64()
+        .unwrap()
+        .to_string();
+    let farm = devnet
+        .run("staking-quote", &["--token-id", token, "--block", &block])
+        .await;
     let block = view["readHeight"].as_u64().unwrap().to_string();
-    let args = ["--token-id", token, "--block", &block];
-    let farm = devnet.run("staking-quote", &args).await;
-    let mut quote_args = args.to_vec();
+    let mut quote_args = vec!["--token-id", token, "--block", &block];
     quote_args.extend(PANCAKE);
     let position = devnet.run("position-quote", &quote_args).await;
     (farm, position)
@@ -157,33 +172,49 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
         history_kinds(&alice, &id).await,
         ["mint", "deposit", "staked"]
     );
+    // Decision 60's PnL: nothing taken out yet, so value − cost basis + the rewards (CAKE priced
+    // by the devnet's CAKE/USDC pool); nothing harvested yet, so the rewards are pending ones.
+    let staked = &view["staked"];
+    let rewards = number(&staked["rewardsPendingUsd"]) + number(&staked["rewardsHarvestedUsd"]);
+    assert!(rewards > 0.0, "{view}");
+    let expected = number(&view["valueUsd"]) - number(&view["costBasisUsd"]) + rewards;
+    let pnl = number(&view["pnlUsd"]);
+    // Each USD figure is written to the cent: four of them here.
+    assert!(
+        (pnl - expected).abs() <= 0.02 + 1e-9,
+        "{pnl} {expected}: {view}"
+    );
     assert_eq!(positions(&alice).await.len(), 2, "counted once");
 
     // A harvest, then half the liquidity out through the farm: still staked, still the chain's.
-    devnet
-        .run("harvest", &["--account", &wallet, "--token-id", &pancake])
-        .await;
-    let half = (text(&view["liquidity"]).parse::<u128>().unwrap() / 2).to_string();
-    let args = [
-        "--account",
-        &wallet,
-        "--token-id",
-        &pancake,
-        "--liquidity",
-        &half,
-    ];
-    devnet.run("chef-decrease", &args).await;
-    devnet
-        .run(
-            "chef-collect",
-            &["--account", &wallet, "--token-id", &pancake],
+    let harvest = ["--account", &wallet, "--token-id", &pancake];
+    devnet.run("harvest", &harvest).await;
+    // Half out, then a collect, answered by the API through the farm, sent as answered.
+    let farm_address = text(&devnet.state["pancake"]["masterChef"]);
+    for (action, body) in [("decrease", json!({"percent": 50})), ("collect", json!({}))] {
+        let answer = act(&alice, &id, action, body).await;
+        send_and_follow(
+            &devnet,
+            (&alice, &ops),
+            &id,
+            &answer,
+            (&farm_address, "applied"),
         )
         .await;
+    }
     devnet.advance_time(30).await;
     sync(&ops).await;
     let view = get(&alice, &id).await;
     let (farm, position) = chain_at(&devnet, &pancake, &view).await;
     assert_staked_as_chain(&view, &farm, &position, &devnet);
+    // The wallet held no CAKE before: its balance is what the harvest paid.
+    let paid = text(&farm["cakeBalanceOfUser"]);
+    assert_ne!(paid, "0");
+    assert_eq!(units(&view["staked"]["rewardsHarvested"]), paid, "{view}");
+    assert!(
+        number(&view["staked"]["rewardsHarvestedUsd"]) > 0.0,
+        "{view}"
+    );
 
     // Unstaked: back in the wallet, the same position, its history goes on.
     devnet
@@ -193,10 +224,14 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
     let view = get(&alice, &id).await;
     assert_eq!(view["status"], "active", "{view}");
     assert!(view.get("staked").is_none(), "{view}");
-    assert_eq!(
-        history_kinds(&alice, &id).await,
-        ["mint", "deposit", "staked", "withdraw", "collect", "unstaked"]
-    );
+    // The unstake harvests what was pending (the decrease through the farm kept it owed).
+    // The decrease answered is a multicall of decreaseLiquidity and collect; then the collect.
+    let kinds = [
+        "mint", "deposit", "staked", "harvest", "withdraw", "collect", "collect",
+    ];
+    let mut kinds = kinds.to_vec();
+    kinds.extend(["harvest", "unstaked"]);
+    assert_eq!(history_kinds(&alice, &id).await, kinds);
 
     // A wallet linked while its position is staked lists it at once.
     let bob_wallet = devnet.account(2).await;
@@ -214,10 +249,73 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
     assert_eq!(listed.len(), 1, "{listed:?}");
     let (farm, position) = chain_at(&devnet, &bobs, &listed[0]).await;
     assert_staked_as_chain(&listed[0], &farm, &position, &devnet);
+    let bobs_id = text(&listed[0]["id"]);
     assert_eq!(
-        history_kinds(&bob, &text(&listed[0]["id"])).await,
+        history_kinds(&bob, &bobs_id).await,
         ["mint", "deposit", "staked"]
     );
+
+    // Another user's staked position is not alice's to act on.
+    let path = format!("/positions/{bobs_id}/collect");
+    assert_eq!(
+        post(&alice, &path, &json!({})).await.status,
+        StatusCode::NOT_FOUND
+    );
+    // Bob closes it: through the farm, which pays its rewards and gives the NFT back.
+    let answer = act(&bob, &bobs_id, "decrease", json!({"percent": 100})).await;
+    let sent = (&farm_address[..], "withdrawn");
+    send_and_follow(&devnet, (&bob, &ops), &bobs_id, &answer, sent).await;
+    let closed = get(&bob, &bobs_id).await;
+    assert_eq!(closed["status"], "closed", "{closed}");
+    let owner = devnet
+        .run(
+            "position-quote",
+            &[&["--token-id", bobs.as_str()][..], PANCAKE].concat(),
+        )
+        .await;
+    assert_eq!(
+        text(&owner["owner"]).to_lowercase(),
+        bob_wallet.to_lowercase()
+    );
+    let kinds = history_kinds(&bob, &bobs_id).await;
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("unstaked"),
+        "{kinds:?}"
+    );
+}
+
+async fn act(client: &TestClient, id: &str, action: &str, body: Value) -> Value {
+    let reply = post(client, &format!("/positions/{id}/{action}"), &body).await;
+    assert_eq!(reply.status, StatusCode::OK, "{action}: {}", reply.text());
+    reply.json
+}
+
+/// Sends the answer's transactions from the staker's wallet as answered (each to the farm, each
+/// within its answered gas), reports the last one's hash and syncs: the order `outcome` (the
+/// sync report's count: `applied`, `withdrawn`).
+async fn send_and_follow(
+    devnet: &Devnet,
+    (client, ops): (&TestClient, &TestClient),
+    id: &str,
+    answer: &Value,
+    (farm, outcome): (&str, &str),
+) {
+    let mut last = String::new();
+    for t in answer["transactions"].as_array().unwrap() {
+        assert_eq!(text(&t["to"]).to_lowercase(), farm.to_lowercase(), "{t}");
+        let (hash, receipt) = devnet.send(t).await;
+        assert_eq!(receipt["status"], "0x1", "{t}: {receipt}");
+        let gas: u64 = text(&t["gas"]).parse().unwrap();
+        let used = u64::from_str_radix(text(&receipt["gasUsed"]).trim_start_matches("0x"), 16);
+        assert!(gas >= used.unwrap(), "{t} used {receipt}");
+        last = hash;
+    }
+    let path = format!("/positions/{id}/transactions");
+    let reply = post(client, &path, &json!({ "hash": last })).await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED, "{}", reply.text());
+    let report = sync(ops).await;
+    assert_eq!(report["orders"][outcome], 1, "{report}");
 }
 
 on_both_stores!(staked_positions => staked_positions_stay_the_wallets);

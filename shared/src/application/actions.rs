@@ -139,7 +139,7 @@ async fn act_once(
             )
         })?;
     let state = fresh_state(catalog, pool, now)?;
-    let venue = venue_of(catalog, pool)?;
+    let venue = venue_of(catalog, pool)?.for_holding(holding);
     let chain = order_chain(app, pool.chain)?;
     let limits = asked.limits();
     let terms = held_terms(&venue, &holding.wallet, state, limits, now);
@@ -160,7 +160,7 @@ async fn act_once(
     let allowances = || async {
         let tokens = protocol_tokens(pool).map(|t| t.address.as_str());
         chain
-            .allowances(pool.chain, state, &holding.wallet, &venue.manager, tokens)
+            .allowances(pool.chain, state, &holding.wallet, venue.target(), tokens)
             .await
             .map_err(|e| {
                 UseCaseError::MarketStale(format!(
@@ -199,6 +199,13 @@ async fn act_once(
             prices: (lower, upper),
             ..
         } => {
+            if venue.farm.is_some() {
+                return Err(UseCaseError::Conflict(
+                    "the position is staked in its farm: a move mints a new position, which the \
+                     farm does not do; unstake it first (or close it: the close unstakes it)"
+                        .into(),
+                ));
+            }
             if ![lower, upper].into_iter().all(|p| pool.price_in_bounds(p)) {
                 let (low, high) = pool.price_bounds();
                 return Err(UseCaseError::bad_request(format!(

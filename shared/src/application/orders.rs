@@ -268,7 +268,7 @@ pub async fn close_on_chain(
         ));
     }
     let state = fresh_state(catalog, pool, now)?;
-    let venue = venue_of(catalog, pool)?;
+    let venue = venue_of(catalog, pool)?.for_holding(holding);
     let chain = order_chain(app, pool.chain)?;
     let terms = held_terms(&venue, &holding.wallet, state, limits, now);
     let ticks = (position.tick_lower, position.tick_upper);

@@ -64,18 +64,24 @@ fn differences(before: &Position, after: &Position) -> Vec<&'static str> {
     fields
 }
 
-/// A staked read keeps the block it was first seen staked at while it stays in the same farm.
+/// A staked read keeps the block it was first seen staked at while it stays in the same farm;
+/// a position no longer staked keeps its farm's record, unstaked (its harvests' token).
 fn staked_since(before: &WalletHolding, read: Option<Staked>) -> Option<Staked> {
-    read.map(|mut staked| {
-        if let Some(was) = before
-            .staked
-            .as_ref()
-            .filter(|w| w.contract == staked.contract)
-        {
-            staked.since_height = was.since_height;
+    let was = before.staked.as_ref();
+    match read {
+        Some(mut staked) => {
+            let same = was.filter(|w| w.contract == staked.contract && !w.unstaked);
+            if let Some(was) = same {
+                staked.since_height = was.since_height;
+            }
+            Some(staked)
         }
-        staked
-    })
+        None => was.map(|w| Staked {
+            unstaked: true,
+            rewards_pending: "0".into(),
+            ..w.clone()
+        }),
+    }
 }
 
 /// Whether a wallet position's bounds belong among its pool's tracked ticks: open, with a fee

@@ -122,6 +122,29 @@ pub fn withdraw(w: &Withdraw) -> Result<Vec<u8>, CalldataError> {
     ]))
 }
 
+/// A staked position's close through its farm (MasterChefV3): `multicall([decreaseLiquidity,
+/// collect, withdraw(tokenId, recipient)])`: emptied, everything owed and its rewards paid to
+/// the wallet, the NFT back in it.
+pub fn withdraw_and_unstake(w: &Withdraw) -> Result<Vec<u8>, CalldataError> {
+    let unstake = call(
+        "withdraw(uint256,address)",
+        &[uint(w.token_id), address(&w.recipient)?],
+    );
+    Ok(multicall(&[
+        decrease(w),
+        collect(w.token_id, &w.recipient)?,
+        unstake,
+    ]))
+}
+
+/// `harvest(tokenId, recipient)`: a staked position's rewards paid by its farm.
+pub fn harvest(token_id: U256, recipient: &str) -> Result<Vec<u8>, CalldataError> {
+    Ok(call(
+        "harvest(uint256,address)",
+        &[uint(token_id), address(recipient)?],
+    ))
+}
+
 /// `decreaseLiquidity((tokenId, liquidity, amount0Min, amount1Min, deadline))`.
 fn decrease(w: &Withdraw) -> Vec<u8> {
     call(

@@ -263,11 +263,15 @@ pub struct Staked {
     /// The farm holding the NFT (EIP-55).
     pub contract: String,
     pub reward_token: HeldToken,
-    /// What the farm's `pendingCake` answered at the read.
+    /// What the farm's `pendingCake` answered at the read, at block `pending_height`.
     pub rewards_pending: String,
-    /// The read's block it was first seen staked at (its stake's block where the history has
-    /// it).
+    #[serde(default)]
+    pub pending_height: u64,
+    /// The read's block it was first seen staked at.
     pub since_height: u64,
+    /// Unstaked since: kept for the rewards its history counts (their token).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unstaked: bool,
 }
 
 /// A staked position's farm and rewards as the API shows them.
@@ -278,14 +282,14 @@ pub struct StakedView {
     /// The block it was staked at (as first seen by a read).
     pub since_block: u64,
     pub reward_token: HeldToken,
-    /// Whole tokens, exact.
+    /// Whole tokens, exact: the farm's `pendingCake` at `rewardsPendingBlock` (the wallet's
+    /// last read: any event of the position, a harvest included, reads it again).
     pub rewards_pending: String,
+    pub rewards_pending_block: u64,
     pub rewards_pending_usd: Option<Usd>,
-    /// Whole tokens harvested while staked: `null`, harvests are not read yet
-    /// (`rewardsHarvestedReason`).
-    pub rewards_harvested: Option<String>,
+    /// Whole tokens its farm's harvests paid since it came to the wallet (its history's).
+    pub rewards_harvested: String,
     pub rewards_harvested_usd: Option<Usd>,
-    pub rewards_harvested_reason: Option<&'static str>,
 }
 
 impl WalletHolding {

@@ -268,3 +268,68 @@ async fn an_idle_sync_costs_the_same_calls_for_one_and_250_wallets() {
     );
     assert!(idle_calls[1] <= idle_calls[0] + 2, "{idle_calls:?}");
 }
+
+/// Issue 39: with a farm on the chain (PancakeSwap's MasterChefV3 beside Uniswap on the devnet),
+/// an idle sync costs the same requests for 1 and 50 linked wallets, one of them staking; the
+/// staker's harvest is found and touches its wallet alone.
+#[tokio::test]
+async fn an_idle_sync_costs_the_same_requests_with_a_farm_for_one_and_50_wallets() {
+    let devnet = Devnet::with_pancake(3000).await;
+    let manager = devnet.state["pancake"]["manager"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let wallet = devnet.account(1).await;
+    let tick = devnet.run("pool", &["--protocol", "pancakeswap-v3"]).await["tick"]
+        .as_i64()
+        .unwrap();
+    let (lower, upper) = (
+        (tick - 2000).div_euclid(50) * 50,
+        (tick + 2000).div_euclid(50) * 50,
+    );
+    let (lower, upper) = (lower.to_string(), upper.to_string());
+    let amount = "1000000000000000000000";
+    let mint = [
+        "--lower",
+        &lower,
+        "--upper",
+        &upper,
+        "--amount0",
+        amount,
+        "--amount1",
+        amount,
+        "--recipient",
+        &wallet,
+        "--protocol",
+        "pancakeswap-v3",
+    ];
+    let minted = devnet.run("mint", &mint).await;
+    let token = minted["tokenId"].as_str().unwrap().to_string();
+    let staker = ["--account", wallet.as_str(), "--token-id", token.as_str()];
+    devnet.run("stake", &staker).await;
+    let mut idle = Vec::new();
+    for synthetic in [0usize, 49] {
+        let bench = Bench::start(&devnet).await;
+        link_synthetic(&bench, &manager, synthetic).await;
+        let linked = bench.link("bench-real", &wallet).await;
+        bench.app.refresh_wallet(linked).await;
+        bench.sync().await;
+        swap(&devnet).await;
+        let (requests, calls, _, _, scan) = bench.sync().await;
+        assert_eq!(scan["events"], 0, "{scan}");
+        idle.push((requests, calls));
+        devnet.advance_time(10).await;
+        devnet.run("harvest", &staker).await;
+        let (_, _, _, _, scan) = bench.sync().await;
+        assert_eq!(
+            (scan["events"].as_u64(), scan["touched"].as_u64()),
+            (Some(1), Some(1)),
+            "{scan}"
+        );
+    }
+    println!(
+        "an idle sync with a farm: {:?} (requests, calls) with 1 linked wallet, {:?} with 50",
+        idle[0], idle[1]
+    );
+    assert_eq!(idle[0].0, idle[1].0, "{idle:?}");
+}

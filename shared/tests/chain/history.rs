@@ -65,7 +65,15 @@ async fn a_positions_events_are_read_whole_in_ranges_of_any_size() {
     let head = confirmed_block(&rpc, 0).await.unwrap();
     let manager = devnet.address("manager");
     let token_id = U256::from(number(&json!(token)));
-    let whole = position_events(&rpc, &manager, token_id, 0, &head, DEFAULT_LOG_RANGE).await;
+    let whole = position_events(
+        &rpc,
+        (&manager, None),
+        token_id,
+        0,
+        &head,
+        DEFAULT_LOG_RANGE,
+    )
+    .await;
     assert_eq!(whole.stopped, None);
     assert_eq!(whole.through, head.number);
     let kinds: Vec<EventKind> = whole.events.iter().map(|e| e.kind).collect();
@@ -104,7 +112,7 @@ async fn a_positions_events_are_read_whole_in_ranges_of_any_size() {
         [0, 1].map(|t| withdraw.amounts[t] - collect.amounts[t])
     );
     // One block at a time: the same events.
-    let narrow = position_events(&rpc, &manager, token_id, 0, &head, 1).await;
+    let narrow = position_events(&rpc, (&manager, None), token_id, 0, &head, 1).await;
     assert_eq!(narrow.events, whole.events);
 
     // The same logs served by a stub refusing more than four blocks at once.
@@ -160,12 +168,28 @@ async fn a_positions_events_are_read_whole_in_ranges_of_any_size() {
     })
     .await;
     let stubbed = RpcClient::new(&stub.url, RPC_TIMEOUT).unwrap();
-    let split = position_events(&stubbed, &manager, token_id, 0, &head, DEFAULT_LOG_RANGE).await;
+    let split = position_events(
+        &stubbed,
+        (&manager, None),
+        token_id,
+        0,
+        &head,
+        DEFAULT_LOG_RANGE,
+    )
+    .await;
     assert_eq!(split.stopped, None);
     assert_eq!(split.events, whole.events);
     // A reorg replaced the blocks: none of their logs is kept, and the read says so.
     reorged.store(true, Ordering::SeqCst);
-    let replaced = position_events(&stubbed, &manager, token_id, 0, &head, DEFAULT_LOG_RANGE).await;
+    let replaced = position_events(
+        &stubbed,
+        (&manager, None),
+        token_id,
+        0,
+        &head,
+        DEFAULT_LOG_RANGE,
+    )
+    .await;
     assert!(replaced.events.is_empty(), "{replaced:?}");
     assert!(replaced.stopped.is_some_and(|s| s.contains("no longer")));
     assert!(replaced.through < mint.block);

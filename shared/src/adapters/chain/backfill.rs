@@ -142,7 +142,7 @@ impl HistoryReader<'_> {
         if from <= head.number {
             let read = position_events(
                 self.rpc,
-                &holding.manager,
+                (&holding.manager, self.farm(&holding.manager)),
                 token_id,
                 from,
                 head,

@@ -68,17 +68,18 @@ fn too_large(error: &RpcError) -> bool {
 const MAX_SPLITS: u32 = 256;
 
 /// The position's events from block `from` through `to` (a block the sync reads at, its hash
-/// known), in ranges of at most `max_range` blocks.
+/// known), in ranges of at most `max_range` blocks; with its deployment's `farm`, the farm's
+/// harvests of it too (decision 60).
 pub async fn position_events(
     rpc: &RpcClient,
-    manager: &str,
+    (manager, farm): (&str, Option<&str>),
     token_id: U256,
     from: u64,
     to: &evm::Block,
     max_range: u64,
 ) -> EventsRead {
     let ranges = read_ranges(from, to.number, max_range, |range| {
-        range_events(rpc, manager, token_id, range)
+        range_events(rpc, (manager, farm), token_id, range)
     })
     .await;
     let mut read = EventsRead {
@@ -199,32 +200,38 @@ where
 /// Both filters over one range, in one batch, decoded.
 async fn range_events(
     rpc: &RpcClient,
-    manager: &str,
+    (manager, farm): (&str, Option<&str>),
     token_id: U256,
     (start, end): (u64, u64),
 ) -> Result<Vec<PositionEvent>, Refused> {
     let token = word_topic(token_id);
-    let range = |topics: Value| {
+    let range = |address: &str, topics: Value| {
         json!([{
-            "address": manager,
+            "address": address,
             "fromBlock": format!("0x{start:x}"),
             "toBlock": format!("0x{end:x}"),
             "topics": topics,
         }])
     };
-    let calls = [
+    let mut calls = vec![
         (
             "eth_getLogs",
-            range(json!([
-                [topic(INCREASE), topic(DECREASE), topic(COLLECT)],
-                token
-            ])),
+            range(
+                manager,
+                json!([[topic(INCREASE), topic(DECREASE), topic(COLLECT)], token]),
+            ),
         ),
         (
             "eth_getLogs",
-            range(json!([topic(TRANSFER), null, null, token])),
+            range(manager, json!([topic(TRANSFER), null, null, token])),
         ),
     ];
+    if let Some(farm) = farm {
+        calls.push((
+            "eth_getLogs",
+            range(farm, json!([topic(HARVEST), null, null, token])),
+        ));
+    }
     let mut events = Vec::new();
     for answer in rpc.batch(&calls).await {
         let logs = answer?;
@@ -232,7 +239,7 @@ async fn range_events(
             .as_array()
             .ok_or_else(|| Refused::Other("eth_getLogs answered no list".into()))?;
         for log in logs {
-            let event = decode(log, manager, token_id, (start, end))
+            let event = decode(log, (manager, farm), token_id, (start, end))
                 .map_err(|e| Refused::Other(format!("a log refused: {e}")))?;
             events.push(event);
         }
@@ -243,13 +250,19 @@ async fn range_events(
 /// One log as this token's event, or why it is not one.
 fn decode(
     log: &Value,
-    manager: &str,
+    (manager, farm): (&str, Option<&str>),
     token_id: U256,
     range: (u64, u64),
 ) -> Result<PositionEvent, String> {
     let (address, token, event) = decode_log(log, range)?;
-    if !address.eq_ignore_ascii_case(manager) {
-        return Err(format!("from {address}, not the position manager"));
+    let emitter = match event.kind {
+        EventKind::Harvest => farm.unwrap_or_default(),
+        _ => manager,
+    };
+    if !address.eq_ignore_ascii_case(emitter) {
+        return Err(format!(
+            "from {address}, not the position's manager or farm"
+        ));
     }
     if token != token_id {
         return Err(format!("a {:?} of another token", event.kind));
@@ -303,7 +316,17 @@ pub(super) fn decode_log(
             .ok_or("an address word with high bits".into())
     };
     let first = topics.first().ok_or("no topics")?.as_str();
-    let (kind, liquidity, amounts, from, to, token_topic) = if first == topic(TRANSFER) {
+    let mut reward = None;
+    let (kind, liquidity, amounts, from, to, token_topic) = if first == topic(HARVEST) {
+        // Harvest(address indexed sender, address to, uint256 indexed pid, uint256 indexed
+        // tokenId, uint256 reward)
+        if topics.len() != 4 || data.len() != 64 {
+            return Err("a Harvest of another shape".into());
+        }
+        reward = Some(word(1));
+        let paid_to = Some(address_of(word(0))?);
+        (EventKind::Harvest, 0, [U256::ZERO; 2], None, paid_to, 3)
+    } else if first == topic(TRANSFER) {
         if topics.len() != 4 || !data.is_empty() {
             return Err("a Transfer of another shape".into());
         }
@@ -351,6 +374,7 @@ pub(super) fn decode_log(
         from,
         to,
         timestamp: None,
+        reward,
         prices: [None, None],
         priced: None,
     };

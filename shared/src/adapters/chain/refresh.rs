@@ -183,6 +183,8 @@ fn neutral(p: ChainPosition, height: u64) -> ReadPosition {
         reward_token: token(s.reward_token),
         rewards_pending: s.rewards_pending.to_string(),
         since_height: height,
+        pending_height: height,
+        unstaked: false,
     });
     ReadPosition {
         protocol: p.protocol,

@@ -22,10 +22,12 @@ pub enum EventKind {
     Stake,
     /// `Transfer` from its deployment's farm back to a wallet.
     Unstake,
+    /// The farm's `Harvest`: its reward paid to the staker (`reward`).
+    Harvest,
 }
 
 impl EventKind {
-    const NAMES: [(EventKind, &'static str); 8] = [
+    const NAMES: [(EventKind, &'static str); 9] = [
         (EventKind::Mint, "mint"),
         (EventKind::Deposit, "deposit"),
         (EventKind::Withdraw, "withdraw"),
@@ -34,6 +36,7 @@ impl EventKind {
         (EventKind::Burn, "burn"),
         (EventKind::Stake, "staked"),
         (EventKind::Unstake, "unstaked"),
+        (EventKind::Harvest, "harvest"),
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -70,6 +73,8 @@ pub struct PositionEvent {
     pub to: Option<String>,
     /// Its block's unix time, where the node answered it.
     pub timestamp: Option<u64>,
+    /// A harvest's reward, base units of the farm's reward token.
+    pub reward: Option<U256>,
     /// USD per whole token (protocol order) at its block by the pricing rule, where a price
     /// was found; set when the event is valued.
     pub prices: [Option<BigDecimal>; 2],
@@ -170,7 +175,8 @@ impl Ledger {
                 | EventKind::Transfer
                 | EventKind::Burn
                 | EventKind::Stake
-                | EventKind::Unstake => {}
+                | EventKind::Unstake
+                | EventKind::Harvest => {}
             }
         }
         self

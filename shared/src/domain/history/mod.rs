@@ -33,6 +33,7 @@ mod tests {
             from: None,
             to: None,
             timestamp: None,
+            reward: None,
             prices: [None, None],
             priced: None,
         }

@@ -64,6 +64,9 @@ pub struct HistorySummary {
     /// The unix times of the count's first and last events.
     pub first_time: Option<u64>,
     pub last_time: Option<u64>,
+    /// Base units of its farm's reward token harvested since the count's start (decision 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewards_harvested: Option<String>,
 }
 
 /// Base units of both tokens, as their decimal strings.
@@ -213,7 +216,19 @@ pub fn summarize(
             .flatten(),
         first_time: first.timestamp,
         last_time,
+        rewards_harvested: harvested(&events[start..]),
     }
+}
+
+/// The rewards the farm paid out of `events` (its harvests), if any.
+fn harvested(events: &[PositionEvent]) -> Option<String> {
+    let rewards = events.iter().filter(|e| e.kind == EventKind::Harvest);
+    let paid: Vec<U256> = rewards.filter_map(|e| e.reward).collect();
+    (!paid.is_empty()).then(|| {
+        paid.into_iter()
+            .fold(U256::ZERO, |a, r| a.saturating_add(r))
+            .to_string()
+    })
 }
 
 /// An EVM position's `feeGrowthInside{0,1}LastX128` and `tokensOwed{0,1}` (protocol order,

@@ -66,6 +66,9 @@ pub struct EventView {
     pub token_b: Option<EventTokenView>,
     pub value_usd: Option<Usd>,
     pub priced: Option<&'static str>,
+    /// A harvest: base units of the farm's reward token it paid.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reward: Option<String>,
 }
 
 /// The API's name of an event's kind, for the position's holder `wallet`.
@@ -146,6 +149,7 @@ pub fn event_views(
                 .and_then(|m| usd_of(m, &event.prices, decimals))
                 .map(Usd::new),
             priced: event.priced.map(Priced::as_str),
+            reward: event.reward.map(|r| r.to_string()),
         });
     }
     views

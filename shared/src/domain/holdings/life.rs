@@ -35,6 +35,7 @@ pub fn life_views(
         token_b: None,
         value_usd: None,
         priced: None,
+        reward: None,
     };
     // The deposit's tokens (the offer's while pending); their value is the cost basis, split
     // per token nowhere: per-token USD stays `null`.

@@ -27,7 +27,7 @@ mod staking;
 pub use crate::domain::model::{Staked, StakedView};
 pub use at_pool::valued_at_pool;
 use life::life_views;
-pub use staking::{staked_view, HARVESTS_NOT_READ};
+pub use staking::staked_view;
 
 /// One position as a wallet read found it, at the read's block or slot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -405,15 +405,18 @@ pub fn holding_view(
         .zip(sums.fees_collected_usd.clone())
         .zip(held_withdrawn)
         .map(|((w, f), u)| w + f - u);
-    let staked = holding
-        .staked
-        .as_ref()
-        .filter(|_| frozen.is_none())
-        .map(|s| staked_view(s, usd_price(catalog, chain, &s.reward_token.address)));
     // Decision 60: a staked position's PnL counts its rewards.
-    let rewards = match &staked {
-        Some((_, rewards)) => rewards.clone(),
-        None => Some(BigDecimal::zero()),
+    let harvested = holding
+        .history
+        .as_ref()
+        .and_then(|h| h.rewards_harvested.as_deref());
+    let (staked, rewards) = match holding.staked.as_ref().filter(|_| frozen.is_none()) {
+        Some(s) => staked_view(
+            s,
+            usd_price(catalog, chain, &s.reward_token.address),
+            harvested,
+        ),
+        None => (None, Some(BigDecimal::zero())),
     };
     let pnl = match frozen {
         Some(c) => Some(c.pnl_usd.clone()),
@@ -494,7 +497,7 @@ pub fn holding_view(
         transactions: order
             .filter(|o| o.kind != OrderKind::Open)
             .map(|o| o.transactions.clone()),
-        staked: staked.map(|(view, _)| view),
+        staked,
     };
     let figures = HeldFigures {
         token_values,

@@ -4,8 +4,10 @@
 //! from fees and counted in the PnL:
 //!
 //! `pnlUsd = valueUsd + taken out − costBasisUsd + rewardsHarvestedUsd + rewardsPendingUsd`,
-//! the rewards at today's price of the reward token; `null` while the position has rewards the
-//! catalog cannot price (a figure we cannot stand behind is never a guess).
+//! the rewards at today's price of the reward token (harvested: what its history's `Harvest`
+//! events paid since it came to the wallet, counted after an unstake too); `null` while the
+//! position has rewards the catalog cannot price (a figure we cannot stand behind is never a
+//! guess).
 
 use crate::domain::json::{plain_exact, Usd};
 use crate::domain::math::price::base_units_to_decimal;
@@ -14,29 +16,41 @@ use crate::domain::model::{Staked, StakedView};
 use bigdecimal::{BigDecimal, Zero};
 use std::str::FromStr;
 
-/// Why `rewardsHarvested` is `null`.
-pub const HARVESTS_NOT_READ: &str =
-    "the farm's Harvest events are not read yet: harvested rewards are not counted";
-
-/// The staked view at the reward token's USD `price`, and the rewards' USD the PnL adds
-/// (`None` while a reward is unpriced).
-pub fn staked_view(staked: &Staked, price: Option<BigDecimal>) -> (StakedView, Option<BigDecimal>) {
-    let pending = U256::from_str(&staked.rewards_pending).unwrap_or_default();
-    let whole = base_units_to_decimal(pending, staked.reward_token.decimals);
-    let pending_usd = match price {
-        Some(p) => Some(whole.clone() * p),
-        None if pending.is_zero() => Some(BigDecimal::zero()),
+/// The staked view (`None` once unstaked) at the reward token's USD `price`, `harvested` the
+/// base units its history's harvests paid; and the rewards' USD the PnL adds: harvested, and
+/// pending while staked (`None` while a reward is unpriced).
+pub fn staked_view(
+    staked: &Staked,
+    price: Option<BigDecimal>,
+    harvested: Option<&str>,
+) -> (Option<StakedView>, Option<BigDecimal>) {
+    let units = |text: &str| U256::from_str(text).unwrap_or_default();
+    let pending = if staked.unstaked {
+        U256::ZERO
+    } else {
+        units(&staked.rewards_pending)
+    };
+    let harvested = harvested.map(units).unwrap_or_default();
+    let whole = |units: U256| base_units_to_decimal(units, staked.reward_token.decimals);
+    let usd = |units: U256| match &price {
+        Some(p) => Some(whole(units) * p),
+        None if units.is_zero() => Some(BigDecimal::zero()),
         None => None,
     };
-    let view = StakedView {
+    let (pending_usd, harvested_usd) = (usd(pending), usd(harvested));
+    let rewards = pending_usd
+        .clone()
+        .zip(harvested_usd.clone())
+        .map(|(p, h)| p + h);
+    let view = (!staked.unstaked).then(|| StakedView {
         contract: staked.contract.clone(),
         since_block: staked.since_height,
         reward_token: staked.reward_token.clone(),
-        rewards_pending: plain_exact(&whole),
-        rewards_pending_usd: pending_usd.clone().map(Usd::new),
-        rewards_harvested: None,
-        rewards_harvested_usd: None,
-        rewards_harvested_reason: Some(HARVESTS_NOT_READ),
-    };
-    (view, pending_usd)
+        rewards_pending: plain_exact(&whole(pending)),
+        rewards_pending_block: staked.pending_height,
+        rewards_pending_usd: pending_usd.map(Usd::new),
+        rewards_harvested: plain_exact(&whole(harvested)),
+        rewards_harvested_usd: harvested_usd.map(Usd::new),
+    });
+    (view, rewards)
 }

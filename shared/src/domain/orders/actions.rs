@@ -5,7 +5,7 @@
 //! share of the liquidity with everything owed collected in the same `multicall`.
 
 use super::build::{
-    approvals, protocol_tokens, request, withdraw_transaction, MintPlan, OrderTerms, WithdrawError,
+    approvals, protocol_tokens, request, withdrawal, MintPlan, OrderTerms, WithdrawError,
 };
 use super::slippage::burn_minimums;
 use crate::domain::calldata::{self, Increase, MintParams, Withdraw};
@@ -28,7 +28,7 @@ pub fn collect_transaction(
         "collect",
         terms.venue,
         terms.wallet,
-        &terms.venue.manager,
+        terms.venue.target(),
         &data,
     ))
 }
@@ -51,7 +51,7 @@ pub fn increase_transactions(
         minimums: plan.minimums,
         deadline: terms.deadline(),
     })?;
-    transactions.push(request("increase", venue, wallet, &venue.manager, &data));
+    transactions.push(request("increase", venue, wallet, venue.target(), &data));
     Ok(transactions)
 }
 
@@ -70,7 +70,7 @@ pub fn decrease_transaction(
     ticks: (i32, i32),
     share: u128,
 ) -> Result<TransactionRequest, WithdrawError> {
-    let withdraw = withdraw_transaction(pool, terms, token_id, ticks, share)?;
+    let withdraw = withdrawal(pool, terms, token_id, (ticks, share), false)?;
     Ok(TransactionRequest {
         kind: "decrease".into(),
         ..withdraw

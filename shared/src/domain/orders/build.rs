@@ -7,15 +7,35 @@ use crate::domain::calldata::{self, hex, CalldataError, MintParams, Withdraw};
 use crate::domain::catalog::{Catalog, Pool, Token};
 use crate::domain::math::uniswap::{liquidity_for_amounts, sqrt_ratio_at_tick};
 use crate::domain::math::{MathError, U256};
-use crate::domain::model::{ChainOrder, OrderKind, TokenPair, TransactionRequest};
+use crate::domain::model::{ChainOrder, OrderKind, TokenPair, TransactionRequest, WalletHolding};
 use crate::domain::valuation::ValuationError;
 use chrono::{DateTime, Utc};
 
-/// Where a pool's orders go: its deployment's chain id and position manager.
+/// Where a pool's orders go: its deployment's chain id and position manager, and for a staked
+/// position the farm holding it, which its transactions call instead (decision 60).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Venue {
     pub chain_id: u64,
     pub manager: String,
+    pub farm: Option<String>,
+}
+
+impl Venue {
+    /// The contract the transactions call and the approvals are for: the farm where the
+    /// position is staked (its `collect`, `decreaseLiquidity`, `increaseLiquidity` and
+    /// `multicall` take the manager's calldata), else the position manager.
+    pub fn target(&self) -> &str {
+        self.farm.as_deref().unwrap_or(&self.manager)
+    }
+
+    /// This venue for `holding`: through its farm while it is staked.
+    pub fn for_holding(self, holding: &WalletHolding) -> Venue {
+        let farm = holding.staked.as_ref().filter(|s| !s.unstaked);
+        Venue {
+            farm: farm.map(|s| s.contract.clone()),
+            ..self
+        }
+    }
 }
 
 /// The deployment of the pool's protocol on its chain, if the catalog knows one (EVM only).
@@ -27,6 +47,7 @@ pub fn venue(catalog: &Catalog, pool: &Pool) -> Option<Venue> {
             Some(Venue {
                 chain_id: d.chain_id?,
                 manager: d.position_manager.clone()?,
+                farm: None,
             })
         })
 }
@@ -115,7 +136,7 @@ pub fn approvals(
             continue;
         }
         if !have.is_zero() {
-            let reset = calldata::approve(&venue.manager, U256::ZERO)?;
+            let reset = calldata::approve(venue.target(), U256::ZERO)?;
             transactions.push(request(
                 "approve",
                 venue,
@@ -124,7 +145,7 @@ pub fn approvals(
                 &reset,
             ));
         }
-        let approve = calldata::approve(&venue.manager, need)?;
+        let approve = calldata::approve(venue.target(), need)?;
         transactions.push(request(
             "approve",
             venue,
@@ -223,8 +244,20 @@ pub fn withdraw_transaction(
     pool: &Pool,
     terms: &OrderTerms<'_>,
     token_id: &str,
-    (tick_lower, tick_upper): (i32, i32),
+    ticks: (i32, i32),
     liquidity: u128,
+) -> Result<TransactionRequest, WithdrawError> {
+    withdrawal(pool, terms, token_id, (ticks, liquidity), true)
+}
+
+/// `liquidity` of the position withdrawn and everything owed collected; `closing`: a staked
+/// position leaves its farm too.
+pub(super) fn withdrawal(
+    pool: &Pool,
+    terms: &OrderTerms<'_>,
+    token_id: &str,
+    ((tick_lower, tick_upper), liquidity): ((i32, i32), u128),
+    closing: bool,
 ) -> Result<TransactionRequest, WithdrawError> {
     let token_id = token_id
         .parse::<U256>()
@@ -235,18 +268,24 @@ pub fn withdraw_transaction(
         liquidity,
         terms.slippage_bps,
     )?;
-    let data = calldata::withdraw(&Withdraw {
+    let withdraw = Withdraw {
         token_id,
         liquidity,
         minimums,
         deadline: terms.deadline(),
         recipient: terms.wallet.into(),
-    })?;
+    };
+    // A staked position closes through its farm and comes back to the wallet, its rewards
+    // harvested to it.
+    let data = match &terms.venue.farm {
+        Some(_) if closing => calldata::withdraw_and_unstake(&withdraw)?,
+        _ => calldata::withdraw(&withdraw)?,
+    };
     Ok(request(
         "withdraw",
         terms.venue,
         terms.wallet,
-        &terms.venue.manager,
+        terms.venue.target(),
         &data,
     ))
 }

@@ -146,7 +146,8 @@ pub fn explained(reason: &str) -> String {
 /// The amounts (token0, token1) a run of `kind` moved, from its return data: a mint's
 /// `(tokenId, liquidity, amount0, amount1)`, an increase's `(liquidity, amount0, amount1)`, a
 /// collect's `(amount0, amount1)`, a withdraw's or decrease's `multicall` answer whose second
-/// element is the `collect`'s `(amount0, amount1)`, a range move's leftover (what its collect
+/// element is the `collect`'s `(amount0, amount1)` (a third, through a farm, the unstake's
+/// reward), a range move's leftover (what its collect
 /// paid beyond what its mint took); `None` for an approval.
 pub fn moved(kind: &str, returned: &[u8]) -> Result<Option<[U256; 2]>, String> {
     let bad = || format!("the {kind}'s simulation answered data that is not the manager's");
@@ -162,8 +163,13 @@ pub fn moved(kind: &str, returned: &[u8]) -> Result<Option<[U256; 2]>, String> {
         "collect" if returned.len() == 64 => Ok(Some(
             [word(returned, 0), word(returned, 32)].map(Option::unwrap),
         )),
+        // A staked position's close through its farm answers a third element: the unstake's
+        // reward (decision 60).
         "withdraw" | "decrease" => match multicall_answers(returned).as_deref() {
             Some([_, collect]) => two_words(collect).map(Some).ok_or_else(bad),
+            Some([_, collect, reward]) if reward.len() == 32 => {
+                two_words(collect).map(Some).ok_or_else(bad)
+            }
             _ => Err(bad()),
         },
         "rebalance" => {

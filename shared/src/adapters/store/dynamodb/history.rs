@@ -43,6 +43,9 @@ struct EventRecord {
     to: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     timestamp: Option<u64>,
+    /// A harvest's reward (base units of the farm's reward token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reward: Option<String>,
     /// USD per whole token at its block (decimal text), where priced.
     #[serde(default)]
     prices: [Option<String>; 2],
@@ -62,6 +65,7 @@ fn event_item(owner: &str, id: &str, event: &PositionEvent) -> Result<Item, Stor
         from: event.from.clone(),
         to: event.to.clone(),
         timestamp: event.timestamp,
+        reward: event.reward.map(|r| r.to_string()),
         prices: event
             .prices
             .clone()
@@ -97,6 +101,7 @@ fn event_of(item: &Item) -> Result<PositionEvent, StoreError> {
         from: record.from,
         to: record.to,
         timestamp: record.timestamp,
+        reward: record.reward.as_deref().map(amount).transpose()?,
         prices: decimals(&record.prices),
         priced: match record.priced {
             Some(p) => Some(Priced::parse(&p).ok_or_else(|| malformed("event priced"))?),
