@@ -5,6 +5,8 @@
 //   node devnet/devnet.mjs up [--catalog-out FILE] [--state-out FILE] [--price P] [--pancake true]
 //       start anvil, deploy, write a catalog file (the format of shared/data/pools.json) and
 //       the deployment's addresses; print {"rpc": URL, ...} on one line; run until killed.
+//       --serve true then runs commands sent on stdin, one JSON line each, answering one line
+//       each on stdout (the tests' way: no node started per command).
 //       --pancake true also deploys PancakeSwap v3 (its real contracts from npm) and
 //       MasterChefV3 on the same tokens: a second position manager, its pool in the catalog
 //   Every command that acts on a position or the pool takes --protocol pancakeswap-v3 to act
@@ -56,6 +58,7 @@ import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { ethers } from "ethers";
 
@@ -98,8 +101,10 @@ function options(args) {
   return out;
 }
 
-const print = (value) =>
-  console.log(JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v)));
+const json = (value) => JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v));
+// Where a command's one JSON answer goes: stdout, or the answer of a served command.
+let answer = (value) => console.log(json(value));
+const print = (value) => answer(value);
 
 function isqrt(n) {
   if (n < 2n) return n;
@@ -321,7 +326,36 @@ async function up(opts) {
   if (opts["catalog-out"]) writeFileSync(opts["catalog-out"], JSON.stringify(catalog, null, 2));
   if (opts["state-out"]) writeFileSync(opts["state-out"], JSON.stringify(state, null, 2));
   print(state);
+  if (opts.serve === "true") serve();
   await new Promise(() => {});
+}
+
+// `up --serve true`: after the state line, every line on stdin is one command,
+// {"command": NAME, "args": ["--option", "value", ...]}, answered by one line on stdout,
+// {"ok": ANSWER} or {"error": MESSAGE}, in order: the tests' commands run in this process instead
+// of a new node each (starting one costs about as much CPU as most commands). A failed command
+// fails alone; the chain goes on.
+function serve() {
+  let queue = Promise.resolve();
+  const lines = createInterface({ input: process.stdin });
+  lines.on("line", (line) => {
+    queue = queue.then(async () => {
+      let reply;
+      try {
+        const { command, args } = JSON.parse(line);
+        if (!commands[command] || command === "up") throw new Error(`no command ${command}`);
+        let out = null;
+        answer = (value) => { out = value; };
+        await commands[command](options(args));
+        reply = { ok: out };
+      } catch (error) {
+        reply = { error: error.shortMessage ?? error.message };
+      } finally {
+        answer = (value) => console.log(json(value));
+      }
+      process.stdout.write(json(reply) + "\n");
+    });
+  });
 }
 
 // The deployment's state; `--protocol pancakeswap-v3` puts PancakeSwap's manager, router, pool

@@ -10,8 +10,10 @@
 //! CAKE rewards here come from the devnet's stand-in LM pool through `pendingCake`, not from
 //! PancakeSwap's reward maths.
 
+use alloy_primitives::U256;
 use lambda_http::http::{Method, StatusCode};
 use serde_json::{json, Value};
+use std::str::FromStr;
 use test_support::client::TestClient;
 use test_support::devnet::{units, Devnet};
 use test_support::json::text;
@@ -72,13 +74,11 @@ async fn chain_at(devnet: &Devnet, token: &str, view: &Value) -> (Value, Value) 
     (farm, position)
 }
 
-/// The view's amounts in protocol order (token0, token1), base units.
-fn amounts(view: &Value, usdc_is_token0: bool) -> [String; 2] {
+/// The view's `field` of each token in protocol order (token0, token1), base units.
+fn protocol_order(view: &Value, field: &str, usdc_is_token0: bool) -> [U256; 2] {
     // tokenA is WETH (the base asset), tokenB USDC.
-    let (weth, usdc) = (
-        units(&view["tokenA"]["amount"]),
-        units(&view["tokenB"]["amount"]),
-    );
+    let of = |token: &str| U256::from_str(&units(&view[token][field])).unwrap();
+    let (weth, usdc) = (of("tokenA"), of("tokenB"));
     if usdc_is_token0 {
         [usdc, weth]
     } else {
@@ -103,9 +103,19 @@ fn assert_staked_as_chain(view: &Value, farm: &Value, position: &Value, devnet: 
     );
     assert_eq!(text(&staked["rewardToken"]["symbol"]), "CAKE");
     assert_eq!(text(&view["liquidity"]), text(&position["liquidity"]));
+    let chain = |name: &str| U256::from_str(&text(&position[name])).unwrap();
+    let order = devnet.usdc_is_token0();
     assert_eq!(
-        amounts(view, devnet.usdc_is_token0()),
-        [text(&position["amount0"]), text(&position["amount1"])],
+        protocol_order(view, "amount", order),
+        [chain("amount0"), chain("amount1")],
+        "{view}"
+    );
+    // What the farm's collect would pay the staker, to the unit: fees (PancakeSwap's protocol
+    // share never in them) and withdrawn principal not collected yet.
+    let [f, p] = ["feesUnclaimed", "uncollectedPrincipal"].map(|f| protocol_order(view, f, order));
+    assert_eq!(
+        [f[0] + p[0], f[1] + p[1]],
+        [chain("fees0"), chain("fees1")],
         "{view}"
     );
 }
@@ -184,14 +194,28 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
         (pnl - expected).abs() <= 0.02 + 1e-9,
         "{pnl} {expected}: {view}"
     );
-    assert_eq!(positions(&alice).await.len(), 2, "counted once");
+    // The portfolio counts it once, its rewards apart from fees and in its PnL.
+    let portfolio = alice.portfolio().await.json;
+    assert_eq!(portfolio["positions"], 2, "{portfolio}");
+    let total_rewards = number(&portfolio["totalRewardsUsd"]);
+    assert!(
+        (total_rewards - rewards).abs() <= 0.01 + 1e-9,
+        "{portfolio}"
+    );
+    let listed = positions(&alice).await;
+    let pnls: f64 = listed.iter().map(|p| number(&p["pnlUsd"])).sum();
+    let total_pnl = number(&portfolio["totalPnlUsd"]);
+    assert!((total_pnl - pnls).abs() <= 0.02 + 1e-9, "{portfolio}");
 
-    // A harvest, then half the liquidity out through the farm: still staked, still the chain's.
-    let harvest = ["--account", &wallet, "--token-id", &pancake];
-    devnet.run("harvest", &harvest).await;
-    // Half out, then a collect, answered by the API through the farm, sent as answered.
+    // A harvest, half out, then a collect, each answered by the API through the farm, sent as
+    // answered.
     let farm_address = text(&devnet.state["pancake"]["masterChef"]);
-    for (action, body) in [("decrease", json!({"percent": 50})), ("collect", json!({}))] {
+    let actions = [
+        ("harvest", json!({})),
+        ("decrease", json!({"percent": 50})),
+        ("collect", json!({})),
+    ];
+    for (action, body) in actions {
         let answer = act(&alice, &id, action, body).await;
         send_and_follow(
             &devnet,
@@ -224,6 +248,8 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
     let view = get(&alice, &id).await;
     assert_eq!(view["status"], "active", "{view}");
     assert!(view.get("staked").is_none(), "{view}");
+    let reply = post(&alice, &format!("/positions/{id}/harvest"), &json!({})).await;
+    assert_eq!(reply.status, StatusCode::CONFLICT, "{}", reply.text());
     // The unstake harvests what was pending (the decrease through the farm kept it owed).
     // The decrease answered is a multicall of decreaseLiquidity and collect; then the collect.
     let kinds = [

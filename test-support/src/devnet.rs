@@ -5,8 +5,8 @@
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::Stdio;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// How long one devnet command may take (each waits for its receipts for at most 30 s).
 pub const COMMAND_DEADLINE: std::time::Duration = std::time::Duration::from_secs(90);
@@ -25,6 +25,13 @@ pub struct Devnet {
     pub state: Value,
     state_file: PathBuf,
     child: Child,
+    /// The `up` process's command channel (`up --serve true`): one command at a time.
+    served: tokio::sync::Mutex<Served>,
+}
+
+struct Served {
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
 }
 
 impl Devnet {
@@ -65,7 +72,9 @@ impl Devnet {
             .arg(&state_file)
             .arg("--price")
             .arg(price.to_string())
+            .args(["--serve", "true"])
             .args(extra)
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
             .expect("node runs devnet/devnet.mjs");
@@ -78,39 +87,41 @@ impl Devnet {
         };
         let line = line.ok().flatten()?;
         let state: Value = serde_json::from_str(&line).ok()?;
+        let stdin = child.stdin.take()?;
         Some(Devnet {
             rpc: state["rpc"].as_str()?.to_string(),
             catalog,
             state,
             state_file,
             child,
+            served: tokio::sync::Mutex::new(Served { stdin, lines }),
         })
     }
 
-    /// Runs a devnet command (`swap`, `pool`, `mint`, `burn-quote`) with `args`; its JSON line.
-    /// A command that has not ended within [`COMMAND_DEADLINE`] fails the test (killed), never
-    /// hangs it.
+    /// Runs a devnet command (`swap`, `pool`, `mint`, `burn-quote`) with `args` in the `up`
+    /// process (no node started per command); its JSON answer. A command that fails, or has not
+    /// answered within [`COMMAND_DEADLINE`], fails the test, never hangs it.
     pub async fn run(&self, command: &str, args: &[&str]) -> Value {
-        let running = Command::new("node")
-            .arg(script())
-            .arg(command)
-            .arg("--state")
-            .arg(&self.state_file)
-            .args(args)
-            .kill_on_drop(true)
-            .output();
-        let output = tokio::time::timeout(COMMAND_DEADLINE, running)
+        let mut all = vec!["--state", self.state_file.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let line = json!({"command": command, "args": all}).to_string() + "\n";
+        let mut served = self.served.lock().await;
+        let asked = async {
+            served.stdin.write_all(line.as_bytes()).await.ok()?;
+            served.stdin.flush().await.ok()?;
+            served.lines.next_line().await.ok().flatten()
+        };
+        let reply = tokio::time::timeout(COMMAND_DEADLINE, asked)
             .await
             .unwrap_or_else(|_| {
                 panic!("devnet {command} {args:?}: no answer within {COMMAND_DEADLINE:?}")
             })
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "devnet {command} {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).unwrap()
+            .unwrap_or_else(|| panic!("devnet {command} {args:?}: the devnet has stopped"));
+        let reply: Value = serde_json::from_str(&reply).unwrap();
+        if let Some(error) = reply.get("error") {
+            panic!("devnet {command} {args:?}: {error}");
+        }
+        reply["ok"].clone()
     }
 
     /// The deployment's address of `name` (`pool`, `usdc`, `weth`, `token0`, ...).
@@ -137,9 +148,7 @@ pub async fn sdk(cases: &Value) -> Value {
         .spawn()
         .expect("node runs devnet/sdk.mjs");
     let mut stdin = child.stdin.take().unwrap();
-    tokio::io::AsyncWriteExt::write_all(&mut stdin, cases.to_string().as_bytes())
-        .await
-        .unwrap();
+    stdin.write_all(cases.to_string().as_bytes()).await.unwrap();
     drop(stdin);
     let output = tokio::time::timeout(COMMAND_DEADLINE, child.wait_with_output())
         .await

@@ -19,8 +19,8 @@ use crate::domain::history::units;
 use crate::domain::holdings::entry;
 use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, PositionEntry, Source, Status};
 use crate::domain::orders::actions::{
-    collect_transaction, decrease_transaction, increase_transactions, move_funds,
-    rebalance_transactions, share_of, Move,
+    collect_transaction, decrease_transaction, harvest_transaction, increase_transactions,
+    move_funds, rebalance_transactions, share_of, Move,
 };
 use crate::domain::orders::build::protocol_tokens;
 use crate::domain::orders::plan_mint;
@@ -32,6 +32,8 @@ use chrono::{DateTime, Utc};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Asked {
     Collect(OrderLimits),
+    /// A staked position's rewards (decision 60).
+    Harvest(OrderLimits),
     Increase {
         amounts: (String, String),
         limits: OrderLimits,
@@ -50,6 +52,7 @@ impl Asked {
     pub fn limits(&self) -> OrderLimits {
         match self {
             Asked::Collect(limits)
+            | Asked::Harvest(limits)
             | Asked::Increase { limits, .. }
             | Asked::Decrease { limits, .. }
             | Asked::Rebalance { limits, .. } => *limits,
@@ -176,6 +179,15 @@ async fn act_once(
             OrderKind::Collect,
             vec![collect_transaction(&terms, token).map_err(UseCaseError::internal)?],
         ),
+        Asked::Harvest(_) => {
+            if venue.farm.is_none() {
+                return Err(UseCaseError::Conflict(
+                    "the position is not staked in a farm: it has no rewards to harvest".into(),
+                ));
+            }
+            let built = harvest_transaction(&terms, token).map_err(UseCaseError::internal)?;
+            (OrderKind::Harvest, vec![built])
+        }
         Asked::Increase { amounts, .. } => {
             let offered = offered_amounts(pool, (&amounts.0, &amounts.1))?;
             let plan = plan_at(ticks, offered)?;

@@ -58,6 +58,7 @@ named_enum!(
         Increase => "increase",
         Decrease => "decrease",
         Rebalance => "rebalance",
+        Harvest => "harvest",
     }
 );
 

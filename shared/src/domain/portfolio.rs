@@ -86,6 +86,8 @@ pub struct PortfolioView {
     /// PnL of the closed positions, frozen at their closes.
     pub realized_pnl_usd: Usd,
     pub total_fees_earned_usd: Usd,
+    /// Staked positions' farm rewards, harvested and pending, apart from fees (decision 60).
+    pub total_rewards_usd: Usd,
     pub total_impermanent_loss_usd: Usd,
     pub positions: u64,
     /// Open positions left out of the totals: the protocol's math cannot value them at their
@@ -286,6 +288,7 @@ pub fn portfolio(
     // Wallet positions' withdrawn principal and collected fees (at their blocks' prices), and
     // the fees among them.
     let (mut taken_out, mut collected_fees) = (BigDecimal::zero(), BigDecimal::zero());
+    let mut rewards = BigDecimal::zero();
     // Positions with frozen figures, valued one by one (none is open in practice).
     let mut frozen = Vec::new();
     let (mut unvalued, mut unpriced) = (0, 0);
@@ -302,8 +305,8 @@ pub fn portfolio(
             let (
                 [Some(slot0), Some(slot1)],
                 (Some(basis), Some(out), Some(collected)),
-                Some(unclaimed),
-            ) = (slots, figures, held.fees_unclaimed)
+                (Some(unclaimed), Some(farmed)),
+            ) = (slots, figures, (held.fees_unclaimed, held.rewards))
             else {
                 unpriced += 1;
                 continue;
@@ -313,6 +316,7 @@ pub fn portfolio(
             // fees are fees earned.
             taken_out += out;
             collected_fees += collected;
+            rewards += farmed;
             for (i, slot) in [slot0, slot1].into_iter().enumerate() {
                 let units = &mut tokens.slots[slot].units;
                 // What its view holds (at its pool's synced state, as `GET /positions` values
@@ -423,7 +427,7 @@ pub fn portfolio(
         }
     }
     fees += collected_fees;
-    let unrealized = &total_value + taken_out - &cost_basis;
+    let unrealized = &total_value + taken_out - &cost_basis + &rewards;
     let pnl = &unrealized + &realized.pnl_usd;
     let all_cost_basis = cost_basis + &realized.cost_basis_usd;
     Ok(PortfolioView {
@@ -433,6 +437,7 @@ pub fn portfolio(
         unrealized_pnl_usd: Usd::new(unrealized),
         realized_pnl_usd: Usd::new(realized.pnl_usd.clone()),
         total_fees_earned_usd: Usd::new(fees),
+        total_rewards_usd: Usd::new(rewards),
         total_impermanent_loss_usd: Usd::new(impermanent_loss),
         positions: positions.len() as u64,
         unvalued_positions: unvalued,

@@ -1,5 +1,5 @@
 //! The actions on an open wallet position (decision 56): `POST /positions/{id}/collect`,
-//! `/increase`, `/decrease` and `/rebalance`, each read from its body and built by
+//! `/harvest` (decision 60), `/increase`, `/decrease` and `/rebalance`, each read from its body and built by
 //! `application::actions`.
 
 use crate::application::actions::{self, Asked};
@@ -84,18 +84,28 @@ fn parse_asked(kind: OrderKind, request: &Request) -> Result<Asked, ApiError> {
                 limits: OrderLimits::from_fields(body.slippage_bps, body.deadline_seconds)?,
             })
         }
-        _ if body.iter().all(u8::is_ascii_whitespace) => {
-            Ok(Asked::Collect(OrderLimits::parse_close(b"")?))
+        _ => {
+            let limits = if body.iter().all(u8::is_ascii_whitespace) {
+                OrderLimits::parse_close(b"")?
+            } else {
+                OrderLimits::parse_close(json_body(request)?)?
+            };
+            Ok(match kind {
+                OrderKind::Harvest => Asked::Harvest(limits),
+                _ => Asked::Collect(limits),
+            })
         }
-        _ => Ok(Asked::Collect(OrderLimits::parse_close(json_body(
-            request,
-        )?)?)),
     }
 }
 
 /// `POST /positions/{id}/collect`: everything owed paid to the wallet.
 pub async fn collect(app: &App, request: &Request) -> Reply {
     act(app, request, OrderKind::Collect).await
+}
+
+/// `POST /positions/{id}/harvest`: a staked position's rewards paid to the wallet.
+pub async fn harvest(app: &App, request: &Request) -> Reply {
+    act(app, request, OrderKind::Harvest).await
 }
 
 /// `POST /positions/{id}/increase` `{amountA, amountB, slippageBps?, deadlineSeconds?}`.

@@ -26,6 +26,9 @@ pub enum Endpoint {
     /// `POST /positions/{id}/collect`: a wallet position's fees and uncollected principal paid
     /// to its wallet.
     CollectFees,
+    /// `POST /positions/{id}/harvest`: a staked wallet position's farm rewards paid to its
+    /// wallet (decision 60).
+    HarvestRewards,
     /// `POST /positions/{id}/increase`: liquidity added to a wallet position.
     IncreaseLiquidity,
     /// `POST /positions/{id}/decrease`: a share of a wallet position's liquidity taken out.
@@ -52,13 +55,14 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 18] = [
+    pub const ALL: [Endpoint; 19] = [
         Endpoint::ListPositions,
         Endpoint::GetPosition,
         Endpoint::PositionHistory,
         Endpoint::CreatePosition,
         Endpoint::ClosePosition,
         Endpoint::CollectFees,
+        Endpoint::HarvestRewards,
         Endpoint::IncreaseLiquidity,
         Endpoint::DecreaseLiquidity,
         Endpoint::RebalancePosition,
@@ -82,6 +86,7 @@ impl Endpoint {
             Endpoint::CreatePosition => "create-position",
             Endpoint::ClosePosition => "close-position",
             Endpoint::CollectFees => "collect-fees",
+            Endpoint::HarvestRewards => "harvest-rewards",
             Endpoint::IncreaseLiquidity => "increase-liquidity",
             Endpoint::DecreaseLiquidity => "decrease-liquidity",
             Endpoint::RebalancePosition => "rebalance-position",
@@ -103,6 +108,7 @@ impl Endpoint {
             Endpoint::CreatePosition
             | Endpoint::ClosePosition
             | Endpoint::CollectFees
+            | Endpoint::HarvestRewards
             | Endpoint::IncreaseLiquidity
             | Endpoint::DecreaseLiquidity
             | Endpoint::RebalancePosition
@@ -124,6 +130,7 @@ impl Endpoint {
             Endpoint::PositionHistory => "/positions/{id}/history",
             Endpoint::ClosePosition => "/positions/{id}/close",
             Endpoint::CollectFees => "/positions/{id}/collect",
+            Endpoint::HarvestRewards => "/positions/{id}/harvest",
             Endpoint::IncreaseLiquidity => "/positions/{id}/increase",
             Endpoint::DecreaseLiquidity => "/positions/{id}/decrease",
             Endpoint::RebalancePosition => "/positions/{id}/rebalance",
@@ -170,6 +177,7 @@ impl Endpoint {
             Endpoint::CreatePosition => handlers::create_position(app, &request).await,
             Endpoint::ClosePosition => handlers::close_position(app, &request).await,
             Endpoint::CollectFees => actions::collect(app, &request).await,
+            Endpoint::HarvestRewards => actions::harvest(app, &request).await,
             Endpoint::IncreaseLiquidity => actions::increase(app, &request).await,
             Endpoint::DecreaseLiquidity => actions::decrease(app, &request).await,
             Endpoint::RebalancePosition => actions::rebalance(app, &request).await,

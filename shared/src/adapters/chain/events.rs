@@ -70,6 +70,7 @@ const TRANSFER: &str = "Transfer(address,address,uint256)";
 const INCREASE: &str = "IncreaseLiquidity(uint256,uint128,uint256,uint256)";
 const DECREASE: &str = "DecreaseLiquidity(uint256,uint128,uint256,uint256)";
 const COLLECT: &str = "Collect(uint256,address,uint256,uint256)";
+const HARVEST: &str = "Harvest(address,address,uint256,uint256,uint256)";
 
 /// Whether `logs` hold the manager's `IncreaseLiquidity`, `DecreaseLiquidity` or `Collect` of
 /// `token`: an action on the position was mined.
@@ -79,6 +80,16 @@ pub(super) fn touched_in(logs: &[Log], manager: &str, token: U256) -> bool {
         [INCREASE, DECREASE, COLLECT]
             .iter()
             .any(|e| l.is(manager, e, &id))
+    })
+}
+
+/// Whether `logs` hold `farm`'s `Harvest` of `token` (its topic 3): a harvest was mined.
+pub(super) fn harvested_in(logs: &[Log], farm: &str, token: U256) -> bool {
+    let (id, harvest) = (word_topic(token), topic(HARVEST));
+    logs.iter().any(|l| {
+        l.address.eq_ignore_ascii_case(farm)
+            && l.topics.first() == Some(&harvest)
+            && l.topics.get(3) == Some(&id)
     })
 }
 

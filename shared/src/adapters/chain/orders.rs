@@ -7,7 +7,8 @@
 //! empty. Events are read from the position manager's own logs only.
 
 use super::events::{
-    block_times, mint_of, minted_in, receipt, touched_in, withdrawal_of, withdrawn_in, Log,
+    block_times, harvested_in, mint_of, minted_in, receipt, touched_in, withdrawal_of,
+    withdrawn_in, Log,
 };
 use super::evm::{self, hex_bytes};
 use super::rpc::RpcClient;
@@ -319,6 +320,19 @@ fn judge(
                     return Outcome::Applied;
                 }
                 tracing::warn!(position = %position.id, "the reported transaction did not touch the position");
+                mined_ok = false;
+            }
+            (true, true, OrderKind::Harvest) => {
+                // Sent to the farm: the transaction's `to`.
+                let token = position.holding.as_ref().and_then(|h| h.token.parse().ok());
+                let farm = order.transactions.last().map(|t| t.to.as_str());
+                if token
+                    .zip(farm)
+                    .is_some_and(|(t, f)| harvested_in(&logs, f, t))
+                {
+                    return Outcome::Applied;
+                }
+                tracing::warn!(position = %position.id, "the reported transaction harvested nothing of the position");
                 mined_ok = false;
             }
             (true, true, OrderKind::Close | OrderKind::Rebalance) => {

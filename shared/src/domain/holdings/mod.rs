@@ -176,6 +176,9 @@ pub struct HeldFigures {
     pub fees_collected: Option<BigDecimal>,
     /// Per token (protocol order): the base units of unclaimed fees.
     pub fees_unclaimed: Option<[U256; 2]>,
+    /// Its farm's rewards in USD, harvested and pending (decision 60): 0 for a position never
+    /// staked.
+    pub rewards: Option<BigDecimal>,
     /// Per token (protocol order): the base units it holds as its view shows them (valued at
     /// its pool's synced state where that is newer than its read): principal and all that
     /// collect would pay. The portfolio sums these, so that it and the position agree.
@@ -424,7 +427,7 @@ pub fn holding_view(
             .clone()
             .zip(taken_out.clone())
             .zip(sums.cost_basis.clone())
-            .zip(rewards)
+            .zip(rewards.clone())
             .map(|(((v, out), c), r)| v + out - c + r),
     };
     let decimals = |i: usize| holding.tokens[i].decimals;
@@ -508,6 +511,7 @@ pub fn holding_view(
         fees_collected: sums.fees_collected_usd,
         fees_unclaimed: sums.fees_unclaimed,
         units: [0, 1].map(|t| held[t] + owed[t]),
+        rewards,
     };
     (view, figures)
 }

@@ -33,6 +33,21 @@ pub fn collect_transaction(
     ))
 }
 
+/// `harvest(tokenId, wallet)` on the farm the position is staked in: its rewards to the wallet.
+pub fn harvest_transaction(
+    terms: &OrderTerms<'_>,
+    token_id: &str,
+) -> Result<TransactionRequest, WithdrawError> {
+    let data = calldata::harvest(token_id_of(token_id)?, terms.wallet)?;
+    Ok(request(
+        "harvest",
+        terms.venue,
+        terms.wallet,
+        terms.venue.target(),
+        &data,
+    ))
+}
+
 /// The approvals `plan`'s desired amounts call for, then `increaseLiquidity` of them with the
 /// plan's minimums (the SDK's `addCallParameters` for a token id: the same amounts and
 /// minimums as a mint of the range).

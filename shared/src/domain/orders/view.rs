@@ -42,12 +42,16 @@ pub fn closing_view(order: &ChainOrder) -> Option<ClosingView> {
     })
 }
 
-/// An action (collect, increase, decrease) requested through the API while it waits for the
-/// chain.
+/// An action (collect, harvest, increase, decrease, a move) requested through the API while it
+/// waits for the chain.
 pub fn action_view(order: &ChainOrder) -> Option<ActionView> {
     matches!(
         order.kind,
-        OrderKind::Collect | OrderKind::Increase | OrderKind::Decrease | OrderKind::Rebalance
+        OrderKind::Collect
+            | OrderKind::Harvest
+            | OrderKind::Increase
+            | OrderKind::Decrease
+            | OrderKind::Rebalance
     )
     .then(|| ActionView {
         kind: order.kind,
