@@ -97,6 +97,8 @@ async function showPortfolio() {
   figure(totals, "Unrealized PnL", signedUsd(p.unrealizedPnlUsd), "unrealizedPnlUsd");
   figure(totals, "Realized PnL", signedUsd(p.realizedPnlUsd), "realizedPnlUsd");
   figure(totals, "Fees earned", usd(p.totalFeesEarnedUsd), "totalFeesEarnedUsd");
+  // Staked positions' farm rewards, apart from fees (decision 60): shown where there are some.
+  if (Number(p.totalRewardsUsd)) figure(totals, "Farm rewards", usd(p.totalRewardsUsd), "totalRewardsUsd");
   figure(totals, "Impermanent loss", usd(p.totalImpermanentLossUsd), "totalImpermanentLossUsd");
   figure(totals, "Open positions", String(p.positions), "positions");
   const unpriced = p.unpricedPositions ?? 0;

@@ -207,13 +207,15 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
     let total_pnl = number(&portfolio["totalPnlUsd"]);
     assert!((total_pnl - pnls).abs() <= 0.02 + 1e-9, "{portfolio}");
 
-    // A harvest, half out, then a collect, each answered by the API through the farm, sent as
-    // answered.
+    // A harvest, half out, a collect, then more in (the wallet approving the farm, which pulls
+    // the tokens), each answered by the API through the farm, sent as answered.
     let farm_address = text(&devnet.state["pancake"]["masterChef"]);
+    devnet.run("fund", &["--account", &wallet]).await;
     let actions = [
         ("harvest", json!({})),
         ("decrease", json!({"percent": 50})),
         ("collect", json!({})),
+        ("increase", json!({"amountA": "0.01", "amountB": "30"})),
     ];
     for (action, body) in actions {
         let answer = act(&alice, &id, action, body).await;
@@ -250,14 +252,20 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
     assert!(view.get("staked").is_none(), "{view}");
     let reply = post(&alice, &format!("/positions/{id}/harvest"), &json!({})).await;
     assert_eq!(reply.status, StatusCode::CONFLICT, "{}", reply.text());
-    // The unstake harvests what was pending (the decrease through the farm kept it owed).
-    // The decrease answered is a multicall of decreaseLiquidity and collect; then the collect.
+    // The decrease answered is a multicall of decreaseLiquidity and collect; then the collect,
+    // the increase; the unstake harvests what was pending (the farm kept it owed).
     let kinds = [
         "mint", "deposit", "staked", "harvest", "withdraw", "collect", "collect",
     ];
     let mut kinds = kinds.to_vec();
-    kinds.extend(["harvest", "unstaked"]);
+    kinds.extend(["deposit", "harvest", "unstaked"]);
     assert_eq!(history_kinds(&alice, &id).await, kinds);
+    // Held again, it closes through the position manager.
+    let manager = text(&devnet.state["pancake"]["manager"]);
+    let answer = act(&alice, &id, "decrease", json!({"percent": 100})).await;
+    let sent = (&manager[..], "withdrawn");
+    send_and_follow(&devnet, (&alice, &ops), &id, &answer, sent).await;
+    assert_eq!(get(&alice, &id).await["status"], "closed");
 
     // A wallet linked while its position is staked lists it at once.
     let bob_wallet = devnet.account(2).await;
@@ -317,19 +325,24 @@ async fn act(client: &TestClient, id: &str, action: &str, body: Value) -> Value 
     reply.json
 }
 
-/// Sends the answer's transactions from the staker's wallet as answered (each to the farm, each
-/// within its answered gas), reports the last one's hash and syncs: the order `outcome` (the
-/// sync report's count: `applied`, `withdrawn`).
+/// Sends the answer's transactions from the wallet as answered (each to `target`, the farm or
+/// the manager, but approvals, which are for it; each within its answered gas), reports the last
+/// one's hash and syncs: the order `outcome` (the sync report's count: `applied`, `withdrawn`).
 async fn send_and_follow(
     devnet: &Devnet,
     (client, ops): (&TestClient, &TestClient),
     id: &str,
     answer: &Value,
-    (farm, outcome): (&str, &str),
+    (target, outcome): (&str, &str),
 ) {
+    let target = target.to_lowercase();
     let mut last = String::new();
     for t in answer["transactions"].as_array().unwrap() {
-        assert_eq!(text(&t["to"]).to_lowercase(), farm.to_lowercase(), "{t}");
+        if t["kind"] == "approve" {
+            assert!(text(&t["data"]).contains(&target[2..]), "{t}");
+        } else {
+            assert_eq!(text(&t["to"]).to_lowercase(), target, "{t}");
+        }
         let (hash, receipt) = devnet.send(t).await;
         assert_eq!(receipt["status"], "0x1", "{t}: {receipt}");
         let gas: u64 = text(&t["gas"]).parse().unwrap();

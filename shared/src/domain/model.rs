@@ -283,8 +283,7 @@ pub struct StakedView {
     /// The block it was staked at (as first seen by a read).
     pub since_block: u64,
     pub reward_token: HeldToken,
-    /// Whole tokens, exact: the farm's `pendingCake` at `rewardsPendingBlock` (the wallet's
-    /// last read: any event of the position, a harvest included, reads it again).
+    /// Whole tokens, exact: `pendingCake` at `rewardsPendingBlock` (the wallet's last read).
     pub rewards_pending: String,
     pub rewards_pending_block: u64,
     pub rewards_pending_usd: Option<Usd>,

@@ -77,6 +77,7 @@ fn every_endpoint_has_its_function_crate_and_sample_events() {
         // transactions first (decision 55): the devnet tests them; here, their refusals.
         let chain_only = [
             Endpoint::CollectFees,
+            Endpoint::HarvestRewards,
             Endpoint::IncreaseLiquidity,
             Endpoint::DecreaseLiquidity,
             Endpoint::RebalancePosition,
