@@ -33,9 +33,10 @@ use std::sync::Arc;
 /// more requests.
 pub const TOPIC_LIST: usize = 100;
 
-/// The most filtered calls a range takes (one more on a chain with a farm: its harvests): past them (over [`TOPIC_LIST`] linked wallets or
-/// followed positions on a chain), one call asks for every log of the managers' four events
-/// and the scan matches them against the linked set itself (issue 37: the calls stay flat
+/// The most filtered calls a range takes (one more on a chain with a farm: its harvests): past
+/// them (over [`TOPIC_LIST`] linked wallets or followed positions on a chain), one call asks for
+/// every log of the managers' four events (and the farms' `Harvest`) and the scan matches them
+/// against the linked set itself (issue 37: the calls stay flat
 /// with wallets; the answer grows with the managers' own activity instead).
 pub const MAX_FILTERED_CALLS: usize = 3;
 
@@ -108,9 +109,10 @@ impl<'a> Watched<'a> {
         watched
     }
 
-    /// The filters of one block range: senders, recipients, positions' ids, each OR-list at
-    /// most [`TOPIC_LIST`] entries; or, where those take more than [`MAX_FILTERED_CALLS`],
-    /// one filter of the managers' four events, matched here.
+    /// The filters of one block range of the managers and farms: senders, recipients, stakers
+    /// harvesting (where the chain has a farm), positions' ids, each OR-list at most
+    /// [`TOPIC_LIST`] entries; or, where those take more than [`MAX_FILTERED_CALLS`], one filter
+    /// of every kind, matched here.
     fn filters(
         &self,
         (managers, farms): (&[String], bool),

@@ -53,8 +53,9 @@ pub struct Stake {
 }
 
 /// The farms' answers for the wallet's staked `(farm, tokenId)`s: each one the farm confirms is
-/// the wallet's, by `(farm, tokenId)`, with its pending reward; and each farm's reward token. A token whose farm
-/// names another user is left out (a node answering an enumeration it does not back).
+/// the wallet's, by `(farm, tokenId)`, with its pending reward; and each farm's reward token. A
+/// token whose farm names another user is left out (a node answering an enumeration it does not
+/// back).
 pub async fn stakes(
     rpc: &RpcClient,
     staked: &[(Address, U256)],

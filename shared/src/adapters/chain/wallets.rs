@@ -1,9 +1,10 @@
-//! A wallet's Uniswap v3 / PancakeSwap v3 positions read from the chain, all at one block
-//! (`confirmations` behind the head, every call at the block's hash): per position manager
-//! `balanceOf`, then `tokenOfOwnerByIndex` for every index, `positions(tokenId)` for every token,
-//! the factory's `getPool` and the tokens' `decimals()`/`symbol()`, then each pool's `slot0`,
-//! fee growth globals and the ticks of its positions' bounds, once per pool. Five JSON-RPC
-//! batches whatever the count (more only past the batch size). Amounts are what the liquidity holds at that state
+//! A wallet's positions on the chain's v3 deployments read from the chain, all at one block
+//! (`confirmations` behind the head, every call at the block's hash): per position manager, and
+//! per farm its positions are staked in (`staking`), `balanceOf`, then `tokenOfOwnerByIndex` for
+//! every index, `positions(tokenId)` for every token, the factory's `getPool` and the tokens'
+//! `decimals()`/`symbol()`, then each pool's `slot0`, fee growth globals and the ticks of its
+//! positions' bounds, once per pool. Five JSON-RPC batches whatever the count (six with staked
+//! positions; more only past the batch size). Amounts are what the liquidity holds at that state
 //! rounded down, as a withdrawal pays; fees exactly what `collect` would pay there.
 
 use super::evm::{self, call, decoded, Block};
