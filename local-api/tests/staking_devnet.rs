@@ -163,9 +163,8 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
     let id = text(&listed[0]["id"]);
 
     // Staked after the link: the NFT leaves the wallet for the farm; the position stays.
-    devnet
-        .run("stake", &["--account", &wallet, "--token-id", &pancake])
-        .await;
+    let stake = ["--account", &wallet, "--token-id", &pancake];
+    let staked_at = devnet.run("stake", &stake).await["block"].clone();
     for sell in ["usdc", "weth"] {
         let mut args = vec!["--sell", sell, "--amount", "20"];
         args.extend(PANCAKE);
@@ -178,6 +177,7 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
     assert_eq!(text(&farm["user"]).to_lowercase(), wallet.to_lowercase());
     assert_ne!(text(&farm["pendingCake"]), "0");
     assert_staked_as_chain(&view, &farm, &position, &devnet);
+    assert_eq!(view["staked"]["sinceBlock"], staked_at, "{view}");
     assert_eq!(
         history_kinds(&alice, &id).await,
         ["mint", "deposit", "staked"]
@@ -273,9 +273,8 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
     args.extend(["--amount1", amount, "--recipient", &bob_wallet]);
     args.extend(PANCAKE);
     let bobs = text(&devnet.run("mint", &args).await["tokenId"]);
-    devnet
-        .run("stake", &["--account", &bob_wallet, "--token-id", &bobs])
-        .await;
+    let stake = ["--account", &bob_wallet, "--token-id", &bobs];
+    let staked_at = devnet.run("stake", &stake).await["block"].clone();
     let bob = user(&server, "bob").await;
     devnet.link_account(&bob, &bob_wallet).await;
     sync(&ops).await;
@@ -283,6 +282,8 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
     assert_eq!(listed.len(), 1, "{listed:?}");
     let (farm, position) = chain_at(&devnet, &bobs, &listed[0]).await;
     assert_staked_as_chain(&listed[0], &farm, &position, &devnet);
+    // Staked before the link: since its stake's block, from its history.
+    assert_eq!(listed[0]["staked"]["sinceBlock"], staked_at, "{listed:?}");
     let bobs_id = text(&listed[0]["id"]);
     assert_eq!(
         history_kinds(&bob, &bobs_id).await,

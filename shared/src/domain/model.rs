@@ -280,7 +280,7 @@ pub struct Staked {
 #[serde(rename_all = "camelCase")]
 pub struct StakedView {
     pub contract: String,
-    /// The block it was staked at (as first seen by a read).
+    /// The block it was staked at (its history's stake; before that is read, the read's).
     pub since_block: u64,
     pub reward_token: HeldToken,
     /// Whole tokens, exact: `pendingCake` at `rewardsPendingBlock` (the wallet's last read).

@@ -67,6 +67,9 @@ pub struct HistorySummary {
     /// Base units of its farm's reward token harvested since the count's start (decision 60).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rewards_harvested: Option<String>,
+    /// The block of its stake in its farm, while the history's last custody event is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staked_at: Option<u64>,
 }
 
 /// Base units of both tokens, as their decimal strings.
@@ -217,6 +220,11 @@ pub fn summarize(
         first_time: first.timestamp,
         last_time,
         rewards_harvested: harvested(&events[start..]),
+        staked_at: events
+            .iter()
+            .rfind(|e| matches!(e.kind, EventKind::Stake | EventKind::Unstake))
+            .filter(|e| e.kind == EventKind::Stake)
+            .map(|e| e.block),
     }
 }
 

@@ -409,15 +409,11 @@ pub fn holding_view(
         .zip(held_withdrawn)
         .map(|((w, f), u)| w + f - u);
     // Decision 60: a staked position's PnL counts its rewards.
-    let harvested = holding
-        .history
-        .as_ref()
-        .and_then(|h| h.rewards_harvested.as_deref());
     let (staked, rewards) = match holding.staked.as_ref().filter(|_| frozen.is_none()) {
         Some(s) => staked_view(
             s,
             usd_price(catalog, chain, &s.reward_token.address),
-            harvested,
+            holding.history.as_ref(),
         ),
         None => (None, Some(BigDecimal::zero())),
     };

@@ -9,6 +9,7 @@
 //! position has rewards the catalog cannot price (a figure we cannot stand behind is never a
 //! guess).
 
+use crate::domain::history::HistorySummary;
 use crate::domain::json::{plain_exact, Usd};
 use crate::domain::math::price::base_units_to_decimal;
 use crate::domain::math::U256;
@@ -16,14 +17,15 @@ use crate::domain::model::{Staked, StakedView};
 use bigdecimal::{BigDecimal, Zero};
 use std::str::FromStr;
 
-/// The staked view (`None` once unstaked) at the reward token's USD `price`, `harvested` the
-/// base units its history's harvests paid; and the rewards' USD the PnL adds: harvested, and
-/// pending while staked (`None` while a reward is unpriced).
+/// The staked view (`None` once unstaked) at the reward token's USD `price`, its `history`'s
+/// harvests and stake; and the rewards' USD the PnL adds: harvested, and pending while staked
+/// (`None` while a reward is unpriced).
 pub fn staked_view(
     staked: &Staked,
     price: Option<BigDecimal>,
-    harvested: Option<&str>,
+    history: Option<&HistorySummary>,
 ) -> (Option<StakedView>, Option<BigDecimal>) {
+    let harvested = history.and_then(|h| h.rewards_harvested.as_deref());
     let units = |text: &str| U256::from_str(text).unwrap_or_default();
     let pending = if staked.unstaked {
         U256::ZERO
@@ -44,7 +46,10 @@ pub fn staked_view(
         .map(|(p, h)| p + h);
     let view = (!staked.unstaked).then(|| StakedView {
         contract: staked.contract.clone(),
-        since_block: staked.since_height,
+        // Its stake's block where its history has it, else the read that first saw it staked.
+        since_block: history
+            .and_then(|h| h.staked_at)
+            .unwrap_or(staked.since_height),
         reward_token: staked.reward_token.clone(),
         rewards_pending: plain_exact(&whole(pending)),
         rewards_pending_block: staked.pending_height,
