@@ -15,13 +15,11 @@ use lambda_http::http::{Method, StatusCode};
 use serde_json::{json, Value};
 use std::str::FromStr;
 use test_support::client::TestClient;
-use test_support::devnet::{units, Devnet};
+use test_support::devnet::{units, Devnet, PANCAKE};
 use test_support::json::text;
 use test_support::on_both_stores;
 use test_support::wallets::post;
 use test_support::world::{local_api, operator, sync, user};
-
-const PANCAKE: &[&str] = &["--protocol", "pancakeswap-v3"];
 
 /// The caller's wallet positions, by protocol then token id.
 async fn positions(client: &TestClient) -> Vec<Value> {
@@ -123,26 +121,12 @@ fn assert_staked_as_chain(view: &Value, farm: &Value, position: &Value, devnet: 
 async fn staked_positions_stay_the_wallets(store: &[&str]) {
     let devnet = Devnet::with_pancake(3000).await;
     let wallet = devnet.account(1).await;
-    let tick = devnet.run("pool", PANCAKE).await["tick"].as_i64().unwrap() as i32;
-    let at = |t: i32, spacing: i32| t.div_euclid(spacing) * spacing;
     let amount = "1000000000000000000000";
     // One position on each manager, minted to the wallet (the deployer pays).
-    let uniswap = devnet
-        .mint_to(
-            &wallet,
-            (at(tick - 3000, 60), at(tick + 3000, 60)),
-            None,
-            amount,
-        )
-        .await;
-    let (lower, upper) = (
-        at(tick - 2000, 50).to_string(),
-        at(tick + 2000, 50).to_string(),
-    );
-    let mut args = vec!["--lower", &lower, "--upper", &upper, "--amount0", amount];
-    args.extend(["--amount1", amount, "--recipient", &wallet]);
-    args.extend(PANCAKE);
-    let pancake = text(&devnet.run("mint", &args).await["tokenId"]);
+    let uniswap_range = devnet.range_around(3000).await;
+    let uniswap = devnet.mint_to(&wallet, uniswap_range, None, amount).await;
+    let range = devnet.pancake_range_around(2000).await;
+    let pancake = devnet.mint_pancake_to(&wallet, range, amount).await;
 
     let server = local_api(&devnet, &devnet.rpc, store).await;
     let (alice, ops) = (user(&server, "alice").await, operator(&server).await);
@@ -269,10 +253,7 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
 
     // A wallet linked while its position is staked lists it at once.
     let bob_wallet = devnet.account(2).await;
-    let mut args = vec!["--lower", &lower, "--upper", &upper, "--amount0", amount];
-    args.extend(["--amount1", amount, "--recipient", &bob_wallet]);
-    args.extend(PANCAKE);
-    let bobs = text(&devnet.run("mint", &args).await["tokenId"]);
+    let bobs = devnet.mint_pancake_to(&bob_wallet, range, amount).await;
     let stake = ["--account", &bob_wallet, "--token-id", &bobs];
     let staked_at = devnet.run("stake", &stake).await["block"].clone();
     let bob = user(&server, "bob").await;

@@ -8,6 +8,9 @@ use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+/// The argument that points a devnet command at PancakeSwap's contracts instead of Uniswap's.
+pub const PANCAKE: &[&str] = &["--protocol", "pancakeswap-v3"];
+
 /// How long one devnet command may take (each waits for its receipts for at most 30 s).
 pub const COMMAND_DEADLINE: std::time::Duration = std::time::Duration::from_secs(90);
 
@@ -223,26 +226,52 @@ impl Devnet {
         pool: Option<&Value>,
         amount: &str,
     ) -> String {
+        let field = |name: &str| pool.map(|p| crate::json::text(&p[name]));
+        let (token0, token1, fee) = (field("token0"), field("token1"), field("fee"));
+        let mut extra = Vec::new();
+        if let (Some(token0), Some(token1), Some(fee)) = (&token0, &token1, &fee) {
+            extra.extend(["--token0", token0, "--token1", token1, "--fee", fee]);
+        }
+        self.mint_with(recipient, range, amount, &extra).await
+    }
+
+    /// [`Devnet::mint_to`] on PancakeSwap's USDC/WETH pool (a devnet [`Devnet::with_pancake`]).
+    pub async fn mint_pancake_to(
+        &self,
+        recipient: &str,
+        range: (i32, i32),
+        amount: &str,
+    ) -> String {
+        self.mint_with(recipient, range, amount, PANCAKE).await
+    }
+
+    async fn mint_with(
+        &self,
+        recipient: &str,
+        range: (i32, i32),
+        amount: &str,
+        extra: &[&str],
+    ) -> String {
         let (lower, upper) = (range.0.to_string(), range.1.to_string());
         let mut args = vec![
             "--lower",
             &lower,
             "--upper",
             &upper,
-            "--amount0",
-            amount,
-            "--amount1",
-            amount,
             "--recipient",
             recipient,
         ];
-        let field = |name: &str| pool.map(|p| crate::json::text(&p[name]));
-        let (token0, token1, fee) = (field("token0"), field("token1"), field("fee"));
-        if let (Some(token0), Some(token1), Some(fee)) = (&token0, &token1, &fee) {
-            args.extend(["--token0", token0, "--token1", token1, "--fee", fee]);
-        }
+        args.extend(["--amount0", amount, "--amount1", amount]);
+        args.extend_from_slice(extra);
         let minted = self.run("mint", &args).await;
         minted["tokenId"].as_str().unwrap().to_string()
+    }
+
+    /// The range `offset` ticks either side of PancakeSwap's pool's tick, on its spacing of 50.
+    pub async fn pancake_range_around(&self, offset: i32) -> (i32, i32) {
+        let tick = self.run("pool", PANCAKE).await["tick"].as_i64().unwrap() as i32;
+        let at = |t: i32| t.div_euclid(50) * 50;
+        (at(tick - offset), at(tick + offset))
     }
 
     /// The address of anvil's account `index`.

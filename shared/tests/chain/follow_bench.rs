@@ -280,31 +280,10 @@ async fn an_idle_sync_costs_the_same_requests_with_a_farm_for_one_and_50_wallets
         .unwrap()
         .to_string();
     let wallet = devnet.account(1).await;
-    let tick = devnet.run("pool", &["--protocol", "pancakeswap-v3"]).await["tick"]
-        .as_i64()
-        .unwrap();
-    let (lower, upper) = (
-        (tick - 2000).div_euclid(50) * 50,
-        (tick + 2000).div_euclid(50) * 50,
-    );
-    let (lower, upper) = (lower.to_string(), upper.to_string());
-    let amount = "1000000000000000000000";
-    let mint = [
-        "--lower",
-        &lower,
-        "--upper",
-        &upper,
-        "--amount0",
-        amount,
-        "--amount1",
-        amount,
-        "--recipient",
-        &wallet,
-        "--protocol",
-        "pancakeswap-v3",
-    ];
-    let minted = devnet.run("mint", &mint).await;
-    let token = minted["tokenId"].as_str().unwrap().to_string();
+    let range = devnet.pancake_range_around(2000).await;
+    let token = devnet
+        .mint_pancake_to(&wallet, range, "1000000000000000000000")
+        .await;
     let staker = ["--account", wallet.as_str(), "--token-id", token.as_str()];
     devnet.run("stake", &staker).await;
     let mut idle = Vec::new();
