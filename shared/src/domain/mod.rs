@@ -4,6 +4,10 @@
 //! positions and the portfolio, on-chain orders' sizing and calldata, wallet addresses and
 //! signatures, the limits of a request.
 
+// First: the modules after it use its macro.
+#[macro_use]
+mod named_enum;
+pub mod alerts;
 pub mod calldata;
 pub mod catalog;
 pub mod clock;
@@ -16,8 +20,6 @@ pub mod lifecycle;
 pub mod limits;
 pub mod market;
 pub mod math;
-#[macro_use]
-mod named_enum;
 pub mod model;
 pub mod orders;
 pub mod portfolio;
@@ -25,3 +27,4 @@ pub mod pricing;
 pub mod transactions;
 pub mod valuation;
 pub mod wallets;
+pub mod webhooks;
