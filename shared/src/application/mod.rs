@@ -4,6 +4,8 @@
 //! nothing here knows DynamoDB, a chain's JSON-RPC or HTTP; the adapters implement the ports.
 
 pub mod actions;
+pub mod alert_ports;
+pub mod alerts;
 pub mod app;
 pub mod error;
 pub mod inputs;
@@ -15,3 +17,4 @@ pub mod positions;
 pub mod settling;
 pub mod wallet_reads;
 pub mod wallets;
+pub mod webhooks;

@@ -2,12 +2,15 @@
 //! embedded default (everything in memory) and production (DynamoDB).
 
 use crate::adapters::store::{
-    DynamoDbMarket, DynamoDbStore, MemoryHistory, MemoryMarket, MemoryStore, MemoryWallets,
+    DynamoDbMarket, DynamoDbStore, KeptAsGiven, MemoryAlerts, MemoryHistory, MemoryMarket,
+    MemoryStore, MemoryWallets,
 };
-use crate::application::app::App;
+use crate::application::alert_ports::AlertStore;
+use crate::application::app::{Alerts, App};
 use crate::domain::clock::SystemClock;
 use crate::domain::market::MarketRules;
 use crate::domain::wallets::challenge::SigningDomain;
+use crate::domain::webhooks::address::Reach;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,6 +28,7 @@ impl App {
             wallet_refresh: None,
             order_chain: None,
             follow: None,
+            alerts: Alerts::kept_in(Arc::new(MemoryAlerts::default())),
         }
     }
 
@@ -44,11 +48,27 @@ impl App {
             clock: Arc::new(SystemClock),
             sync: None,
             wallets: store.clone(),
-            history: store,
+            history: store.clone(),
             signing: SigningDomain::default(),
             wallet_refresh: None,
             order_chain: None,
             follow: None,
+            alerts: Alerts::kept_in(store),
+        }
+    }
+}
+
+impl Alerts {
+    /// Alerts kept in `store`, with no queue, no sender and secrets kept as given: the wiring
+    /// of each function (and local-api) adds what it delivers with.
+    pub fn kept_in(store: Arc<dyn AlertStore>) -> Alerts {
+        Alerts {
+            store,
+            queue: None,
+            sealer: Arc::new(KeptAsGiven),
+            sender: None,
+            reach: Reach::PublicHttpsOnly,
+            retry_scale: 1.0,
         }
     }
 }

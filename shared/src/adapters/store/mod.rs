@@ -2,6 +2,7 @@
 //! implementation (local runs and fast tests) and a DynamoDB one (production). Paging and
 //! counting are operations of the store so each backend can make them cheap.
 
+pub mod alerts_memory;
 pub mod dynamodb;
 pub mod history_memory;
 pub mod market_memory;
@@ -11,6 +12,7 @@ pub mod wallets_memory;
 pub use crate::application::ports::{
     BoxError, HistoryStore, Market, PositionStore, StoreError, StoreResult, WalletStore,
 };
+pub use alerts_memory::{KeptAsGiven, MemoryAlerts};
 pub use dynamodb::{DynamoDbMarket, DynamoDbStore};
 pub use history_memory::MemoryHistory;
 pub use market_memory::MemoryMarket;

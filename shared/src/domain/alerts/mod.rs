@@ -60,6 +60,9 @@ pub struct AlertEvent {
     /// position's events by it (deliveries are not ordered).
     pub sequence: u64,
     pub data: Value,
+    /// Why it was kept in the feed and not delivered (past the hourly allowance).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_delivered: Option<String>,
 }
 
 /// The cause an event's id is fixed by.
@@ -175,6 +178,7 @@ pub fn from_history(
         block: Some(event.block),
         sequence: sequence(event.block, Some(event.log_index)),
         data,
+        not_delivered: None,
     })
 }
 

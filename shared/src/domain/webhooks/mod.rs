@@ -17,7 +17,8 @@ pub const MAX_DESCRIPTION: usize = 256;
 pub const MAX_URL: usize = 2048;
 
 /// A user's webhook endpoint as stored: its secrets sealed (never in the clear at rest).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Webhook {
     pub id: String,
     pub owner: String,
@@ -27,6 +28,7 @@ pub struct Webhook {
     pub description: String,
     pub created_at: DateTime<Utc>,
     /// The secret that signs, sealed.
+    #[serde(with = "sealed_bytes")]
     pub secret: Vec<u8>,
     /// A rotated-out secret that still signs beside it until `until`.
     pub previous_secret: Option<Retired>,
@@ -36,8 +38,9 @@ pub struct Webhook {
 }
 
 /// A rotated-out secret, sealed, and when it stops signing.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Retired {
+    #[serde(with = "sealed_bytes")]
     pub secret: Vec<u8>,
     pub until: DateTime<Utc>,
 }
@@ -96,4 +99,21 @@ pub struct Delivery {
     pub error: Option<String>,
     pub duration_ms: u64,
     pub delivered: bool,
+}
+
+/// Sealed bytes as base64 text in a stored item.
+mod sealed_bytes {
+    use base64::engine::general_purpose::STANDARD;
+    use base64::Engine;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        STANDARD
+            .decode(String::deserialize(d)?)
+            .map_err(serde::de::Error::custom)
+    }
 }

@@ -13,6 +13,8 @@
 //! - idempotency   `U#{owner}` / `K#{key}`: a key's request fingerprint and answer, with a TTL.
 //! - wallets       `U#{owner}` / `W#{chain}#{address}`, `WALLETS` / `{chain}#{address}#{owner}`,
 //!   challenges    `U#{owner}` / `CH#{nonce}` (see `wallets`).
+//! - alerts        settings, watches per pool, events and their feed, webhook endpoints and
+//!   their attempts (see `alerts`).
 //!
 //! One concern per file: `client` (TLS, retries, timeouts), `keys`, `item` (conversion),
 //! `errors` (classification, backoff), `metrics` (read counting, off by default), `reads`
@@ -20,6 +22,7 @@
 //! (table creation, seeding, bulk import).
 
 mod admin;
+mod alerts;
 mod catalog;
 pub mod client;
 mod errors;

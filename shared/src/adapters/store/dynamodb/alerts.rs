@@ -1,0 +1,437 @@
+//! Alerts on the table (decision 61). Each item holds its value as JSON (`body`):
+//! - settings: `U#{owner}` / `ALERTS` (the user's) and `ALERTS#{position}` (a position's own);
+//! - a watched position: `WATCH#{chain}#{protocol}#{pool}` / `{position}#{owner}`: one Query
+//!   per synced pool reads every watch on it;
+//! - an event: `U#{owner}` / `EV#{id}` (written on the condition that it does not exist: the
+//!   id is its cause) and its feed copy `FEED#{owner}` / `{created ms}#{id}` (newest first by
+//!   one Query), in one transaction, both kept 30 days (`expiresAt`, the table's TTL); the
+//!   owner's hourly count `U#{owner}` / `RATE#{hour}` (kept two hours);
+//! - an endpoint: `U#{owner}` / `WH#{id}`, the owner's count on `COUNTS` (`webhooks`), both in
+//!   one transaction; its attempts `DLV#{owner}#{webhook}` / `{delivery id}` (time-ordered ids),
+//!   kept 30 days.
+
+use super::errors::{build_error, classify, classify_put, classify_transaction};
+use super::item::{malformed, text};
+use super::keys::{counter_key, s, user_pk, Item};
+use super::store::DynamoDbStore;
+use crate::application::alert_ports::{AlertStore, EventFilter, Recorded, Watched};
+use crate::application::ports::{StoreError, StoreResult};
+use crate::domain::alerts::settings::AlertSettings;
+use crate::domain::alerts::AlertEvent;
+use crate::domain::model::{Chain, PageRequest, Protocol};
+use crate::domain::webhooks::{Delivery, Webhook};
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, Delete, Put, ReturnValue, TransactWriteItem, Update,
+};
+use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::collections::HashMap;
+
+const BODY: &str = "body";
+const EXPIRES: &str = "expiresAt";
+
+fn key(pk: String, sk: String) -> Item {
+    HashMap::from([("PK".into(), s(pk)), ("SK".into(), s(sk))])
+}
+
+fn settings_key(owner: &str, position: Option<&str>) -> Item {
+    let sk = match position {
+        Some(id) => format!("ALERTS#{id}"),
+        None => "ALERTS".into(),
+    };
+    key(user_pk(owner), sk)
+}
+
+fn watch_pk(chain: Chain, protocol: Protocol, pool: &str) -> String {
+    format!("WATCH#{chain}#{protocol}#{pool}")
+}
+
+fn watch_key(w: &Watched) -> Item {
+    key(
+        watch_pk(w.chain, w.protocol, &w.pool),
+        format!("{}#{}", w.position, w.owner),
+    )
+}
+
+fn event_key(owner: &str, id: &str) -> Item {
+    key(user_pk(owner), format!("EV#{id}"))
+}
+
+/// The tag before the owner keeps the partition's name prefix-free, as for list entries.
+fn feed_pk(owner: &str) -> String {
+    format!("FEED#{owner}")
+}
+
+fn webhook_key(owner: &str, id: &str) -> Item {
+    key(user_pk(owner), format!("WH#{id}"))
+}
+
+fn deliveries_pk(owner: &str, webhook: &str) -> String {
+    format!("DLV#{webhook}#{owner}")
+}
+
+fn json<T: Serialize>(value: &T) -> StoreResult<AttributeValue> {
+    serde_json::to_string(value)
+        .map(s)
+        .map_err(|e| StoreError::Failure(Box::new(e)))
+}
+
+fn parse<T: DeserializeOwned>(item: &Item) -> StoreResult<T> {
+    serde_json::from_str(text(item, BODY)?).map_err(|_| malformed(BODY))
+}
+
+fn with_body(mut item: Item, body: AttributeValue, expires: Option<DateTime<Utc>>) -> Item {
+    item.insert(BODY.into(), body);
+    if let Some(at) = expires {
+        item.insert(
+            EXPIRES.into(),
+            AttributeValue::N(at.timestamp().to_string()),
+        );
+    }
+    item
+}
+
+impl DynamoDbStore {
+    async fn put_plain(&self, item: Item) -> StoreResult<()> {
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    /// Every item of partition `pk`, page after page (`forward`: ascending sort keys).
+    async fn partition(&self, pk: String, forward: bool) -> StoreResult<Vec<Item>> {
+        let mut items = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk")
+                .expression_attribute_values(":pk", s(pk.clone()))
+                .scan_index_forward(forward)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            items.extend(page.items().iter().cloned());
+            start = page.last_evaluated_key().cloned();
+            if start.is_none() {
+                return Ok(items);
+            }
+        }
+    }
+
+    /// Counts one more event in the owner's hour; the count after it.
+    async fn count_in_hour(&self, event: &AlertEvent) -> StoreResult<u64> {
+        let hour = event.created_at.timestamp().div_euclid(3600);
+        let expires = (hour + 2) * 3600;
+        let output = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(user_pk(&event.owner), format!("RATE#{hour}"))))
+            .update_expression("ADD n :one SET expiresAt = :e")
+            .expression_attribute_values(":one", AttributeValue::N("1".into()))
+            .expression_attribute_values(":e", AttributeValue::N(expires.to_string()))
+            .return_values(ReturnValue::UpdatedNew)
+            .send()
+            .await
+            .map_err(classify)?;
+        let n = output
+            .attributes()
+            .and_then(|a| a.get("n"))
+            .and_then(|n| n.as_n().ok())
+            .and_then(|n| n.parse().ok());
+        n.ok_or_else(|| malformed("n"))
+    }
+}
+
+fn paged<T>(all: Vec<T>, page: PageRequest) -> (Vec<T>, u64) {
+    let total = all.len() as u64;
+    let items = all
+        .into_iter()
+        .skip(page.offset as usize)
+        .take(page.limit as usize)
+        .collect();
+    (items, total)
+}
+
+fn owned_event(item: &Item, owner: &str) -> StoreResult<AlertEvent> {
+    let mut event: AlertEvent = parse(item)?;
+    event.owner = owner.to_string();
+    Ok(event)
+}
+
+#[async_trait]
+impl AlertStore for DynamoDbStore {
+    async fn settings(
+        &self,
+        owner: &str,
+        position: Option<&str>,
+    ) -> StoreResult<Option<AlertSettings>> {
+        let item = self.item(settings_key(owner, position), &[]).await?;
+        item.as_ref().map(parse).transpose()
+    }
+
+    async fn put_settings(
+        &self,
+        owner: &str,
+        position: Option<&str>,
+        settings: &AlertSettings,
+    ) -> StoreResult<()> {
+        let item = with_body(settings_key(owner, position), json(settings)?, None);
+        self.put_plain(item).await
+    }
+
+    async fn watched(
+        &self,
+        chain: Chain,
+        protocol: Protocol,
+        pool: &str,
+    ) -> StoreResult<Vec<Watched>> {
+        let items = self
+            .partition(watch_pk(chain, protocol, pool), true)
+            .await?;
+        items.iter().map(parse).collect()
+    }
+
+    async fn watch(&self, watched: &Watched) -> StoreResult<()> {
+        self.save_watch(watched).await
+    }
+
+    async fn save_watch(&self, watched: &Watched) -> StoreResult<()> {
+        let item = with_body(watch_key(watched), json(watched)?, None);
+        self.put_plain(item).await
+    }
+
+    async fn unwatch(&self, watched: &Watched) -> StoreResult<()> {
+        self.client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(watch_key(watched)))
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    async fn record_event(
+        &self,
+        event: &AlertEvent,
+        expires: DateTime<Utc>,
+        allowance: u64,
+    ) -> StoreResult<Recorded> {
+        // Counted first: a cause seen again (rare: overlapping syncs) costs its hour one count.
+        let count = if allowance == u64::MAX {
+            0
+        } else {
+            self.count_in_hour(event).await?
+        };
+        let over = count > allowance;
+        let mut kept = event.clone();
+        if over {
+            kept.not_delivered = Some(super::super::alerts_memory::over_allowance(allowance));
+        }
+        let body = json(&kept)?;
+        let canonical = with_body(
+            event_key(&event.owner, &event.id),
+            body.clone(),
+            Some(expires),
+        );
+        let feed_sk = format!("{:013}#{}", event.created_at.timestamp_millis(), event.id);
+        let feed = with_body(key(feed_pk(&event.owner), feed_sk), body, Some(expires));
+        let unconditioned = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(feed))
+            .build()
+            .map_err(build_error)?;
+        let written = self
+            .client
+            .transact_write_items()
+            .transact_items(self.put(canonical, "attribute_not_exists(PK)")?)
+            .transact_items(TransactWriteItem::builder().put(unconditioned).build())
+            .send()
+            .await;
+        match written.map_err(classify_transaction) {
+            Ok(_) if over => Ok(Recorded::OverAllowance),
+            Ok(_) => Ok(Recorded::New),
+            Err(StoreError::Conflict) => Ok(Recorded::Seen),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn events(
+        &self,
+        owner: &str,
+        filter: &EventFilter,
+        page: PageRequest,
+    ) -> StoreResult<(Vec<AlertEvent>, u64)> {
+        let now = Utc::now().timestamp();
+        let mut all = Vec::new();
+        for item in self.partition(feed_pk(owner), false).await? {
+            // The TTL deletes within days of expiry: an expired item is not shown meanwhile.
+            let expired = item
+                .get(EXPIRES)
+                .and_then(|e| e.as_n().ok())
+                .and_then(|e| e.parse::<i64>().ok())
+                .is_some_and(|e| e <= now);
+            let event = owned_event(&item, owner)?;
+            if !expired && super::super::alerts_memory::matches(&event, filter) {
+                all.push(event);
+            }
+        }
+        Ok(paged(all, page))
+    }
+
+    async fn event(&self, owner: &str, id: &str) -> StoreResult<Option<AlertEvent>> {
+        let item = self.item(event_key(owner, id), &[]).await?;
+        item.map(|i| owned_event(&i, owner)).transpose()
+    }
+
+    async fn insert_webhook(&self, webhook: &Webhook, max: usize) -> StoreResult<()> {
+        let item = with_body(
+            webhook_key(&webhook.owner, &webhook.id),
+            json(webhook)?,
+            None,
+        );
+        let count = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(counter_key(&webhook.owner)))
+            .update_expression("ADD webhooks :one")
+            .condition_expression("attribute_not_exists(webhooks) OR webhooks < :max")
+            .expression_attribute_values(":one", AttributeValue::N("1".into()))
+            .expression_attribute_values(":max", AttributeValue::N(max.to_string()))
+            .build()
+            .map_err(build_error)?;
+        self.client
+            .transact_write_items()
+            .transact_items(self.put(item, "attribute_not_exists(PK)")?)
+            .transact_items(TransactWriteItem::builder().update(count).build())
+            .send()
+            .await
+            .map_err(classify_transaction)?;
+        Ok(())
+    }
+
+    async fn webhooks(&self, owner: &str) -> StoreResult<Vec<Webhook>> {
+        let items = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("PK = :pk AND begins_with(SK, :wh)")
+            .expression_attribute_values(":pk", s(user_pk(owner)))
+            .expression_attribute_values(":wh", s("WH#"))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(classify)?;
+        // At most five: one page.
+        items.items().iter().map(parse).collect()
+    }
+
+    async fn webhook(&self, owner: &str, id: &str) -> StoreResult<Option<Webhook>> {
+        let item = self.item(webhook_key(owner, id), &[]).await?;
+        item.as_ref().map(parse).transpose()
+    }
+
+    async fn update_webhook(&self, webhook: &Webhook, previous: &Webhook) -> StoreResult<()> {
+        let item = with_body(
+            webhook_key(&webhook.owner, &webhook.id),
+            json(webhook)?,
+            None,
+        );
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("body = :previous")
+            .expression_attribute_values(":previous", json(previous)?)
+            .send()
+            .await
+            .map_err(classify_put)?;
+        Ok(())
+    }
+
+    async fn delete_webhook(&self, owner: &str, id: &str) -> StoreResult<bool> {
+        let remove = Delete::builder()
+            .table_name(&self.table)
+            .set_key(Some(webhook_key(owner, id)))
+            .condition_expression("attribute_exists(PK)")
+            .build()
+            .map_err(build_error)?;
+        let count = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(counter_key(owner)))
+            .update_expression("ADD webhooks :less")
+            .expression_attribute_values(":less", AttributeValue::N("-1".into()))
+            .build()
+            .map_err(build_error)?;
+        let done = self
+            .client
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().delete(remove).build())
+            .transact_items(TransactWriteItem::builder().update(count).build())
+            .send()
+            .await;
+        // Its attempts' log is left to the TTL: nothing reaches it once the endpoint is gone.
+        match done.map_err(classify_transaction) {
+            Ok(_) => Ok(true),
+            Err(StoreError::Conflict) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn record_delivery(
+        &self,
+        delivery: &Delivery,
+        expires: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        let pk = deliveries_pk(&delivery.owner, &delivery.webhook_id);
+        let item = with_body(key(pk, delivery.id.clone()), json(delivery)?, Some(expires));
+        self.put_plain(item).await
+    }
+
+    async fn delivery(
+        &self,
+        owner: &str,
+        webhook: &str,
+        id: &str,
+    ) -> StoreResult<Option<Delivery>> {
+        let item = self
+            .item(key(deliveries_pk(owner, webhook), id.to_string()), &[])
+            .await?;
+        let delivery: Option<Delivery> = item.as_ref().map(parse).transpose()?;
+        Ok(delivery.map(|d| Delivery {
+            owner: owner.to_string(),
+            ..d
+        }))
+    }
+
+    async fn deliveries(
+        &self,
+        owner: &str,
+        webhook: &str,
+        page: PageRequest,
+    ) -> StoreResult<(Vec<Delivery>, u64)> {
+        let items = self.partition(deliveries_pk(owner, webhook), false).await?;
+        let all = items
+            .iter()
+            .map(parse)
+            .map(|d: StoreResult<Delivery>| {
+                d.map(|d| Delivery {
+                    owner: owner.to_string(),
+                    ..d
+                })
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        Ok(paged(all, page))
+    }
+}

@@ -1,0 +1,297 @@
+//! The alert use cases (decision 61): a user's settings and a position's own, the feed, and
+//! the events themselves: those the chain's events make as a position's history is read, and
+//! the range events each synced pool state makes for the positions watched on it. An event is
+//! recorded once (its id is its cause) and then queued for each endpoint that wants it.
+
+use crate::application::alert_ports::{DeliveryJob, EventFilter, Recorded, Watched};
+use crate::application::app::{Alerts, App};
+use crate::application::error::{Outcome, UseCaseError};
+use crate::application::ports::StoreError;
+use crate::domain::alerts::range::{observe, Observation, Range, RangeChange, RangeWatch, Side};
+use crate::domain::alerts::settings::AlertSettings;
+use crate::domain::alerts::{event_id, sequence, AlertEvent, Cause, EventType, FEED_DAYS};
+use crate::domain::catalog::Pool;
+use crate::domain::math::U256;
+use crate::domain::model::{ListView, PageRequest, Position, Status};
+use crate::domain::webhooks::delivery::HOURLY_EVENTS;
+use chrono::{DateTime, Duration, Utc};
+use serde_json::json;
+use std::collections::HashMap;
+
+/// The user's settings (the defaults until they set theirs).
+pub async fn settings(app: &App, owner: &str) -> Outcome<AlertSettings> {
+    Ok(app
+        .alerts
+        .store
+        .settings(owner, None)
+        .await?
+        .unwrap_or_default())
+}
+
+pub async fn put_settings(
+    app: &App,
+    owner: &str,
+    settings: AlertSettings,
+) -> Outcome<AlertSettings> {
+    app.alerts
+        .store
+        .put_settings(owner, None, &settings)
+        .await?;
+    Ok(settings)
+}
+
+/// A position's own settings, replacing the user's for it; its watch takes them at once.
+pub async fn put_position_settings(
+    app: &App,
+    owner: &str,
+    id: &str,
+    settings: AlertSettings,
+) -> Outcome<AlertSettings> {
+    let Some(position) = app.store.get(owner, id).await? else {
+        return Err(UseCaseError::NotFound(format!("no position with id {id}")));
+    };
+    let alerts = &app.alerts.store;
+    alerts.put_settings(owner, Some(id), &settings).await?;
+    let watched = alerts
+        .watched(position.chain, position.protocol, &position.pool)
+        .await?;
+    if let Some(mut watched) = watched
+        .into_iter()
+        .find(|w| w.owner == owner && w.position == id)
+    {
+        watched.settings = Some(settings.clone());
+        alerts.save_watch(&watched).await?;
+    }
+    Ok(settings)
+}
+
+/// The user's events of the last 30 days, newest first.
+pub async fn events(
+    app: &App,
+    owner: &str,
+    filter: EventFilter,
+    page: PageRequest,
+) -> Outcome<ListView<AlertEvent>> {
+    let (data, total) = app.alerts.store.events(owner, &filter, page).await?;
+    Ok(ListView { data, total })
+}
+
+/// Records `events` (each once) and queues each new one for the owner's endpoints that want
+/// it. Answers how many were new. A queue that refuses leaves them in the feed, logged.
+pub async fn emit(alerts: &Alerts, events: Vec<AlertEvent>) -> Result<usize, StoreError> {
+    let mut new = 0;
+    let mut jobs = Vec::new();
+    let mut endpoints = HashMap::new();
+    for event in events {
+        let expires = event.created_at + Duration::days(FEED_DAYS);
+        match alerts
+            .store
+            .record_event(&event, expires, HOURLY_EVENTS)
+            .await?
+        {
+            Recorded::Seen => continue,
+            Recorded::OverAllowance => {
+                new += 1;
+                continue;
+            }
+            Recorded::New => new += 1,
+        }
+        if !endpoints.contains_key(&event.owner) {
+            let hooks = alerts.store.webhooks(&event.owner).await?;
+            endpoints.insert(event.owner.clone(), hooks);
+        }
+        let hooks = &endpoints[&event.owner];
+        jobs.extend(
+            hooks
+                .iter()
+                .filter(|h| h.disabled_reason.is_none() && h.wants(event.event_type))
+                .map(|h| DeliveryJob {
+                    owner: event.owner.clone(),
+                    webhook_id: h.id.clone(),
+                    event_id: event.id.clone(),
+                    attempt: 1,
+                }),
+        );
+    }
+    if let (Some(queue), false) = (&alerts.queue, jobs.is_empty()) {
+        if let Err(e) = queue.enqueue(&jobs).await {
+            tracing::error!(cause = %e, jobs = jobs.len(), "deliveries not queued");
+        }
+    }
+    Ok(new)
+}
+
+/// Keeps a wallet position's watch in step with a read of it: watched while it is open with
+/// liquidity, on its pool and range; no longer once it closes. Nothing is written when neither
+/// changed.
+pub async fn rewatch(
+    alerts: &Alerts,
+    before: Option<&Position>,
+    after: &Position,
+) -> Result<(), StoreError> {
+    let watching = |p: &Position| p.status == Status::Active && p.liquidity > 0;
+    let spot = |p: &Position| {
+        (
+            p.chain,
+            p.protocol,
+            p.pool.clone(),
+            p.tick_lower,
+            p.tick_upper,
+        )
+    };
+    let was = before.filter(|p| watching(p));
+    let is = watching(after).then_some(after);
+    if was.map(spot) == is.map(spot) {
+        return Ok(());
+    }
+    let watched = |p: &Position| Watched {
+        owner: p.owner.clone(),
+        position: p.id.clone(),
+        chain: p.chain,
+        protocol: p.protocol,
+        pool: p.pool.clone(),
+        tick_lower: p.tick_lower,
+        tick_upper: p.tick_upper,
+        watch: None,
+        settings: None,
+    };
+    if let Some(was) = was {
+        alerts.store.unwatch(&watched(was)).await?;
+    }
+    if let Some(is) = is {
+        let settings = alerts.store.settings(&is.owner, Some(&is.id)).await?;
+        alerts
+            .store
+            .watch(&Watched {
+                settings,
+                ..watched(is)
+            })
+            .await?;
+    }
+    Ok(())
+}
+
+/// One synced, confirmed state of a pool: its tick at its block.
+#[derive(Debug, Clone, Copy)]
+pub struct SyncedState {
+    pub tick: i32,
+    pub block: u64,
+    pub sqrt_price: U256,
+}
+
+/// The range events of the positions watched on `pool` at a state the sync just stored: each
+/// watch observed, written only where it changed, its event recorded and queued. Owners'
+/// settings are read once per call. Answers how many events were new.
+pub async fn watch_pool(
+    alerts: &Alerts,
+    pool: &Pool,
+    state: SyncedState,
+    now: DateTime<Utc>,
+    owners: &mut HashMap<String, AlertSettings>,
+) -> Result<usize, StoreError> {
+    let watched = alerts
+        .store
+        .watched(pool.chain, pool.protocol, &pool.id)
+        .await?;
+    let mut events = Vec::new();
+    for mut item in watched {
+        if !owners.contains_key(&item.owner) {
+            let settings = alerts.store.settings(&item.owner, None).await?;
+            owners.insert(item.owner.clone(), settings.unwrap_or_default());
+        }
+        let settings = item.settings.as_ref().unwrap_or(&owners[&item.owner]);
+        let range = Range {
+            lower: item.tick_lower,
+            upper: item.tick_upper,
+            spacing: pool.tick_spacing,
+        };
+        let observation = Observation {
+            tick: state.tick,
+            block: state.block,
+            at: now,
+        };
+        let (next, change) = observe(item.watch.as_ref(), range, observation, settings);
+        // Only the block moved: nothing to write (the pool's stored state is forward-only).
+        let moved = item.watch.as_ref().is_none_or(|w| {
+            RangeWatch {
+                block: 0,
+                ..w.clone()
+            } != RangeWatch {
+                block: 0,
+                ..next.clone()
+            }
+        });
+        if let Some(change) = change {
+            events.push(range_event(&item, pool, range, change, state, now));
+        }
+        if moved {
+            item.watch = Some(next);
+            alerts.store.save_watch(&item).await?;
+        }
+    }
+    emit(alerts, events).await
+}
+
+fn range_event(
+    item: &Watched,
+    pool: &Pool,
+    range: Range,
+    change: RangeChange,
+    state: SyncedState,
+    now: DateTime<Utc>,
+) -> AlertEvent {
+    let cause = Cause::State {
+        transition: change.transition(),
+        block: state.block,
+    };
+    let (side, bound) = match change {
+        RangeChange::Exited(side) | RangeChange::Approaching(side) => (side, Some(side)),
+        RangeChange::Entered => (range.side(state.tick), None),
+    };
+    let mut data = json!({
+        "pool": pool.id,
+        "tick": state.tick,
+        "tickLower": range.lower,
+        "tickUpper": range.upper,
+        "side": side.as_str(),
+        "bufferTicks": range.buffer(),
+        "tokens": [pool.token_a.symbol, pool.token_b.symbol],
+    });
+    if let Some(bound) = bound {
+        data["bound"] = json!(if bound == Side::Below {
+            "lower"
+        } else {
+            "upper"
+        });
+    }
+    let price = pool.orientation.human_price_precise(state.sqrt_price, 12);
+    data["price"] = json!(price.normalized().to_plain_string());
+    AlertEvent {
+        id: event_id(&item.owner, Some(&item.position), &cause),
+        owner: item.owner.clone(),
+        event_type: change.event_type(),
+        created_at: now,
+        position_id: Some(item.position.clone()),
+        chain: Some(pool.chain),
+        block: Some(state.block),
+        sequence: sequence(state.block, None),
+        data,
+        not_delivered: None,
+    }
+}
+
+/// A `webhook.test` event of the user's, made on request.
+pub fn test_event(owner: &str, request: &str, now: DateTime<Utc>) -> AlertEvent {
+    AlertEvent {
+        id: event_id(owner, None, &Cause::Request(request)),
+        owner: owner.to_string(),
+        event_type: EventType::WebhookTest,
+        created_at: now,
+        position_id: None,
+        chain: None,
+        block: None,
+        sequence: 0,
+        data: json!({"message": "a test event, sent on request"}),
+        not_delivered: None,
+    }
+}
