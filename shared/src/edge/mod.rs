@@ -3,6 +3,7 @@
 //! route table.
 
 pub mod action_handlers;
+pub mod alert_handlers;
 pub mod caller;
 pub mod error;
 pub mod event;

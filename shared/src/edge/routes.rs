@@ -4,6 +4,7 @@
 
 use crate::application::app::App;
 use crate::edge::action_handlers as actions;
+use crate::edge::alert_handlers as alerts;
 use crate::edge::error::ApiError;
 use crate::edge::handlers;
 use crate::edge::http::request_id;
@@ -49,13 +50,36 @@ pub enum Endpoint {
     ListWallets,
     /// `DELETE /wallets/{chain}/{address}`.
     UnlinkWallet,
+    /// `GET /events`: the caller's alert events of the last 30 days, newest first (decision 61).
+    ListEvents,
+    /// `GET /alerts`: the caller's alert settings.
+    GetAlerts,
+    /// `PUT /alerts`: replaces the caller's alert settings.
+    PutAlerts,
+    /// `PUT /positions/{id}/alerts`: a position's own alert settings.
+    PutPositionAlerts,
+    /// `POST /webhooks`: registers a webhook endpoint; its secret shown once.
+    CreateWebhook,
+    ListWebhooks,
+    GetWebhook,
+    /// `PATCH /webhooks/{id}`: its url, types, description, or enabled again.
+    UpdateWebhook,
+    DeleteWebhook,
+    /// `POST /webhooks/{id}/rotate-secret`: a new secret; the old one signs beside it a day.
+    RotateWebhookSecret,
+    /// `POST /webhooks/{id}/test`: a `webhook.test` event delivered to it.
+    TestWebhook,
+    /// `GET /webhooks/{id}/deliveries`: its attempts, newest first.
+    ListWebhookDeliveries,
+    /// `POST /webhooks/{id}/deliveries/{deliveryId}/redeliver`: an attempt's event sent again.
+    RedeliverWebhook,
     /// API Gateway's `$default` route: every request no other route takes, answered 404 or
     /// 405 exactly as the local router answers it.
     RouteFallback,
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 19] = [
+    pub const ALL: [Endpoint; 32] = [
         Endpoint::ListPositions,
         Endpoint::GetPosition,
         Endpoint::PositionHistory,
@@ -74,6 +98,19 @@ impl Endpoint {
         Endpoint::LinkWallet,
         Endpoint::ListWallets,
         Endpoint::UnlinkWallet,
+        Endpoint::ListEvents,
+        Endpoint::GetAlerts,
+        Endpoint::PutAlerts,
+        Endpoint::PutPositionAlerts,
+        Endpoint::CreateWebhook,
+        Endpoint::ListWebhooks,
+        Endpoint::GetWebhook,
+        Endpoint::UpdateWebhook,
+        Endpoint::DeleteWebhook,
+        Endpoint::RotateWebhookSecret,
+        Endpoint::TestWebhook,
+        Endpoint::ListWebhookDeliveries,
+        Endpoint::RedeliverWebhook,
         Endpoint::RouteFallback,
     ];
 
@@ -98,6 +135,19 @@ impl Endpoint {
             Endpoint::LinkWallet => "link-wallet",
             Endpoint::ListWallets => "list-wallets",
             Endpoint::UnlinkWallet => "unlink-wallet",
+            Endpoint::ListEvents => "list-events",
+            Endpoint::GetAlerts => "get-alerts",
+            Endpoint::PutAlerts => "put-alerts",
+            Endpoint::PutPositionAlerts => "put-position-alerts",
+            Endpoint::CreateWebhook => "create-webhook",
+            Endpoint::ListWebhooks => "list-webhooks",
+            Endpoint::GetWebhook => "get-webhook",
+            Endpoint::UpdateWebhook => "update-webhook",
+            Endpoint::DeleteWebhook => "delete-webhook",
+            Endpoint::RotateWebhookSecret => "rotate-webhook-secret",
+            Endpoint::TestWebhook => "test-webhook",
+            Endpoint::ListWebhookDeliveries => "list-webhook-deliveries",
+            Endpoint::RedeliverWebhook => "redeliver-webhook",
             Endpoint::RouteFallback => "route-fallback",
         }
     }
@@ -115,8 +165,14 @@ impl Endpoint {
             | Endpoint::ReportTransaction
             | Endpoint::SyncMarkets
             | Endpoint::CreateWalletChallenge
-            | Endpoint::LinkWallet => Method::POST,
-            Endpoint::UnlinkWallet => Method::DELETE,
+            | Endpoint::LinkWallet
+            | Endpoint::CreateWebhook
+            | Endpoint::RotateWebhookSecret
+            | Endpoint::TestWebhook
+            | Endpoint::RedeliverWebhook => Method::POST,
+            Endpoint::UnlinkWallet | Endpoint::DeleteWebhook => Method::DELETE,
+            Endpoint::PutAlerts | Endpoint::PutPositionAlerts => Method::PUT,
+            Endpoint::UpdateWebhook => Method::PATCH,
             Endpoint::RouteFallback => Method::from_bytes(b"ANY").unwrap_or_default(),
             _ => Method::GET,
         }
@@ -141,6 +197,15 @@ impl Endpoint {
             Endpoint::CreateWalletChallenge => "/wallets/challenge",
             Endpoint::LinkWallet | Endpoint::ListWallets => "/wallets",
             Endpoint::UnlinkWallet => "/wallets/{chain}/{address}",
+            Endpoint::ListEvents => "/events",
+            Endpoint::GetAlerts | Endpoint::PutAlerts => "/alerts",
+            Endpoint::PutPositionAlerts => "/positions/{id}/alerts",
+            Endpoint::CreateWebhook | Endpoint::ListWebhooks => "/webhooks",
+            Endpoint::GetWebhook | Endpoint::UpdateWebhook | Endpoint::DeleteWebhook => "/webhooks/{id}",
+            Endpoint::RotateWebhookSecret => "/webhooks/{id}/rotate-secret",
+            Endpoint::TestWebhook => "/webhooks/{id}/test",
+            Endpoint::ListWebhookDeliveries => "/webhooks/{id}/deliveries",
+            Endpoint::RedeliverWebhook => "/webhooks/{id}/deliveries/{deliveryId}/redeliver",
             Endpoint::RouteFallback => "$default",
         }
     }
@@ -189,6 +254,19 @@ impl Endpoint {
             Endpoint::LinkWallet => wallets::link_wallet(app, &request).await,
             Endpoint::ListWallets => wallets::list_wallets(app, &request).await,
             Endpoint::UnlinkWallet => wallets::unlink_wallet(app, &request).await,
+            Endpoint::ListEvents => alerts::list_events(app, &request).await,
+            Endpoint::GetAlerts => alerts::get_alerts(app, &request).await,
+            Endpoint::PutAlerts => alerts::put_alerts(app, &request).await,
+            Endpoint::PutPositionAlerts => alerts::put_position_alerts(app, &request).await,
+            Endpoint::CreateWebhook => alerts::create_webhook(app, &request).await,
+            Endpoint::ListWebhooks => alerts::list_webhooks(app, &request).await,
+            Endpoint::GetWebhook => alerts::get_webhook(app, &request).await,
+            Endpoint::UpdateWebhook => alerts::update_webhook(app, &request).await,
+            Endpoint::DeleteWebhook => alerts::delete_webhook(app, &request).await,
+            Endpoint::RotateWebhookSecret => alerts::rotate_webhook_secret(app, &request).await,
+            Endpoint::TestWebhook => alerts::test_webhook(app, &request).await,
+            Endpoint::ListWebhookDeliveries => alerts::list_webhook_deliveries(app, &request).await,
+            Endpoint::RedeliverWebhook => alerts::redeliver_webhook(app, &request).await,
             Endpoint::RouteFallback => fallback(&request),
         };
         result.unwrap_or_else(|error| error.render(&request_id(&request)))
@@ -302,7 +380,9 @@ mod tests {
             }
             let path = endpoint
                 .path()
+                .replace("/webhooks/{id}", "/webhooks/wh_01JD8Z6C6XK4W5S7R9T2V3M1QA")
                 .replace("{id}", "01JD8Z6C6XK4W5S7R9T2V3M1QA")
+                .replace("{deliveryId}", "dlv_01JD8Z6C6XK4W5S7R9T2V3M1QA")
                 .replace("{chain}", "base")
                 .replace("{address}", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed");
             let got = route(&endpoint.method(), &path).unwrap();

@@ -1,0 +1,254 @@
+//! The alert and webhook routes (decision 61): the feed, the settings (the user's and a
+//! position's own), and the webhook endpoints with their tests, attempts and redeliveries;
+//! each request read, then `application::alerts` or `application::webhooks`. Secrets are in
+//! the answers that make them only; a replayed create answers without it.
+
+use crate::application::alert_ports::EventFilter;
+use crate::application::app::App;
+use crate::application::webhooks::{self, EndpointInput};
+use crate::application::{alerts, keys};
+use crate::domain::alerts::settings::{
+    AlertSettings, APPROACH_PERCENT_RANGE, COOLDOWN_MINUTES_RANGE,
+};
+use crate::domain::alerts::EventType;
+use crate::domain::webhooks::WebhookView;
+use crate::edge::caller::{json_body, owner, position_id};
+use crate::edge::error::ApiError;
+use crate::edge::http::json_response;
+use crate::edge::idempotency::guarded;
+use crate::edge::validation::{is_position_id, json_object, page_request};
+use bigdecimal::{BigDecimal, Signed};
+use lambda_http::http::StatusCode;
+use lambda_http::{Body, Request, RequestExt, Response};
+use serde::Deserialize;
+use std::str::FromStr;
+
+type Reply = Result<Response<Body>, ApiError>;
+
+/// An event type by its name, or a 400 listing them.
+fn event_type(name: &str, field: &str) -> Result<EventType, ApiError> {
+    EventType::from_str(name)
+        .ok()
+        .filter(|t| *t != EventType::WebhookTest)
+        .ok_or_else(|| {
+            let names: Vec<&str> = EventType::subscribable().map(EventType::as_str).collect();
+            ApiError::bad_request(format!("{field} must be one of: {}", names.join(", ")))
+        })
+}
+
+fn event_types(names: &[String], field: &str) -> Result<Vec<EventType>, ApiError> {
+    let mut types = Vec::new();
+    for name in names {
+        let t = event_type(name, field)?;
+        if !types.contains(&t) {
+            types.push(t);
+        }
+    }
+    Ok(types)
+}
+
+/// `GET /events?positionId&type&limit&offset`: the caller's events of the last 30 days,
+/// newest first.
+pub async fn list_events(app: &App, request: &Request) -> Reply {
+    let owner = owner(request)?;
+    let query = request.query_string_parameters();
+    let page = page_request(&query)?;
+    let position = match query.first("positionId") {
+        Some(id) if is_position_id(id) => Some(id.to_string()),
+        Some(_) => return Err(ApiError::bad_request("positionId must be a position id")),
+        None => None,
+    };
+    let event_type = query.first("type").map(|t| event_type(t, "type")).transpose()?;
+    let filter = EventFilter {
+        position,
+        event_type,
+    };
+    let events = alerts::events(app, &owner, filter, page).await?;
+    Ok(json_response(StatusCode::OK, &events))
+}
+
+/// The settings as a client sends them: every field required.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct SettingsBody {
+    types: Vec<String>,
+    approach_percent: u32,
+    fee_threshold_usd: Option<String>,
+    cooldown_minutes: u32,
+}
+
+fn settings_of(request: &Request) -> Result<AlertSettings, ApiError> {
+    let body: SettingsBody = json_object(json_body(request)?)?;
+    let in_range = |v: u32, (lo, hi): (u32, u32), name: &str| {
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(ApiError::bad_request(format!(
+                "{name} must be an integer from {lo} to {hi}"
+            )))
+        }
+    };
+    let threshold = match body.fee_threshold_usd {
+        None => None,
+        Some(text) => {
+            let plain = !text.is_empty()
+                && text.len() <= 40
+                && text.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+                && text.bytes().filter(|b| *b == b'.').count() <= 1;
+            let value = BigDecimal::from_str(&text).ok().filter(|v| plain && v.is_positive());
+            Some(value.ok_or_else(|| {
+                ApiError::bad_request("feeThresholdUsd must be a positive decimal string or null")
+            })?)
+        }
+    };
+    Ok(AlertSettings {
+        types: event_types(&body.types, "types[]")?,
+        approach_percent: in_range(body.approach_percent, APPROACH_PERCENT_RANGE, "approachPercent")?,
+        fee_threshold_usd: threshold,
+        cooldown_minutes: in_range(body.cooldown_minutes, COOLDOWN_MINUTES_RANGE, "cooldownMinutes")?,
+    })
+}
+
+/// `GET /alerts`: the caller's settings (the defaults until set).
+pub async fn get_alerts(app: &App, request: &Request) -> Reply {
+    let owner = owner(request)?;
+    Ok(json_response(StatusCode::OK, &alerts::settings(app, &owner).await?))
+}
+
+/// `PUT /alerts`: replaces the caller's settings (a repeat changes nothing more).
+pub async fn put_alerts(app: &App, request: &Request) -> Reply {
+    let owner = owner(request)?;
+    let settings = settings_of(request)?;
+    let stored = alerts::put_settings(app, &owner, settings).await?;
+    Ok(json_response(StatusCode::OK, &stored))
+}
+
+/// `PUT /positions/{id}/alerts`: the position's own settings, replacing the caller's for it.
+pub async fn put_position_alerts(app: &App, request: &Request) -> Reply {
+    let (owner, id) = (owner(request)?, position_id(request)?);
+    let settings = settings_of(request)?;
+    let stored = alerts::put_position_settings(app, &owner, &id, settings).await?;
+    Ok(json_response(StatusCode::OK, &stored))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct EndpointBody {
+    url: Option<String>,
+    event_types: Option<Vec<String>>,
+    description: Option<String>,
+    enabled: Option<bool>,
+}
+
+fn endpoint_of(request: &Request) -> Result<EndpointInput, ApiError> {
+    let body: EndpointBody = json_object(json_body(request)?)?;
+    Ok(EndpointInput {
+        url: body.url,
+        event_types: body
+            .event_types
+            .map(|t| event_types(&t, "eventTypes[]"))
+            .transpose()?,
+        description: body.description,
+        enabled: body.enabled,
+    })
+}
+
+/// The endpoint id the path names; a malformed one is 404, as an unknown one is.
+fn webhook_id(request: &Request) -> Result<String, ApiError> {
+    path_id(request, "id", "wh_", "webhook endpoint not found")
+}
+
+fn path_id(request: &Request, name: &str, prefix: &str, missing: &str) -> Result<String, ApiError> {
+    request
+        .path_parameters_ref()
+        .and_then(|p| p.first(name))
+        .filter(|id| {
+            id.strip_prefix(prefix)
+                .is_some_and(|u| ulid::Ulid::from_string(u).is_ok_and(|v| v.to_string() == u))
+        })
+        .map(str::to_string)
+        .ok_or_else(|| ApiError::NotFound(missing.into()))
+}
+
+/// `POST /webhooks`: registers an endpoint; 201 with its secret, shown this once. Under an
+/// `Idempotency-Key` a replay answers the endpoint without its secret (never kept in the
+/// clear): rotate it for a new one.
+pub async fn create_webhook(app: &App, request: &Request) -> Reply {
+    let caller = owner(request)?;
+    let caller = caller.as_str();
+    guarded(app, request, caller, |claim| async move {
+        let input = endpoint_of(request)?;
+        let made = webhooks::create(app, caller, input).await?;
+        if let Some(claim) = claim {
+            let kept = WebhookView {
+                secret: None,
+                ..made.clone()
+            };
+            let replay = json_response(StatusCode::CREATED, &kept);
+            keys::keep(app, &claim.answer(&replay)).await;
+        }
+        Ok(json_response(StatusCode::CREATED, &made))
+    })
+    .await
+}
+
+/// `GET /webhooks`: the caller's endpoints (never their secrets).
+pub async fn list_webhooks(app: &App, request: &Request) -> Reply {
+    let owner = owner(request)?;
+    Ok(json_response(StatusCode::OK, &webhooks::list(app, &owner).await?))
+}
+
+/// `GET /webhooks/{id}`: one of the caller's endpoints; anything else is 404.
+pub async fn get_webhook(app: &App, request: &Request) -> Reply {
+    let (owner, id) = (owner(request)?, webhook_id(request)?);
+    Ok(json_response(StatusCode::OK, &webhooks::get(app, &owner, &id).await?))
+}
+
+/// `PATCH /webhooks/{id}`: changes the url, types, description, or enables it again.
+pub async fn update_webhook(app: &App, request: &Request) -> Reply {
+    let (owner, id) = (owner(request)?, webhook_id(request)?);
+    let input = endpoint_of(request)?;
+    let updated = webhooks::update(app, &owner, &id, input).await?;
+    Ok(json_response(StatusCode::OK, &updated))
+}
+
+/// `DELETE /webhooks/{id}`: 204; nothing more is sent to it.
+pub async fn delete_webhook(app: &App, request: &Request) -> Reply {
+    let (owner, id) = (owner(request)?, webhook_id(request)?);
+    webhooks::delete(app, &owner, &id).await?;
+    let mut response = Response::new(Body::Empty);
+    *response.status_mut() = StatusCode::NO_CONTENT;
+    Ok(response)
+}
+
+/// `POST /webhooks/{id}/rotate-secret`: a new secret (shown this once); the old one still
+/// signs beside it for 24 hours.
+pub async fn rotate_webhook_secret(app: &App, request: &Request) -> Reply {
+    let (owner, id) = (owner(request)?, webhook_id(request)?);
+    let rotated = webhooks::rotate(app, &owner, &id).await?;
+    Ok(json_response(StatusCode::OK, &rotated))
+}
+
+/// `POST /webhooks/{id}/test`: a `webhook.test` event queued to the endpoint; 202 with it.
+pub async fn test_webhook(app: &App, request: &Request) -> Reply {
+    let (owner, id) = (owner(request)?, webhook_id(request)?);
+    let event = webhooks::test(app, &owner, &id).await?;
+    Ok(json_response(StatusCode::ACCEPTED, &event))
+}
+
+/// `GET /webhooks/{id}/deliveries`: the endpoint's attempts, newest first.
+pub async fn list_webhook_deliveries(app: &App, request: &Request) -> Reply {
+    let page = page_request(&request.query_string_parameters())?;
+    let (owner, id) = (owner(request)?, webhook_id(request)?);
+    let log = webhooks::deliveries(app, &owner, &id, page).await?;
+    Ok(json_response(StatusCode::OK, &log))
+}
+
+/// `POST /webhooks/{id}/deliveries/{deliveryId}/redeliver`: the attempt's event sent again,
+/// with the same id; 202.
+pub async fn redeliver_webhook(app: &App, request: &Request) -> Reply {
+    let (owner, id) = (owner(request)?, webhook_id(request)?);
+    let delivery = path_id(request, "deliveryId", "dlv_", "delivery not found")?;
+    let job = webhooks::redeliver(app, &owner, &id, &delivery).await?;
+    Ok(json_response(StatusCode::ACCEPTED, &job))
+}
