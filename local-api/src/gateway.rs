@@ -33,7 +33,7 @@ pub struct Cors {
 }
 
 impl Cors {
-    pub const ALLOW_METHODS: &'static str = "GET, POST, DELETE";
+    pub const ALLOW_METHODS: &'static str = "GET, POST, PUT, PATCH, DELETE";
     pub const ALLOW_HEADERS: &'static str = "Authorization, Content-Type, Idempotency-Key";
     pub const EXPOSE_HEADERS: &'static str = "Location, Retry-After, Idempotent-Replayed";
     pub const MAX_AGE_SECONDS: &'static str = "600";

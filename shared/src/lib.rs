@@ -51,6 +51,20 @@ pub mod chain {
     pub use crate::wiring::chain_lambda as lambda;
 }
 
+/// Alerts and their webhooks (decision 61): the domain's events and endpoints, the use cases,
+/// and, with feature `webhooks`, the adapters that deliver them and the delivery function.
+pub mod alerts {
+    pub use crate::application::alert_ports::*;
+    pub use crate::application::alerts::*;
+    pub use crate::application::webhooks as use_cases;
+    pub use crate::domain::alerts::*;
+    pub use crate::domain::webhooks;
+    #[cfg(feature = "webhooks")]
+    pub use crate::adapters::webhooks as delivery;
+    #[cfg(feature = "webhooks")]
+    pub use crate::wiring::alerts_lambda as lambda;
+}
+
 pub use app::App;
 pub use clock::{Clock, SystemClock};
 pub use error::ApiError;

@@ -5,3 +5,5 @@
 #[cfg(feature = "chain")]
 pub mod chain;
 pub mod store;
+#[cfg(feature = "webhooks")]
+pub mod webhooks;

@@ -2,7 +2,7 @@
 //! embedded default (everything in memory) and production (DynamoDB).
 
 use crate::adapters::store::{
-    DynamoDbMarket, DynamoDbStore, KeptAsGiven, MemoryAlerts, MemoryHistory, MemoryMarket,
+    DynamoDbMarket, DynamoDbStore, KeptAsGiven, MemoryAlerts, MemoryHistory, NoKey, MemoryMarket,
     MemoryStore, MemoryWallets,
 };
 use crate::application::alert_ports::AlertStore;
@@ -53,7 +53,11 @@ impl App {
             wallet_refresh: None,
             order_chain: None,
             follow: None,
-            alerts: Alerts::kept_in(store),
+            // Deployed, secrets are sealed by KMS or not at all (the wiring adds the key).
+            alerts: Alerts {
+                sealer: Arc::new(NoKey),
+                ..Alerts::kept_in(store)
+            },
         }
     }
 }

@@ -51,6 +51,12 @@ pub struct Config {
     /// Every linked wallet is read whole once in this many hours, a share of them each hour
     /// (`RECONCILE_HOURS`, 1 to 168, default 24). Only the sync function reads it.
     pub reconcile_hours: u32,
+    /// The queue webhook deliveries wait on (`WEBHOOK_QUEUE_URL`; unset: events are kept in
+    /// the feed and not delivered from this function).
+    pub webhook_queue_url: Option<String>,
+    /// The KMS key that seals webhook secrets (`WEBHOOK_KEY_ID`; unset: this function refuses
+    /// to seal or open one).
+    pub webhook_key_id: Option<String>,
 }
 
 /// How many hours a reconciliation round takes, unless configured: each wallet once a day.
@@ -111,6 +117,8 @@ impl Config {
                     .map_err(|e| ConfigError(format!("LOG_RANGE_BLOCKS: {e}")))?,
             },
             wallet_queue_url: non_empty("WALLET_QUEUE_URL").map(|u| u.trim().to_string()),
+            webhook_queue_url: non_empty("WEBHOOK_QUEUE_URL").map(|u| u.trim().to_string()),
+            webhook_key_id: non_empty("WEBHOOK_KEY_ID").map(|k| k.trim().to_string()),
             reconcile_hours: match non_empty("RECONCILE_HOURS") {
                 None => DEFAULT_RECONCILE_HOURS,
                 Some(text) => text
@@ -192,9 +200,13 @@ mod tests {
             ("RPC_PARAMETER_BASE", ""),
             ("RUST_LOG", "debug"),
             ("RECONCILE_HOURS", "6"),
+            ("WEBHOOK_QUEUE_URL", "https://sqs.example/q"),
+            ("WEBHOOK_KEY_ID", "alias/webhooks"),
         ])
         .unwrap();
         assert_eq!(got.reconcile_hours, 6);
+        assert_eq!(got.webhook_queue_url.as_deref(), Some("https://sqs.example/q"));
+        assert_eq!(got.webhook_key_id.as_deref(), Some("alias/webhooks"));
         for refused in ["0", "169", "a day"] {
             assert!(config(&[("TABLE_NAME", "t"), ("RECONCILE_HOURS", refused)]).is_err());
         }

@@ -16,13 +16,19 @@ pub async fn run(endpoint: Endpoint) -> Result<(), Error> {
         let sdk = lambda_sdk_config().await;
         let client = lambda_client(&sdk, config.dynamodb_endpoint.as_deref());
         let rules = config.market_rules();
+        let app = App::on_dynamodb(
+            DynamoDbStore::new(client, config.table_name.clone()),
+            config.catalog_ttl,
+            rules,
+        );
+        #[cfg(feature = "webhooks")]
+        let app = App {
+            alerts: crate::wiring::alerts_lambda::configured(app.alerts, &config, &sdk),
+            ..app
+        };
         App {
             signing: config.signing,
-            ..App::on_dynamodb(
-                DynamoDbStore::new(client, config.table_name),
-                config.catalog_ttl,
-                rules,
-            )
+            ..app
         }
     } else {
         // Nothing to read: no DynamoDB client to build at cold start.

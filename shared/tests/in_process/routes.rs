@@ -121,7 +121,7 @@ fn cors_is_configured_from_its_parameter_as_local_api_answers() {
     assert!(text.contains("  CorsAllowedOrigins:\n    Type: CommaDelimitedList"));
     for line in [
         "AllowOrigins: !Ref CorsAllowedOrigins",
-        "AllowMethods: [GET, POST, DELETE]",
+        "AllowMethods: [GET, POST, PUT, PATCH, DELETE]",
         "AllowHeaders: [Authorization, Content-Type, Idempotency-Key]",
         "ExposeHeaders: [Location, Retry-After, Idempotent-Replayed]",
         "MaxAge: 600",

@@ -9,7 +9,7 @@
 use crate::application::app::{App, WholeRead};
 use crate::domain::model::Chain;
 use crate::domain::wallets::LinkedWallet;
-use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use crate::adapters::webhooks::queue::send_all;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -43,9 +43,6 @@ pub fn due(wallets: Vec<LinkedWallet>, hour: u64, hours: u32) -> Vec<LinkedWalle
         .collect()
 }
 
-/// Most entries SQS takes in one `SendMessageBatch`.
-const SEND_BATCH: usize = 10;
-
 /// Sends one message per wallet to the queue, ten a request; how many were sent. An entry the
 /// queue refuses fails the whole fan-out (the scheduler's next run sends every wallet again).
 pub async fn enqueue(
@@ -54,48 +51,19 @@ pub async fn enqueue(
     wallets: &[LinkedWallet],
     why: WholeRead,
 ) -> Result<usize, String> {
-    let mut sent = 0;
-    for chunk in wallets.chunks(SEND_BATCH) {
-        let entries = chunk
-            .iter()
-            .enumerate()
-            .map(|(i, w)| {
-                let body = serde_json::to_string(&RefreshMessage {
-                    owner: w.owner.clone(),
-                    chain: w.chain,
-                    address: w.address.clone(),
-                    reconcile: why == WholeRead::Reconcile,
-                })
-                .map_err(|e| e.to_string())?;
-                SendMessageBatchRequestEntry::builder()
-                    .id(i.to_string())
-                    .message_body(body)
-                    .build()
-                    .map_err(|e| e.to_string())
+    let bodies = wallets
+        .iter()
+        .map(|w| {
+            serde_json::to_string(&RefreshMessage {
+                owner: w.owner.clone(),
+                chain: w.chain,
+                address: w.address.clone(),
+                reconcile: why == WholeRead::Reconcile,
             })
-            .collect::<Result<Vec<_>, String>>()?;
-        let output = sqs
-            .send_message_batch()
-            .queue_url(queue_url)
-            .set_entries(Some(entries))
-            .send()
-            .await
-            .map_err(|e| {
-                format!(
-                    "SendMessageBatch: {}",
-                    aws_sdk_sqs::error::DisplayErrorContext(&e)
-                )
-            })?;
-        if !output.failed().is_empty() {
-            return Err(format!(
-                "SendMessageBatch refused {} of {} messages",
-                output.failed().len(),
-                chunk.len()
-            ));
-        }
-        sent += output.successful().len();
-    }
-    Ok(sent)
+            .map_err(|e| e.to_string())
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    send_all(sqs, queue_url, &bodies).await
 }
 
 /// Refreshes the wallets of an SQS event's records, side by side; answers the partial batch

@@ -297,3 +297,18 @@ impl Sealer for KeptAsGiven {
         Ok(sealed.to_vec())
     }
 }
+
+/// The sealer of a deployed function given no key: it refuses, rather than keep a secret in
+/// the clear (creating or rotating an endpoint then fails, and nothing is stored).
+pub struct NoKey;
+
+#[async_trait]
+impl Sealer for NoKey {
+    async fn seal(&self, _: &[u8]) -> Result<Vec<u8>, String> {
+        Err("no key is configured to seal webhook secrets (WEBHOOK_KEY_ID)".into())
+    }
+
+    async fn open(&self, _: &[u8]) -> Result<Vec<u8>, String> {
+        Err("no key is configured to open webhook secrets (WEBHOOK_KEY_ID)".into())
+    }
+}

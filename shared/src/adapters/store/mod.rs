@@ -12,7 +12,7 @@ pub mod wallets_memory;
 pub use crate::application::ports::{
     BoxError, HistoryStore, Market, PositionStore, StoreError, StoreResult, WalletStore,
 };
-pub use alerts_memory::{KeptAsGiven, MemoryAlerts};
+pub use alerts_memory::{KeptAsGiven, MemoryAlerts, NoKey};
 pub use dynamodb::{DynamoDbMarket, DynamoDbStore};
 pub use history_memory::MemoryHistory;
 pub use market_memory::MemoryMarket;

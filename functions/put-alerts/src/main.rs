@@ -1,0 +1,6 @@
+//! `put-alerts`: replaces the caller's alert settings (decision 61), behind API Gateway's JWT authorizer, on DynamoDB.
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), lambda_http::Error> {
+    shared::lambda::run(shared::Endpoint::PutAlerts).await
+}

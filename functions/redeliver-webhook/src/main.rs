@@ -1,0 +1,6 @@
+//! `redeliver-webhook`: an attempt's event queued again, with the same id (decision 61), behind API Gateway's JWT authorizer, on DynamoDB.
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), lambda_http::Error> {
+    shared::lambda::run(shared::Endpoint::RedeliverWebhook).await
+}
