@@ -4,6 +4,8 @@ use crate::fixtures::position;
 use serde_json::Value;
 use shared::model::{Chain, ChainOrder, OrderKind, Position, Status};
 use shared::wallets::challenge::Challenge;
+use shared::alerts::webhooks::{Delivery, Webhook};
+use shared::alerts::{AlertEvent, AlertStore};
 use shared::Endpoint;
 
 /// The manifest of `events/`: expected status per file and the fixture position some read.
@@ -21,6 +23,28 @@ pub struct EventManifest {
     pub order_fixture: Position,
     /// The challenge `link-wallet-success` answers (stored before the events run).
     pub wallet_challenge: Challenge,
+    /// The webhook endpoints, the event and the attempt the webhook events read.
+    pub webhooks: WebhookFixtures,
+}
+
+/// Two endpoints of the fixture's owner (the second is deleted by an event), a `webhook.test`
+/// event and one attempt of it at the first.
+pub struct WebhookFixtures {
+    pub endpoints: [Webhook; 2],
+    pub event: AlertEvent,
+    pub delivery: Delivery,
+}
+
+impl WebhookFixtures {
+    /// Stores them in `store` (before the events run).
+    pub async fn store_in(&self, store: &dyn AlertStore) {
+        for endpoint in &self.endpoints {
+            store.insert_webhook(endpoint, 5).await.unwrap();
+        }
+        let expires = self.event.created_at + chrono::Duration::days(30);
+        store.record_event(&self.event, expires, u64::MAX).await.unwrap();
+        store.record_delivery(&self.delivery, expires).await.unwrap();
+    }
 }
 
 pub fn event_manifest() -> EventManifest {
@@ -90,7 +114,43 @@ pub fn event_manifest() -> EventManifest {
             .with_timezone(&chrono::Utc),
         used: false,
     };
+    let hooks = &manifest["webhookFixtures"];
+    let owner = hooks["owner"].as_str().unwrap().to_string();
+    let created = at(1_790_000_000_000);
+    let endpoint = |id: &str| Webhook {
+        id: id.to_string(),
+        owner: owner.clone(),
+        url: "https://hooks.example.com/positions".into(),
+        event_types: Vec::new(),
+        description: "the fixture's endpoint".into(),
+        created_at: created,
+        secret: vec![7; 32],
+        previous_secret: None,
+        disabled_reason: None,
+        failing_since: None,
+    };
+    let kept = endpoint(hooks["kept"].as_str().unwrap());
+    let event = shared::alerts::test_event(&owner, "fixture", created);
+    let delivery = Delivery {
+        id: hooks["delivery"].as_str().unwrap().to_string(),
+        owner: owner.clone(),
+        webhook_id: kept.id.clone(),
+        event_id: event.id.clone(),
+        event_type: event.event_type,
+        attempt: 1,
+        at: created,
+        status_code: Some(503),
+        error: None,
+        duration_ms: 120,
+        delivered: false,
+    };
+    let webhooks = WebhookFixtures {
+        endpoints: [kept, endpoint(hooks["deleted"].as_str().unwrap())],
+        event,
+        delivery,
+    };
     EventManifest {
+        webhooks,
         dir,
         expected,
         scheduled,
@@ -107,4 +167,28 @@ pub fn endpoint_of(file: &str) -> Endpoint {
         .iter()
         .find(|e| file.starts_with(&format!("{}-", e.function_name())))
         .unwrap_or_else(|| panic!("{file} does not start with a function name"))
+}
+
+/// A delivery queue that keeps what it is given: the tests read the jobs queued.
+#[derive(Default)]
+pub struct RecordingQueue {
+    pub jobs: std::sync::Mutex<Vec<shared::alerts::DeliveryJob>>,
+}
+
+#[async_trait::async_trait]
+impl shared::alerts::DeliveryQueue for RecordingQueue {
+    async fn enqueue(&self, jobs: &[shared::alerts::DeliveryJob]) -> Result<(), String> {
+        self.jobs.lock().unwrap().extend_from_slice(jobs);
+        Ok(())
+    }
+}
+
+/// An SQS client with nowhere to send: for batches whose handling makes no queue call.
+pub fn unreachable_sqs() -> aws_sdk_sqs::Client {
+    let config = aws_sdk_sqs::Config::builder()
+        .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
+        .region(aws_sdk_sqs::config::Region::new("us-east-1"))
+        .endpoint_url("http://127.0.0.1:9")
+        .build();
+    aws_sdk_sqs::Client::from_conf(config)
 }

@@ -9,7 +9,10 @@ use test_support::events::{endpoint_of, event_manifest};
 #[tokio::test]
 async fn every_event_file_answers_its_expected_status() {
     let manifest = event_manifest();
-    let app = App::in_memory();
+    let mut app = App::in_memory();
+    let queue = std::sync::Arc::new(test_support::events::RecordingQueue::default());
+    app.alerts.queue = Some(queue.clone());
+    manifest.webhooks.store_in(app.alerts.store.as_ref()).await;
     app.store.insert(&manifest.fixture).await.unwrap();
     app.store.insert(&manifest.order_fixture).await.unwrap();
     app.wallets
@@ -79,8 +82,8 @@ async fn every_queue_event_reports_its_failures() {
     let manifest = event_manifest();
     let app = App::in_memory();
     assert!(!manifest.queue.is_empty());
+    let sqs = test_support::events::unreachable_sqs();
     for (file, failures) in &manifest.queue {
-        assert!(file.starts_with("refresh-wallets-"), "{file}");
         let text = std::fs::read_to_string(manifest.dir.join(file)).unwrap();
         let event: Value = serde_json::from_str(&text).unwrap();
         assert!(event["Records"]
@@ -88,8 +91,23 @@ async fn every_queue_event_reports_its_failures() {
             .unwrap()
             .iter()
             .all(|r| r["eventSource"] == "aws:sqs"));
-        let answer = shared::chain::fanout::refresh_batch(&app, &event).await;
+        let answer = match endpoint_of_queue(file) {
+            "refresh-wallets" => shared::chain::fanout::refresh_batch(&app, &event).await,
+            "deliver-webhooks" => {
+                let deliver = shared::alerts::delivery::consume::deliver_batch;
+                deliver(&app.alerts, &sqs, "https://sqs.invalid/q", &event).await
+            }
+            other => panic!("{file}: no queue function {other}"),
+        };
         let reported = answer["batchItemFailures"].as_array().unwrap();
         assert_eq!(reported.len(), *failures, "{file}: {answer}");
     }
+}
+
+/// The queue function a queue event's file name starts with.
+fn endpoint_of_queue(file: &str) -> &'static str {
+    ["refresh-wallets", "deliver-webhooks"]
+        .into_iter()
+        .find(|f| file.starts_with(&format!("{f}-")))
+        .unwrap_or("")
 }
