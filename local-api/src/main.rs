@@ -4,6 +4,10 @@
 
 use local_api::auth::JwtSettings;
 use local_api::gateway::{Cors, Gateway};
+use shared::alerts::delivery::local::TaskDeliveries;
+use shared::alerts::delivery::sender::HttpsSender;
+use shared::alerts::webhooks::address::Reach;
+use shared::app::Alerts;
 use shared::app::MarketSync;
 use shared::catalog::{embedded_deployments, embedded_records, Catalog, CatalogFile, Deployment};
 use shared::chain::orders::ChainOrders;
@@ -16,6 +20,7 @@ use shared::config::{
 use shared::market::{Freshness, MarketRules, DEFAULT_MIN_DISCOVERED_DEPTH_USD};
 use shared::model::Chain;
 use shared::store::dynamodb::{local_client, user_client};
+use shared::store::KeptAsGiven;
 use shared::store::{DynamoDbStore, MemoryMarket};
 use shared::wallets::challenge::SigningDomain;
 use shared::App;
@@ -37,6 +42,7 @@ const USAGE: &str = "usage:
             [--confirmations BLOCKS] [--min-discovered-depth-usd USD] [--log-range BLOCKS]
             [--reconcile-interval SECONDS]
             [--signing-domain HOST[:PORT]] [--signing-uri URI]
+            [--webhooks-http-loopback allow|refuse] [--webhook-retry-scale FACTOR]
       serve the API (default 127.0.0.1:3000) on the in-memory store, or on a DynamoDB-API
       server (the table, default 'positions', is created and its catalog seeded if missing);
       --cors-origin (repeatable, or '*') answers browser preflights and adds CORS headers for
@@ -55,7 +61,10 @@ const USAGE: &str = "usage:
       wallet is read whole and corrected every --reconcile-interval (default 86400) and on
       POST /markets/sync?reconcile=all. Without --rpc, nothing is
       read from any network: the catalog's prices are a snapshot; --signing-domain and --signing-uri name the site a wallet signs
-      in to when it is linked (default this server's address)
+      in to when it is linked (default this server's address); alert events are delivered to
+      the users' webhooks from this process (public https only, unless --webhooks-http-loopback
+      allow, for tests and walk-throughs: http to loopback too); --webhook-retry-scale
+      shortens the retry schedule by that factor (tests)
   local-api token --sub NAME [--ttl SECONDS] [--scope SCOPES]
       print a bearer token for NAME (default ttl 86400); --scope sets the space-separated
       scope claim, e.g. \"markets:sync\"
@@ -217,6 +226,32 @@ async fn backfill_pages(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// Alerts delivered by this process: a task per delivery (no queue here), secrets kept as
+/// given (in memory, or on a local table), sent to public HTTPS addresses, or also to `http`
+/// on loopback when `--webhooks-http-loopback allow` says so (said at start).
+fn delivered_here(alerts: Alerts, reach: Reach, retry_scale: f64) -> Result<Alerts, String> {
+    if reach == Reach::AlsoLoopbackHttp {
+        println!(
+            "webhooks may be sent over plain http to loopback addresses \
+             (--webhooks-http-loopback allow): for tests and the walk-through only"
+        );
+    }
+    let base = Alerts {
+        queue: None,
+        sealer: Arc::new(KeptAsGiven),
+        sender: Some(Arc::new(HttpsSender::new(reach)?)),
+        reach,
+        retry_scale,
+        ..alerts
+    };
+    Ok(Alerts {
+        queue: Some(Arc::new(TaskDeliveries {
+            alerts: base.clone(),
+        })),
+        ..base
+    })
+}
+
 async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
     let mut addr = "127.0.0.1:3000".to_string();
     let (mut endpoint, mut table) = (None, "positions".to_string());
@@ -229,6 +264,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
     let mut min_depth = DEFAULT_MIN_DISCOVERED_DEPTH_USD;
     let mut log_ranges = LogRanges::default();
     let (mut signing_domain, mut signing_uri) = (None, None);
+    let (mut reach, mut retry_scale) = (Reach::PublicHttpsOnly, 1.0);
     for (name, value) in options(args)? {
         match name {
             "--addr" => addr = value.to_string(),
@@ -256,6 +292,20 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
             "--cors-origin" => cors.allowed_origins.push(value.to_string()),
             "--signing-domain" => signing_domain = Some(value.to_string()),
             "--signing-uri" => signing_uri = Some(value.to_string()),
+            "--webhooks-http-loopback" => {
+                reach = match value {
+                    "allow" => Reach::AlsoLoopbackHttp,
+                    "refuse" => Reach::PublicHttpsOnly,
+                    _ => return Err(format!("{name} takes allow or refuse")),
+                };
+            }
+            "--webhook-retry-scale" => {
+                retry_scale = value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|s| *s > 0.0 && *s <= 1.0)
+                    .ok_or_else(|| format!("{name} takes a factor above 0, at most 1"))?;
+            }
             _ => return Err(format!("unknown option {name}")),
         }
     }
@@ -313,6 +363,7 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
             )
         }
     };
+    app.alerts = delivered_here(app.alerts, reach, retry_scale)?;
     if live {
         app.wallet_refresh = Some(Arc::new(
             WalletReader::new(endpoints.clone(), &app, confirmations.clone())
@@ -335,7 +386,8 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
                 app.store.clone(),
                 app.clock.clone(),
             )
-            .with_confirmations(confirmations),
+            .with_confirmations(confirmations)
+            .with_alerts(app.alerts.clone()),
         );
         app.sync = Some(syncer.clone());
         // Before listening: the first request already sees the chains' state.

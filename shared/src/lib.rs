@@ -54,13 +54,13 @@ pub mod chain {
 /// Alerts and their webhooks (decision 61): the domain's events and endpoints, the use cases,
 /// and, with feature `webhooks`, the adapters that deliver them and the delivery function.
 pub mod alerts {
+    #[cfg(feature = "webhooks")]
+    pub use crate::adapters::webhooks as delivery;
     pub use crate::application::alert_ports::*;
     pub use crate::application::alerts::*;
     pub use crate::application::webhooks as use_cases;
     pub use crate::domain::alerts::*;
     pub use crate::domain::webhooks;
-    #[cfg(feature = "webhooks")]
-    pub use crate::adapters::webhooks as delivery;
     #[cfg(feature = "webhooks")]
     pub use crate::wiring::alerts_lambda as lambda;
 }

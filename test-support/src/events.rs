@@ -2,10 +2,10 @@
 
 use crate::fixtures::position;
 use serde_json::Value;
-use shared::model::{Chain, ChainOrder, OrderKind, Position, Status};
-use shared::wallets::challenge::Challenge;
 use shared::alerts::webhooks::{Delivery, Webhook};
 use shared::alerts::{AlertEvent, AlertStore};
+use shared::model::{Chain, ChainOrder, OrderKind, Position, Status};
+use shared::wallets::challenge::Challenge;
 use shared::Endpoint;
 
 /// The manifest of `events/`: expected status per file and the fixture position some read.
@@ -42,8 +42,14 @@ impl WebhookFixtures {
             store.insert_webhook(endpoint, 5).await.unwrap();
         }
         let expires = self.event.created_at + chrono::Duration::days(30);
-        store.record_event(&self.event, expires, u64::MAX).await.unwrap();
-        store.record_delivery(&self.delivery, expires).await.unwrap();
+        store
+            .record_event(&self.event, expires, u64::MAX)
+            .await
+            .unwrap();
+        store
+            .record_delivery(&self.delivery, expires)
+            .await
+            .unwrap();
     }
 }
 

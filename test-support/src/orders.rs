@@ -53,6 +53,7 @@ fn holding(token: &str, height: u64) -> WalletHolding {
         moved_to: None,
         fee_state: None,
         tracked: false,
+        watched: false,
         staked: None,
     }
 }

@@ -178,6 +178,7 @@ fn holding(pool: &Pool, i: usize) -> WalletHolding {
         moved_to: None,
         fee_state: None,
         tracked: false,
+        watched: false,
         staked: None,
     }
 }

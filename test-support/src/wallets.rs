@@ -394,7 +394,11 @@ impl shared::app::WalletRefresh for ScriptedChain {
             .await
             .map_err(|e| e.to_string())?;
         shared::holdings::record(
-            (self.app.store.as_ref(), self.app.market.as_ref()),
+            (
+                self.app.store.as_ref(),
+                self.app.market.as_ref(),
+                &self.app.alerts,
+            ),
             &catalog,
             wallet,
             (height, answer?),

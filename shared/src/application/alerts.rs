@@ -9,8 +9,11 @@ use crate::application::error::{Outcome, UseCaseError};
 use crate::application::ports::StoreError;
 use crate::domain::alerts::range::{observe, Observation, Range, RangeChange, RangeWatch, Side};
 use crate::domain::alerts::settings::AlertSettings;
-use crate::domain::alerts::{event_id, sequence, AlertEvent, Cause, EventType, FEED_DAYS};
+use crate::domain::alerts::{
+    event_id, from_history, sequence, AlertEvent, Cause, EventType, Subject, FEED_DAYS,
+};
 use crate::domain::catalog::Pool;
+use crate::domain::history::PositionEvent;
 use crate::domain::math::U256;
 use crate::domain::model::{ListView, PageRequest, Position, Status};
 use crate::domain::webhooks::delivery::HOURLY_EVENTS;
@@ -121,15 +124,19 @@ pub async fn emit(alerts: &Alerts, events: Vec<AlertEvent>) -> Result<usize, Sto
     Ok(new)
 }
 
-/// Keeps a wallet position's watch in step with a read of it: watched while it is open with
-/// liquidity, on its pool and range; no longer once it closes. Nothing is written when neither
-/// changed.
+/// Whether a wallet position's range is watched: while it is open with liquidity.
+pub fn watching(position: &Position) -> bool {
+    position.status == Status::Active && position.liquidity > 0
+}
+
+/// Keeps a wallet position's watch in step with a read of it: `before` the position as
+/// watched now (`None`: not watched), `after` as read; watched on its pool and range while
+/// [`watching`], no longer once it closes. Nothing is written when neither changed.
 pub async fn rewatch(
     alerts: &Alerts,
     before: Option<&Position>,
     after: &Position,
 ) -> Result<(), StoreError> {
-    let watching = |p: &Position| p.status == Status::Active && p.liquidity > 0;
     let spot = |p: &Position| {
         (
             p.chain,
@@ -139,7 +146,7 @@ pub async fn rewatch(
             p.tick_upper,
         )
     };
-    let was = before.filter(|p| watching(p));
+    let was = before;
     let is = watching(after).then_some(after);
     if was.map(spot) == is.map(spot) {
         return Ok(());
@@ -294,4 +301,42 @@ pub fn test_event(owner: &str, request: &str, now: DateTime<Utc>) -> AlertEvent 
         data: json!({"message": "a test event, sent on request"}),
         not_delivered: None,
     }
+}
+
+/// The alerts a wallet position's newly read events make (a history read on from where it was:
+/// a first read tells nothing of the past), as its settings tell them; recorded and queued.
+pub async fn emit_history(
+    alerts: &Alerts,
+    position: &Position,
+    events: &[PositionEvent],
+    now: DateTime<Utc>,
+) -> Result<usize, StoreError> {
+    let holding = position.holding.as_deref();
+    let symbols = holding.map(|h| [h.tokens[0].symbol.as_str(), h.tokens[1].symbol.as_str()]);
+    let subject = Subject {
+        owner: &position.owner,
+        position_id: &position.id,
+        chain: position.chain,
+        symbols,
+    };
+    let made: Vec<AlertEvent> = events
+        .iter()
+        .filter_map(|e| from_history(&subject, e, now))
+        .collect();
+    if made.is_empty() {
+        return Ok(0);
+    }
+    let store = &alerts.store;
+    let settings = match store.settings(&position.owner, Some(&position.id)).await? {
+        Some(own) => own,
+        None => store
+            .settings(&position.owner, None)
+            .await?
+            .unwrap_or_default(),
+    };
+    let told = made
+        .into_iter()
+        .filter(|e| settings.tells(e.event_type))
+        .collect();
+    emit(alerts, told).await
 }

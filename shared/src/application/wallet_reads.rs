@@ -2,6 +2,8 @@
 //! later reads over earlier ones, the ones it no longer holds closed (the domain's `holdings`
 //! says how each is read and shown).
 
+use crate::application::alerts::{rewatch, watching};
+use crate::application::app::Alerts;
 use crate::application::ports::{Market, PositionStore, StoreError};
 use crate::application::settling::release_ticks;
 use crate::domain::catalog::{Catalog, Pool};
@@ -51,6 +53,7 @@ fn differences(before: &Position, after: &Position) -> Vec<&'static str> {
     differ("readError", b.read_error != a.read_error);
     differ("closeReason", b.close_reason != a.close_reason);
     differ("tracked", b.tracked != a.tracked);
+    differ("watched", b.watched != a.watched);
     // A stake, an unstake, or its pending reward moved (decision 60).
     differ("staked", b.staked != a.staked);
     match (&b.fee_state, &a.fee_state) {
@@ -150,7 +153,7 @@ async fn release_after(market: &dyn Market, pool: Option<&Pool>, position: &Posi
 /// positions the read did not find are closed as transferred. The bounds of open EVM positions
 /// are tracked on their pools while they are open (valued at read, decision 57).
 pub async fn record(
-    (store, market): (&dyn PositionStore, &dyn Market),
+    (store, market, alerts): (&dyn PositionStore, &dyn Market, &Alerts),
     catalog: &Catalog,
     wallet: &LinkedWallet,
     (height, read): (u64, Vec<ReadPosition>),
@@ -193,6 +196,7 @@ pub async fn record(
                         moved_from: before.moved_from.clone(),
                         moved_to: before.moved_to.clone(),
                         tracked: before.tracked,
+                        watched: before.watched,
                         staked: staked_since(before, holding.staked.clone()),
                         ..holding
                     })),
@@ -203,10 +207,14 @@ pub async fn record(
                 // replaces figures that were not read from the chain (those a confirmed mint
                 // starts with).
                 let unchanged = differences(&previous, &read).is_empty();
-                if unchanged && wants_ticks(catalog, &read) == before.tracked {
+                if unchanged
+                    && wants_ticks(catalog, &read) == before.tracked
+                    && watching(&read) == before.watched
+                {
                     continue;
                 }
                 let release = prepare_ticks(market, catalog, before.tracked, &mut read).await;
+                watch_as_read(alerts, &previous, &mut read).await?;
                 let fields = differences(&previous, &read);
                 if ignore_lost_race(store.update_holding(&read, &previous).await)? {
                     release_after(market, release, &read).await;
@@ -246,8 +254,9 @@ pub async fn record(
                     })),
                     order: None,
                 };
-                // Tracked before it is stored, as a simulated position's ticks are.
+                // Tracked (and watched) before it is stored, as a simulated position's ticks are.
                 prepare_ticks(market, catalog, false, &mut position).await;
+                watch_as_read(alerts, &position.clone(), &mut position).await?;
                 match store.insert(&position).await {
                     // The key is the owner's already: another of the owner's wallets held it
                     // (it moved here, and keeps its id, history and figures), or a racing
@@ -306,6 +315,7 @@ pub async fn record(
             ..previous.clone()
         };
         let release = prepare_ticks(market, catalog, before.tracked, &mut read).await;
+        watch_as_read(alerts, &previous, &mut read).await?;
         if ignore_lost_race(store.update_holding(&read, &previous).await)? {
             release_after(market, release, &read).await;
             recorded.changed.push(Change {
@@ -356,6 +366,26 @@ fn ignore_lost_race(result: Result<(), StoreError>) -> Result<bool, StoreError> 
     }
 }
 
+/// Watches `read` for alerts while it is open with liquidity (its watch moved with its range,
+/// dropped when it closes), before it is stored: a read stored as watched has its watch
+/// (decision 61). `stored` is the position as stored (`read` itself when new).
+async fn watch_as_read(
+    alerts: &Alerts,
+    stored: &Position,
+    read: &mut Position,
+) -> Result<(), StoreError> {
+    let was = stored
+        .holding
+        .as_ref()
+        .is_some_and(|h| h.watched)
+        .then_some(stored);
+    let wanted = watching(read);
+    if let Some(holding) = read.holding.as_mut() {
+        holding.watched = wanted;
+    }
+    rewatch(alerts, was, read).await
+}
+
 fn holding_key(chain: Chain, position: &Position) -> String {
     position
         .holding
@@ -392,6 +422,7 @@ async fn moved(
             moved_from: before.moved_from.clone(),
             moved_to: before.moved_to.clone(),
             tracked: before.tracked,
+            watched: before.watched,
             ..now.clone()
         })),
         ..previous.clone()

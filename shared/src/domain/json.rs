@@ -101,3 +101,8 @@ mod tests {
         );
     }
 }
+
+/// RFC 3339 UTC with milliseconds, the API's one time format.
+pub fn format_time(time: &chrono::DateTime<chrono::Utc>) -> String {
+    time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

@@ -2,6 +2,7 @@
 
 pub use crate::domain::history::FeeState;
 use crate::domain::history::{HistorySummary, HistoryView, TokenHistoryView};
+pub use crate::domain::json::format_time;
 use crate::domain::json::{Exact, Percent, Usd};
 use crate::domain::math::U256;
 pub use crate::domain::transactions::{AmountPair, ExpectedAmounts, TransactionRequest};
@@ -251,6 +252,9 @@ pub struct WalletHolding {
     pub fee_state: Option<FeeState>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tracked: bool,
+    /// Whether its range is watched on its pool for alerts (decision 61).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub watched: bool,
     /// EVM: staked in its deployment's farm, as the last read found it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staked: Option<Staked>,
@@ -592,9 +596,4 @@ pub enum PositionEntry {
 pub struct ListView<T> {
     pub data: Vec<T>,
     pub total: u64,
-}
-
-/// RFC 3339 UTC with milliseconds, the API's one time format.
-pub fn format_time(time: &DateTime<Utc>) -> String {
-    time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }

@@ -58,7 +58,10 @@ pub async fn list_events(app: &App, request: &Request) -> Reply {
         Some(_) => return Err(ApiError::bad_request("positionId must be a position id")),
         None => None,
     };
-    let event_type = query.first("type").map(|t| event_type(t, "type")).transpose()?;
+    let event_type = query
+        .first("type")
+        .map(|t| event_type(t, "type"))
+        .transpose()?;
     let filter = EventFilter {
         position,
         event_type,
@@ -95,7 +98,9 @@ fn settings_of(request: &Request) -> Result<AlertSettings, ApiError> {
                 && text.len() <= 40
                 && text.bytes().all(|b| b.is_ascii_digit() || b == b'.')
                 && text.bytes().filter(|b| *b == b'.').count() <= 1;
-            let value = BigDecimal::from_str(&text).ok().filter(|v| plain && v.is_positive());
+            let value = BigDecimal::from_str(&text)
+                .ok()
+                .filter(|v| plain && v.is_positive());
             Some(value.ok_or_else(|| {
                 ApiError::bad_request("feeThresholdUsd must be a positive decimal string or null")
             })?)
@@ -103,16 +108,27 @@ fn settings_of(request: &Request) -> Result<AlertSettings, ApiError> {
     };
     Ok(AlertSettings {
         types: event_types(&body.types, "types[]")?,
-        approach_percent: in_range(body.approach_percent, APPROACH_PERCENT_RANGE, "approachPercent")?,
+        approach_percent: in_range(
+            body.approach_percent,
+            APPROACH_PERCENT_RANGE,
+            "approachPercent",
+        )?,
         fee_threshold_usd: threshold,
-        cooldown_minutes: in_range(body.cooldown_minutes, COOLDOWN_MINUTES_RANGE, "cooldownMinutes")?,
+        cooldown_minutes: in_range(
+            body.cooldown_minutes,
+            COOLDOWN_MINUTES_RANGE,
+            "cooldownMinutes",
+        )?,
     })
 }
 
 /// `GET /alerts`: the caller's settings (the defaults until set).
 pub async fn get_alerts(app: &App, request: &Request) -> Reply {
     let owner = owner(request)?;
-    Ok(json_response(StatusCode::OK, &alerts::settings(app, &owner).await?))
+    Ok(json_response(
+        StatusCode::OK,
+        &alerts::settings(app, &owner).await?,
+    ))
 }
 
 /// `PUT /alerts`: replaces the caller's settings (a repeat changes nothing more).
@@ -195,13 +211,19 @@ pub async fn create_webhook(app: &App, request: &Request) -> Reply {
 /// `GET /webhooks`: the caller's endpoints (never their secrets).
 pub async fn list_webhooks(app: &App, request: &Request) -> Reply {
     let owner = owner(request)?;
-    Ok(json_response(StatusCode::OK, &webhooks::list(app, &owner).await?))
+    Ok(json_response(
+        StatusCode::OK,
+        &webhooks::list(app, &owner).await?,
+    ))
 }
 
 /// `GET /webhooks/{id}`: one of the caller's endpoints; anything else is 404.
 pub async fn get_webhook(app: &App, request: &Request) -> Reply {
     let (owner, id) = (owner(request)?, webhook_id(request)?);
-    Ok(json_response(StatusCode::OK, &webhooks::get(app, &owner, &id).await?))
+    Ok(json_response(
+        StatusCode::OK,
+        &webhooks::get(app, &owner, &id).await?,
+    ))
 }
 
 /// `PATCH /webhooks/{id}`: changes the url, types, description, or enables it again.

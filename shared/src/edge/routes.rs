@@ -201,7 +201,9 @@ impl Endpoint {
             Endpoint::GetAlerts | Endpoint::PutAlerts => "/alerts",
             Endpoint::PutPositionAlerts => "/positions/{id}/alerts",
             Endpoint::CreateWebhook | Endpoint::ListWebhooks => "/webhooks",
-            Endpoint::GetWebhook | Endpoint::UpdateWebhook | Endpoint::DeleteWebhook => "/webhooks/{id}",
+            Endpoint::GetWebhook | Endpoint::UpdateWebhook | Endpoint::DeleteWebhook => {
+                "/webhooks/{id}"
+            }
             Endpoint::RotateWebhookSecret => "/webhooks/{id}/rotate-secret",
             Endpoint::TestWebhook => "/webhooks/{id}/test",
             Endpoint::ListWebhookDeliveries => "/webhooks/{id}/deliveries",

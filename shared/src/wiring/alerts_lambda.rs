@@ -1,11 +1,11 @@
 //! Feature `webhooks`: what a deployed function delivers alerts with (the queue, the KMS key,
 //! the sender, each where configured), and the `deliver-webhooks` function's entry point.
 
+use crate::adapters::store::dynamodb::{lambda_client, lambda_sdk_config, DynamoDbStore};
 use crate::adapters::webhooks::consume::deliver_batch;
 use crate::adapters::webhooks::kms::KmsSealer;
 use crate::adapters::webhooks::queue::SqsDeliveries;
 use crate::adapters::webhooks::sender::HttpsSender;
-use crate::adapters::store::dynamodb::{lambda_client, lambda_sdk_config, DynamoDbStore};
 use crate::application::app::{Alerts, App};
 use crate::domain::webhooks::address::Reach;
 use crate::wiring::config::Config;

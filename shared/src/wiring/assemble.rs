@@ -2,8 +2,8 @@
 //! embedded default (everything in memory) and production (DynamoDB).
 
 use crate::adapters::store::{
-    DynamoDbMarket, DynamoDbStore, KeptAsGiven, MemoryAlerts, MemoryHistory, NoKey, MemoryMarket,
-    MemoryStore, MemoryWallets,
+    DynamoDbMarket, DynamoDbStore, KeptAsGiven, MemoryAlerts, MemoryHistory, MemoryMarket,
+    MemoryStore, MemoryWallets, NoKey,
 };
 use crate::application::alert_ports::AlertStore;
 use crate::application::app::{Alerts, App};

@@ -60,13 +60,15 @@ impl Container {
             lambda_client(&sdk, config.dynamodb_endpoint.as_deref()),
             config.table_name.clone(),
         );
+        let app = App::on_dynamodb(
+            store,
+            catalog_ttl.unwrap_or(config.catalog_ttl),
+            config.market_rules(),
+        );
         let app = App {
             signing: config.signing.clone(),
-            ..App::on_dynamodb(
-                store,
-                catalog_ttl.unwrap_or(config.catalog_ttl),
-                config.market_rules(),
-            )
+            alerts: crate::wiring::alerts_lambda::configured(app.alerts, &config, &sdk),
+            ..app
         };
         let urls = rpc_urls(&aws_sdk_ssm::Client::new(&sdk), &config.rpc_parameters).await?;
         let endpoints = urls
@@ -119,7 +121,8 @@ pub async fn run() -> Result<(), Error> {
             app.store.clone(),
             app.clock.clone(),
         )
-        .with_confirmations(config.confirmation_blocks),
+        .with_confirmations(config.confirmation_blocks)
+        .with_alerts(app.alerts.clone()),
     ));
     let queue = config.wallet_queue_url.clone().map(|url| Fanout {
         sqs: aws_sdk_sqs::Client::new(&sdk),

@@ -182,6 +182,8 @@ mod tests {
                 wallet_queue_url: None,
                 signing: SigningDomain::default(),
                 reconcile_hours: 24,
+                webhook_queue_url: None,
+                webhook_key_id: None,
             })
         );
         assert!(config(&[]).is_err());
@@ -205,7 +207,10 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(got.reconcile_hours, 6);
-        assert_eq!(got.webhook_queue_url.as_deref(), Some("https://sqs.example/q"));
+        assert_eq!(
+            got.webhook_queue_url.as_deref(),
+            Some("https://sqs.example/q")
+        );
         assert_eq!(got.webhook_key_id.as_deref(), Some("alias/webhooks"));
         for refused in ["0", "169", "a day"] {
             assert!(config(&[("TABLE_NAME", "t"), ("RECONCILE_HOURS", refused)]).is_err());

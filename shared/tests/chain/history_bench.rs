@@ -126,6 +126,7 @@ fn wallet_position(devnet: &Devnet, wallet: &str, token: &str) -> Position {
         moved_to: None,
         fee_state: None,
         tracked: false,
+        watched: false,
         staked: None,
     }));
     position
@@ -193,6 +194,7 @@ async fn bench_backfill() {
                 catalog: &catalog,
                 history: &counted,
                 store: store.as_ref(),
+                alerts: &shared::App::in_memory().alerts,
                 log_range: DEFAULT_LOG_RANGE,
             };
             let started = Instant::now();

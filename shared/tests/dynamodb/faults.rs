@@ -5,6 +5,7 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 use lambda_http::http::StatusCode;
 use serde_json::json;
+use shared::app::Alerts;
 use shared::model::{Chain, Filter, PageRequest, Status};
 use shared::store::dynamodb::local_client_with_timeout;
 use shared::store::MemoryMarket;
@@ -33,11 +34,12 @@ fn app_on(endpoint: &str, attempt_timeout: Duration) -> App {
         clock: Arc::new(SystemClock),
         sync: None,
         wallets: Arc::new(store.clone()),
-        history: Arc::new(store),
+        history: Arc::new(store.clone()),
         signing: SigningDomain::default(),
         wallet_refresh: None,
         order_chain: None,
         follow: None,
+        alerts: Alerts::kept_in(Arc::new(store)),
     }
 }
 
@@ -189,11 +191,12 @@ async fn a_corrupt_item_is_a_generic_500() {
         clock: Arc::new(SystemClock),
         sync: None,
         wallets: Arc::new(store.clone()),
-        history: Arc::new(store),
+        history: Arc::new(store.clone()),
         signing: SigningDomain::default(),
         wallet_refresh: None,
         order_chain: None,
         follow: None,
+        alerts: Alerts::kept_in(Arc::new(store)),
     };
     let reply = TestClient::in_process(&app, Some(&owner)).get(&p.id).await;
     assert_eq!(reply.status, StatusCode::INTERNAL_SERVER_ERROR);

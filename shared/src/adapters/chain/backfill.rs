@@ -10,6 +10,8 @@ use super::evm::{self, hex_data, Block};
 use super::history::{mint_block, position_events};
 use super::rpc::RpcClient;
 use super::scan::REORG_WINDOW;
+use crate::application::alerts::emit_history;
+use crate::application::app::Alerts;
 use crate::application::ports::{HistoryStore, PositionStore, StoreError};
 use crate::domain::catalog::{Catalog, Deployment, Pool};
 use crate::domain::history::{
@@ -41,6 +43,8 @@ pub struct HistoryReader<'a> {
     pub catalog: &'a Catalog,
     pub history: &'a dyn HistoryStore,
     pub store: &'a dyn PositionStore,
+    /// Where the alerts its new events make go (decision 61).
+    pub alerts: &'a Alerts,
     /// Blocks one `eth_getLogs` asks for at most on this chain.
     pub log_range: u64,
 }
@@ -162,6 +166,12 @@ impl HistoryReader<'_> {
                     from_mint: next.from_mint || events.iter().any(|e| e.kind == EventKind::Mint),
                     events: next.events + events.len() as u64,
                 };
+                // Told before they are stored (an event's id is its log: a read that stores
+                // them after a failure here tells none twice); only events after a first
+                // read: linking tells nothing of the past.
+                if progress.is_some() {
+                    emit_history(self.alerts, position, &events, chrono::Utc::now()).await?;
+                }
                 match self
                     .history
                     .append_history(owner, id, progress.as_ref(), &events, &next)

@@ -6,10 +6,10 @@
 //! failed (`ReportBatchItemFailures`), which the queue retries and, after five receives, moves
 //! to its dead-letter queue.
 
+use crate::adapters::webhooks::queue::send_all;
 use crate::application::app::{App, WholeRead};
 use crate::domain::model::Chain;
 use crate::domain::wallets::LinkedWallet;
-use crate::adapters::webhooks::queue::send_all;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 

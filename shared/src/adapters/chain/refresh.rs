@@ -8,7 +8,7 @@ use super::orders::ChainOrders;
 use super::rpc::RpcClient;
 use super::sync::Syncer;
 use super::wallets::{owners_of, read_wallet, ChainPosition, TokenMeta, MAX_POSITIONS_PER_MANAGER};
-use crate::application::app::{App, Refreshed, WalletRefresh};
+use crate::application::app::{Alerts, App, Refreshed, WalletRefresh};
 use crate::application::ports::{HistoryStore, Market, PositionStore, StoreError};
 use crate::application::wallet_reads::{mark_unread, record, WALLET_NOT_READ};
 use crate::domain::catalog::{Catalog, Pool};
@@ -29,6 +29,7 @@ pub struct WalletReader {
     store: Arc<dyn PositionStore>,
     clock: Arc<dyn Clock>,
     history: Arc<dyn HistoryStore>,
+    alerts: Alerts,
     confirmations: Confirmations,
     log_ranges: LogRanges,
 }
@@ -45,6 +46,7 @@ impl WalletReader {
             store: app.store.clone(),
             clock: app.clock.clone(),
             history: app.history.clone(),
+            alerts: app.alerts.clone(),
             confirmations: confirmations.into(),
             log_ranges: LogRanges::default(),
         }
@@ -355,6 +357,7 @@ impl WalletReader {
             catalog,
             history: self.history.as_ref(),
             store: self.store.as_ref(),
+            alerts: &self.alerts,
             log_range: self.log_ranges.of(wallet.chain),
         };
         let done = reader.follow(&positions, block).await;
@@ -463,7 +466,7 @@ impl WalletRefresh for WalletReader {
         }
         let market = self.market.as_ref();
         let recorded = record(
-            (store, market),
+            (store, market, &self.alerts),
             &catalog,
             wallet,
             (height, read),

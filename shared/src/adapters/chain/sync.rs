@@ -6,19 +6,22 @@ use super::orders::ChainOrders;
 use super::rpc::{RpcClient, RpcError};
 use super::trust::{agreeing_tick, fee_growth_advances, succession, StoredBlock};
 use super::{evm, solana};
-use crate::application::app::MarketSync;
+use crate::application::alerts::{watch_pool, SyncedState};
+use crate::application::app::{Alerts, MarketSync};
 use crate::application::ports::{Market, PositionStore, StoreError};
 use crate::application::settling::{settle_offers, waiting_on};
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::clock::Clock;
 use crate::domain::fee_ticks::advance_all;
 use crate::domain::market::Confirmations;
-use crate::domain::market::{OrdersSettled, PoolState, PoolSync, Succession, SyncReport};
+use crate::domain::market::{Height, OrdersSettled, PoolState, PoolSync, Succession, SyncReport};
+use crate::domain::math::U256;
 use crate::domain::model::Chain;
 use crate::domain::model::Position;
 use async_trait::async_trait;
 use futures_util::future::join_all;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,6 +37,8 @@ pub struct Syncer {
     /// Blocks between the head and the block read (EVM), per chain; above 0, Solana reads
     /// `finalized`. Receipts of orders need as many blocks on top.
     confirmations: Confirmations,
+    /// Where range events go; `None`: none are made.
+    alerts: Option<Alerts>,
 }
 
 /// One chain's read: the height read, the head as the node reports it, and per pool its state
@@ -70,7 +75,14 @@ impl Syncer {
             store,
             clock,
             confirmations: Confirmations::from(0),
+            alerts: None,
         }
+    }
+
+    /// Tells the positions watched on each pool it updates of their ranges (decision 61).
+    pub fn with_alerts(mut self, alerts: Alerts) -> Syncer {
+        self.alerts = Some(alerts);
+        self
     }
 
     /// Reads `confirmations` blocks behind the head (0: the head itself, as on a devnet).
@@ -251,6 +263,37 @@ impl Syncer {
         Some(settled)
     }
 
+    /// The range events of the positions watched on the pools just updated, at the states
+    /// just stored (confirmed: read `confirmations` behind the head). A store that fails here
+    /// costs this state's events, never the sync.
+    async fn tell_ranges(
+        &self,
+        alerts: &Alerts,
+        updated: &[&Pool],
+        reports: &[PoolSync],
+        now: chrono::DateTime<chrono::Utc>,
+    ) {
+        let mut owners = HashMap::new();
+        let mut told = 0;
+        for pool in updated {
+            let report = reports
+                .iter()
+                .find(|r| r.updated && r.chain == pool.chain && r.pool == pool.id);
+            let Some(state) = report.and_then(synced_state) else {
+                continue;
+            };
+            match watch_pool(alerts, pool, state, now, &mut owners).await {
+                Ok(new) => told += new,
+                Err(e) => {
+                    tracing::warn!(chain = %pool.chain, pool = %pool.id, cause = %e, "range alerts not made");
+                }
+            }
+        }
+        if told > 0 {
+            tracing::info!(events = told, "range alerts made");
+        }
+    }
+
     /// Reads `pools` (chains in parallel) and stores each state the trust rules take; no
     /// order or pending position is followed. What a sync does first, and what a wallet read
     /// does for the pools it has just discovered, so their depth is known at once.
@@ -324,6 +367,9 @@ impl Syncer {
                 .iter()
                 .position(|c| c.chain == p.chain && c.id == p.pool)
         };
+        if let Some(alerts) = &self.alerts {
+            self.tell_ranges(alerts, &updated, &pools, now).await;
+        }
         pools.sort_by_key(order);
         SyncReport {
             orders,
@@ -338,4 +384,17 @@ impl MarketSync for Syncer {
         let catalog = self.market.catalog().await?;
         Ok(self.sync_catalog(&catalog).await)
     }
+}
+
+/// The state a pool's report says was stored: its tick, block (or slot) and sqrt price.
+fn synced_state(report: &PoolSync) -> Option<SyncedState> {
+    let height = match (report.block, report.slot) {
+        (Height::Shown(h), _) | (_, Height::Shown(h)) => h?,
+        _ => return None,
+    };
+    Some(SyncedState {
+        tick: report.tick?,
+        block: height,
+        sqrt_price: U256::from_str(report.sqrt_price.as_deref()?).ok()?,
+    })
 }

@@ -40,9 +40,8 @@ impl tower_service::Service<Name> for CheckedResolver {
     fn call(&mut self, name: Name) -> Self::Future {
         let reach = self.reach;
         Box::pin(async move {
-            let found: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), 0))
-                .await?
-                .collect();
+            let found: Vec<SocketAddr> =
+                tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
             if found.is_empty() {
                 return Err(std::io::Error::other(format!("{name} resolves to nothing")));
             }

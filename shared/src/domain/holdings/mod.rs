@@ -155,6 +155,7 @@ pub fn holding_of(
         moved_to: None,
         fee_state: found.fee_state.clone(),
         tracked: false,
+        watched: false,
         staked: found.staked.clone(),
     }
 }

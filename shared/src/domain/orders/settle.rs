@@ -80,6 +80,7 @@ pub fn holding_at_pool(
         // The wallet's next read, which the mint's Transfer sets off, brings it.
         fee_state: None,
         tracked: false,
+        watched: false,
         staked: None,
     })
 }

@@ -434,6 +434,7 @@ mod tests {
                     tokens_owed: ["1".into(), "2".into()],
                 }),
                 tracked: true,
+                watched: true,
                 staked: None,
                 history: Some(crate::domain::history::HistorySummary {
                     complete: true,
