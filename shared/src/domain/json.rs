@@ -106,3 +106,11 @@ mod tests {
 pub fn format_time(time: &chrono::DateTime<chrono::Utc>) -> String {
     time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
+
+/// Serializes a time in the API's format ([`format_time`]).
+pub fn api_time<S: Serializer>(
+    time: &chrono::DateTime<chrono::Utc>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&format_time(time))
+}

@@ -16,8 +16,8 @@ use crate::edge::caller::{json_body, owner, position_id};
 use crate::edge::error::ApiError;
 use crate::edge::http::json_response;
 use crate::edge::idempotency::guarded;
-use crate::edge::validation::{is_position_id, json_object, page_request};
-use bigdecimal::{BigDecimal, Signed};
+use crate::edge::validation::{integer, is_position_id, json_object, page_request};
+use bigdecimal::BigDecimal;
 use lambda_http::http::StatusCode;
 use lambda_http::{Body, Request, RequestExt, Response};
 use serde::Deserialize;
@@ -75,36 +75,53 @@ pub async fn list_events(app: &App, request: &Request) -> Reply {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct SettingsBody {
     types: Vec<String>,
-    approach_percent: u32,
+    #[serde(deserialize_with = "integer")]
+    approach_percent: Option<i64>,
+    /// Required, and may be null: no threshold.
+    #[serde(deserialize_with = "required_nullable")]
     fee_threshold_usd: Option<String>,
-    cooldown_minutes: u32,
+    #[serde(deserialize_with = "integer")]
+    cooldown_minutes: Option<i64>,
+}
+
+/// A field that must be present and may be `null` (serde's `Option` alone lets it be left out).
+fn required_nullable<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Option::<String>::deserialize(d)
+}
+
+/// A USD amount as the document's pattern has it: 1 to 20 digits, then 1 to 18 after a point.
+fn usd_text(text: &str) -> bool {
+    let digits = |s: &str, most: usize| {
+        (1..=most).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit())
+    };
+    match text.split_once('.') {
+        Some((whole, fraction)) => digits(whole, 20) && digits(fraction, 18),
+        None => digits(text, 20),
+    }
 }
 
 fn settings_of(request: &Request) -> Result<AlertSettings, ApiError> {
     let body: SettingsBody = json_object(json_body(request)?)?;
-    let in_range = |v: u32, (lo, hi): (u32, u32), name: &str| {
-        if (lo..=hi).contains(&v) {
-            Ok(v)
-        } else {
-            Err(ApiError::bad_request(format!(
-                "{name} must be an integer from {lo} to {hi}"
-            )))
-        }
+    let in_range = |v: Option<i64>, (lo, hi): (u32, u32), name: &str| {
+        v.filter(|v| (i64::from(lo)..=i64::from(hi)).contains(v))
+            .map(|v| v as u32)
+            .ok_or_else(|| {
+                ApiError::bad_request(format!("{name} must be an integer from {lo} to {hi}"))
+            })
     };
     let threshold = match body.fee_threshold_usd {
         None => None,
-        Some(text) => {
-            let plain = !text.is_empty()
-                && text.len() <= 40
-                && text.bytes().all(|b| b.is_ascii_digit() || b == b'.')
-                && text.bytes().filter(|b| *b == b'.').count() <= 1;
-            let value = BigDecimal::from_str(&text)
-                .ok()
-                .filter(|v| plain && v.is_positive());
-            Some(value.ok_or_else(|| {
-                ApiError::bad_request("feeThresholdUsd must be a positive decimal string or null")
-            })?)
-        }
+        Some(text) => Some(
+            usd_text(&text)
+                .then(|| BigDecimal::from_str(&text).ok())
+                .flatten()
+                .ok_or_else(|| {
+                    ApiError::bad_request(
+                        "feeThresholdUsd must be a decimal string of USD (up to 20 digits, \
+                         18 after the point) or null",
+                    )
+                })?,
+        ),
     };
     Ok(AlertSettings {
         types: event_types(&body.types, "types[]")?,
@@ -272,5 +289,6 @@ pub async fn redeliver_webhook(app: &App, request: &Request) -> Reply {
     let (owner, id) = (owner(request)?, webhook_id(request)?);
     let delivery = path_id(request, "deliveryId", "dlv_", "delivery not found")?;
     let job = webhooks::redeliver(app, &owner, &id, &delivery).await?;
-    Ok(json_response(StatusCode::ACCEPTED, &job))
+    let queued = serde_json::json!({"webhookId": job.webhook_id, "eventId": job.event_id});
+    Ok(json_response(StatusCode::ACCEPTED, &queued))
 }

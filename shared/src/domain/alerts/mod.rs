@@ -51,6 +51,7 @@ pub struct AlertEvent {
     pub owner: String,
     #[serde(rename = "type")]
     pub event_type: EventType,
+    #[serde(serialize_with = "crate::domain::json::api_time")]
     pub created_at: DateTime<Utc>,
     pub position_id: Option<String>,
     pub chain: Option<Chain>,

@@ -74,6 +74,7 @@ pub struct WebhookView {
     pub url: String,
     pub event_types: Vec<EventType>,
     pub description: String,
+    #[serde(serialize_with = "crate::domain::json::api_time")]
     pub created_at: DateTime<Utc>,
     pub enabled: bool,
     pub disabled_reason: Option<String>,
@@ -92,6 +93,7 @@ pub struct Delivery {
     pub event_id: String,
     pub event_type: EventType,
     pub attempt: u32,
+    #[serde(serialize_with = "crate::domain::json::api_time")]
     pub at: DateTime<Utc>,
     /// The answer's status, if one came.
     pub status_code: Option<u16>,
