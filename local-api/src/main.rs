@@ -231,7 +231,7 @@ async fn backfill_pages(args: &[String]) -> Result<(), String> {
 /// on loopback when `--webhooks-http-loopback allow` says so (said at start).
 fn delivered_here(alerts: Alerts, reach: Reach, retry_scale: f64) -> Result<Alerts, String> {
     if reach == Reach::AlsoLoopbackHttp {
-        println!(
+        eprintln!(
             "webhooks may be sent over plain http to loopback addresses \
              (--webhooks-http-loopback allow): for tests and the walk-through only"
         );

@@ -29,4 +29,5 @@ pub mod rpc_stub;
 pub mod sample;
 pub mod tracked_ticks;
 pub mod wallets;
+pub mod webhooks;
 pub mod world;
