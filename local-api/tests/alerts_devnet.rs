@@ -1,0 +1,256 @@
+//! Alerts from the chain (decision 61), on the devnet with the real Uniswap v3 contracts,
+//! delivered to a receiver of the test's own on loopback (signatures checked by the
+//! `standardwebhooks` crate): swaps move the pool's price out of a position's range and back,
+//! each way, making exactly one `exited` and one `entered` event each time (none for a swing
+//! inside the buffer that comes back by the next sync, none for the state seen at the link);
+//! a deposit, a withdrawal, a collect and a transfer out each make their event once, also when
+//! the same blocks are read again. On memory and on DynamoDB (moto).
+
+use lambda_http::http::{Method, StatusCode};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use test_support::client::TestClient;
+use test_support::devnet::Devnet;
+use test_support::json::text;
+use test_support::on_both_stores;
+use test_support::wallets::post;
+use test_support::webhooks::Receiver;
+use test_support::world::{local_api, operator, sync, user};
+
+/// Every type but the approach (which a price passing near a bound also makes, told apart in
+/// the unit tests of the watch).
+const TYPES: [&str; 9] = [
+    "position.range.exited",
+    "position.range.entered",
+    "position.fees.threshold",
+    "position.liquidity.changed",
+    "position.fees.collected",
+    "position.closed",
+    "position.transferred",
+    "position.staked",
+    "position.unstaked",
+];
+
+/// The caller's events, oldest first.
+async fn feed(client: &TestClient) -> Vec<Value> {
+    let reply = client
+        .send(Method::GET, "/events?limit=100", &[], b"")
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let mut events = reply.json["data"].as_array().unwrap().clone();
+    events.reverse();
+    events
+}
+
+async fn counts(client: &TestClient) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for event in feed(client).await {
+        *counts.entry(text(&event["type"])).or_default() += 1;
+    }
+    counts
+}
+
+fn expect(pairs: &[(&str, usize)]) -> BTreeMap<String, usize> {
+    pairs.iter().map(|(t, n)| (t.to_string(), *n)).collect()
+}
+
+/// A block mined, then a sync (a devnet mines only when sent something: a sync at the same
+/// block reads no new state).
+async fn sync_at_next_block(devnet: &Devnet, ops: &TestClient) {
+    devnet.advance_time(1).await;
+    sync(ops).await;
+}
+
+/// Swaps `sell` in steps until `done` holds of the pool's tick; the tick then.
+async fn swap_until(devnet: &Devnet, sell: &str, done: impl Fn(i64) -> bool, step: &str) -> i64 {
+    for _ in 0..400 {
+        let pool = devnet
+            .run("swap", &["--sell", sell, "--amount", step])
+            .await;
+        let tick = pool["tick"].as_i64().unwrap();
+        if done(tick) {
+            return tick;
+        }
+    }
+    panic!("the pool's tick never got there selling {sell}");
+}
+
+async fn range_and_position_events(store: &[&str]) {
+    let devnet = Devnet::up(3000).await;
+    let wallet = devnet.funded_account(1).await;
+    let (lower, upper) = devnet.range_around(600).await;
+    let token = devnet
+        .mint_to(&wallet, (lower, upper), None, "10000000000000000000")
+        .await;
+    let receiver = Receiver::start(Vec::new()).await;
+    let mut args = vec![
+        "--webhooks-http-loopback",
+        "allow",
+        "--webhook-retry-scale",
+        "0.001",
+    ];
+    args.extend_from_slice(store);
+    let server = local_api(&devnet, &devnet.rpc, &args).await;
+    let (alice, ops) = (user(&server, "alice").await, operator(&server).await);
+    devnet.link_account(&alice, &wallet).await;
+    let settings = json!({"types": TYPES, "approachPercent": 10, "feeThresholdUsd": null, "cooldownMinutes": 0});
+    let body = settings.to_string();
+    let headers = [("content-type", "application/json")];
+    let reply = alice
+        .send(Method::PUT, "/alerts", &headers, body.as_bytes())
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let hook = post(&alice, "/webhooks", &json!({"url": receiver.url})).await;
+    assert_eq!(hook.status, StatusCode::CREATED, "{}", hook.text());
+    let secret = text(&hook.json["secret"]);
+    let listed = alice.list("limit=10").await.json;
+    let id = text(&listed["data"][0]["id"]);
+
+    // The state at the link tells nothing; nor a swing past the upper bound within its buffer
+    // (60 ticks: the spacing) that is back inside by the next sync.
+    sync_at_next_block(&devnet, &ops).await;
+    let (weth_up, usdc_down) = if devnet.usdc_is_token0() {
+        ("weth", "usdc")
+    } else {
+        ("usdc", "weth")
+    };
+    let buffer = 60;
+    let past = swap_until(&devnet, weth_up, |t| t >= i64::from(upper) - 150, "1").await;
+    assert!(past < i64::from(upper), "{past}");
+    let past = swap_until(&devnet, weth_up, |t| t >= i64::from(upper), "0.1").await;
+    assert!(
+        past < i64::from(upper) + buffer,
+        "a swing within the buffer: {past}"
+    );
+    sync_at_next_block(&devnet, &ops).await;
+    swap_until(&devnet, usdc_down, |t| t < i64::from(upper) - 10, "300").await;
+    sync_at_next_block(&devnet, &ops).await;
+    sync_at_next_block(&devnet, &ops).await;
+    assert_eq!(
+        counts(&alice).await,
+        expect(&[]),
+        "{:?}",
+        feed(&alice).await
+    );
+
+    // Out above, by more than the buffer: one exit, however many syncs see it.
+    let out = swap_until(
+        &devnet,
+        weth_up,
+        |t| t >= i64::from(upper) + buffer + 20,
+        "1",
+    )
+    .await;
+    sync_at_next_block(&devnet, &ops).await;
+    sync_at_next_block(&devnet, &ops).await;
+    assert_eq!(
+        counts(&alice).await,
+        expect(&[("position.range.exited", 1)])
+    );
+    let exited = &feed(&alice).await[0];
+    assert_eq!(exited["positionId"], id.as_str());
+    assert_eq!(exited["chain"], "ethereum");
+    assert_eq!(exited["data"]["tick"], out, "{exited}");
+    assert_eq!(exited["data"]["tickLower"], lower);
+    assert_eq!(exited["data"]["tickUpper"], upper);
+    assert_eq!(exited["data"]["side"], "above");
+    assert!(exited["block"].as_u64().unwrap() > 0);
+
+    // Back in: one entry. Out below and back: one exit and one entry more.
+    let middle = (i64::from(lower) + i64::from(upper)) / 2;
+    swap_until(&devnet, usdc_down, |t| t < middle + 200, "3000").await;
+    sync_at_next_block(&devnet, &ops).await;
+    sync_at_next_block(&devnet, &ops).await;
+    let both = [("position.range.entered", 1), ("position.range.exited", 1)];
+    assert_eq!(counts(&alice).await, expect(&both));
+    swap_until(
+        &devnet,
+        usdc_down,
+        |t| t < i64::from(lower) - buffer - 20,
+        "3000",
+    )
+    .await;
+    sync_at_next_block(&devnet, &ops).await;
+    swap_until(&devnet, weth_up, |t| t >= middle - 200, "1").await;
+    sync_at_next_block(&devnet, &ops).await;
+    sync_at_next_block(&devnet, &ops).await;
+    let range = [("position.range.entered", 2), ("position.range.exited", 2)];
+    assert_eq!(counts(&alice).await, expect(&range));
+    let sides: Vec<Value> = feed(&alice)
+        .await
+        .iter()
+        .map(|e| e["data"]["side"].clone())
+        .collect();
+    assert_eq!(
+        sides,
+        [
+            json!("above"),
+            json!("inside"),
+            json!("below"),
+            json!("inside")
+        ]
+    );
+
+    // What the wallet does to the position: each one event, once.
+    devnet.deposit(&wallet, &token).await;
+    sync(&ops).await;
+    devnet.withdraw(&wallet, &token, Some("1000")).await;
+    sync(&ops).await;
+    devnet.collect(&wallet, &token).await;
+    sync(&ops).await;
+    let other = devnet.account(2).await;
+    devnet.transfer(&wallet, &token, &other).await;
+    sync(&ops).await;
+    let all = [
+        ("position.fees.collected", 1),
+        ("position.liquidity.changed", 2),
+        ("position.range.entered", 2),
+        ("position.range.exited", 2),
+        ("position.transferred", 1),
+    ];
+    assert_eq!(
+        counts(&alice).await,
+        expect(&all),
+        "{:?}",
+        feed(&alice).await
+    );
+    let events = feed(&alice).await;
+    let changed: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "position.liquidity.changed")
+        .collect();
+    assert_eq!(
+        changed[1]["data"]["liquidityDelta"], "-1000",
+        "{:?}",
+        changed[1]
+    );
+    let sequences: Vec<u64> = events
+        .iter()
+        .map(|e| e["sequence"].as_u64().unwrap())
+        .collect();
+    assert!(sequences.windows(2).all(|w| w[0] < w[1]), "{sequences:?}");
+
+    // The same blocks read again (every wallet read whole, then a sync): nothing new.
+    let reply = ops
+        .send(Method::POST, "/markets/sync?reconcile=all", &[], b"")
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    sync(&ops).await;
+    assert_eq!(counts(&alice).await, expect(&all));
+
+    // Each delivered once, signed; another user's feed has none of it.
+    let got = receiver.wait_for(events.len()).await;
+    let mut delivered: Vec<String> = got.iter().map(|r| r.id()).collect();
+    delivered.sort();
+    let mut ids: Vec<String> = events.iter().map(|e| text(&e["id"])).collect();
+    ids.sort();
+    assert_eq!(delivered, ids);
+    assert!(got.iter().all(|r| r.signed_by(&secret)));
+    let bob = user(&server, "bob").await;
+    assert!(feed(&bob).await.is_empty());
+    let only = format!("/events?positionId={id}&type=position.range.exited");
+    let reply = alice.send(Method::GET, &only, &[], b"").await;
+    assert_eq!(reply.json["total"], 2, "{}", reply.text());
+}
+
+on_both_stores!(range_and_position_events => range_and_position_events);
