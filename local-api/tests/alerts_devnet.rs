@@ -191,6 +191,32 @@ async fn range_and_position_events(store: &[&str]) {
         ]
     );
 
+    // Its own settings: fees past 1 cent unclaimed (the swings through its range earned more)
+    // tell once, however many syncs see them.
+    let own = json!({"types": TYPES, "approachPercent": 10, "feeThresholdUsd": "0.01", "cooldownMinutes": 0});
+    let path = format!("/positions/{id}/alerts");
+    let body = own.to_string();
+    let reply = alice
+        .send(Method::PUT, &path, &headers, body.as_bytes())
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    sync_at_next_block(&devnet, &ops).await;
+    sync_at_next_block(&devnet, &ops).await;
+    let with_fees = [
+        ("position.fees.threshold", 1),
+        ("position.range.entered", 2),
+        ("position.range.exited", 2),
+    ];
+    assert_eq!(counts(&alice).await, expect(&with_fees));
+    let told = feed(&alice).await.pop().unwrap();
+    assert_eq!(told["data"]["thresholdUsd"], "0.01", "{told}");
+    let usd: f64 = text(&told["data"]["feesUnclaimedUsd"]).parse().unwrap();
+    // Nothing collected yet: the view's fees earned are its unclaimed ones.
+    let view = alice.get(&id).await.json;
+    assert!(usd > 0.01, "{told}");
+    let earned = view["feesEarnedUsd"].as_f64().expect("fees earned");
+    assert!((usd - earned).abs() <= 0.01, "{told} {view}");
+
     // What the wallet does to the position: each one event, once.
     devnet.deposit(&wallet, &token).await;
     sync(&ops).await;
@@ -203,6 +229,7 @@ async fn range_and_position_events(store: &[&str]) {
     sync(&ops).await;
     let all = [
         ("position.fees.collected", 1),
+        ("position.fees.threshold", 1),
         ("position.liquidity.changed", 2),
         ("position.range.entered", 2),
         ("position.range.exited", 2),

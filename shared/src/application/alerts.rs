@@ -6,20 +6,26 @@
 use crate::application::alert_ports::{DeliveryJob, EventFilter, Recorded, Watched};
 use crate::application::app::{Alerts, App};
 use crate::application::error::{Outcome, UseCaseError};
-use crate::application::ports::StoreError;
-use crate::domain::alerts::range::{observe, Observation, Range, RangeChange, RangeWatch, Side};
+use crate::application::ports::{Market, PositionStore, StoreError};
+use crate::domain::alerts::range::{
+    fees_crossed, observe, Observation, Range, RangeChange, RangeWatch, Side,
+};
 use crate::domain::alerts::settings::AlertSettings;
 use crate::domain::alerts::{
     event_id, from_history, sequence, AlertEvent, Cause, EventType, Subject, FEED_DAYS,
 };
+use crate::domain::catalog::Catalog;
 use crate::domain::catalog::Pool;
 use crate::domain::history::PositionEvent;
+use crate::domain::holdings::holding_view;
 use crate::domain::math::U256;
 use crate::domain::model::{ListView, PageRequest, Position, Status};
 use crate::domain::webhooks::delivery::HOURLY_EVENTS;
+use bigdecimal::BigDecimal;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The user's settings (the defaults until they set theirs).
 pub async fn settings(app: &App, owner: &str) -> Outcome<AlertSettings> {
@@ -186,15 +192,74 @@ pub struct SyncedState {
     pub sqrt_price: U256,
 }
 
-/// The range events of the positions watched on `pool` at a state the sync just stored: each
-/// watch observed, written only where it changed, its event recorded and queued. Owners'
-/// settings are read once per call. Answers how many events were new.
+/// What one sync's pass over its updated pools reads once: each owner's settings, and, only
+/// when a position's fee threshold asks for it, the catalog at the states just stored (and that
+/// position, to value its unclaimed fees as its view does).
+pub struct SyncPass<'a> {
+    positions: &'a dyn PositionStore,
+    market: &'a dyn Market,
+    owners: HashMap<String, AlertSettings>,
+    catalog: Option<Arc<Catalog>>,
+}
+
+impl<'a> SyncPass<'a> {
+    pub fn new(positions: &'a dyn PositionStore, market: &'a dyn Market) -> SyncPass<'a> {
+        SyncPass {
+            positions,
+            market,
+            owners: HashMap::new(),
+            catalog: None,
+        }
+    }
+
+    async fn settings(
+        &mut self,
+        alerts: &Alerts,
+        item: &Watched,
+    ) -> Result<AlertSettings, StoreError> {
+        if let Some(own) = &item.settings {
+            return Ok(own.clone());
+        }
+        if !self.owners.contains_key(&item.owner) {
+            let settings = alerts.store.settings(&item.owner, None).await?;
+            self.owners
+                .insert(item.owner.clone(), settings.unwrap_or_default());
+        }
+        Ok(self.owners[&item.owner].clone())
+    }
+
+    /// The position's unclaimed fees in USD as its view shows them now; `None` where it has no
+    /// price or is gone.
+    async fn unclaimed_usd(&mut self, item: &Watched) -> Result<Option<BigDecimal>, StoreError> {
+        if self.catalog.is_none() {
+            self.catalog = Some(self.market.catalog().await?);
+        }
+        let Some(catalog) = self.catalog.as_deref() else {
+            return Ok(None);
+        };
+        let Some(position) = self.positions.get(&item.owner, &item.position).await? else {
+            return Ok(None);
+        };
+        let Some(holding) = position.holding.as_deref() else {
+            return Ok(None);
+        };
+        let figures = holding_view(&position, holding, catalog).1;
+        Ok(figures
+            .fees
+            .zip(figures.fees_collected)
+            .map(|(all, collected)| all - collected))
+    }
+}
+
+/// The range (and fee threshold) events of the positions watched on `pool` at a state the sync
+/// just stored: each watch observed, written only where it changed, its events recorded and
+/// queued. Answers how many events were new.
 pub async fn watch_pool(
     alerts: &Alerts,
     pool: &Pool,
     state: SyncedState,
     now: DateTime<Utc>,
-    owners: &mut HashMap<String, AlertSettings>,
+    pass: &mut SyncPass<'_>,
 ) -> Result<usize, StoreError> {
     let watched = alerts
         .store
@@ -202,11 +267,7 @@ pub async fn watch_pool(
         .await?;
     let mut events = Vec::new();
     for mut item in watched {
-        if !owners.contains_key(&item.owner) {
-            let settings = alerts.store.settings(&item.owner, None).await?;
-            owners.insert(item.owner.clone(), settings.unwrap_or_default());
-        }
-        let settings = item.settings.as_ref().unwrap_or(&owners[&item.owner]);
+        let settings = pass.settings(alerts, &item).await?;
         let range = Range {
             lower: item.tick_lower,
             upper: item.tick_upper,
@@ -217,7 +278,17 @@ pub async fn watch_pool(
             block: state.block,
             at: now,
         };
-        let (next, change) = observe(item.watch.as_ref(), range, observation, settings);
+        let (mut next, change) = observe(item.watch.as_ref(), range, observation, &settings);
+        if let Some(change) = change {
+            events.push(range_event(&item, pool, range, change, state, now));
+        }
+        if settings.fee_threshold_usd.is_some() && settings.tells(EventType::FeesThreshold) {
+            if let Some(usd) = pass.unclaimed_usd(&item).await? {
+                if fees_crossed(&mut next, &usd, &settings) {
+                    events.push(fee_event(&item, pool, &usd, &settings, state, now));
+                }
+            }
+        }
         // Only the block moved: nothing to write (the pool's stored state is forward-only).
         let moved = item.watch.as_ref().is_none_or(|w| {
             RangeWatch {
@@ -228,15 +299,43 @@ pub async fn watch_pool(
                 ..next.clone()
             }
         });
-        if let Some(change) = change {
-            events.push(range_event(&item, pool, range, change, state, now));
-        }
         if moved {
             item.watch = Some(next);
             alerts.store.save_watch(&item).await?;
         }
     }
     emit(alerts, events).await
+}
+
+fn fee_event(
+    item: &Watched,
+    pool: &Pool,
+    usd: &BigDecimal,
+    settings: &AlertSettings,
+    state: SyncedState,
+    now: DateTime<Utc>,
+) -> AlertEvent {
+    let cause = Cause::State {
+        transition: "fees-threshold",
+        block: state.block,
+    };
+    let threshold = settings.fee_threshold_usd.clone().unwrap_or_default();
+    AlertEvent {
+        id: event_id(&item.owner, Some(&item.position), &cause),
+        owner: item.owner.clone(),
+        event_type: EventType::FeesThreshold,
+        created_at: now,
+        position_id: Some(item.position.clone()),
+        chain: Some(pool.chain),
+        block: Some(state.block),
+        sequence: sequence(state.block, None),
+        data: json!({
+            "pool": pool.id,
+            "feesUnclaimedUsd": usd.with_scale_round(2, bigdecimal::RoundingMode::HalfUp).to_plain_string(),
+            "thresholdUsd": threshold.normalized().to_plain_string(),
+        }),
+        not_delivered: None,
+    }
 }
 
 fn range_event(

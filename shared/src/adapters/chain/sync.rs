@@ -6,7 +6,7 @@ use super::orders::ChainOrders;
 use super::rpc::{RpcClient, RpcError};
 use super::trust::{agreeing_tick, fee_growth_advances, succession, StoredBlock};
 use super::{evm, solana};
-use crate::application::alerts::{watch_pool, SyncedState};
+use crate::application::alerts::{watch_pool, SyncPass, SyncedState};
 use crate::application::app::{Alerts, MarketSync};
 use crate::application::ports::{Market, PositionStore, StoreError};
 use crate::application::settling::{settle_offers, waiting_on};
@@ -20,7 +20,7 @@ use crate::domain::model::Chain;
 use crate::domain::model::Position;
 use async_trait::async_trait;
 use futures_util::future::join_all;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -273,7 +273,7 @@ impl Syncer {
         reports: &[PoolSync],
         now: chrono::DateTime<chrono::Utc>,
     ) {
-        let mut owners = HashMap::new();
+        let mut pass = SyncPass::new(self.store.as_ref(), self.market.as_ref());
         let mut told = 0;
         for pool in updated {
             let report = reports
@@ -282,7 +282,7 @@ impl Syncer {
             let Some(state) = report.and_then(synced_state) else {
                 continue;
             };
-            match watch_pool(alerts, pool, state, now, &mut owners).await {
+            match watch_pool(alerts, pool, state, now, &mut pass).await {
                 Ok(new) => told += new,
                 Err(e) => {
                     tracing::warn!(chain = %pool.chain, pool = %pool.id, cause = %e, "range alerts not made");
