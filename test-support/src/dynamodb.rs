@@ -166,3 +166,27 @@ pub fn written_keys(operation: &str, body: &serde_json::Value) -> Vec<(String, S
         _ => Vec::new(),
     }
 }
+
+/// A KMS client for the same test server, and a fresh symmetric key on it: its id.
+pub async fn kms_key() -> (aws_sdk_kms::Client, String) {
+    let config = aws_sdk_kms::Config::builder()
+        .behavior_version(aws_sdk_kms::config::BehaviorVersion::latest())
+        .region(aws_sdk_kms::config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_kms::config::Credentials::new(
+            "local", "local", None, None, "local",
+        ))
+        .endpoint_url(dynamodb_endpoint())
+        .http_client(shared::store::dynamodb::client::aws_https_client())
+        .build();
+    let kms = aws_sdk_kms::Client::from_conf(config);
+    let key = kms
+        .create_key()
+        .description("webhook secrets (test)")
+        .send()
+        .await
+        .expect("the test server makes a key")
+        .key_metadata
+        .expect("the key's metadata")
+        .key_id;
+    (kms, key)
+}
