@@ -9,6 +9,7 @@
 //! [`tracked_ticks`] the scenario of the ticks a pool tracks, run on each store; [`json::text`]
 //! reads a JSON value as text; [`portfolio`] checks the portfolio against its positions.
 
+pub mod alerts;
 pub mod bodies;
 pub mod client;
 pub mod contract;

@@ -33,7 +33,9 @@ async fn receive(sqs: &aws_sdk_sqs::Client, url: &str) -> Value {
         .map(|m| {
             let count = m
                 .attributes()
-                .and_then(|a| a.get(&aws_sdk_sqs::types::MessageSystemAttributeName::ApproximateReceiveCount))
+                .and_then(|a| {
+                    a.get(&aws_sdk_sqs::types::MessageSystemAttributeName::ApproximateReceiveCount)
+                })
                 .cloned()
                 .unwrap_or_else(|| "1".into());
             json!({
@@ -80,7 +82,10 @@ async fn a_failed_delivery_waits_on_its_message_and_kms_sealed_secrets_sign() {
     let secret = made.secret.clone().unwrap();
     let stored = store_secret(&alerts, &owner, &made.id).await;
     assert!(!stored.is_empty());
-    assert!(!secret.contains(&base64_of(&stored)), "sealed, never in the clear");
+    assert!(
+        !secret.contains(&base64_of(&stored)),
+        "sealed, never in the clear"
+    );
 
     let event = webhooks::test(&app, &owner, &made.id).await.unwrap();
     let batch = receive(&sqs, &url).await;
@@ -91,12 +96,19 @@ async fn a_failed_delivery_waits_on_its_message_and_kms_sealed_secrets_sign() {
         ..alerts.clone()
     };
     let answer = deliver_batch(&consuming, &sqs, &url, &batch).await;
-    assert_eq!(answer["batchItemFailures"].as_array().unwrap().len(), 1, "{answer}");
+    assert_eq!(
+        answer["batchItemFailures"].as_array().unwrap().len(),
+        1,
+        "{answer}"
+    );
     let got = receiver.wait_for(1).await;
     assert_eq!(got[0].id(), event.id);
     assert!(got[0].signed_by(&secret));
     // Invisible for the schedule's wait, then received again: its second attempt delivers.
-    assert!(receive(&sqs, &url).await["Records"].as_array().unwrap().is_empty());
+    assert!(receive(&sqs, &url).await["Records"]
+        .as_array()
+        .unwrap()
+        .is_empty());
     let mut again = json!({"Records": []});
     for _ in 0..40 {
         tokio::time::sleep(Duration::from_millis(250)).await;
@@ -106,14 +118,28 @@ async fn a_failed_delivery_waits_on_its_message_and_kms_sealed_secrets_sign() {
         }
     }
     let record = &again["Records"][0];
-    assert_eq!(record["attributes"]["ApproximateReceiveCount"], "2", "{again}");
+    assert_eq!(
+        record["attributes"]["ApproximateReceiveCount"], "2",
+        "{again}"
+    );
     let answer = deliver_batch(&consuming, &sqs, &url, &again).await;
-    assert!(answer["batchItemFailures"].as_array().unwrap().is_empty(), "{answer}");
+    assert!(
+        answer["batchItemFailures"].as_array().unwrap().is_empty(),
+        "{answer}"
+    );
     let got = receiver.wait_for(2).await;
     assert_eq!(got[1].id(), event.id);
-    let log = webhooks::deliveries(&app, &owner, &made.id, shared::model::PageRequest { offset: 0, limit: 10 })
-        .await
-        .unwrap();
+    let log = webhooks::deliveries(
+        &app,
+        &owner,
+        &made.id,
+        shared::model::PageRequest {
+            offset: 0,
+            limit: 10,
+        },
+    )
+    .await
+    .unwrap();
     let statuses: Vec<Option<u16>> = log.data.iter().rev().map(|d| d.status_code).collect();
     assert_eq!(statuses, [Some(500), Some(200)]);
     let attempts: Vec<u32> = log.data.iter().rev().map(|d| d.attempt).collect();
@@ -121,7 +147,13 @@ async fn a_failed_delivery_waits_on_its_message_and_kms_sealed_secrets_sign() {
 }
 
 async fn store_secret(alerts: &Alerts, owner: &str, id: &str) -> Vec<u8> {
-    alerts.store.webhook(owner, id).await.unwrap().unwrap().secret
+    alerts
+        .store
+        .webhook(owner, id)
+        .await
+        .unwrap()
+        .unwrap()
+        .secret
 }
 
 fn base64_of(bytes: &[u8]) -> String {

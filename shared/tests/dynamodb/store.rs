@@ -130,3 +130,9 @@ async fn history_appends_once_and_pages_in_chain_order() {
     let store = dynamodb_store().await;
     test_support::history::history_appends_once_and_pages_in_chain_order(&store).await;
 }
+
+#[tokio::test]
+async fn the_alert_store_contract_on_dynamodb() {
+    let store = dynamodb_store().await;
+    test_support::alerts::alert_store_keeps_its_contract(&store).await;
+}

@@ -1,6 +1,7 @@
 //! Tests that need nothing running: the handlers in process, the sample events, the in-memory
 //! store's contract, the route table against the template and events, and the module map.
 
+mod alerts;
 mod architecture;
 mod catalog;
 mod close;

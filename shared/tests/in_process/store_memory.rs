@@ -86,3 +86,9 @@ async fn history_appends_once_and_pages_in_chain_order() {
     let store = shared::store::MemoryHistory::default();
     test_support::history::history_appends_once_and_pages_in_chain_order(&store).await;
 }
+
+#[tokio::test]
+async fn the_alert_store_contract_in_memory() {
+    let store = shared::store::MemoryAlerts::default();
+    test_support::alerts::alert_store_keeps_its_contract(&store).await;
+}

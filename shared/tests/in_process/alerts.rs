@@ -1,0 +1,199 @@
+//! Alerts in process (decision 61): the settings as a client writes them (bad input changes
+//! nothing), the feed's filters, a rotation's overlap ending after 24 hours, and a body past
+//! 16 KB cut to fit.
+
+use async_trait::async_trait;
+use base64::Engine;
+use lambda_http::http::{Method, StatusCode};
+use serde_json::{json, Value};
+use shared::alerts::use_cases::{self as webhooks, EndpointInput};
+use shared::alerts::webhooks::signing::signature;
+use shared::alerts::{DeliveryJob, Sent, WebhookSender};
+use shared::App;
+use std::sync::{Arc, Mutex};
+use test_support::client::TestClient;
+
+/// A sender that keeps what it would send and answers 200.
+#[derive(Default)]
+struct Kept(Mutex<Vec<(Vec<(String, String)>, String)>>);
+
+#[async_trait]
+impl WebhookSender for Kept {
+    async fn send(&self, _: &str, headers: &[(&str, String)], body: &str) -> Sent {
+        let headers = headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        self.0.lock().unwrap().push((headers, body.to_string()));
+        Sent {
+            status: Some(200),
+            error: None,
+            duration_ms: 1,
+        }
+    }
+}
+
+fn header(sent: &[(String, String)], name: &str) -> String {
+    sent.iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
+        .unwrap()
+}
+
+fn secret_bytes(secret: &str) -> Vec<u8> {
+    let text = secret.strip_prefix("whsec_").unwrap();
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_rotated_secret_signs_beside_the_new_one_for_24_hours_only() {
+    let kept = Arc::new(Kept::default());
+    let mut app = App::in_memory();
+    app.alerts.sender = Some(kept.clone());
+    app.alerts.queue = Some(Arc::new(test_support::events::RecordingQueue::default()));
+    let input = EndpointInput {
+        url: Some("https://hooks.example.com/x".into()),
+        ..EndpointInput::default()
+    };
+    let made = webhooks::create(&app, "alice", input).await.unwrap();
+    let old = secret_bytes(made.secret.as_ref().unwrap());
+    let rotated = webhooks::rotate(&app, "alice", &made.id).await.unwrap();
+    let new = secret_bytes(rotated.secret.as_ref().unwrap());
+    let event = webhooks::test(&app, "alice", &made.id).await.unwrap();
+    let job = DeliveryJob {
+        owner: "alice".into(),
+        webhook_id: made.id.clone(),
+        event_id: event.id.clone(),
+        attempt: 1,
+    };
+    let now = chrono::Utc::now();
+    for at in [
+        now + chrono::Duration::hours(23),
+        now + chrono::Duration::hours(25),
+    ] {
+        let wait = webhooks::deliver(&app.alerts, &job, at).await.unwrap();
+        assert_eq!(wait, None, "delivered");
+    }
+    let sent = kept.0.lock().unwrap().clone();
+    let signed = |(headers, body): &(Vec<(String, String)>, String), secret: &[u8]| {
+        let ts: i64 = header(headers, "webhook-timestamp").parse().unwrap();
+        signature(secret, &header(headers, "webhook-id"), ts, body)
+    };
+    let during = header(&sent[0].0, "webhook-signature");
+    assert_eq!(
+        during,
+        format!("{} {}", signed(&sent[0], &new), signed(&sent[0], &old))
+    );
+    let after = header(&sent[1].0, "webhook-signature");
+    assert_eq!(
+        after,
+        signed(&sent[1], &new),
+        "the old secret no longer signs"
+    );
+    assert_eq!(header(&sent[0].0, "webhook-id"), event.id);
+}
+
+async fn put(client: &TestClient, path: &str, body: &Value) -> test_support::client::Reply {
+    let headers = [("content-type", "application/json")];
+    let body = body.to_string();
+    client
+        .send(Method::PUT, path, &headers, body.as_bytes())
+        .await
+}
+
+#[tokio::test]
+async fn settings_are_written_whole_and_bad_ones_change_nothing() {
+    let app = App::in_memory();
+    let alice = TestClient::in_process(&app, Some("alice"));
+    let defaults = alice.send(Method::GET, "/alerts", &[], b"").await;
+    assert_eq!(defaults.status, StatusCode::OK);
+    assert_eq!(defaults.json["approachPercent"], 10);
+    assert_eq!(defaults.json["cooldownMinutes"], 60);
+    assert_eq!(defaults.json["feeThresholdUsd"], Value::Null);
+    let good = json!({"types": ["position.range.exited"], "approachPercent": 5, "feeThresholdUsd": "12.50", "cooldownMinutes": 30});
+    for (bad, says) in [
+        (json!({"approachPercent": 0}), "approachPercent"),
+        (json!({"approachPercent": 50}), "approachPercent"),
+        (json!({"cooldownMinutes": 10081}), "cooldownMinutes"),
+        (json!({"cooldownMinutes": 1.5}), "integer"),
+        (json!({"feeThresholdUsd": ".5"}), "feeThresholdUsd"),
+        (json!({"feeThresholdUsd": "-1"}), "feeThresholdUsd"),
+        (json!({"feeThresholdUsd": 12}), "invalid"),
+        (json!({"types": ["position.moved"]}), "types"),
+        (json!({"types": ["webhook.test"]}), "types"),
+        (json!({"extra": 1}), "extra"),
+    ] {
+        let mut body = good.clone();
+        body.as_object_mut()
+            .unwrap()
+            .extend(bad.as_object().unwrap().clone());
+        put(&alice, "/alerts", &body)
+            .await
+            .assert_refused(StatusCode::BAD_REQUEST, says);
+    }
+    let mut missing = good.clone();
+    missing.as_object_mut().unwrap().remove("feeThresholdUsd");
+    put(&alice, "/alerts", &missing)
+        .await
+        .assert_refused(StatusCode::BAD_REQUEST, "feeThresholdUsd");
+    let unchanged = alice.send(Method::GET, "/alerts", &[], b"").await;
+    assert_eq!(unchanged.json, defaults.json, "nothing changed");
+    let reply = put(&alice, "/alerts", &good).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let stored = alice.send(Method::GET, "/alerts", &[], b"").await;
+    assert_eq!(stored.json["feeThresholdUsd"], "12.5");
+    assert_eq!(stored.json["types"], json!(["position.range.exited"]));
+    // A position's own: only the caller's positions.
+    let path = "/positions/01JD8Z6C6XK4W5S7R9T2V3M1QZ/alerts";
+    put(&alice, path, &good)
+        .await
+        .assert_refused(StatusCode::NOT_FOUND, "no position");
+    // The feed's filters are checked.
+    for query in ["type=position.moved", "positionId=nope", "limit=0"] {
+        let reply = alice
+            .send(Method::GET, &format!("/events?{query}"), &[], b"")
+            .await;
+        assert_eq!(
+            reply.status,
+            StatusCode::BAD_REQUEST,
+            "{query}: {}",
+            reply.text()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_body_past_16_kb_is_cut_to_fit() {
+    let kept = Arc::new(Kept::default());
+    let mut app = App::in_memory();
+    app.alerts.sender = Some(kept.clone());
+    let input = EndpointInput {
+        url: Some("https://hooks.example.com/x".into()),
+        ..EndpointInput::default()
+    };
+    let made = webhooks::create(&app, "alice", input).await.unwrap();
+    let mut event = shared::alerts::test_event("alice", "big", chrono::Utc::now());
+    event.data = json!({"padding": "x".repeat(20_000)});
+    let expires = chrono::Utc::now() + chrono::Duration::days(1);
+    app.alerts
+        .store
+        .record_event(&event, expires, 600)
+        .await
+        .unwrap();
+    let job = DeliveryJob {
+        owner: "alice".into(),
+        webhook_id: made.id,
+        event_id: event.id.clone(),
+        attempt: 1,
+    };
+    webhooks::deliver(&app.alerts, &job, chrono::Utc::now())
+        .await
+        .unwrap();
+    let (_, body) = kept.0.lock().unwrap()[0].clone();
+    assert!(body.len() < 16 * 1024, "{}", body.len());
+    let sent: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(sent["id"], event.id.as_str());
+    assert_eq!(sent["data"]["truncated"], true);
+}
