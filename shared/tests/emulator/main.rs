@@ -91,8 +91,12 @@ async fn every_event_through_the_function_binaries_under_the_emulator() {
         .await
         .unwrap();
     fresh_state_for(&store, &manifest.fixture).await;
+    manifest.webhooks.store_in(&store).await;
     let client = Client::builder(TokioExecutor::new()).build_http();
     let queue = test_support::dynamodb::sqs_queue("emulator").await;
+    let deliveries = test_support::dynamodb::sqs_queue("emulator-deliveries").await;
+    let (_, key) = test_support::dynamodb::kms_key().await;
+    let alerts = (&deliveries.1, key.as_str());
     let logs_dir = std::env::temp_dir().join(format!("rie-logs-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&logs_dir).unwrap();
 
@@ -104,7 +108,7 @@ async fn every_event_through_the_function_binaries_under_the_emulator() {
             binary.display()
         );
         let (port, log_path, mut emulator) =
-            emulate(&rie, &binary, &store, &queue, &logs_dir).await;
+            emulate(&rie, &binary, &store, (&queue, alerts), &logs_dir).await;
 
         let events = manifest
             .expected
@@ -169,37 +173,48 @@ async fn every_event_through_the_function_binaries_under_the_emulator() {
         assert_logs_are_json_lines(&log_path, endpoint);
     }
 
-    // The queue's function: each SQS batch answered with the messages that failed.
-    let binary = bin_dir.join("refresh-wallets");
-    let (port, log_path, mut emulator) = emulate(&rie, &binary, &store, &queue, &logs_dir).await;
-    assert!(
-        !manifest.queue.is_empty(),
-        "refresh-wallets has no sample events"
-    );
-    for (file, failures) in &manifest.queue {
-        let event = std::fs::read_to_string(manifest.dir.join(file)).unwrap();
-        let answer = invoke(&client, port, &event)
-            .await
-            .unwrap_or_else(|| panic!("{file}: no response from the emulator"));
-        let reported = answer["batchItemFailures"]
-            .as_array()
-            .expect("a batch answer");
-        assert_eq!(reported.len(), *failures, "{file}: {answer}");
+    // The queues' functions: each SQS batch answered with the messages that failed.
+    for (function, unreadable) in [
+        ("refresh-wallets", "not a wallet refresh message"),
+        ("deliver-webhooks", "not a webhook delivery message"),
+    ] {
+        let binary = bin_dir.join(function);
+        let (port, log_path, mut emulator) =
+            emulate(&rie, &binary, &store, (&queue, alerts), &logs_dir).await;
+        let batches: Vec<_> = manifest
+            .queue
+            .iter()
+            .filter(|(file, _)| file.starts_with(&format!("{function}-")))
+            .collect();
+        assert!(!batches.is_empty(), "{function} has no sample events");
+        for (file, failures) in batches {
+            let event = std::fs::read_to_string(manifest.dir.join(file)).unwrap();
+            let answer = invoke(&client, port, &event)
+                .await
+                .unwrap_or_else(|| panic!("{file}: no response from the emulator"));
+            let reported = answer["batchItemFailures"]
+                .as_array()
+                .expect("a batch answer");
+            assert_eq!(reported.len(), *failures, "{file}: {answer}");
+        }
+        emulator.kill().await.unwrap();
+        let logs = std::fs::read_to_string(&log_path).unwrap();
+        assert!(logs.contains(unreadable), "{logs}");
     }
-    emulator.kill().await.unwrap();
-    let logs = std::fs::read_to_string(&log_path).unwrap();
-    assert!(logs.contains("not a wallet refresh message"), "{logs}");
     std::fs::remove_dir_all(&logs_dir).ok();
 }
 
 /// `binary` under the emulator on a free port, its logs to a file: the port, the log file and
 /// the emulator's process. Every function gets the same environment: the table on the test
-/// server, and the wallet queue on it.
+/// server, the wallet and webhook queues and the webhook key on it.
 async fn emulate(
     rie: &str,
     binary: &std::path::Path,
     store: &shared::store::DynamoDbStore,
-    (_, queue_url): &(aws_sdk_sqs::Client, String),
+    ((_, queue_url), (webhook_queue, webhook_key)): (
+        &(aws_sdk_sqs::Client, String),
+        (&String, &str),
+    ),
     logs_dir: &std::path::Path,
 ) -> (u16, std::path::PathBuf, tokio::process::Child) {
     let port = free_port();
@@ -214,6 +229,9 @@ async fn emulate(
         .env("DYNAMODB_ENDPOINT", dynamodb_endpoint())
         .env("AWS_ENDPOINT_URL_SQS", dynamodb_endpoint())
         .env("WALLET_QUEUE_URL", queue_url)
+        .env("WEBHOOK_QUEUE_URL", webhook_queue)
+        .env("WEBHOOK_KEY_ID", webhook_key)
+        .env("AWS_ENDPOINT_URL_KMS", dynamodb_endpoint())
         .env("AWS_REGION", "us-east-1")
         .env("AWS_ACCESS_KEY_ID", "local")
         .env("AWS_SECRET_ACCESS_KEY", "local")
