@@ -7,7 +7,7 @@ use local_api::gateway::{Cors, Gateway};
 use shared::alerts::delivery::local::TaskDeliveries;
 use shared::alerts::delivery::sender::HttpsSender;
 use shared::alerts::webhooks::address::Reach;
-use shared::app::Alerts;
+use shared::alerts::Alerts;
 use shared::app::MarketSync;
 use shared::catalog::{embedded_deployments, embedded_records, Catalog, CatalogFile, Deployment};
 use shared::chain::orders::ChainOrders;

@@ -58,6 +58,7 @@ pub mod alerts {
     pub use crate::adapters::webhooks as delivery;
     pub use crate::application::alert_ports::*;
     pub use crate::application::alerts::*;
+    pub use crate::application::watches::*;
     pub use crate::application::webhooks as use_cases;
     pub use crate::domain::alerts::*;
     pub use crate::domain::webhooks;

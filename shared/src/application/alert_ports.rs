@@ -8,7 +8,9 @@ use crate::domain::alerts::settings::AlertSettings;
 use crate::domain::alerts::{AlertEvent, EventType};
 use crate::domain::model::{Chain, PageRequest, Protocol};
 use crate::domain::webhooks::{Delivery, Webhook};
+use crate::domain::webhooks::address::Reach;
 use async_trait::async_trait;
+use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 /// A position watched on its pool: its range, and what its watch remembers (`None`: no state
@@ -167,4 +169,17 @@ pub trait WebhookSender: Send + Sync {
 pub trait Sealer: Send + Sync {
     async fn seal(&self, plain: &[u8]) -> Result<Vec<u8>, String>;
     async fn open(&self, sealed: &[u8]) -> Result<Vec<u8>, String>;
+}
+
+/// What alerts use: their store, the queue deliveries wait on (`None`: events are kept in the
+/// feed, and delivered by whichever function has one), the secrets' sealer, the sender, where
+/// webhooks may be sent, and the retry schedule's scale (1 deployed; tests shorten it).
+#[derive(Clone)]
+pub struct Alerts {
+    pub store: Arc<dyn AlertStore>,
+    pub queue: Option<Arc<dyn DeliveryQueue>>,
+    pub sealer: Arc<dyn Sealer>,
+    pub sender: Option<Arc<dyn WebhookSender>>,
+    pub reach: Reach,
+    pub retry_scale: f64,
 }

@@ -2,7 +2,7 @@
 //! where chains are read, the readers behind their traits; and the wallet refresh over them.
 //! Which implementations fill it is the wiring's `assemble`.
 
-use crate::application::alert_ports::{AlertStore, DeliveryQueue, Sealer, WebhookSender};
+use crate::application::alert_ports::Alerts;
 use crate::application::error::{Outcome, UseCaseError};
 use crate::application::ports::{HistoryStore, Market, PositionStore, StoreError, WalletStore};
 use crate::application::wallet_reads::{Change, Recorded};
@@ -15,7 +15,6 @@ use crate::domain::orders::simulation::{Simulated, SimulationError};
 use crate::domain::wallets::challenge::SigningDomain;
 use crate::domain::wallets::retry::{due, Retry, RETRIES_PER_SYNC};
 use crate::domain::wallets::LinkedWallet;
-use crate::domain::webhooks::address::Reach;
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -43,18 +42,6 @@ pub struct App {
     pub alerts: Alerts,
 }
 
-/// What alerts use: their store, the queue deliveries wait on (`None`: events are kept in the
-/// feed, and delivered by whichever function has one), the secrets' sealer, where webhooks
-/// may be sent, and the retry schedule's scale (1 deployed; tests shorten it).
-#[derive(Clone)]
-pub struct Alerts {
-    pub store: Arc<dyn AlertStore>,
-    pub queue: Option<Arc<dyn DeliveryQueue>>,
-    pub sealer: Arc<dyn Sealer>,
-    pub sender: Option<Arc<dyn WebhookSender>>,
-    pub reach: Reach,
-    pub retry_scale: f64,
-}
 
 /// The chain reads building an on-chain order takes (`chain::orders`).
 #[async_trait]

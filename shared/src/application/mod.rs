@@ -17,4 +17,5 @@ pub mod positions;
 pub mod settling;
 pub mod wallet_reads;
 pub mod wallets;
+pub mod watches;
 pub mod webhooks;

@@ -2,8 +2,8 @@
 //! later reads over earlier ones, the ones it no longer holds closed (the domain's `holdings`
 //! says how each is read and shown).
 
-use crate::application::alerts::{rewatch, watching};
-use crate::application::app::Alerts;
+use crate::application::watches::{rewatch, watching};
+use crate::application::alert_ports::Alerts;
 use crate::application::ports::{Market, PositionStore, StoreError};
 use crate::application::settling::release_ticks;
 use crate::domain::catalog::{Catalog, Pool};

@@ -4,8 +4,9 @@
 //! judged (delivered, retried on the schedule, or the endpoint disabled).
 
 use crate::application::alert_ports::{DeliveryJob, Sent};
-use crate::application::alerts::test_event;
-use crate::application::app::{Alerts, App};
+use crate::application::watches::test_event;
+use crate::application::alert_ports::Alerts;
+use crate::application::app::App;
 use crate::application::error::{Outcome, UseCaseError};
 use crate::application::ports::StoreError;
 use crate::domain::alerts::{EventType, FEED_DAYS};

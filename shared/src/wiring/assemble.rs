@@ -6,7 +6,8 @@ use crate::adapters::store::{
     MemoryStore, MemoryWallets, NoKey,
 };
 use crate::application::alert_ports::AlertStore;
-use crate::application::app::{Alerts, App};
+use crate::application::alert_ports::Alerts;
+use crate::application::app::App;
 use crate::domain::clock::SystemClock;
 use crate::domain::market::MarketRules;
 use crate::domain::wallets::challenge::SigningDomain;

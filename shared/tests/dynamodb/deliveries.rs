@@ -10,7 +10,7 @@ use shared::alerts::delivery::queue::SqsDeliveries;
 use shared::alerts::delivery::sender::HttpsSender;
 use shared::alerts::use_cases::{self as webhooks, EndpointInput};
 use shared::alerts::webhooks::address::Reach;
-use shared::app::Alerts;
+use shared::alerts::Alerts;
 use shared::App;
 use std::sync::Arc;
 use std::time::Duration;

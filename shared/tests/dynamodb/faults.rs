@@ -5,7 +5,7 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 use lambda_http::http::StatusCode;
 use serde_json::json;
-use shared::app::Alerts;
+use shared::alerts::Alerts;
 use shared::model::{Chain, Filter, PageRequest, Status};
 use shared::store::dynamodb::local_client_with_timeout;
 use shared::store::MemoryMarket;

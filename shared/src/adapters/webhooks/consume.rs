@@ -5,7 +5,7 @@
 //! time, so the redrive policy's dead-letter queue takes it.
 
 use crate::application::alert_ports::DeliveryJob;
-use crate::application::app::Alerts;
+use crate::application::alert_ports::Alerts;
 use crate::application::webhooks::deliver;
 use serde_json::{json, Value};
 

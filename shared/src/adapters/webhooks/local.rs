@@ -2,7 +2,7 @@
 //! that delivers, waits as the schedule says and tries again, as the queue's visibility would.
 
 use crate::application::alert_ports::{DeliveryJob, DeliveryQueue};
-use crate::application::app::Alerts;
+use crate::application::alert_ports::Alerts;
 use crate::application::webhooks::deliver;
 use async_trait::async_trait;
 
