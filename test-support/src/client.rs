@@ -41,7 +41,7 @@ impl Reply {
 #[derive(Clone)]
 enum Transport {
     /// Through the handlers, as the Lambda runtime invokes them behind the JWT authorizer.
-    InProcess(App),
+    InProcess(Box<App>),
     /// Over HTTP to a running server.
     Http {
         base: String,
@@ -62,7 +62,7 @@ impl TestClient {
     /// `sub` is `None`).
     pub fn in_process(app: &App, sub: Option<&str>) -> TestClient {
         TestClient {
-            transport: Transport::InProcess(app.clone()),
+            transport: Transport::InProcess(Box::new(app.clone())),
             credential: sub.map(str::to_string),
         }
     }

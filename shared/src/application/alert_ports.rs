@@ -7,11 +7,11 @@ use crate::domain::alerts::range::RangeWatch;
 use crate::domain::alerts::settings::AlertSettings;
 use crate::domain::alerts::{AlertEvent, EventType};
 use crate::domain::model::{Chain, PageRequest, Protocol};
-use crate::domain::webhooks::{Delivery, Webhook};
 use crate::domain::webhooks::address::Reach;
+use crate::domain::webhooks::{Delivery, Webhook};
 use async_trait::async_trait;
-use std::sync::Arc;
 use chrono::{DateTime, Utc};
+use std::sync::Arc;
 
 /// A position watched on its pool: its range, and what its watch remembers (`None`: no state
 /// seen yet, so the next one tells nothing).

@@ -42,7 +42,6 @@ pub struct App {
     pub alerts: Alerts,
 }
 
-
 /// The chain reads building an on-chain order takes (`chain::orders`).
 #[async_trait]
 pub trait OrderChain: Send + Sync {

@@ -2,10 +2,10 @@
 //! later reads over earlier ones, the ones it no longer holds closed (the domain's `holdings`
 //! says how each is read and shown).
 
-use crate::application::watches::{rewatch, watching};
 use crate::application::alert_ports::Alerts;
 use crate::application::ports::{Market, PositionStore, StoreError};
 use crate::application::settling::release_ticks;
+use crate::application::watches::{rewatch, watching};
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::holdings::{holding_of, usd_price, value_of, ReadPosition, Staked, TRANSFERRED};
 use crate::domain::model::{Chain, Position, Status, WalletHolding};

@@ -3,12 +3,12 @@
 //! of one queued event to one endpoint: signed, sent only to a permitted address, logged,
 //! judged (delivered, retried on the schedule, or the endpoint disabled).
 
-use crate::application::alert_ports::{DeliveryJob, Sent};
-use crate::application::watches::test_event;
 use crate::application::alert_ports::Alerts;
+use crate::application::alert_ports::{DeliveryJob, Sent};
 use crate::application::app::App;
 use crate::application::error::{Outcome, UseCaseError};
 use crate::application::ports::StoreError;
+use crate::application::watches::test_event;
 use crate::domain::alerts::{EventType, FEED_DAYS};
 use crate::domain::model::{ListView, PageRequest};
 use crate::domain::webhooks::address::check_url;

@@ -70,6 +70,19 @@ impl Serialize for Exact {
     }
 }
 
+/// RFC 3339 UTC with milliseconds, the API's one time format.
+pub fn format_time(time: &chrono::DateTime<chrono::Utc>) -> String {
+    time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// Serializes a time in the API's format ([`format_time`]).
+pub fn api_time<S: Serializer>(
+    time: &chrono::DateTime<chrono::Utc>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&format_time(time))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,17 +113,4 @@ mod tests {
             "0.0001"
         );
     }
-}
-
-/// RFC 3339 UTC with milliseconds, the API's one time format.
-pub fn format_time(time: &chrono::DateTime<chrono::Utc>) -> String {
-    time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// Serializes a time in the API's format ([`format_time`]).
-pub fn api_time<S: Serializer>(
-    time: &chrono::DateTime<chrono::Utc>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(&format_time(time))
 }

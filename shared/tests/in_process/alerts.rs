@@ -13,9 +13,12 @@ use shared::App;
 use std::sync::{Arc, Mutex};
 use test_support::client::TestClient;
 
+/// One request as it would be sent: its headers and body.
+type Request = (Vec<(String, String)>, String);
+
 /// A sender that keeps what it would send and answers 200.
 #[derive(Default)]
-struct Kept(Mutex<Vec<(Vec<(String, String)>, String)>>);
+struct Kept(Mutex<Vec<Request>>);
 
 #[async_trait]
 impl WebhookSender for Kept {
@@ -77,7 +80,7 @@ async fn a_rotated_secret_signs_beside_the_new_one_for_24_hours_only() {
         assert_eq!(wait, None, "delivered");
     }
     let sent = kept.0.lock().unwrap().clone();
-    let signed = |(headers, body): &(Vec<(String, String)>, String), secret: &[u8]| {
+    let signed = |(headers, body): &Request, secret: &[u8]| {
         let ts: i64 = header(headers, "webhook-timestamp").parse().unwrap();
         signature(secret, &header(headers, "webhook-id"), ts, body)
     };

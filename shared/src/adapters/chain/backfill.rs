@@ -10,9 +10,9 @@ use super::evm::{self, hex_data, Block};
 use super::history::{mint_block, position_events};
 use super::rpc::RpcClient;
 use super::scan::REORG_WINDOW;
-use crate::application::watches::emit_history;
 use crate::application::alert_ports::Alerts;
 use crate::application::ports::{HistoryStore, PositionStore, StoreError};
+use crate::application::watches::emit_history;
 use crate::domain::catalog::{Catalog, Deployment, Pool};
 use crate::domain::history::{
     count_start, mark_staking, summarize, Arrival, EventKind, HistoryProgress, HistorySummary,

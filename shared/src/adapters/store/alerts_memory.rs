@@ -13,12 +13,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::RwLock;
 
 type Owner = String;
+/// A pool as the catalog names it.
+type PoolKey = (Chain, Protocol, String);
 
 #[derive(Default)]
 struct Alerts {
     settings: HashMap<(Owner, Option<String>), AlertSettings>,
     /// By pool, then (owner, position).
-    watched: BTreeMap<(Chain, Protocol, String), BTreeMap<(Owner, String), Watched>>,
+    watched: BTreeMap<PoolKey, BTreeMap<(Owner, String), Watched>>,
     /// Each owner's events in the order recorded.
     events: HashMap<Owner, Vec<AlertEvent>>,
     /// Each owner's events recorded per hour (the allowance).
@@ -42,7 +44,7 @@ impl MemoryAlerts {
     }
 }
 
-fn pool_key(w: &Watched) -> (Chain, Protocol, String) {
+fn pool_key(w: &Watched) -> PoolKey {
     (w.chain, w.protocol, w.pool.clone())
 }
 

@@ -4,8 +4,8 @@
 //! attempt the message is done with; a record that is no delivery is reported failed every
 //! time, so the redrive policy's dead-letter queue takes it.
 
-use crate::application::alert_ports::DeliveryJob;
 use crate::application::alert_ports::Alerts;
+use crate::application::alert_ports::DeliveryJob;
 use crate::application::webhooks::deliver;
 use serde_json::{json, Value};
 

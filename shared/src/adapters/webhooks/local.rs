@@ -1,8 +1,8 @@
 //! Deliveries where no queue runs (local-api, the embedded default's tests): a task per job
 //! that delivers, waits as the schedule says and tries again, as the queue's visibility would.
 
-use crate::application::alert_ports::{DeliveryJob, DeliveryQueue};
 use crate::application::alert_ports::Alerts;
+use crate::application::alert_ports::{DeliveryJob, DeliveryQueue};
 use crate::application::webhooks::deliver;
 use async_trait::async_trait;
 
