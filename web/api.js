@@ -31,6 +31,7 @@ export function client(base, token) {
   return {
     get: (path) => call("GET", path),
     post: (path, body) => call("POST", path, body),
+    put: (path, body) => call("PUT", path, body),
   };
 }
 

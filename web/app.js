@@ -1,7 +1,8 @@
 // The page: sign-in from the URL fragment or a pasted token, the portfolio, the positions with
 // their range bars and paging, a position's detail and close, and the wallet flows (link, open
-// on chain, sign and send, follow until the chain settles it).
+// on chain, sign and send, follow until the chain settles it), the alerts (alerts.js).
 
+import { saveSettings, showFeed, showPositionAlerts, showSettings } from "./alerts.js";
 import { ApiError, claims, client } from "./api.js";
 import { breakdown, rangeBar } from "./charts.js";
 import { amount, percent, price, signedUsd, time, usd } from "./format.js";
@@ -70,7 +71,8 @@ function clearError() {
 async function refresh() {
   try {
     clearError();
-    await Promise.all([showPortfolio(), showPositions(), showWallets(), loadPools()]);
+    await Promise.all([showPortfolio(), showPositions(), showWallets(), loadPools(), showFeed(state.api),
+      showSettings(state.api)]);
   } catch (e) {
     fail(e);
   }
@@ -343,7 +345,7 @@ async function showDetail(id) {
   try {
     clearError();
     renderDetail(await state.api.get(`/positions/${id}`));
-    await showHistory(id);
+    await Promise.all([showHistory(id), showPositionAlerts(state.api, id)]);
     $("detail-progress").textContent = "";
     $("detail").hidden = false;
     $("detail").focus();
@@ -509,6 +511,11 @@ $("act-confirm").addEventListener("click", confirmAction);
 $("open-pool").addEventListener("change", () => { $("open-lower").value = ""; $("open-upper").value = ""; choosePool(); });
 $("open-form").addEventListener("submit", openPosition);
 $("link-button").addEventListener("click", linkWallet);
+$("alert-settings").addEventListener("submit", (e) => {
+  e.preventDefault();
+  $("alert-progress").textContent = "";
+  saveSettings(state.api).then(() => showFeed(state.api)).catch(fail);
+});
 $("sign-out").addEventListener("click", () => signIn());
 $("signin-form").addEventListener("submit", (e) => {
   e.preventDefault();

@@ -15,6 +15,7 @@ pub const FILES: &[(&str, &str, &str)] = &[
     ("/", HTML, include_str!("../../web/index.html")),
     ("/index.html", HTML, include_str!("../../web/index.html")),
     ("/app.js", JS, include_str!("../../web/app.js")),
+    ("/alerts.js", JS, include_str!("../../web/alerts.js")),
     ("/api.js", JS, include_str!("../../web/api.js")),
     ("/charts.js", JS, include_str!("../../web/charts.js")),
     ("/format.js", JS, include_str!("../../web/format.js")),

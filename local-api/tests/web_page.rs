@@ -7,7 +7,7 @@
 //! (`docs/screenshots/`: the page, an action's transactions, a position's history, a phone), so
 //! they show the page as it is.
 
-use lambda_http::http::StatusCode;
+use lambda_http::http::{Method, StatusCode};
 use local_api::auth::JwtSettings;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -295,6 +295,47 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
         "{shown}"
     );
 
+    // Alerts (decision 61): the feed as the API answers it, newest first (the wallet's collect,
+    // withdrawal and close told); the position's own in its detail; the settings as saved
+    // through the form.
+    let events = paula
+        .send(Method::GET, "/events?limit=20", &[], b"")
+        .await
+        .json;
+    let listed: Vec<Value> = events["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| json!({"id": e["id"], "type": e["type"]}))
+        .collect();
+    assert!(!listed.is_empty(), "{events}");
+    assert_eq!(shown["feed"], json!(listed), "{shown}");
+    let types: Vec<Value> = listed.iter().map(|e| e["type"].clone()).collect();
+    assert!(types.contains(&json!("position.closed")), "{types:?}");
+    let opened = text(&shown["openedId"]);
+    let path = format!("/events?positionId={opened}&limit=5");
+    let own = paula.send(Method::GET, &path, &[], b"").await.json;
+    let own: Vec<Value> = own["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].clone())
+        .collect();
+    assert_eq!(shown["detailAlerts"], json!(own), "{shown}");
+    let settings = &shown["settings"];
+    assert_eq!(settings["cooldownMinutes"], 15, "{settings}");
+    assert_eq!(settings["feeThresholdUsd"], "2.5", "{settings}");
+    let told: Vec<&str> = settings["types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        !told.contains(&"position.range.approaching") && told.contains(&"position.closed"),
+        "{settings}"
+    );
+
     // The phone layout fits 375 px; a refused token is back to signing in, with the reason.
     assert!(shown["phoneWidth"].as_u64().unwrap() <= 375, "{shown}");
     assert_eq!(shown["signinShown"], true);
@@ -306,6 +347,7 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
         "page-actions.png",
         "page-history.png",
         "page-phone.png",
+        "page-alerts.png",
     ] {
         let modified = std::fs::metadata(screenshots.join(name))
             .and_then(|m| m.modified())

@@ -183,6 +183,25 @@ try {
   out.walletRows = await rows(page);
   out.unpriced = await page.isVisible("#unpriced") ? await page.textContent("#unpriced") : null;
 
+  // Alerts: the position's own in its detail, the feed once the page reloads, and the settings
+  // saved through the form.
+  await sync();
+  await page.click(`#position-table tbody tr[data-id="${id}"] button`);
+  await page.waitForSelector("#detail-alerts tr");
+  out.detailAlerts = await page.$$eval("#detail-alerts tr.alert-event", (rs) => rs.map((r) => r.dataset.id));
+  await page.reload();
+  await page.waitForSelector("#alert-feed tr");
+  out.feed = await page.$$eval("#alert-feed tr.alert-event", (rs) => rs.map((r) => ({ id: r.dataset.id, type: r.dataset.type })));
+  out.feedTotal = await page.textContent("#alert-total");
+  await page.waitForSelector("#alert-types input");
+  await page.fill("#alert-cooldown", "15");
+  await page.fill("#alert-threshold", "2.5");
+  await page.uncheck('#alert-types input[value="position.range.approaching"]');
+  await page.click("#alert-save");
+  await waitText(page, "#alert-progress", /saved/);
+  out.settings = await (await fetch(`${config.base}/alerts`, { headers: { Authorization: `Bearer ${config.token}` } })).json();
+  await page.locator("#alerts").screenshot({ path: join(config.screenshots, "page-alerts.png") });
+
   // A phone: the same page in 375 px, nothing wider than the screen.
   const phone = await open({ width: 375, height: 812 }, null);
   await phone.waitForSelector("#position-table tbody tr[data-id]");

@@ -5,7 +5,7 @@
 use crate::application::alert_ports::Alerts;
 use crate::application::ports::{Market, PositionStore, StoreError};
 use crate::application::settling::release_ticks;
-use crate::application::watches::{rewatch, watching};
+use crate::application::watches::{emit_withdrawn, rewatch, watching};
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::holdings::{holding_of, usd_price, value_of, ReadPosition, Staked, TRANSFERRED};
 use crate::domain::model::{Chain, Position, Status, WalletHolding};
@@ -218,6 +218,9 @@ pub async fn record(
                 let fields = differences(&previous, &read);
                 if ignore_lost_race(store.update_holding(&read, &previous).await)? {
                     release_after(market, release, &read).await;
+                    if previous.status != Status::Closed && read.status == Status::Closed {
+                        emit_withdrawn(alerts, &read, height, now).await?;
+                    }
                     recorded.changed.push(Change {
                         position: read.id.clone(),
                         fields,

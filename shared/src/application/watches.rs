@@ -13,8 +13,9 @@ use crate::domain::alerts::{
     event_id, from_history, sequence, AlertEvent, Cause, EventType, Subject, FEED_DAYS,
 };
 use crate::domain::catalog::{Catalog, Pool};
-use crate::domain::history::PositionEvent;
+use crate::domain::history::{EventKind, PositionEvent};
 use crate::domain::holdings::holding_view;
+use crate::domain::holdings::WITHDRAWN;
 use crate::domain::math::U256;
 use crate::domain::model::{Position, Status};
 use crate::domain::webhooks::delivery::HOURLY_EVENTS;
@@ -342,7 +343,8 @@ pub fn test_event(owner: &str, request: &str, now: DateTime<Utc>) -> AlertEvent 
 }
 
 /// The alerts a wallet position's newly read events make (a history read on from where it was:
-/// a first read tells nothing of the past), as its settings tell them; recorded and queued.
+/// a first read tells nothing of the past), as its settings tell them; recorded and queued. A
+/// burn tells `position.closed` unless the read that found its liquidity gone told it already.
 pub async fn emit_history(
     alerts: &Alerts,
     position: &Position,
@@ -357,10 +359,48 @@ pub async fn emit_history(
         chain: position.chain,
         symbols,
     };
-    let made: Vec<AlertEvent> = events
+    let told_closed = holding.is_some_and(|h| h.close_reason.as_deref() == Some(WITHDRAWN));
+    let made = events
         .iter()
+        .filter(|e| !(told_closed && e.kind == EventKind::Burn))
         .filter_map(|e| from_history(&subject, e, now))
         .collect();
+    tell(alerts, position, made).await
+}
+
+/// A wallet position a read found closed with no liquidity left: `position.closed` at that
+/// read's block (once: its id is the transition and the block).
+pub async fn emit_withdrawn(
+    alerts: &Alerts,
+    position: &Position,
+    height: u64,
+    now: DateTime<Utc>,
+) -> Result<usize, StoreError> {
+    let cause = Cause::State {
+        transition: "closed",
+        block: height,
+    };
+    let closed = AlertEvent {
+        id: event_id(&position.owner, Some(&position.id), &cause),
+        owner: position.owner.clone(),
+        event_type: EventType::Closed,
+        created_at: now,
+        position_id: Some(position.id.clone()),
+        chain: Some(position.chain),
+        block: Some(height),
+        sequence: sequence(height, None),
+        data: json!({"reason": WITHDRAWN, "pool": position.pool}),
+        not_delivered: None,
+    };
+    tell(alerts, position, vec![closed]).await
+}
+
+/// `made` as the position's settings (its own, else its owner's) tell them, recorded and queued.
+async fn tell(
+    alerts: &Alerts,
+    position: &Position,
+    made: Vec<AlertEvent>,
+) -> Result<usize, StoreError> {
     if made.is_empty() {
         return Ok(0);
     }

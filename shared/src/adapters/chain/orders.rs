@@ -14,8 +14,10 @@ use super::evm::{self, hex_bytes};
 use super::rpc::RpcClient;
 use super::trust::plausible_mint;
 use super::wallets::position_terms;
+use crate::application::alert_ports::Alerts;
 use crate::application::app::OrderChain;
 use crate::application::ports::{PositionStore, StoreError};
+use crate::application::watches::emit_withdrawn;
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::holdings::{holding_of, ReadPosition};
 use crate::domain::lifecycle::unfunded_close;
@@ -47,6 +49,8 @@ sol! {
 pub struct ChainOrders {
     endpoints: BTreeMap<Chain, Arc<RpcClient>>,
     confirmations: Confirmations,
+    /// Where a close it settles is told (decision 61); `None`: nowhere.
+    alerts: Option<Alerts>,
 }
 
 impl ChainOrders {
@@ -57,6 +61,23 @@ impl ChainOrders {
         ChainOrders {
             endpoints,
             confirmations: confirmations.into(),
+            alerts: None,
+        }
+    }
+
+    /// Tells each close it settles (`position.closed`, decision 61).
+    pub fn with_alerts(mut self, alerts: Alerts) -> ChainOrders {
+        self.alerts = Some(alerts);
+        self
+    }
+
+    /// Tells that `position` closed at `block`; a store that fails costs the alert, never the
+    /// settlement.
+    async fn tell_closed(&self, position: &Position, block: u64, now: DateTime<Utc>) {
+        if let Some(alerts) = &self.alerts {
+            if let Err(e) = emit_withdrawn(alerts, position, block, now).await {
+                tracing::warn!(position = %position.id, cause = %e, "close not told");
+            }
         }
     }
 
@@ -219,7 +240,10 @@ impl ChainOrders {
             };
             match apply(store, pool, &position, order, outcome, now).await {
                 Ok(Some(Outcome::Minted(_))) => settled.opened += 1,
-                Ok(Some(Outcome::Withdrawn(_))) => settled.withdrawn += 1,
+                Ok(Some(Outcome::Withdrawn(withdrawal))) => {
+                    settled.withdrawn += 1;
+                    self.tell_closed(&position, withdrawal.block, now).await;
+                }
                 Ok(Some(Outcome::Applied)) => settled.applied += 1,
                 Ok(Some(_)) => settled.ended += 1,
                 Ok(None) => {}
@@ -533,6 +557,7 @@ impl ChainOrders {
                     match store.close(owner, id, Status::Active, &closing).await {
                         Ok(()) => {
                             name_the_move(store, position, order).await;
+                            self.tell_closed(position, withdrawal.block, now).await;
                             true
                         }
                         Err(StoreError::Conflict) => true,

@@ -425,7 +425,8 @@ impl WalletRefresh for WalletReader {
             .map_err(stored_error)?;
         // Orders the read shows done settle first, with their events; the read then records
         // the rest (a close whose events were not found is left for the next read).
-        let orders = ChainOrders::new(self.endpoints.clone(), self.confirmations.clone());
+        let orders = ChainOrders::new(self.endpoints.clone(), self.confirmations.clone())
+            .with_alerts(self.alerts.clone());
         let (settled, unsettled) = orders
             .settle_seen(store, &catalog, wallet, (height, &read), &stored, now)
             .await?;

@@ -251,7 +251,10 @@ impl Syncer {
                 return None;
             }
         };
-        let chains = ChainOrders::new(self.endpoints.clone(), self.confirmations.clone());
+        let mut chains = ChainOrders::new(self.endpoints.clone(), self.confirmations.clone());
+        if let Some(alerts) = &self.alerts {
+            chains = chains.with_alerts(alerts.clone());
+        }
         let settled = chains
             .settle(self.store.as_ref(), &catalog, orders, now)
             .await;
