@@ -29,10 +29,7 @@ pub fn configured(alerts: Alerts, config: &Config, sdk: &aws_config::SdkConfig) 
         ..alerts
     };
     if let Some(key_id) = config.webhook_key_id.clone() {
-        alerts.sealer = Arc::new(KmsSealer {
-            kms: aws_sdk_kms::Client::new(sdk),
-            key_id,
-        });
+        alerts.sealer = Arc::new(KmsSealer::new(aws_sdk_kms::Client::new(sdk), key_id));
     }
     alerts
 }

@@ -63,7 +63,7 @@ async fn a_failed_delivery_waits_on_its_message_and_kms_sealed_secrets_sign() {
             sqs: sqs.clone(),
             url: url.clone(),
         })),
-        sealer: Arc::new(KmsSealer { kms, key_id }),
+        sealer: Arc::new(KmsSealer::new(kms, key_id)),
         sender: Some(Arc::new(HttpsSender::new(reach).unwrap())),
         reach,
         // 5 s × 0.2: the second attempt a second later.
