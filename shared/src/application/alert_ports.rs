@@ -37,6 +37,18 @@ pub struct EventFilter {
     pub event_type: Option<EventType>,
 }
 
+/// `page` of `all` (in the order to show) and how many there are in all: what a store answers
+/// when it reads the whole list to count it.
+pub fn paged<T>(all: Vec<T>, page: PageRequest) -> (Vec<T>, u64) {
+    let total = all.len() as u64;
+    let items = all
+        .into_iter()
+        .skip(usize::try_from(page.offset).unwrap_or(usize::MAX))
+        .take(page.limit as usize)
+        .collect();
+    (items, total)
+}
+
 /// What recording an event did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Recorded {

@@ -10,11 +10,11 @@ use crate::adapters::chain::rpc::RpcClient;
 use crate::adapters::chain::scan::ChainScanner;
 use crate::adapters::chain::secrets::rpc_urls;
 use crate::adapters::chain::sync::{Syncer, RPC_TIMEOUT};
-use crate::adapters::store::dynamodb::{lambda_client, lambda_sdk_config, DynamoDbStore};
 use crate::application::app::{with_due_retries, App, WholeRead};
 use crate::domain::model::Chain;
 use crate::edge::routes::Endpoint;
 use crate::wiring::config::Config;
+use crate::wiring::lambda::on_table;
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
 use lambda_http::request::LambdaRequest;
 use lambda_http::{Body, Error, RequestExt, Response};
@@ -55,21 +55,7 @@ impl Container {
     async fn start(catalog_ttl: Option<Duration>) -> Result<Container, Error> {
         let config = Config::from_env()?;
         crate::wiring::telemetry::init(&config.log_level);
-        let sdk = lambda_sdk_config().await;
-        let store = DynamoDbStore::new(
-            lambda_client(&sdk, config.dynamodb_endpoint.as_deref()),
-            config.table_name.clone(),
-        );
-        let app = App::on_dynamodb(
-            store,
-            catalog_ttl.unwrap_or(config.catalog_ttl),
-            config.market_rules(),
-        );
-        let app = App {
-            signing: config.signing.clone(),
-            alerts: crate::wiring::alerts_lambda::configured(app.alerts, &config, &sdk),
-            ..app
-        };
+        let (sdk, app) = on_table(&config, catalog_ttl.unwrap_or(config.catalog_ttl)).await;
         let urls = rpc_urls(&aws_sdk_ssm::Client::new(&sdk), &config.rpc_parameters).await?;
         let endpoints = urls
             .iter()

@@ -7,29 +7,35 @@ use crate::wiring::config::Config;
 use lambda_http::{service_fn, Error, Request};
 use std::convert::Infallible;
 
+/// The app on the configured table (the catalog cached for `catalog_ttl`), its signing domain
+/// and, with feature `webhooks`, its alerts' queue and key; with the SDK's configuration.
+pub(crate) async fn on_table(
+    config: &Config,
+    catalog_ttl: std::time::Duration,
+) -> (aws_config::SdkConfig, App) {
+    let sdk = lambda_sdk_config().await;
+    let client = lambda_client(&sdk, config.dynamodb_endpoint.as_deref());
+    let store = DynamoDbStore::new(client, config.table_name.clone());
+    let app = App::on_dynamodb(store, catalog_ttl, config.market_rules());
+    #[cfg(feature = "webhooks")]
+    let app = App {
+        alerts: configured(app.alerts, config, &sdk),
+        ..app
+    };
+    let app = App {
+        signing: config.signing.clone(),
+        ..app
+    };
+    (sdk, app)
+}
+
 /// Reads the configuration and builds logging and, for endpoints that use the table, the
 /// DynamoDB client once (the init phase), then serves invocations.
 pub async fn run(endpoint: Endpoint) -> Result<(), Error> {
     let config = Config::from_env()?;
     crate::wiring::telemetry::init(&config.log_level);
     let app = if endpoint.uses_table() {
-        let sdk = lambda_sdk_config().await;
-        let client = lambda_client(&sdk, config.dynamodb_endpoint.as_deref());
-        let rules = config.market_rules();
-        let app = App::on_dynamodb(
-            DynamoDbStore::new(client, config.table_name.clone()),
-            config.catalog_ttl,
-            rules,
-        );
-        #[cfg(feature = "webhooks")]
-        let app = App {
-            alerts: crate::wiring::alerts_lambda::configured(app.alerts, &config, &sdk),
-            ..app
-        };
-        App {
-            signing: config.signing,
-            ..app
-        }
+        on_table(&config, config.catalog_ttl).await.1
     } else {
         // Nothing to read: no DynamoDB client to build at cold start.
         App::in_memory()
@@ -39,4 +45,31 @@ pub async fn run(endpoint: Endpoint) -> Result<(), Error> {
         Ok::<_, Infallible>(endpoint.handle(app, request).await)
     }))
     .await
+}
+
+/// `alerts` with the configured queue and key: deliveries queued where `WEBHOOK_QUEUE_URL`
+/// is set, secrets sealed where `WEBHOOK_KEY_ID` is (refused otherwise).
+#[cfg(feature = "webhooks")]
+pub fn configured(
+    alerts: crate::application::alert_ports::Alerts,
+    config: &Config,
+    sdk: &aws_config::SdkConfig,
+) -> crate::application::alert_ports::Alerts {
+    let queue = config.webhook_queue_url.clone().map(|url| {
+        std::sync::Arc::new(crate::adapters::webhooks::queue::SqsDeliveries {
+            sqs: aws_sdk_sqs::Client::new(sdk),
+            url,
+        }) as std::sync::Arc<dyn crate::application::alert_ports::DeliveryQueue>
+    });
+    let mut alerts = crate::application::alert_ports::Alerts {
+        queue: queue.or(alerts.queue.clone()),
+        ..alerts
+    };
+    if let Some(key_id) = config.webhook_key_id.clone() {
+        alerts.sealer = std::sync::Arc::new(crate::adapters::webhooks::kms::KmsSealer::new(
+            aws_sdk_kms::Client::new(sdk),
+            key_id,
+        ));
+    }
+    alerts
 }

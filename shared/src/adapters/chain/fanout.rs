@@ -6,12 +6,12 @@
 //! failed (`ReportBatchItemFailures`), which the queue retries and, after five receives, moves
 //! to its dead-letter queue.
 
-use crate::adapters::webhooks::queue::send_all;
+use crate::adapters::webhooks::queue::{answer_batch, send_all};
 use crate::application::app::{App, WholeRead};
 use crate::domain::model::Chain;
 use crate::domain::wallets::LinkedWallet;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// One wallet to read whole, as a queue message carries it, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,12 +69,7 @@ pub async fn enqueue(
 /// Refreshes the wallets of an SQS event's records, side by side; answers the partial batch
 /// response naming the records whose wallet failed (or whose body is not a refresh message).
 pub async fn refresh_batch(app: &App, event: &Value) -> Value {
-    let records = event
-        .get("Records")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let refreshes = records.iter().map(|record| async move {
+    answer_batch(event, |record| async move {
         let id = record.get("messageId").and_then(Value::as_str).unwrap_or_default();
         let message = record
             .get("body")
@@ -110,14 +105,8 @@ pub async fn refresh_batch(app: &App, event: &Value) -> Value {
                 Some(id.to_string())
             }
         }
-    });
-    let failures: Vec<Value> = futures_util::future::join_all(refreshes)
-        .await
-        .into_iter()
-        .flatten()
-        .map(|id| json!({"itemIdentifier": id}))
-        .collect();
-    json!({"batchItemFailures": failures})
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Alerts in memory (the embedded default's and the fast tests'), and the sealer that keeps a
 //! secret as given: for memory and local runs only, never deployed (KMS seals there).
 
-use crate::application::alert_ports::{AlertStore, EventFilter, Recorded, Sealer, Watched};
+use crate::application::alert_ports::{paged, AlertStore, EventFilter, Recorded, Sealer, Watched};
 use crate::application::ports::{StoreError, StoreResult};
 use crate::domain::alerts::settings::AlertSettings;
 use crate::domain::alerts::AlertEvent;
@@ -46,17 +46,6 @@ impl MemoryAlerts {
 
 fn pool_key(w: &Watched) -> PoolKey {
     (w.chain, w.protocol, w.pool.clone())
-}
-
-fn page<T: Clone>(newest_first: impl Iterator<Item = T>, page: PageRequest) -> (Vec<T>, u64) {
-    let all: Vec<T> = newest_first.collect();
-    let total = all.len() as u64;
-    let items = all
-        .into_iter()
-        .skip(page.offset as usize)
-        .take(page.limit as usize)
-        .collect();
-    (items, total)
 }
 
 #[async_trait]
@@ -165,7 +154,7 @@ impl AlertStore for MemoryAlerts {
             .map(|e| e.iter().filter(|e| matches(e, filter)).collect())
             .unwrap_or_default();
         all.sort_by(|a, b| (b.created_at, &b.id).cmp(&(a.created_at, &a.id)));
-        Ok(page(all.into_iter().cloned(), page_request))
+        Ok(paged(all.into_iter().cloned().collect(), page_request))
     }
 
     async fn event(&self, owner: &str, id: &str) -> StoreResult<Option<AlertEvent>> {
@@ -267,7 +256,7 @@ impl AlertStore for MemoryAlerts {
             .get(&(owner.to_string(), webhook.to_string()))
             .cloned()
             .unwrap_or_default();
-        Ok(page(log.into_iter().rev(), page_request))
+        Ok(paged(log.into_iter().rev().collect(), page_request))
     }
 }
 

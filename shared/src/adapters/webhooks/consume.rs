@@ -4,10 +4,11 @@
 //! attempt the message is done with; a record that is no delivery is reported failed every
 //! time, so the redrive policy's dead-letter queue takes it.
 
+use super::queue::answer_batch;
 use crate::application::alert_ports::Alerts;
 use crate::application::alert_ports::DeliveryJob;
 use crate::application::webhooks::deliver;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// SQS holds a message invisible at most 12 hours.
 const MAX_VISIBILITY_SECONDS: u64 = 43_200;
@@ -18,12 +19,7 @@ pub async fn deliver_batch(
     queue_url: &str,
     event: &Value,
 ) -> Value {
-    let records = event
-        .get("Records")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let deliveries = records.iter().map(|record| async move {
+    answer_batch(event, |record| async move {
         let id = record.get("messageId").and_then(Value::as_str).unwrap_or_default();
         let job = record
             .get("body")
@@ -67,12 +63,6 @@ pub async fn deliver_batch(
                 Some(id.to_string())
             }
         }
-    });
-    let failures: Vec<Value> = futures_util::future::join_all(deliveries)
-        .await
-        .into_iter()
-        .flatten()
-        .map(|id| json!({"itemIdentifier": id}))
-        .collect();
-    json!({"batchItemFailures": failures})
+    })
+    .await
 }

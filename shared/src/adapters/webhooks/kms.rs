@@ -12,10 +12,13 @@ use std::time::{Duration, Instant};
 /// one `Decrypt`, not one each (KMS bills per request).
 pub const OPENED_KEPT: Duration = Duration::from_secs(300);
 
+/// Opened secrets by their sealed bytes, with when each was opened.
+type Opened = HashMap<Vec<u8>, (Vec<u8>, Instant)>;
+
 pub struct KmsSealer {
     kms: aws_sdk_kms::Client,
     key_id: String,
-    opened: Mutex<HashMap<Vec<u8>, (Vec<u8>, Instant)>>,
+    opened: Mutex<Opened>,
 }
 
 impl KmsSealer {

@@ -4,6 +4,8 @@
 use crate::application::alert_ports::{DeliveryJob, DeliveryQueue};
 use async_trait::async_trait;
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use serde_json::{json, Value};
+use std::future::Future;
 
 /// Most entries SQS takes in one `SendMessageBatch`.
 const SEND_BATCH: usize = 10;
@@ -67,4 +69,25 @@ impl DeliveryQueue for SqsDeliveries {
             .collect::<Result<Vec<_>, _>>()?;
         send_all(&self.sqs, &self.url, &bodies).await.map(|_| ())
     }
+}
+
+/// The partial batch answer of an SQS event (`ReportBatchItemFailures`): each record handled
+/// side by side by `handle`, which names the message when it failed (the queue hands it back).
+pub async fn answer_batch<'a, F, Fut>(event: &'a Value, handle: F) -> Value
+where
+    F: Fn(&'a Value) -> Fut,
+    Fut: Future<Output = Option<String>>,
+{
+    let records = event
+        .get("Records")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let failures: Vec<Value> = futures_util::future::join_all(records.iter().map(handle))
+        .await
+        .into_iter()
+        .flatten()
+        .map(|id| json!({"itemIdentifier": id}))
+        .collect();
+    json!({"batchItemFailures": failures})
 }

@@ -13,8 +13,9 @@
 use super::errors::{build_error, classify, classify_put, classify_transaction};
 use super::item::{malformed, text};
 use super::keys::{counter_key, s, user_pk, Item};
+use super::metrics::ReadKind;
 use super::store::DynamoDbStore;
-use crate::application::alert_ports::{AlertStore, EventFilter, Recorded, Watched};
+use crate::application::alert_ports::{paged, AlertStore, EventFilter, Recorded, Watched};
 use crate::application::ports::{StoreError, StoreResult};
 use crate::domain::alerts::settings::AlertSettings;
 use crate::domain::alerts::AlertEvent;
@@ -107,26 +108,8 @@ impl DynamoDbStore {
 
     /// Every item of partition `pk`, page after page (`forward`: ascending sort keys).
     async fn partition(&self, pk: String, forward: bool) -> StoreResult<Vec<Item>> {
-        let mut items = Vec::new();
-        let mut start = None;
-        loop {
-            let page = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("PK = :pk")
-                .expression_attribute_values(":pk", s(pk.clone()))
-                .scan_index_forward(forward)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(classify)?;
-            items.extend(page.items().iter().cloned());
-            start = page.last_evaluated_key().cloned();
-            if start.is_none() {
-                return Ok(items);
-            }
-        }
+        self.query_items(pk, None, !forward, u64::MAX, ReadKind::PositionItems)
+            .await
     }
 
     /// Counts one more event in the owner's hour; the count after it.
@@ -152,16 +135,6 @@ impl DynamoDbStore {
             .and_then(|n| n.parse().ok());
         n.ok_or_else(|| malformed("n"))
     }
-}
-
-fn paged<T>(all: Vec<T>, page: PageRequest) -> (Vec<T>, u64) {
-    let total = all.len() as u64;
-    let items = all
-        .into_iter()
-        .skip(page.offset as usize)
-        .take(page.limit as usize)
-        .collect();
-    (items, total)
 }
 
 fn owned_event(item: &Item, owner: &str) -> StoreResult<AlertEvent> {
