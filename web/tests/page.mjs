@@ -187,10 +187,11 @@ try {
   // saved through the form.
   await sync();
   await page.click(`#position-table tbody tr[data-id="${id}"] button`);
-  await page.waitForSelector("#detail-alerts tr");
+  // The detail was open already: wait for its alerts as read now (the close's among them).
+  await page.waitForSelector('#detail-alerts tr.alert-event[data-type="position.closed"]');
   out.detailAlerts = await page.$$eval("#detail-alerts tr.alert-event", (rs) => rs.map((r) => r.dataset.id));
   await page.reload();
-  await page.waitForSelector("#alert-feed tr");
+  await page.waitForSelector("#alert-feed tr.alert-event");
   out.feed = await page.$$eval("#alert-feed tr.alert-event", (rs) => rs.map((r) => ({ id: r.dataset.id, type: r.dataset.type })));
   out.feedTotal = await page.textContent("#alert-total");
   await page.waitForSelector("#alert-types input");
