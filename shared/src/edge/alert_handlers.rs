@@ -16,7 +16,7 @@ use crate::edge::caller::{json_body, owner, position_id};
 use crate::edge::error::ApiError;
 use crate::edge::http::json_response;
 use crate::edge::idempotency::guarded;
-use crate::edge::validation::{integer, is_position_id, json_object, page_request};
+use crate::edge::validation::{integer, is_position_id, json_object, page_request, present};
 use bigdecimal::BigDecimal;
 use lambda_http::http::StatusCode;
 use lambda_http::{Body, Request, RequestExt, Response};
@@ -167,9 +167,14 @@ pub async fn put_position_alerts(app: &App, request: &Request) -> Reply {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct EndpointBody {
+    // Each may be left out; none may be null.
+    #[serde(default, deserialize_with = "present")]
     url: Option<String>,
+    #[serde(default, deserialize_with = "present")]
     event_types: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "present")]
     description: Option<String>,
+    #[serde(default, deserialize_with = "present")]
     enabled: Option<bool>,
 }
 

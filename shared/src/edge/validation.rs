@@ -169,7 +169,7 @@ struct CloseBody {
 }
 
 /// An optional field that, when present, holds a `T`: `null` is refused, as the schema says.
-fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+pub(crate) fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
     deserializer: D,
 ) -> Result<Option<T>, D::Error> {
     T::deserialize(deserializer).map(Some)

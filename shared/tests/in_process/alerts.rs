@@ -153,6 +153,31 @@ async fn settings_are_written_whole_and_bad_ones_change_nothing() {
     put(&alice, path, &good)
         .await
         .assert_refused(StatusCode::NOT_FOUND, "no position");
+    // An endpoint's fields may be left out, never null.
+    let made = test_support::wallets::post(
+        &alice,
+        "/webhooks",
+        &json!({"url": "https://hooks.example.com/x"}),
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.text());
+    let path = format!("/webhooks/{}", made.json["id"].as_str().unwrap());
+    for body in [
+        json!({"url": null}),
+        json!({"enabled": null}),
+        json!({"eventTypes": null}),
+    ] {
+        let headers = [("content-type", "application/json")];
+        let reply = alice
+            .send(Method::PATCH, &path, &headers, body.to_string().as_bytes())
+            .await;
+        assert_eq!(
+            reply.status,
+            StatusCode::BAD_REQUEST,
+            "{body}: {}",
+            reply.text()
+        );
+    }
     // The feed's filters are checked.
     for query in ["type=position.moved", "positionId=nope", "limit=0"] {
         let reply = alice
