@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MIN_REQUESTS=${MIN_REQUESTS:-10000}
-FUZZ_SECONDS=${FUZZ_SECONDS:-380}
+FUZZ_SECONDS=${FUZZ_SECONDS:-350}
 MAX_EXAMPLES=${MAX_EXAMPLES:-100}
 
 venv=.venv-fuzz
