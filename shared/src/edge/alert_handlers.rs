@@ -58,10 +58,11 @@ pub async fn list_events(app: &App, request: &Request) -> Reply {
         Some(_) => return Err(ApiError::bad_request("positionId must be a position id")),
         None => None,
     };
-    let event_type = query
-        .first("type")
-        .map(|t| event_type(t, "type"))
-        .transpose()?;
+    // The feed also shows the webhook tests: they may be filtered on too.
+    let event_type = match query.first("type") {
+        Some("webhook.test") => Some(EventType::WebhookTest),
+        other => other.map(|t| event_type(t, "type")).transpose()?,
+    };
     let filter = EventFilter {
         position,
         event_type,

@@ -178,7 +178,11 @@ async fn settings_are_written_whole_and_bad_ones_change_nothing() {
             reply.text()
         );
     }
-    // The feed's filters are checked.
+    // The feed's filters are checked; the webhook tests may be filtered on.
+    let tests = alice
+        .send(Method::GET, "/events?type=webhook.test", &[], b"")
+        .await;
+    assert_eq!(tests.status, StatusCode::OK, "{}", tests.text());
     for query in ["type=position.moved", "positionId=nope", "limit=0"] {
         let reply = alice
             .send(Method::GET, &format!("/events?{query}"), &[], b"")
