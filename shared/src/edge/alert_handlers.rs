@@ -36,7 +36,16 @@ fn event_type(name: &str, field: &str) -> Result<EventType, ApiError> {
         })
 }
 
+/// The most type names a list may hold (the document's `maxItems`).
+const MAX_TYPE_NAMES: usize = 50;
+
 fn event_types(names: &[String], field: &str) -> Result<Vec<EventType>, ApiError> {
+    if names.len() > MAX_TYPE_NAMES {
+        return Err(ApiError::bad_request(format!(
+            "{} holds at most {MAX_TYPE_NAMES} names",
+            field.trim_end_matches("[]")
+        )));
+    }
     let mut types = Vec::new();
     for name in names {
         let t = event_type(name, field)?;

@@ -127,6 +127,7 @@ async fn settings_are_written_whole_and_bad_ones_change_nothing() {
         (json!({"types": ["position.moved"]}), "types"),
         (json!({"types": ["webhook.test"]}), "types"),
         (json!({"extra": 1}), "extra"),
+        (json!({"types": vec!["position.closed"; 51]}), "at most 50"),
     ] {
         let mut body = good.clone();
         body.as_object_mut()
