@@ -93,6 +93,11 @@ pub fn check_url(text: &str, reach: Reach) -> Result<Url, Refused> {
     if text.len() > super::MAX_URL {
         return Err(Refused::TooLong(super::MAX_URL));
     }
+    // Written as sent: `https://` (the parser would also take `HTTPS:` or `https:host`).
+    let http_allowed = reach == Reach::AlsoLoopbackHttp && text.starts_with("http://");
+    if !text.starts_with("https://") && !http_allowed {
+        return Err(Refused::NotHttps("it must start with https://".into()));
+    }
     let url = Url::parse(text).map_err(|e| Refused::NotHttps(e.to_string()))?;
     if !url.username().is_empty() || url.password().is_some() {
         return Err(Refused::Credentials);
@@ -154,6 +159,8 @@ mod tests {
             "https://[::ffff:169.254.169.254]/",
             "https://[::127.0.0.1]/",
             "not a url",
+            "HTTPS://example.com/hook",
+            "https:example.com/hook",
         ] {
             assert!(refused(url), "{url} was let through");
         }
