@@ -47,14 +47,6 @@ impl AlertSettings {
     }
 }
 
-/// Which settings hold for one position: its own if set, else its owner's.
-pub fn effective<'a>(
-    user: &'a AlertSettings,
-    position: Option<&'a AlertSettings>,
-) -> &'a AlertSettings {
-    position.unwrap_or(user)
-}
-
 mod optional_decimal_string {
     use bigdecimal::BigDecimal;
     use serde::{Deserialize, Deserializer, Serializer};
@@ -79,7 +71,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_defaults_tell_every_type_but_the_threshold_and_a_position_overrides_whole() {
+    fn the_defaults_tell_every_type_but_the_threshold_and_a_position_holds_its_own() {
         let user = AlertSettings::default();
         assert!(user.tells(EventType::RangeExited));
         assert!(!user.tells(EventType::FeesThreshold));
@@ -88,8 +80,7 @@ mod tests {
             fee_threshold_usd: Some(BigDecimal::from(25)),
             ..AlertSettings::default()
         };
-        assert!(!effective(&user, Some(&own)).tells(EventType::RangeExited));
-        assert_eq!(effective(&user, None), &user);
+        assert!(!own.tells(EventType::RangeExited));
         let json = serde_json::to_value(&own).unwrap();
         assert_eq!(json["feeThresholdUsd"], "25");
         let back: AlertSettings = serde_json::from_value(json).unwrap();
