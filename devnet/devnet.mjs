@@ -49,6 +49,7 @@
 //       (withdraw, harvesting to the account), harvest, collect, decrease through the chef
 //   node devnet/devnet.mjs staking-quote --state FILE --token-id N [--block B]
 //       at one block: the chef's userPositionInfos (user, liquidity), pendingCake, the owner
+//   --v4 true also deploys Uniswap v4 (devnet/v4.mjs: its pools, its v4-* commands)
 //   node devnet/devnet.mjs events --state FILE --hash TX
 //       the position manager's events in the transaction, decoded from its ABI, and its block's time
 //
@@ -61,6 +62,7 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { ethers } from "ethers";
+import { commands as v4Commands, deployV4 } from "./v4.mjs";
 
 const require = createRequire(import.meta.url);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -321,6 +323,15 @@ async function up(opts) {
     catalog.deployments.push({
       chain: "ethereum", protocol: "pancakeswap-v3", chainId,
       factory: pancake.factory, positionManager: pancake.manager, staking: pancake.masterChef,
+    });
+  }
+  if (opts.v4 === "true") {
+    const v4 = await deployV4({ here, provider, signer, owner, usdc: usdcAddress, weth: wethAddress, price, deploy, mined });
+    state.v4 = v4;
+    // Its pools are not in the catalog: a wallet's v4 positions make them known (discovered).
+    catalog.deployments.push({
+      chain: "ethereum", protocol: "uniswap-v4", chainId, positionManager: v4.positionManager,
+      poolManager: v4.poolManager, stateView: v4.stateView, firstBlock: v4.firstBlock,
     });
   }
   if (opts["catalog-out"]) writeFileSync(opts["catalog-out"], JSON.stringify(catalog, null, 2));
@@ -678,6 +689,7 @@ const commands = {
   "new-pool": newPool, account, sign, withdraw, increase, collect, churn, transfer, "position-quote": positionQuote,
   fund, approve, allowance, events, stake, unstake, harvest, "chef-collect": chefCollect,
   "chef-decrease": chefDecrease, "staking-quote": stakingQuote,
+  ...v4Commands({ connect, mined, print: (value) => print(value) }),
 };
 if (!commands[command]) {
   console.error(`usage: devnet.mjs ${Object.keys(commands).join("|")} [--option value]...`);
