@@ -36,6 +36,7 @@ named_enum!(
         UniswapV3 => "uniswap-v3",
         PancakeswapV3 => "pancakeswap-v3",
         SushiswapV3 => "sushiswap-v3",
+        UniswapV4 => "uniswap-v4",
         OrcaWhirlpools => "orca-whirlpools",
     }
 );

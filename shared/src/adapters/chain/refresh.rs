@@ -7,7 +7,9 @@ use super::orca_wallets::read_orca_wallet;
 use super::orders::ChainOrders;
 use super::rpc::RpcClient;
 use super::sync::Syncer;
-use super::wallets::{owners_of, read_wallet, ChainPosition, TokenMeta, MAX_POSITIONS_PER_MANAGER};
+use super::wallets::{
+    owners_of, read_wallet, ChainPosition, Known, TokenMeta, MAX_POSITIONS_PER_MANAGER,
+};
 use crate::application::alert_ports::Alerts;
 use crate::application::app::{App, Refreshed, WalletRefresh};
 use crate::application::ports::{HistoryStore, Market, PositionStore, StoreError};
@@ -99,7 +101,11 @@ impl WalletReader {
             return Err(format!("no protocol deployment is known on {chain}"));
         }
         let block = confirmed_block(rpc, self.confirmations.of(chain)).await?;
-        let holdings = read_wallet(rpc, &deployments, &wallet.address, &block).await?;
+        let known = Known {
+            tokens: &wallet.tokens,
+            log_range: self.log_ranges.of(chain),
+        };
+        let holdings = read_wallet(rpc, &deployments, (&wallet.address, &known), &block).await?;
         let key = |manager: &str, token: U256| format!("{chain}#{manager}#{token}");
         Ok(WalletRead {
             block: Some(holdings.block.clone()),

@@ -13,6 +13,7 @@ use super::staking::{self, StakedRead};
 use super::tokens::symbol_of;
 pub use super::tokens::TokenMeta;
 use super::trust::plausible_range;
+pub use super::v4::Known;
 use crate::domain::catalog::Deployment;
 use crate::domain::market::PoolState;
 use crate::domain::math::fees::{BoundTick, FeeAccounting};
@@ -247,6 +248,24 @@ pub async fn owners_of(
 pub async fn read_wallet(
     rpc: &RpcClient,
     deployments: &[&Deployment],
+    (wallet, known): (&str, &Known<'_>),
+    block: &Block,
+) -> Result<WalletHoldings, String> {
+    let mut holdings = read_v3_wallet(rpc, deployments, wallet, block).await?;
+    for d in deployments.iter().filter(|d| d.protocol == Protocol::UniswapV4) {
+        let (positions, unread, not_read) =
+            super::v4::read_positions(rpc, d, wallet, known, block).await?;
+        holdings.positions.extend(positions);
+        holdings.unread.extend(unread);
+        holdings.not_read = holdings.not_read.saturating_add(not_read);
+    }
+    Ok(holdings)
+}
+
+/// The positions of the v3 deployments (a factory and an enumerable position manager).
+async fn read_v3_wallet(
+    rpc: &RpcClient,
+    deployments: &[&Deployment],
     wallet: &str,
     block: &Block,
 ) -> Result<WalletHoldings, String> {
@@ -255,7 +274,7 @@ pub async fn read_wallet(
     let mut protocols = BTreeMap::new();
     // Each enumerated contract and the manager its ids are on: a farm's are staked ones.
     let mut sources = BTreeMap::new();
-    for d in deployments {
+    for d in deployments.iter().filter(|d| d.protocol != Protocol::UniswapV4) {
         let (Some(manager), Some(factory)) = (&d.position_manager, &d.factory) else {
             continue;
         };

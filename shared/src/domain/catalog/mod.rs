@@ -75,6 +75,9 @@ pub struct Pool {
     /// How often the sync reads it: every time for a catalog pool, a discovered one as far as
     /// it can price a token.
     pub cadence: Cadence,
+    /// Uniswap v4: the `StateView` its state is read through (its deployment's); `None` for a
+    /// pool contract that answers for itself.
+    pub state_view: Option<String>,
 }
 
 fn positive_decimal(text: &str) -> Option<BigDecimal> {
@@ -172,6 +175,7 @@ impl Pool {
             fee_ticks,
             discovered: record.discovered,
             cadence: Cadence::EverySync,
+            state_view: None,
         })
     }
 
@@ -225,10 +229,21 @@ impl Pool {
     }
 }
 
+/// The native currency as Uniswap v4 names it: `address(0)`.
+pub const NATIVE: &str = "0x0000000000000000000000000000000000000000";
+
+pub fn is_native(address: &str) -> bool {
+    address.eq_ignore_ascii_case(NATIVE)
+}
+
 pub fn curve_of(protocol: Protocol) -> Curve {
     match protocol {
         // Every v3 fork shares Uniswap v3's math and position manager (deployments are data).
-        Protocol::UniswapV3 | Protocol::PancakeswapV3 | Protocol::SushiswapV3 => Curve::UniswapV3,
+        // Uniswap v4 keeps v3's tick math and fee growth accounting in its singleton.
+        Protocol::UniswapV3
+        | Protocol::PancakeswapV3
+        | Protocol::SushiswapV3
+        | Protocol::UniswapV4 => Curve::UniswapV3,
         Protocol::OrcaWhirlpools => Curve::OrcaWhirlpools,
     }
 }
@@ -387,11 +402,41 @@ impl Catalog {
             .with_deployments(embedded_deployments())
     }
 
-    pub fn with_deployments(self, deployments: Vec<Deployment>) -> Catalog {
+    /// The catalog with the protocols' deployments: a Uniswap v4 pool learns the `StateView`
+    /// it is read through, and its native currency (`address(0)`) the price of the wrapped
+    /// token (ETH as WETH) where a pool prices that.
+    pub fn with_deployments(mut self, deployments: Vec<Deployment>) -> Catalog {
+        for d in deployments.iter().filter(|d| d.protocol == Protocol::UniswapV4) {
+            let wrapped = d
+                .wrapped_native
+                .as_deref()
+                .and_then(|w| self.priced_token(d.chain, w));
+            for pool in self.pools.iter_mut().filter(|p| p.chain == d.chain) {
+                if pool.protocol == Protocol::UniswapV4 {
+                    pool.state_view = d.state_view.clone();
+                }
+                for token in [&mut pool.token_a, &mut pool.token_b] {
+                    if let (true, Some(price)) = (is_native(&token.address), &wrapped) {
+                        token.price_usd = price.clone();
+                        token.priced = true;
+                    }
+                }
+            }
+        }
         Catalog {
             deployments,
             ..self
         }
+    }
+
+    /// A token's USD price on the chain where a pool prices it.
+    fn priced_token(&self, chain: Chain, address: &str) -> Option<BigDecimal> {
+        self.pools
+            .iter()
+            .filter(|p| p.chain == chain)
+            .flat_map(|p| [&p.token_a, &p.token_b])
+            .find(|t| t.priced && t.address.eq_ignore_ascii_case(address))
+            .map(|t| t.price_usd.clone())
     }
 
     /// The protocol's contracts on the chain, if the catalog has them.

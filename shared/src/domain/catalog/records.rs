@@ -83,6 +83,14 @@ pub struct Deployment {
     /// looked for from (0 where not said).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_block: Option<u64>,
+    /// Uniswap v4: the singleton holding every pool, and the lens its state is read through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_manager: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_view: Option<String>,
+    /// Uniswap v4: the wrapped native token (WETH, WBNB) native-currency pools are priced as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrapped_native: Option<String>,
     /// The farm its position NFTs are staked in (PancakeSwap's MasterChefV3), where it has one:
     /// a wallet's staked positions are enumerated there and stay the wallet's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -111,12 +119,18 @@ impl Deployment {
             }
             let complete = if solana {
                 d.program.is_some()
+            } else if d.protocol == Protocol::UniswapV4 {
+                d.chain_id.is_some()
+                    && d.position_manager.is_some()
+                    && d.pool_manager.is_some()
+                    && d.state_view.is_some()
+                    && d.wrapped_native.is_some()
             } else {
                 d.chain_id.is_some() && d.factory.is_some() && d.position_manager.is_some()
             };
             if !complete {
                 return Err(fail(
-                    "needs chainId, factory and positionManager (EVM) or program (Solana)",
+                    "needs chainId, factory and positionManager (EVM; Uniswap v4: chainId, positionManager, poolManager, stateView and wrappedNative) or program (Solana)",
                 ));
             }
         }
