@@ -328,11 +328,21 @@ async function up(opts) {
   if (opts.v4 === "true") {
     const v4 = await deployV4({ here, provider, signer, owner, usdc: usdcAddress, weth: wethAddress, price, deploy, mined });
     state.v4 = v4;
-    // Its pools are not in the catalog: a wallet's v4 positions make them known (discovered).
     catalog.deployments.push({
       chain: "ethereum", protocol: "uniswap-v4", chainId, positionManager: v4.positionManager,
-      poolManager: v4.poolManager, stateView: v4.stateView, firstBlock: v4.firstBlock,
+      poolManager: v4.poolManager, stateView: v4.stateView, wrappedNative: wethAddress,
+      firstBlock: v4.firstBlock,
     });
+    // Both pools are supported ones (synced every time); ETH is priced as WETH.
+    const eth = { symbol: "ETH", address: v4.pools.eth.currency0, decimals: 18, priceUsd: String(price) };
+    const usdcToken = token("USDC", usdcAddress);
+    catalog.pools.push({
+      chain: "ethereum", protocol: "uniswap-v4", pool: v4.pools.eth.id, feeTier: v4.pools.eth.fee,
+      tickSpacing: v4.pools.eth.tickSpacing, token0: eth, token1: usdcToken, base: "token0",
+      currentPrice: String(price),
+    });
+    const erc20 = poolRecord("uniswap-v4", v4.pools.erc20.id, v4.pools.erc20.fee, v4.pools.erc20.tickSpacing);
+    catalog.pools.push(erc20);
   }
   if (opts["catalog-out"]) writeFileSync(opts["catalog-out"], JSON.stringify(catalog, null, 2));
   if (opts["state-out"]) writeFileSync(opts["state-out"], JSON.stringify(state, null, 2));

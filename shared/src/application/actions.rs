@@ -17,7 +17,9 @@ use crate::application::positions::offered_amounts;
 use crate::domain::catalog::Catalog;
 use crate::domain::history::units;
 use crate::domain::holdings::entry;
-use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, PositionEntry, Source, Status};
+use crate::domain::model::{
+    Chain, ChainOrder, OrderKind, Position, PositionEntry, Protocol, Source, Status,
+};
 use crate::domain::orders::actions::{
     collect_transaction, decrease_transaction, harvest_transaction, increase_transactions,
     move_funds, rebalance_transactions, share_of, Move,
@@ -104,6 +106,13 @@ fn refuse(position: &Position, now: DateTime<Utc>) -> Outcome<()> {
             "actions on Orca positions are not offered: Orca's program and SDKs are under a \
              licence that forbids commercial use; act on it from your wallet, and the next \
              refresh reads it",
+        );
+    }
+    if position.protocol == Protocol::UniswapV4 {
+        return conflict(
+            "actions on Uniswap v4 positions are not offered yet (its PositionManager's \
+             modifyLiquidities with settlement through Permit2 is the next step): act on it \
+             from your wallet, and the next sync follows it",
         );
     }
     if position.status != Status::Active {

@@ -15,7 +15,9 @@ use crate::domain::lifecycle::unfunded_close;
 use crate::domain::market::PoolState;
 use crate::domain::math::U256;
 use crate::domain::model::PositionEntry;
-use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, Status, TransactionRequest};
+use crate::domain::model::{
+    Chain, ChainOrder, OrderKind, Position, Protocol, Status, TransactionRequest,
+};
 use crate::domain::orders::build::{open_transactions, protocol_tokens, withdraw_transaction};
 use crate::domain::orders::settle::CANCELLED;
 use crate::domain::orders::simulation::{annotate, SimulationError};
@@ -117,6 +119,14 @@ pub async fn open_on_chain(
         return Err(UseCaseError::bad_request(
             "opening Orca positions from the API is not supported yet: open it from your \
              wallet, and linking the wallet (POST /wallets) tracks it",
+        ));
+    }
+    if pool.protocol == Protocol::UniswapV4 {
+        return Err(UseCaseError::Conflict(
+            "opening Uniswap v4 positions from the API is not offered yet (its PositionManager's \
+             modifyLiquidities with settlement through Permit2 is the next step): open it from \
+             your wallet, and the linked wallet's next read lists it"
+                .into(),
         ));
     }
     let wallet = linked_wallet(app, &offer.owner, pool.chain, wallet).await?;

@@ -7,7 +7,8 @@
 //! part way keeps what it read and goes on from there when the syncs retry its wallet.
 
 use super::evm::{self, hex_data, Block};
-use super::history::{mint_block, position_events};
+use super::history::{mint_block, position_events, Source};
+use super::v4::value_modifications;
 use super::rpc::RpcClient;
 use super::scan::REORG_WINDOW;
 use crate::application::alert_ports::Alerts;
@@ -21,7 +22,7 @@ use crate::domain::history::{
 use crate::domain::holdings::usd_price;
 use crate::domain::market::{PoolKey, PoolState};
 use crate::domain::math::{Curve, U256};
-use crate::domain::model::{Chain, Position, WalletHolding};
+use crate::domain::model::{Chain, Position, Protocol, WalletHolding};
 use alloy_primitives::Address;
 use alloy_sol_types::{sol, SolCall};
 use bigdecimal::BigDecimal;
@@ -144,15 +145,29 @@ impl HistoryReader<'_> {
         let mut stopped = None;
         let mut added = 0;
         if from <= head.number {
-            let read = position_events(
-                self.rpc,
-                (&holding.manager, self.farm(&holding.manager)),
-                token_id,
-                from,
-                head,
-                self.log_range,
-            )
-            .await;
+            let v4 = self
+                .deployment(&holding.manager)
+                .filter(|d| d.protocol == Protocol::UniswapV4)
+                .and_then(|d| Some((d.pool_manager.as_deref()?, d.state_view.as_deref()?)));
+            let source = Source {
+                manager: &holding.manager,
+                farm: self.farm(&holding.manager),
+                v4: v4.map(|(pool_manager, _)| (pool_manager, position.pool.as_str())),
+            };
+            let mut read =
+                position_events(self.rpc, &source, token_id, from, head, self.log_range).await;
+            if let Some((_, state_view)) = v4 {
+                let contracts = (state_view, position.pool.as_str(), holding.manager.as_str());
+                let range = (position.tick_lower, position.tick_upper);
+                let valued =
+                    value_modifications(self.rpc, contracts, range, token_id, &mut read.events);
+                if let Err(why) = valued.await {
+                    // Nothing stored of this stretch: the next read goes on from before it.
+                    read.events.clear();
+                    read.through = from.saturating_sub(1);
+                    read.stopped = Some(format!("its modifications could not be valued: {why}"));
+                }
+            }
             stopped = read.stopped;
             let mut events = read.events;
             if let Some(farm) = self.farm(&holding.manager) {

@@ -9,6 +9,7 @@
 
 use super::evm::{self, block_hash, hex_bytes, quantity};
 use super::rpc::{RpcClient, RpcError};
+use super::v4::MODIFY_LIQUIDITY;
 use crate::domain::history::{EventKind, PositionEvent};
 use crate::domain::math::U256;
 use alloy_primitives::keccak256;
@@ -72,14 +73,14 @@ const MAX_SPLITS: u32 = 256;
 /// harvests of it too (decision 60).
 pub async fn position_events(
     rpc: &RpcClient,
-    (manager, farm): (&str, Option<&str>),
+    source: &Source<'_>,
     token_id: U256,
     from: u64,
     to: &evm::Block,
     max_range: u64,
 ) -> EventsRead {
     let ranges = read_ranges(from, to.number, max_range, |range| {
-        range_events(rpc, (manager, farm), token_id, range)
+        range_events(rpc, source, token_id, range)
     })
     .await;
     let mut read = EventsRead {
@@ -197,13 +198,23 @@ where
     read
 }
 
+/// Where a position's events are: its manager, the farm it may be staked in, and for a
+/// Uniswap v4 position its pool manager and pool id (its modifications are the pool
+/// manager's `ModifyLiquidity`, not the position manager's events).
+pub struct Source<'a> {
+    pub manager: &'a str,
+    pub farm: Option<&'a str>,
+    pub v4: Option<(&'a str, &'a str)>,
+}
+
 /// Both filters over one range, in one batch, decoded.
 async fn range_events(
     rpc: &RpcClient,
-    (manager, farm): (&str, Option<&str>),
+    source: &Source<'_>,
     token_id: U256,
     (start, end): (u64, u64),
 ) -> Result<Vec<PositionEvent>, Refused> {
+    let (manager, farm) = (source.manager, source.farm);
     let token = word_topic(token_id);
     let range = |address: &str, topics: Value| {
         json!([{
@@ -213,14 +224,21 @@ async fn range_events(
             "topics": topics,
         }])
     };
-    let mut calls = vec![
-        (
-            "eth_getLogs",
-            range(
-                manager,
-                json!([[topic(INCREASE), topic(DECREASE), topic(COLLECT)], token]),
-            ),
+    let own = match source.v4 {
+        // The salt (the token id) is not indexed: every modification of the pool by the
+        // manager comes, the position's are kept.
+        Some((pool_manager, pool_id)) => {
+            let sender = format!("0x{:0>64}", manager.trim_start_matches("0x"));
+            let topics = json!([topic(MODIFY_LIQUIDITY), pool_id, sender.to_ascii_lowercase()]);
+            range(pool_manager, topics)
+        }
+        None => range(
+            manager,
+            json!([[topic(INCREASE), topic(DECREASE), topic(COLLECT)], token]),
         ),
+    };
+    let mut calls = vec![
+        ("eth_getLogs", own),
         (
             "eth_getLogs",
             range(manager, json!([topic(TRANSFER), null, null, token])),
@@ -239,12 +257,85 @@ async fn range_events(
             .as_array()
             .ok_or_else(|| Refused::Other("eth_getLogs answered no list".into()))?;
         for log in logs {
+            if let Some((pool_manager, _)) = source.v4 {
+                match modification(log, pool_manager, token_id, (start, end)) {
+                    Ok(None) => {}
+                    Ok(Some(Some(event))) => {
+                        events.push(event);
+                        continue;
+                    }
+                    // Another position's modification of the same pool.
+                    Ok(Some(None)) => continue,
+                    Err(e) => return Err(Refused::Other(format!("a log refused: {e}"))),
+                }
+            }
             let event = decode(log, (manager, farm), token_id, (start, end))
                 .map_err(|e| Refused::Other(format!("a log refused: {e}")))?;
             events.push(event);
         }
     }
     Ok(events)
+}
+
+/// A pool manager's `ModifyLiquidity` as the position's deposit (a positive delta), withdrawal
+/// (a negative one) or collect (zero: fees only), its amounts still to be read at its block
+/// ([`super::v4::value_modifications`]): `None` for another kind of log, `Some(None)` for
+/// another position's. Strict: the emitter, four topics, four words, the delta within int128.
+fn modification(
+    log: &Value,
+    pool_manager: &str,
+    token_id: U256,
+    (start, end): (u64, u64),
+) -> Result<Option<Option<PositionEvent>>, String> {
+    let topics = log.get("topics").and_then(Value::as_array);
+    let first = topics.and_then(|t| t.first()).and_then(Value::as_str);
+    if !first.is_some_and(|t| t.eq_ignore_ascii_case(&topic(MODIFY_LIQUIDITY))) {
+        return Ok(None);
+    }
+    let field = |name: &str| log.get(name).ok_or(format!("no {name}"));
+    let address = field("address")?.as_str().unwrap_or_default();
+    if !address.eq_ignore_ascii_case(pool_manager) {
+        return Err(format!("from {address}, not the pool manager"));
+    }
+    if log.get("removed") == Some(&Value::Bool(true)) {
+        return Err("removed by a reorg".into());
+    }
+    let data = hex_bytes(field("data")?)?;
+    if topics.map_or(0, Vec::len) != 3 || data.len() != 128 {
+        return Err("a ModifyLiquidity of another shape".into());
+    }
+    let word = |i: usize| U256::from_be_slice(&data[32 * i..32 * (i + 1)]);
+    if word(3) != token_id {
+        return Ok(Some(None));
+    }
+    let delta = alloy_primitives::I256::from_raw(word(2));
+    let liquidity = u128::try_from(delta.unsigned_abs())
+        .map_err(|_| "a liquidity delta wider than int128")?;
+    let kind = match delta.sign() {
+        _ if delta.is_zero() => EventKind::Collect,
+        alloy_primitives::Sign::Positive => EventKind::Deposit,
+        alloy_primitives::Sign::Negative => EventKind::Withdraw,
+    };
+    let block = quantity(field("blockNumber")?).ok_or("a malformed blockNumber")?;
+    if !(start..=end).contains(&block) {
+        return Err(format!("block {block} outside the range asked for"));
+    }
+    Ok(Some(Some(PositionEvent {
+        kind,
+        block,
+        block_hash: block_hash(field("blockHash")?).ok_or("a malformed blockHash")?,
+        transaction: block_hash_text(field("transactionHash")?)?,
+        log_index: quantity(field("logIndex")?).ok_or("a malformed logIndex")?,
+        liquidity,
+        amounts: [U256::ZERO; 2],
+        from: None,
+        to: None,
+        timestamp: None,
+        reward: None,
+        paid: Some([U256::ZERO; 2]),
+        prices: [None, None],
+        priced: None,
+    })))
 }
 
 /// One log as this token's event, or why it is not one.
@@ -375,6 +466,7 @@ pub(super) fn decode_log(
         to,
         timestamp: None,
         reward,
+        paid: None,
         prices: [None, None],
         priced: None,
     };

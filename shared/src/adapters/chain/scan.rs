@@ -14,13 +14,14 @@ use super::history::{
     TRANSFER,
 };
 use super::rpc::RpcClient;
+use super::v4::MODIFY_LIQUIDITY;
 use crate::application::app::ChainFollow;
 use crate::application::ports::{Market, WalletStore};
 use crate::domain::clock::Clock;
 use crate::domain::history::EventKind;
 use crate::domain::market::{ChainScan, Confirmations, LogRanges};
 use crate::domain::math::U256;
-use crate::domain::model::Chain;
+use crate::domain::model::{Chain, Protocol};
 use crate::domain::wallets::{LinkedWallet, ScanProgress, Touch};
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -80,6 +81,10 @@ impl ChainScanner {
 struct Watched<'a> {
     by_address: HashMap<String, Vec<&'a LinkedWallet>>,
     by_position: HashMap<(String, U256), Vec<&'a LinkedWallet>>,
+    /// Uniswap v4 on the chain: its pool manager and position manager (lower case). Its
+    /// positions' modifications are the pool manager's `ModifyLiquidity` by the position
+    /// manager, the token id in its unindexed salt: one more filter per range, matched here.
+    v4: Option<(String, String)>,
 }
 
 impl<'a> Watched<'a> {
@@ -87,6 +92,7 @@ impl<'a> Watched<'a> {
         let mut watched = Watched {
             by_address: HashMap::new(),
             by_position: HashMap::new(),
+            v4: None,
         };
         for wallet in wallets {
             let address = wallet.address.to_ascii_lowercase();
@@ -146,9 +152,12 @@ impl<'a> Watched<'a> {
             per_address * addresses.len().div_ceil(TOPIC_LIST) + ids.len().div_ceil(TOPIC_LIST);
         if filtered > MAX_FILTERED_CALLS + usize::from(farms) {
             let kinds = [TRANSFER, INCREASE, DECREASE, COLLECT, HARVEST].map(topic);
-            return vec![filter(json!([kinds]))];
+            let mut calls = vec![filter(json!([kinds]))];
+            calls.extend(self.v4_filter((start, end)));
+            return calls;
         }
         let mut filters = Vec::new();
+        filters.extend(self.v4_filter((start, end)));
         for chunk in addresses.chunks(TOPIC_LIST) {
             filters.push(filter(json!([topic(TRANSFER), chunk])));
             filters.push(filter(json!([topic(TRANSFER), null, chunk])));
@@ -162,6 +171,40 @@ impl<'a> Watched<'a> {
             filters.push(filter(json!([kinds, chunk])));
         }
         filters
+    }
+
+    /// The pool manager's modifications by the v4 position manager over the range, where the
+    /// chain has Uniswap v4: the same one call whatever the wallets.
+    fn v4_filter(&self, (start, end): (u64, u64)) -> Option<(&'static str, Value)> {
+        let (pool_manager, manager) = self.v4.as_ref()?;
+        let sender = format!("0x{:0>64}", manager.trim_start_matches("0x"));
+        Some((
+            "eth_getLogs",
+            json!([{
+                "address": pool_manager,
+                "fromBlock": format!("0x{start:x}"),
+                "toBlock": format!("0x{end:x}"),
+                "topics": [topic(MODIFY_LIQUIDITY), null, sender],
+            }]),
+        ))
+    }
+
+    /// A v4 modification's block and the position it names (`(manager, salt)`), or `None` for
+    /// another log.
+    fn v4_position(&self, log: &Value) -> Option<(u64, (String, U256))> {
+        let (pool_manager, manager) = self.v4.as_ref()?;
+        let topics = log.get("topics")?.as_array()?;
+        let first = topics.first()?.as_str()?;
+        let emitter = log.get("address")?.as_str()?;
+        if !first.eq_ignore_ascii_case(&topic(MODIFY_LIQUIDITY))
+            || !emitter.eq_ignore_ascii_case(pool_manager)
+        {
+            return None;
+        }
+        let data = evm::hex_bytes(log.get("data")?).ok()?;
+        let salt = U256::from_be_slice(data.get(96..128)?);
+        let block = log.get("blockNumber").and_then(evm::quantity)?;
+        Some((block, (manager.clone(), salt)))
     }
 
     /// Whether a log may touch a watched wallet, from its topics alone (an unfiltered range's
@@ -179,6 +222,9 @@ impl<'a> Watched<'a> {
         };
         let manager = log.get("address").and_then(Value::as_str);
         let party = |i| address_of(i).is_some_and(|a| self.by_address.contains_key(&a));
+        if let Some((_, position)) = self.v4_position(log) {
+            return self.by_position.contains_key(&position);
+        }
         match word(0) {
             Some(first) if first.eq_ignore_ascii_case(&topic(HARVEST)) => party(1),
             Some(first) if first.eq_ignore_ascii_case(&topic(TRANSFER)) => {
@@ -206,6 +252,13 @@ impl<'a> Watched<'a> {
         if let Some(harvest) = harvest_of(log, range)? {
             let (block, staker) = harvest;
             let holders = self.by_address.get(&staker);
+            return Ok((block, holders.into_iter().flatten().copied().collect()));
+        }
+        if let Some((block, position)) = self.v4_position(log) {
+            if !(range.0..=range.1).contains(&block) {
+                return Err("a ModifyLiquidity outside the range asked for".into());
+            }
+            let holders = self.by_position.get(&position);
             return Ok((block, holders.into_iter().flatten().copied().collect()));
         }
         let (manager, token, event) = decode_log(log, range)?;
@@ -331,7 +384,11 @@ impl ChainScanner {
             ));
             return Ok(Vec::new());
         };
-        let watched = Watched::of(wallets);
+        let mut watched = Watched::of(wallets);
+        watched.v4 = catalog
+            .deployment(chain, Protocol::UniswapV4)
+            .and_then(|d| Some((d.pool_manager.clone()?, d.position_manager.clone()?)))
+            .map(|(p, m)| (p.to_ascii_lowercase(), m.to_ascii_lowercase()));
         if last.hash != previous.hash {
             // Replaced since: back over the window, and the wallets touched there read again.
             from = previous.through.saturating_sub(REORG_WINDOW - 1).max(1);

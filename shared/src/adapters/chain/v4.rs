@@ -507,6 +507,88 @@ pub async fn read_positions(
     Ok((positions, unread, not_read))
 }
 
+/// What each of the position's modifications (`events` with `paid`, from
+/// `history::position_events`) moved, read at its block in one batch: the fees it paid out,
+/// `(feeGrowthInsideLast after − before) × liquidity before / 2^128` from the manager's
+/// position in the pool manager at the block before and at its own (exact while one
+/// modification of the position is in a block), and the principal its liquidity delta holds
+/// at the pool's price at its block (rounded up for a deposit, down for a withdrawal, as the
+/// pool does).
+pub async fn value_modifications(
+    rpc: &RpcClient,
+    (state_view, pool_id, manager): (&str, &str, &str),
+    (lower, upper): (i32, i32),
+    token_id: U256,
+    events: &mut [crate::domain::history::PositionEvent],
+) -> Result<(), String> {
+    let id = id_word(pool_id)?;
+    let info = getPositionInfoCall {
+        poolId: id,
+        owner: parse_address(manager)?,
+        tickLower: alloy_sol_types::private::primitives::aliases::I24::try_from(lower)
+            .map_err(|_| "a tick outside int24")?,
+        tickUpper: alloy_sol_types::private::primitives::aliases::I24::try_from(upper)
+            .map_err(|_| "a tick outside int24")?,
+        salt: B256::from(token_id.to_be_bytes::<32>()),
+    }
+    .abi_encode();
+    let modifications: Vec<usize> = (0..events.len())
+        .filter(|i| events[*i].paid.is_some())
+        .collect();
+    let mut calls = Vec::with_capacity(modifications.len() * 3);
+    for i in &modifications {
+        let e = &events[*i];
+        let before = json!({"blockNumber": format!("0x{:x}", e.block.saturating_sub(1))});
+        let own = json!({"blockHash": e.block_hash});
+        calls.push(view_call(state_view, info.clone(), &before));
+        calls.push(view_call(state_view, info.clone(), &own));
+        calls.push(slot0_call(state_view, pool_id, &own));
+    }
+    let mut answers = rpc.batch(&calls).await.into_iter();
+    let mut next = || answers.next().unwrap_or(Err(RpcError::Malformed("no answer")));
+    let curve = Curve::UniswapV3;
+    let bad = |e: crate::domain::math::MathError| e.to_string();
+    let (lower_price, upper_price) = (
+        curve.sqrt_price_at_tick(lower).map_err(bad)?,
+        curve.sqrt_price_at_tick(upper).map_err(bad)?,
+    );
+    for i in modifications {
+        let before = decoded::<getPositionInfoCall>(next(), 3, "getPositionInfo")?;
+        let after = decoded::<getPositionInfoCall>(next(), 3, "getPositionInfo")?;
+        let (sqrt_price, _) = decode_slot0(next())?;
+        let event = &mut events[i];
+        let lasts = |p: &IStateView::getPositionInfoReturn| {
+            [
+                to_u256(p.feeGrowthInside0LastX128),
+                to_u256(p.feeGrowthInside1LastX128),
+            ]
+        };
+        let (from, to) = (lasts(&before), lasts(&after));
+        let paid = [0, 1].map(|t| {
+            U256::from(FeeAccounting::Evm.collect_owed(before.liquidity, from[t], to[t]))
+        });
+        let principal = curve
+            .amounts_for_liquidity(
+                sqrt_price,
+                lower_price,
+                upper_price,
+                event.liquidity,
+                event.kind == crate::domain::history::EventKind::Deposit,
+            )
+            .map_err(bad)?;
+        event.paid = Some(paid);
+        event.amounts = match event.kind {
+            crate::domain::history::EventKind::Collect => paid,
+            _ => [principal.amount0, principal.amount1],
+        };
+        if event.kind == crate::domain::history::EventKind::Collect {
+            // A zero decrease pays fees only: its amounts are the payment, as a v3 collect's.
+            event.paid = None;
+        }
+    }
+    Ok(())
+}
+
 /// The position's amounts and fees at the pool's state: what a full decrease and what a zero
 /// decrease would pay (no tokens owed: v4 pays fees out at each modification).
 fn position_at(

@@ -75,6 +75,9 @@ pub struct PositionEvent {
     pub timestamp: Option<u64>,
     /// A harvest's reward, base units of the farm's reward token.
     pub reward: Option<U256>,
+    /// Uniswap v4: the fees the modification paid out itself (v4 pays a position's accrued
+    /// fees, and a withdrawal's principal, at every modification: nothing is left owed).
+    pub paid: Option<[U256; 2]>,
     /// USD per whole token (protocol order) at its block by the pricing rule, where a price
     /// was found; set when the event is valued.
     pub prices: [Option<BigDecimal>; 2],
@@ -161,6 +164,10 @@ impl Ledger {
             let amount = event.amounts[t];
             match event.kind {
                 EventKind::Deposit => self.deposited[t] += amount,
+                EventKind::Withdraw if event.paid.is_some() => {
+                    self.withdrawn[t] += amount;
+                    self.principal_collected[t] += amount;
+                }
                 EventKind::Withdraw => {
                     self.withdrawn[t] += amount;
                     self.uncollected_principal[t] += amount;
@@ -177,6 +184,9 @@ impl Ledger {
                 | EventKind::Stake
                 | EventKind::Unstake
                 | EventKind::Harvest => {}
+            }
+            if let Some(paid) = event.paid {
+                self.fees_collected[t] += paid[t];
             }
         }
         self

@@ -186,6 +186,9 @@ pub fn summarize(
             capital_seconds = held.map(|(c, s)| s + c * BigDecimal::from(now.saturating_sub(then)));
         }
         last_time = event.timestamp.or(last_time);
+        if let Some(paid) = event.paid {
+            fees_usd.add(event, paid, decimals);
+        }
         match event.kind {
             EventKind::Deposit => deposited_usd.add(event, event.amounts, decimals),
             EventKind::Withdraw => withdrawn_usd.add(event, event.amounts, decimals),

@@ -46,6 +46,9 @@ struct EventRecord {
     /// A harvest's reward (base units of the farm's reward token).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     reward: Option<String>,
+    /// Uniswap v4: the fees its modification paid out (base units).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    paid: Option<[String; 2]>,
     /// USD per whole token at its block (decimal text), where priced.
     #[serde(default)]
     prices: [Option<String>; 2],
@@ -66,6 +69,7 @@ fn event_item(owner: &str, id: &str, event: &PositionEvent) -> Result<Item, Stor
         to: event.to.clone(),
         timestamp: event.timestamp,
         reward: event.reward.map(|r| r.to_string()),
+        paid: event.paid.map(|p| p.map(|a| a.to_string())),
         prices: event
             .prices
             .clone()
@@ -102,6 +106,10 @@ fn event_of(item: &Item) -> Result<PositionEvent, StoreError> {
         to: record.to,
         timestamp: record.timestamp,
         reward: record.reward.as_deref().map(amount).transpose()?,
+        paid: match &record.paid {
+            Some([a, b]) => Some([amount(a)?, amount(b)?]),
+            None => None,
+        },
         prices: decimals(&record.prices),
         priced: match record.priced {
             Some(p) => Some(Priced::parse(&p).ok_or_else(|| malformed("event priced"))?),
