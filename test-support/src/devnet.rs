@@ -52,6 +52,13 @@ impl Devnet {
         Devnet::up_with(price, &["--pancake", "true"]).await
     }
 
+    /// The devnet with Uniswap v4 beside v3 (`up --v4 true`, `devnet/v4.mjs`): its pool
+    /// manager, position manager and state view, an ETH/USDC and a USDC/WETH pool in the
+    /// catalog; `state["v4"]` has their addresses, ids and ticks.
+    pub async fn with_v4(price: u64) -> Devnet {
+        Devnet::up_with(price, &["--v4", "true"]).await
+    }
+
     async fn up_with(price: u64, extra: &[&str]) -> Devnet {
         for attempt in 1..=3 {
             if let Some(devnet) = Devnet::try_up(price, extra).await {

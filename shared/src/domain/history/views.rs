@@ -123,11 +123,17 @@ pub fn event_views(
                 .as_ref()
                 .map(|p| base_units_to_decimal(amounts[t], decimals[t]) * p);
             let collect = event.kind == EventKind::Collect;
+            // A Uniswap v4 modification paid its fees out beside its principal (`amount`).
+            let principal = match event.paid {
+                Some(_) => amounts[t],
+                None => amounts[t] - fees[t],
+            };
+            let paid = collect || event.paid.is_some();
             EventTokenView {
                 amount: whole(amounts[t]),
                 value_usd: usd.map(Usd::new),
-                principal: collect.then(|| whole(amounts[t] - fees[t])),
-                fees: collect.then(|| whole(fees[t])),
+                principal: paid.then(|| whole(principal)),
+                fees: paid.then(|| whole(fees[t])),
             }
         };
         let liquidity = match event.kind {
