@@ -101,8 +101,16 @@ async fn v4_positions_are_followed(store: &[&str]) {
         let wallet = wallet.clone();
         async move {
             let args = [
-                "--pool", pool, "--lower", &lower, "--upper", &upper, "--liquidity",
-                "1000000000000000000000", "--recipient", &wallet,
+                "--pool",
+                pool,
+                "--lower",
+                &lower,
+                "--upper",
+                &upper,
+                "--liquidity",
+                "1000000000000000000000",
+                "--recipient",
+                &wallet,
             ];
             text(&devnet.run("v4-mint", &args).await["tokenId"])
         }
@@ -137,9 +145,19 @@ async fn v4_positions_are_followed(store: &[&str]) {
     let (eth_id, erc20_id) = (text(&listed[0]["id"]), text(&listed[1]["id"]));
 
     // Swaps both ways on both pools: fees in both currencies, followed by the sync.
-    for (pool, amounts) in [("eth", ["2000000000000000000", "6000000000000000000000"]), ("erc20", ["6000000000000000000000", "2000000000000000000"])] {
+    for (pool, amounts) in [
+        ("eth", ["2000000000000000000", "6000000000000000000000"]),
+        ("erc20", ["6000000000000000000000", "2000000000000000000"]),
+    ] {
         for (zero_for_one, amount) in [("true", amounts[0]), ("false", amounts[1])] {
-            let args = ["--pool", pool, "--zero-for-one", zero_for_one, "--amount", amount];
+            let args = [
+                "--pool",
+                pool,
+                "--zero-for-one",
+                zero_for_one,
+                "--amount",
+                amount,
+            ];
             devnet.run("v4-swap", &args).await;
         }
     }
@@ -150,19 +168,43 @@ async fn v4_positions_are_followed(store: &[&str]) {
     let unclaimed = protocol_order(&view, "feesUnclaimed", &currency0);
     assert!(unclaimed.iter().all(|f| !f.is_zero()), "{view}");
     // A zero decrease pays exactly the fees the API showed (no block between them).
-    let collect = ["--account", &wallet, "--token-id", &on_eth, "--liquidity", "0"];
+    let collect = [
+        "--account",
+        &wallet,
+        "--token-id",
+        &on_eth,
+        "--liquidity",
+        "0",
+    ];
     let paid = devnet.run("v4-decrease", &collect).await;
     assert_eq!(chain_pair(&paid, "amount0", "amount1"), unclaimed, "{paid}");
     sync(&ops).await;
     let view = get(&alice, &eth_id).await;
     assert_view_is_the_chains(&devnet, &view).await;
-    assert_eq!(protocol_order(&view, "feesUnclaimed", &currency0), [U256::ZERO; 2]);
-    assert_eq!(protocol_order(&view, "feesCollected", &currency0), unclaimed, "{view}");
-    assert_eq!(kinds(&history(&alice, &eth_id).await), ["mint", "deposit", "collect"]);
+    assert_eq!(
+        protocol_order(&view, "feesUnclaimed", &currency0),
+        [U256::ZERO; 2]
+    );
+    assert_eq!(
+        protocol_order(&view, "feesCollected", &currency0),
+        unclaimed,
+        "{view}"
+    );
+    assert_eq!(
+        kinds(&history(&alice, &eth_id).await),
+        ["mint", "deposit", "collect"]
+    );
 
     // A deposit and a partial withdrawal by the wallet on the ERC-20 pool.
     devnet.run("fund", &["--account", &wallet]).await;
-    let more = ["--account", &wallet, "--token-id", &on_erc20, "--liquidity", "500000000000000000000"];
+    let more = [
+        "--account",
+        &wallet,
+        "--token-id",
+        &on_erc20,
+        "--liquidity",
+        "500000000000000000000",
+    ];
     devnet.run("v4-increase", &more).await;
     sync(&ops).await;
     let view = get(&alice, &erc20_id).await;
@@ -170,7 +212,14 @@ async fn v4_positions_are_followed(store: &[&str]) {
     let quote = assert_view_is_the_chains(&devnet, &view).await;
     let currency0 = text(&quote["currency0"]);
     let fees_before = protocol_order(&view, "feesEarned", &currency0);
-    let out = ["--account", &wallet, "--token-id", &on_erc20, "--liquidity", "700000000000000000000"];
+    let out = [
+        "--account",
+        &wallet,
+        "--token-id",
+        &on_erc20,
+        "--liquidity",
+        "700000000000000000000",
+    ];
     let received = devnet.run("v4-decrease", &out).await;
     sync(&ops).await;
     let view = get(&alice, &erc20_id).await;
@@ -197,11 +246,22 @@ async fn v4_positions_are_followed(store: &[&str]) {
     };
     let (principal, fees) = (of("principal"), of("fees"));
     let got = chain_pair(&received, "amount0", "amount1");
-    assert_eq!([principal[0] + fees[0], principal[1] + fees[1]], got, "{withdrawn}");
+    assert_eq!(
+        [principal[0] + fees[0], principal[1] + fees[1]],
+        got,
+        "{withdrawn}"
+    );
     assert_eq!(of("amount"), principal, "{withdrawn}");
 
     // Sent away: closed as transferred, its history saying so.
-    let send = ["--account", &wallet, "--token-id", &on_eth, "--to", &stranger];
+    let send = [
+        "--account",
+        &wallet,
+        "--token-id",
+        &on_eth,
+        "--to",
+        &stranger,
+    ];
     devnet.run("v4-transfer", &send).await;
     sync(&ops).await;
     let view = get(&alice, &eth_id).await;
@@ -209,7 +269,12 @@ async fn v4_positions_are_followed(store: &[&str]) {
     assert_eq!(view["closeReason"], "transferred", "{view}");
 
     // No action or open on v4 yet: 409 with the reason.
-    let reply = post(&alice, &format!("/positions/{erc20_id}/collect"), &json!({})).await;
+    let reply = post(
+        &alice,
+        &format!("/positions/{erc20_id}/collect"),
+        &json!({}),
+    )
+    .await;
     assert_eq!(reply.status, StatusCode::CONFLICT, "{}", reply.text());
     assert!(reply.text().contains("Uniswap v4"), "{}", reply.text());
 }

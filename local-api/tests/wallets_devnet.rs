@@ -340,11 +340,7 @@ async fn bench_wallet_refresh() {
         let client = RpcClient::new(&devnet.rpc, RPC_TIMEOUT).unwrap();
         let started = std::time::Instant::now();
         let block = confirmed_block(&client, 0).await.unwrap();
-        let known = shared::chain::wallets::Known {
-            tokens: &[],
-            log_range: 10_000,
-        };
-        let holdings = read_wallet(&client, &deployments, (&wallet, &known), &block)
+        let holdings = read_wallet(&client, &deployments, &wallet, &block)
             .await
             .unwrap();
         let millis = started.elapsed().as_secs_f64() * 1000.0;

@@ -224,6 +224,9 @@ async fn holdings(fault: Fault) -> Result<WalletHoldings, String> {
         program: None,
         first_block: None,
         staking: None,
+        pool_manager: None,
+        state_view: None,
+        wrapped_native: None,
     };
     let block = confirmed_block(&rpc, 0).await?;
     read_wallet(&rpc, &[&deployment], WALLET, &block).await

@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 use shared::chain::evm::blocks;
-use shared::chain::history::{position_events, DEFAULT_LOG_RANGE};
+use shared::chain::history::{position_events, Source, DEFAULT_LOG_RANGE};
 use shared::chain::refresh::confirmed_block;
 use shared::chain::{RpcClient, RPC_TIMEOUT};
 use shared::history::{EventKind, Ledger};
@@ -24,6 +24,15 @@ fn number(value: &Value) -> u128 {
 /// A quantity's value, `0x` hex.
 fn hex(value: &Value) -> u64 {
     u64::from_str_radix(value.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
+}
+
+/// A v3 position manager's events, no farm.
+fn source(manager: &str) -> Source<'_> {
+    Source {
+        manager,
+        farm: None,
+        v4: None,
+    }
 }
 
 #[tokio::test]
@@ -67,7 +76,7 @@ async fn a_positions_events_are_read_whole_in_ranges_of_any_size() {
     let token_id = U256::from(number(&json!(token)));
     let whole = position_events(
         &rpc,
-        (&manager, None),
+        &source(&manager),
         token_id,
         0,
         &head,
@@ -112,7 +121,7 @@ async fn a_positions_events_are_read_whole_in_ranges_of_any_size() {
         [0, 1].map(|t| withdraw.amounts[t] - collect.amounts[t])
     );
     // One block at a time: the same events.
-    let narrow = position_events(&rpc, (&manager, None), token_id, 0, &head, 1).await;
+    let narrow = position_events(&rpc, &source(&manager), token_id, 0, &head, 1).await;
     assert_eq!(narrow.events, whole.events);
 
     // The same logs served by a stub refusing more than four blocks at once.
@@ -170,7 +179,7 @@ async fn a_positions_events_are_read_whole_in_ranges_of_any_size() {
     let stubbed = RpcClient::new(&stub.url, RPC_TIMEOUT).unwrap();
     let split = position_events(
         &stubbed,
-        (&manager, None),
+        &source(&manager),
         token_id,
         0,
         &head,
@@ -183,7 +192,7 @@ async fn a_positions_events_are_read_whole_in_ranges_of_any_size() {
     reorged.store(true, Ordering::SeqCst);
     let replaced = position_events(
         &stubbed,
-        (&manager, None),
+        &source(&manager),
         token_id,
         0,
         &head,

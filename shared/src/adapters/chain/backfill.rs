@@ -8,9 +8,10 @@
 
 use super::evm::{self, hex_data, Block};
 use super::history::{mint_block, position_events, Source};
-use super::v4::value_modifications;
 use super::rpc::RpcClient;
 use super::scan::REORG_WINDOW;
+use super::v4;
+use super::v4_wallets::value_modifications;
 use crate::application::alert_ports::Alerts;
 use crate::application::ports::{HistoryStore, PositionStore, StoreError};
 use crate::application::watches::emit_history;
@@ -353,7 +354,7 @@ impl HistoryReader<'_> {
     }
 
     /// The pools pricing a position's tokens, and its own pool, at each of `wanted` blocks not
-    /// read yet in this pass, all in batches (`evm::prices_at`), priced by the catalog's rules.
+    /// read yet in this pass, all in batches (`v4::prices_at`: v4 pools through their `StateView`), priced by the catalog's rules.
     /// A block whose state the node cannot serve ("missing trie node", "header not found": it
     /// fails every pool) is `None`: valued at the nearest state.
     async fn read_blocks(&self, wanted: &[(u64, &str)], subject: &Subject, blocks: &mut Blocks) {
@@ -387,7 +388,7 @@ impl HistoryReader<'_> {
             .iter()
             .flat_map(|block| pools.iter().map(move |pool| (*pool, block)))
             .collect();
-        let mut answers = evm::prices_at(self.rpc, &reads).await.into_iter();
+        let mut answers = v4::prices_at(self.rpc, &reads).await.into_iter();
         for block in &new {
             let read: Vec<_> = answers.by_ref().take(pools.len()).collect();
             let states: HashMap<PoolKey, PoolState> = pools

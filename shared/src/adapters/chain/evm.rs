@@ -5,7 +5,6 @@
 //! and decoding by `alloy-sol-types` from the pools' Solidity signatures, decoded strictly: each
 //! answer exactly its words, and no word with bits its type does not have.
 
-use super::v4;
 use super::rpc::{RpcClient, RpcError};
 use crate::domain::catalog::Pool;
 use crate::domain::market::{Balances, PoolState, TickState};
@@ -158,15 +157,8 @@ pub async fn read_pools(
 ) -> Vec<PoolRead> {
     let mut calls = Vec::new();
     for pool in pools {
-        match &pool.state_view {
-            Some(view) => {
-                let at = json!({"blockHash": block.hash});
-                calls.extend(v4::pool_calls(view, &pool.id, &pool.tracked_ticks, &at));
-            }
-            None => calls.extend(pool_calls(&pool.id, &pool.tracked_ticks, block)),
-        }
-        // A v4 pool holds no tokens of its own (the singleton holds them all): no depth.
-        if pool.discovered && pool.state_view.is_none() {
+        calls.extend(pool_calls(&pool.id, &pool.tracked_ticks, block));
+        if pool.discovered {
             calls.extend(balance_calls(pool, block));
         }
     }
@@ -174,13 +166,11 @@ pub async fn read_pools(
     pools
         .iter()
         .map(|pool| {
-            let ticks = &pool.tracked_ticks;
-            if pool.state_view.is_some() {
-                let own: Vec<_> = answers.by_ref().take(v4::STATE_CALLS + ticks.len()).collect();
-                return v4::decode_state(own, ticks, block, observed_at);
-            }
-            let own: Vec<_> = answers.by_ref().take(4 + ticks.len()).collect();
-            let state = decode_state(own, ticks, block, observed_at);
+            let own: Vec<_> = answers
+                .by_ref()
+                .take(4 + pool.tracked_ticks.len())
+                .collect();
+            let state = decode_state(own, &pool.tracked_ticks, block, observed_at);
             if !pool.discovered {
                 return state;
             }
@@ -197,10 +187,6 @@ pub async fn prices_at(rpc: &RpcClient, reads: &[(&Pool, &Block)]) -> Vec<PoolRe
     let mut calls = Vec::new();
     for (pool, block) in reads {
         let at = json!({"blockHash": block.hash});
-        if let Some(view) = &pool.state_view {
-            calls.push(v4::slot0_call(view, &pool.id, &at));
-            continue;
-        }
         let data = hex_data(&slot0Call {}.abi_encode());
         calls.push(("eth_call", json!([{"to": pool.id, "data": data}, at])));
         if pool.discovered {
@@ -214,25 +200,21 @@ pub async fn prices_at(rpc: &RpcClient, reads: &[(&Pool, &Block)]) -> Vec<PoolRe
             let slot0 = answers
                 .next()
                 .unwrap_or(Err(RpcError::Malformed("no answer")));
-            let balances = (pool.discovered && pool.state_view.is_none())
+            let balances = pool
+                .discovered
                 .then(|| decode_balances(answers.by_ref().take(2).collect()))
                 .flatten();
-            let (sqrt_price, tick) = if pool.state_view.is_some() {
-                v4::decode_slot0(slot0)?
-            } else {
-                let data = slot0.map_err(|e| format!("slot0: {e}"))?;
-                let bytes = hex_bytes(&data).map_err(|e| format!("slot0: {e}"))?;
-                let slot0 = strict::<slot0Call>(&bytes, SLOT0_WORDS)
-                    .map_err(|_| "slot0: undecodable answer".to_string())?;
-                (to_u256(slot0.sqrtPriceX96), slot0.tick.as_i32())
-            };
+            let data = slot0.map_err(|e| format!("slot0: {e}"))?;
+            let bytes = hex_bytes(&data).map_err(|e| format!("slot0: {e}"))?;
+            let slot0 = strict::<slot0Call>(&bytes, SLOT0_WORDS)
+                .map_err(|_| "slot0: undecodable answer".to_string())?;
             let observed_at = block
                 .timestamp
                 .and_then(|t| DateTime::from_timestamp(i64::try_from(t).ok()?, 0))
                 .unwrap_or_default();
             Ok(PoolState {
-                sqrt_price,
-                tick,
+                sqrt_price: to_u256(slot0.sqrtPriceX96),
+                tick: slot0.tick.as_i32(),
                 liquidity: 0,
                 fee_growth_global0: U256::ZERO,
                 fee_growth_global1: U256::ZERO,

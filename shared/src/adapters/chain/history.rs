@@ -229,7 +229,11 @@ async fn range_events(
         // manager comes, the position's are kept.
         Some((pool_manager, pool_id)) => {
             let sender = format!("0x{:0>64}", manager.trim_start_matches("0x"));
-            let topics = json!([topic(MODIFY_LIQUIDITY), pool_id, sender.to_ascii_lowercase()]);
+            let topics = json!([
+                topic(MODIFY_LIQUIDITY),
+                pool_id,
+                sender.to_ascii_lowercase()
+            ]);
             range(pool_manager, topics)
         }
         None => range(
@@ -309,8 +313,8 @@ fn modification(
         return Ok(Some(None));
     }
     let delta = alloy_primitives::I256::from_raw(word(2));
-    let liquidity = u128::try_from(delta.unsigned_abs())
-        .map_err(|_| "a liquidity delta wider than int128")?;
+    let liquidity =
+        u128::try_from(delta.unsigned_abs()).map_err(|_| "a liquidity delta wider than int128")?;
     let kind = match delta.sign() {
         _ if delta.is_zero() => EventKind::Collect,
         alloy_primitives::Sign::Positive => EventKind::Deposit,

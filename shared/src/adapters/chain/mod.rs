@@ -6,7 +6,7 @@
 //! spreads the scheduled refresh over the queue; `orders` reads what an on-chain open needs
 //! and follows its transactions until they settle (`events`), `simulation` runs them before
 //! they are answered; `history` reads a position's events over block ranges, `scan` follows every linked wallet's
-//! and position's events chain by chain; `v4` reads Uniswap v4's singleton and its positions. The functions' entry points are the wiring's `chain_lambda`.
+//! and position's events chain by chain; `v4` reads Uniswap v4's singleton's pools, `v4_wallets` a wallet's v4 positions. The functions' entry points are the wiring's `chain_lambda`.
 
 pub mod backfill;
 pub mod events;
@@ -26,6 +26,7 @@ pub mod sync;
 pub mod tokens;
 pub mod trust;
 pub mod v4;
+pub mod v4_wallets;
 pub mod wallets;
 
 pub use rpc::RpcClient;

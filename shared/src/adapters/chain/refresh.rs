@@ -7,9 +7,8 @@ use super::orca_wallets::read_orca_wallet;
 use super::orders::ChainOrders;
 use super::rpc::RpcClient;
 use super::sync::Syncer;
-use super::wallets::{
-    owners_of, read_wallet, ChainPosition, Known, TokenMeta, MAX_POSITIONS_PER_MANAGER,
-};
+use super::v4_wallets::{read_positions, Known};
+use super::wallets::{owners_of, read_wallet, ChainPosition, TokenMeta, MAX_POSITIONS_PER_MANAGER};
 use crate::application::alert_ports::Alerts;
 use crate::application::app::{App, Refreshed, WalletRefresh};
 use crate::application::ports::{HistoryStore, Market, PositionStore, StoreError};
@@ -19,7 +18,7 @@ use crate::domain::clock::Clock;
 use crate::domain::holdings::{discovered_record, ReadPosition, Staked, TRANSFERRED};
 use crate::domain::market::{Cadence, Confirmations, LogRanges};
 use crate::domain::math::U256;
-use crate::domain::model::{Chain, FeeState, HeldToken, Position, Status};
+use crate::domain::model::{Chain, FeeState, HeldToken, Position, Protocol, Status};
 use crate::domain::wallets::LinkedWallet;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -105,7 +104,17 @@ impl WalletReader {
             tokens: &wallet.tokens,
             log_range: self.log_ranges.of(chain),
         };
-        let holdings = read_wallet(rpc, &deployments, (&wallet.address, &known), &block).await?;
+        let mut holdings = read_wallet(rpc, &deployments, &wallet.address, &block).await?;
+        for d in deployments
+            .iter()
+            .filter(|d| d.protocol == Protocol::UniswapV4)
+        {
+            let (positions, unread, not_read) =
+                read_positions(rpc, d, &wallet.address, &known, &block).await?;
+            holdings.positions.extend(positions);
+            holdings.unread.extend(unread);
+            holdings.not_read = holdings.not_read.saturating_add(not_read);
+        }
         let key = |manager: &str, token: U256| format!("{chain}#{manager}#{token}");
         Ok(WalletRead {
             block: Some(holdings.block.clone()),

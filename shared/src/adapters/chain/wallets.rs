@@ -13,7 +13,6 @@ use super::staking::{self, StakedRead};
 use super::tokens::symbol_of;
 pub use super::tokens::TokenMeta;
 use super::trust::plausible_range;
-pub use super::v4::Known;
 use crate::domain::catalog::Deployment;
 use crate::domain::market::PoolState;
 use crate::domain::math::fees::{BoundTick, FeeAccounting};
@@ -241,29 +240,12 @@ pub async fn owners_of(
         .collect()
 }
 
-/// Reads every position `wallet` holds at the chain's EVM deployments, at `block`. A position
+/// Reads every position `wallet` holds at the chain's v3 deployments (a factory and an
+/// enumerable position manager; Uniswap v4's are `v4_wallets`'), at `block`. A position
 /// whose pool or tokens cannot be read is left out with the reason ([`Unread`]); any other
 /// answer missing, failed or malformed, or a position no pool could hold (a lying node), fails
 /// the read whole: the wallet's last good read then stays.
 pub async fn read_wallet(
-    rpc: &RpcClient,
-    deployments: &[&Deployment],
-    (wallet, known): (&str, &Known<'_>),
-    block: &Block,
-) -> Result<WalletHoldings, String> {
-    let mut holdings = read_v3_wallet(rpc, deployments, wallet, block).await?;
-    for d in deployments.iter().filter(|d| d.protocol == Protocol::UniswapV4) {
-        let (positions, unread, not_read) =
-            super::v4::read_positions(rpc, d, wallet, known, block).await?;
-        holdings.positions.extend(positions);
-        holdings.unread.extend(unread);
-        holdings.not_read = holdings.not_read.saturating_add(not_read);
-    }
-    Ok(holdings)
-}
-
-/// The positions of the v3 deployments (a factory and an enumerable position manager).
-async fn read_v3_wallet(
     rpc: &RpcClient,
     deployments: &[&Deployment],
     wallet: &str,
@@ -274,7 +256,10 @@ async fn read_v3_wallet(
     let mut protocols = BTreeMap::new();
     // Each enumerated contract and the manager its ids are on: a farm's are staked ones.
     let mut sources = BTreeMap::new();
-    for d in deployments.iter().filter(|d| d.protocol != Protocol::UniswapV4) {
+    for d in deployments
+        .iter()
+        .filter(|d| d.protocol != Protocol::UniswapV4)
+    {
         let (Some(manager), Some(factory)) = (&d.position_manager, &d.factory) else {
             continue;
         };

@@ -406,7 +406,10 @@ impl Catalog {
     /// it is read through, and its native currency (`address(0)`) the price of the wrapped
     /// token (ETH as WETH) where a pool prices that.
     pub fn with_deployments(mut self, deployments: Vec<Deployment>) -> Catalog {
-        for d in deployments.iter().filter(|d| d.protocol == Protocol::UniswapV4) {
+        for d in deployments
+            .iter()
+            .filter(|d| d.protocol == Protocol::UniswapV4)
+        {
             let wrapped = d
                 .wrapped_native
                 .as_deref()

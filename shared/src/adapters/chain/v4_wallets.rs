@@ -1,0 +1,514 @@
+//! A wallet's Uniswap v4 positions (decision 62). The `PositionManager` is not enumerable: a
+//! wallet's positions are its stored ones asked `ownerOf`, and where `balanceOf` says it holds
+//! more, the ids of the manager's `Transfer` logs to it (a back-scan from the manager's first
+//! block, in log-range chunks), each confirmed by `ownerOf`. A position reads as a v3 one: its
+//! key and packed ticks (`getPoolAndPositionInfo`), its liquidity, and its fee growth inside at
+//! the last modification (`getPositionInfo` of the manager's position, salted by the token
+//! id); there is no `tokensOwed`: v4 pays the accrued fees out at every modification. A
+//! history's modifications are valued here at their blocks.
+
+use super::evm::{call, decoded, hex_bytes, Block};
+use super::history::{read_ranges, topic, word_topic, Refused, TRANSFER};
+use super::rpc::{RpcClient, RpcError};
+use super::tokens::{symbol_of, TokenMeta};
+use super::trust::plausible_range;
+use super::v4::{
+    decode_slot0, decode_state, hook_returns_deltas, id_word, pool_calls, pool_id, slot0_call,
+    to_u256, unpack_ticks, view_call, IErc20Meta, IStateView, IV4PositionManager, V4PoolKey,
+    STATE_CALLS,
+};
+use super::wallets::{ChainPosition, Unread, MAX_POSITIONS_PER_MANAGER};
+use crate::domain::catalog::{Deployment, NATIVE};
+use crate::domain::history::{EventKind, PositionEvent};
+use crate::domain::market::PoolState;
+use crate::domain::math::fees::{BoundTick, FeeAccounting};
+use crate::domain::math::{Curve, U256};
+use crate::domain::model::{Chain, Protocol};
+use alloy_primitives::{Address, B256};
+use alloy_sol_types::SolCall;
+use chrono::Utc;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+use IErc20Meta::{decimalsCall, symbolCall};
+use IStateView::getPositionInfoCall;
+use IV4PositionManager::{
+    balanceOfCall, getPoolAndPositionInfoCall, getPositionLiquidityCall, ownerOfCall,
+};
+
+fn parse_address(text: &str) -> Result<Address, String> {
+    crate::domain::wallets::address::evm_address(text).map_err(|e| format!("{text}: {e}"))
+}
+
+fn at(block: &Block) -> Value {
+    json!({"blockHash": block.hash})
+}
+
+/// A v4 deployment's addresses, parsed.
+struct Contracts {
+    manager: Address,
+    state_view: String,
+    first_block: u64,
+}
+
+impl Contracts {
+    fn of(d: &Deployment) -> Result<Contracts, String> {
+        let manager = d.position_manager.as_deref().ok_or("no position manager")?;
+        Ok(Contracts {
+            manager: parse_address(manager)?,
+            state_view: d.state_view.clone().ok_or("no state view")?,
+            first_block: d.first_block.unwrap_or(0),
+        })
+    }
+}
+
+/// What the enumeration may start from: the ids a wallet's last read found on the manager.
+pub struct Known<'a> {
+    pub tokens: &'a [String],
+    /// Blocks one `eth_getLogs` of the back-scan asks for at most.
+    pub log_range: u64,
+}
+
+/// The ids of the manager's positions `wallet` holds at `block`: its known ones it still
+/// holds, and, where `balanceOf` says there are more, those of the `Transfer` logs to it since
+/// the manager's first block that it still holds. How many past the cap were not read.
+async fn token_ids(
+    rpc: &RpcClient,
+    c: &Contracts,
+    wallet: Address,
+    known: &Known<'_>,
+    block: &Block,
+) -> Result<(Vec<U256>, u64), String> {
+    let balance = rpc
+        .batch(&[call(
+            c.manager,
+            balanceOfCall { owner: wallet }.abi_encode(),
+            block,
+        )])
+        .await
+        .pop()
+        .ok_or("balanceOf: no answer")?;
+    let held = decoded::<balanceOfCall>(balance, 1, "balanceOf")?;
+    let held = u64::try_from(held).unwrap_or(u64::MAX);
+    if held == 0 {
+        return Ok((Vec::new(), 0));
+    }
+    let manager = c.manager.to_checksum(None);
+    let candidates: BTreeSet<U256> = known
+        .tokens
+        .iter()
+        .filter_map(|key| key.split_once('#'))
+        .filter(|(m, _)| m.eq_ignore_ascii_case(&manager))
+        .filter_map(|(_, id)| id.parse().ok())
+        .collect();
+    let mut owned = owned_of(rpc, c.manager, &candidates, wallet, block).await?;
+    if (owned.len() as u64) < held {
+        let arrived = transfers_to(rpc, c, wallet, block, known.log_range).await?;
+        let new: BTreeSet<U256> = arrived.difference(&candidates).copied().collect();
+        owned.extend(owned_of(rpc, c.manager, &new, wallet, block).await?);
+    }
+    owned.sort_unstable();
+    owned.dedup();
+    let count = owned.len() as u64;
+    let cap = MAX_POSITIONS_PER_MANAGER.min(count);
+    // Past the cap, the newest (highest ids) first, as the v3 read does.
+    let kept = owned.split_off((count - cap) as usize);
+    Ok((kept, held.saturating_sub(cap)))
+}
+
+/// Of `ids`, those `wallet` owns at `block` (one batch of `ownerOf`; a burned id reverts).
+async fn owned_of(
+    rpc: &RpcClient,
+    manager: Address,
+    ids: &BTreeSet<U256>,
+    wallet: Address,
+    block: &Block,
+) -> Result<Vec<U256>, String> {
+    let calls: Vec<_> = ids
+        .iter()
+        .map(|id| {
+            let token_id = alloy_primitives::U256::from_limbs(*id.as_limbs());
+            call(
+                manager,
+                ownerOfCall { tokenId: token_id }.abi_encode(),
+                block,
+            )
+        })
+        .collect();
+    let mut owned = Vec::new();
+    for (id, answer) in ids.iter().zip(rpc.batch(&calls).await) {
+        match answer {
+            Err(RpcError::Rpc { message, .. })
+                if message.to_ascii_lowercase().contains("revert") => {}
+            answer => {
+                if decoded::<ownerOfCall>(answer, 1, "ownerOf")? == wallet {
+                    owned.push(*id);
+                }
+            }
+        }
+    }
+    Ok(owned)
+}
+
+/// The token ids of every manager `Transfer` to `wallet` from the manager's first block to
+/// `block`, in log-range chunks (a chunk refused for its size read again in halves).
+async fn transfers_to(
+    rpc: &RpcClient,
+    c: &Contracts,
+    wallet: Address,
+    block: &Block,
+    log_range: u64,
+) -> Result<BTreeSet<U256>, String> {
+    let manager = c.manager.to_checksum(None);
+    let to = word_topic(U256::from_be_slice(wallet.as_slice()));
+    let read = read_ranges(c.first_block, block.number, log_range, |(start, end)| {
+        let filter = json!([{
+            "address": manager,
+            "fromBlock": format!("0x{start:x}"),
+            "toBlock": format!("0x{end:x}"),
+            "topics": [topic(TRANSFER), null, to],
+        }]);
+        async move {
+            let logs = rpc
+                .call("eth_getLogs", filter)
+                .await
+                .map_err(Refused::from)?;
+            let logs = logs
+                .as_array()
+                .ok_or_else(|| Refused::Other("eth_getLogs answered no list".into()))?;
+            Ok(logs
+                .iter()
+                .filter_map(|log| {
+                    log.get("topics")?
+                        .as_array()?
+                        .get(3)?
+                        .as_str()
+                        .map(str::to_string)
+                })
+                .filter_map(|t| hex_bytes(&Value::String(t)).ok())
+                .filter(|b| b.len() == 32)
+                .map(|b| U256::from_be_slice(&b))
+                .collect::<Vec<_>>())
+        }
+    })
+    .await;
+    match read.stopped {
+        Some(reason) => Err(format!("the v4 back-scan stopped: {reason}")),
+        None => Ok(read.found.into_iter().collect()),
+    }
+}
+
+/// Every v4 position `wallet` holds on the deployment at `block`, read as v3 ones are; those
+/// whose pool or currencies cannot be read (or whose hook may change what they pay) left out
+/// with the reason.
+pub async fn read_positions(
+    rpc: &RpcClient,
+    deployment: &Deployment,
+    wallet: &str,
+    known: &Known<'_>,
+    block: &Block,
+) -> Result<(Vec<ChainPosition>, Vec<Unread>, u64), String> {
+    let c = Contracts::of(deployment)?;
+    let wallet = parse_address(wallet)?;
+    let (ids, not_read) = token_ids(rpc, &c, wallet, known, block).await?;
+    let manager = c.manager.to_checksum(None);
+    // Each position's key, ticks and liquidity.
+    let mut calls = Vec::with_capacity(ids.len() * 2);
+    for id in &ids {
+        let token_id = alloy_primitives::U256::from_limbs(*id.as_limbs());
+        let info = getPoolAndPositionInfoCall { tokenId: token_id };
+        calls.push(call(c.manager, info.abi_encode(), block));
+        let liquidity = getPositionLiquidityCall { tokenId: token_id };
+        calls.push(call(c.manager, liquidity.abi_encode(), block));
+    }
+    let mut answers = rpc.batch(&calls).await.into_iter();
+    let mut held = Vec::with_capacity(ids.len());
+    for id in &ids {
+        let (info, liquidity) = (answers.next(), answers.next());
+        let info = decoded::<getPoolAndPositionInfoCall>(
+            info.ok_or("no answer")?,
+            6,
+            "getPoolAndPositionInfo",
+        )?;
+        let liquidity = decoded::<getPositionLiquidityCall>(
+            liquidity.ok_or("no answer")?,
+            1,
+            "getPositionLiquidity",
+        )?;
+        let ticks = unpack_ticks(to_u256(info.info));
+        held.push((*id, info.poolKey, ticks, liquidity));
+    }
+    // Per pool its state with its positions' bounds; per position its fee growth at the last
+    // modification; per currency its metadata (native: ETH, 18 decimals): one batch.
+    let mut bounds: BTreeMap<String, (V4PoolKey, Vec<i32>)> = BTreeMap::new();
+    for (_, key, (lower, upper), _) in &held {
+        let entry = bounds
+            .entry(pool_id(key))
+            .or_insert_with(|| (key.clone(), Vec::new()));
+        entry.1.extend([*lower, *upper]);
+    }
+    let mut currencies: Vec<Address> = held
+        .iter()
+        .flat_map(|(_, k, _, _)| [k.currency0, k.currency1])
+        .filter(|a| *a != Address::ZERO)
+        .collect();
+    currencies.sort_unstable();
+    currencies.dedup();
+    let here = at(block);
+    let mut calls = Vec::new();
+    for (id, (_, ticks)) in &mut bounds {
+        ticks.sort_unstable();
+        ticks.dedup();
+        calls.extend(pool_calls(&c.state_view, id, ticks, &here));
+    }
+    for (id, key, (lower, upper), _) in &held {
+        let data = getPositionInfoCall {
+            poolId: id_word(&pool_id(key))?,
+            owner: c.manager,
+            tickLower: alloy_sol_types::private::primitives::aliases::I24::try_from(*lower)
+                .unwrap_or_default(),
+            tickUpper: alloy_sol_types::private::primitives::aliases::I24::try_from(*upper)
+                .unwrap_or_default(),
+            salt: B256::from(id.to_be_bytes::<32>()),
+        };
+        calls.push(view_call(&c.state_view, data.abi_encode(), &here));
+    }
+    for currency in &currencies {
+        calls.push(call(*currency, decimalsCall {}.abi_encode(), block));
+        calls.push(call(*currency, symbolCall {}.abi_encode(), block));
+    }
+    let mut answers = rpc.batch(&calls).await.into_iter();
+    let mut states = BTreeMap::new();
+    for (id, (_, ticks)) in &bounds {
+        let own: Vec<_> = answers.by_ref().take(STATE_CALLS + ticks.len()).collect();
+        let state =
+            decode_state(own, ticks, block, Utc::now()).map_err(|e| format!("pool {id}: {e}"));
+        states.insert(id.clone(), state);
+    }
+    let mut lasts = Vec::with_capacity(held.len());
+    for _ in &held {
+        let answer = answers.next().ok_or("getPositionInfo: no answer")?;
+        let info = decoded::<getPositionInfoCall>(answer, 3, "getPositionInfo")?;
+        lasts.push([
+            to_u256(info.feeGrowthInside0LastX128),
+            to_u256(info.feeGrowthInside1LastX128),
+        ]);
+    }
+    let mut metadata: BTreeMap<Address, Result<TokenMeta, String>> = BTreeMap::new();
+    // The chain's native currency: 18 decimals on every EVM chain served.
+    let native = match deployment.chain {
+        Chain::Bsc => "BNB",
+        _ => "ETH",
+    };
+    metadata.insert(
+        Address::ZERO,
+        Ok(TokenMeta {
+            address: NATIVE.to_string(),
+            symbol: native.into(),
+            decimals: 18,
+        }),
+    );
+    for currency in &currencies {
+        let (decimals, symbol) = (answers.next(), answers.next());
+        let address = currency.to_checksum(None);
+        let meta = decimals
+            .ok_or("decimals: no answer".to_string())
+            .and_then(|a| decoded::<decimalsCall>(a, 1, "decimals"))
+            .map(|decimals| TokenMeta {
+                symbol: symbol
+                    .ok_or("no answer".to_string())
+                    .and_then(symbol_of)
+                    .unwrap_or_else(|_| {
+                        format!("{}…{}", &address[..6], &address[address.len() - 4..])
+                    }),
+                address: address.clone(),
+                decimals,
+            })
+            .map_err(|e| format!("token {address}: {e}"));
+        metadata.insert(*currency, meta);
+    }
+    let mut positions = Vec::new();
+    let mut unread = Vec::new();
+    for ((token_id, key, (lower, upper), liquidity), last) in held.into_iter().zip(lasts) {
+        let id = pool_id(&key);
+        let read = (|| -> Result<ChainPosition, String> {
+            let hooks = key.hooks.to_checksum(None);
+            if hook_returns_deltas(&hooks) {
+                return Err(format!(
+                    "pool {id}: its hook {hooks} may return deltas, so what the position pays is the hook's to say"
+                ));
+            }
+            let state = states[&id].clone()?;
+            let meta = |a: &Address| metadata[a].clone();
+            let spacing = key.tickSpacing.as_i32();
+            plausible_range(Curve::UniswapV3, lower, upper, spacing)
+                .map_err(|e| format!("position {token_id}: {e}"))?;
+            let fee = key.fee.to::<u32>();
+            position_at(
+                (&manager, token_id, id.clone()),
+                (fee, spacing, (lower, upper), liquidity),
+                [meta(&key.currency0)?, meta(&key.currency1)?],
+                last,
+                state,
+            )
+        })();
+        match read {
+            Ok(position) => positions.push(position),
+            Err(reason) => {
+                tracing::warn!(token = %token_id, %reason, "a v4 position left out of its read");
+                unread.push(Unread {
+                    manager: manager.clone(),
+                    token_id,
+                    reason,
+                });
+            }
+        }
+    }
+    Ok((positions, unread, not_read))
+}
+
+/// What each of the position's modifications (`events` with `paid`, from
+/// `history::position_events`) moved, read at its block in one batch: the fees it paid out,
+/// `(feeGrowthInsideLast after − before) × liquidity before / 2^128` from the manager's
+/// position in the pool manager at the block before and at its own (exact while one
+/// modification of the position is in a block), and the principal its liquidity delta holds
+/// at the pool's price at its block (rounded up for a deposit, down for a withdrawal, as the
+/// pool does).
+pub async fn value_modifications(
+    rpc: &RpcClient,
+    (state_view, pool_id, manager): (&str, &str, &str),
+    (lower, upper): (i32, i32),
+    token_id: U256,
+    events: &mut [PositionEvent],
+) -> Result<(), String> {
+    let id = id_word(pool_id)?;
+    let info = getPositionInfoCall {
+        poolId: id,
+        owner: parse_address(manager)?,
+        tickLower: alloy_sol_types::private::primitives::aliases::I24::try_from(lower)
+            .map_err(|_| "a tick outside int24")?,
+        tickUpper: alloy_sol_types::private::primitives::aliases::I24::try_from(upper)
+            .map_err(|_| "a tick outside int24")?,
+        salt: B256::from(token_id.to_be_bytes::<32>()),
+    }
+    .abi_encode();
+    let modifications: Vec<usize> = (0..events.len())
+        .filter(|i| events[*i].paid.is_some())
+        .collect();
+    let mut calls = Vec::with_capacity(modifications.len() * 3);
+    for i in &modifications {
+        let e = &events[*i];
+        let before = json!({"blockNumber": format!("0x{:x}", e.block.saturating_sub(1))});
+        let own = json!({"blockHash": e.block_hash});
+        calls.push(view_call(state_view, info.clone(), &before));
+        calls.push(view_call(state_view, info.clone(), &own));
+        calls.push(slot0_call(state_view, pool_id, &own));
+    }
+    let mut answers = rpc.batch(&calls).await.into_iter();
+    let mut next = || {
+        answers
+            .next()
+            .unwrap_or(Err(RpcError::Malformed("no answer")))
+    };
+    let curve = Curve::UniswapV3;
+    let bad = |e: crate::domain::math::MathError| e.to_string();
+    let (lower_price, upper_price) = (
+        curve.sqrt_price_at_tick(lower).map_err(bad)?,
+        curve.sqrt_price_at_tick(upper).map_err(bad)?,
+    );
+    for i in modifications {
+        let before = decoded::<getPositionInfoCall>(next(), 3, "getPositionInfo")?;
+        let after = decoded::<getPositionInfoCall>(next(), 3, "getPositionInfo")?;
+        let (sqrt_price, _) = decode_slot0(next())?;
+        let event = &mut events[i];
+        let lasts = |p: &IStateView::getPositionInfoReturn| {
+            [
+                to_u256(p.feeGrowthInside0LastX128),
+                to_u256(p.feeGrowthInside1LastX128),
+            ]
+        };
+        let (from, to) = (lasts(&before), lasts(&after));
+        let paid = [0, 1]
+            .map(|t| U256::from(FeeAccounting::Evm.collect_owed(before.liquidity, from[t], to[t])));
+        let principal = curve
+            .amounts_for_liquidity(
+                sqrt_price,
+                lower_price,
+                upper_price,
+                event.liquidity,
+                event.kind == EventKind::Deposit,
+            )
+            .map_err(bad)?;
+        event.paid = Some(paid);
+        event.amounts = match event.kind {
+            EventKind::Collect => paid,
+            _ => [principal.amount0, principal.amount1],
+        };
+        if event.kind == EventKind::Collect {
+            // A zero decrease pays fees only: its amounts are the payment, as a v3 collect's.
+            event.paid = None;
+        }
+    }
+    Ok(())
+}
+
+/// The position's amounts and fees at the pool's state: what a full decrease and what a zero
+/// decrease would pay (no tokens owed: v4 pays fees out at each modification).
+fn position_at(
+    (manager, token_id, pool): (&str, U256, String),
+    (fee, spacing, (lower, upper), liquidity): (u32, i32, (i32, i32), u128),
+    [token0, token1]: [TokenMeta; 2],
+    last: [U256; 2],
+    state: PoolState,
+) -> Result<ChainPosition, String> {
+    let curve = Curve::UniswapV3;
+    let bad = |e: crate::domain::math::MathError| format!("position {token_id}: {e}");
+    let amounts = curve
+        .amounts_for_liquidity(
+            state.sqrt_price,
+            curve.sqrt_price_at_tick(lower).map_err(bad)?,
+            curve.sqrt_price_at_tick(upper).map_err(bad)?,
+            liquidity,
+            false,
+        )
+        .map_err(bad)?;
+    let bound = |tick: i32, token: usize| {
+        let read = state.ticks.iter().find(|t| t.tick == tick);
+        BoundTick {
+            tick,
+            initialized: read.is_some_and(|t| t.initialized),
+            outside: read.map_or(U256::ZERO, |t| {
+                [t.fee_growth_outside0, t.fee_growth_outside1][token]
+            }),
+        }
+    };
+    let globals = [state.fee_growth_global0, state.fee_growth_global1];
+    let fees = [0, 1].map(|token| {
+        let inside = FeeAccounting::Evm.growth_inside(
+            state.tick,
+            globals[token],
+            bound(lower, token),
+            bound(upper, token),
+        );
+        FeeAccounting::Evm.collect_owed(liquidity, last[token], inside)
+    });
+    Ok(ChainPosition {
+        protocol: Protocol::UniswapV4,
+        manager: manager.to_string(),
+        token_id,
+        pool,
+        fee,
+        token0,
+        token1,
+        tick_lower: lower,
+        tick_upper: upper,
+        tick_spacing: spacing,
+        liquidity,
+        amounts: [amounts.amount0, amounts.amount1],
+        fees,
+        fee_growth_inside_last: last,
+        tokens_owed: [0, 0],
+        state,
+        staked: None,
+    })
+}
