@@ -9,13 +9,18 @@
 
 use alloy_primitives::U256;
 use lambda_http::http::{Method, StatusCode};
+use local_api::auth::JwtSettings;
 use serde_json::{json, Value};
 use std::str::FromStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use test_support::client::TestClient;
 use test_support::devnet::{units, Devnet};
 use test_support::json::text;
+use test_support::local_api::LocalApi;
 use test_support::on_both_stores;
-use test_support::wallets::post;
+use test_support::rpc_stub::RpcStub;
+use test_support::wallets::{link_evm, post, EvmWallet};
 use test_support::world::{local_api, operator, sync, user};
 
 const NATIVE: &str = "0x0000000000000000000000000000000000000000";
@@ -280,3 +285,134 @@ async fn v4_positions_are_followed(store: &[&str]) {
 }
 
 on_both_stores!(v4_wallet_positions => v4_positions_are_followed);
+
+/// The devnet behind a counting proxy, local-api on it with `--log-range 4`: the requests it
+/// sends, and its back-scan's `eth_getLogs` (the v4 manager's `Transfer`s to a wallet).
+struct Counted {
+    devnet: Devnet,
+    node: RpcStub,
+    back_scans: Arc<AtomicUsize>,
+    server: LocalApi,
+}
+
+impl Counted {
+    async fn start() -> Counted {
+        let devnet = Devnet::with_v4(3000).await;
+        let manager = text(&devnet.state["v4"]["positionManager"]).to_lowercase();
+        let back_scans = Arc::new(AtomicUsize::new(0));
+        let counted = back_scans.clone();
+        let node = RpcStub::proxy(&devnet.rpc, move |call| {
+            let filter = &call["params"][0];
+            let to_wallet = filter["topics"][2].is_string() && filter["topics"][1].is_null();
+            let address = filter["address"]
+                .as_str()
+                .unwrap_or_default()
+                .to_lowercase();
+            if call["method"] == "eth_getLogs" && address == manager && to_wallet {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+            None
+        })
+        .await;
+        let server = local_api(&devnet, &node.url, &["--log-range", "4"]).await;
+        Counted {
+            devnet,
+            node,
+            back_scans,
+            server,
+        }
+    }
+
+    async fn mint(&self, to: &str) -> Value {
+        let (lower, upper) = range(&self.devnet.state["v4"]["pools"]["erc20"], 600);
+        let args = [
+            "--pool",
+            "erc20",
+            "--lower",
+            &lower,
+            "--upper",
+            &upper,
+            "--liquidity",
+            "1000000000000000000",
+            "--recipient",
+            to,
+        ];
+        self.devnet.run("v4-mint", &args).await
+    }
+
+    async fn swap(&self) {
+        let args = [
+            "--pool",
+            "erc20",
+            "--zero-for-one",
+            "true",
+            "--amount",
+            "1000000000000000",
+        ];
+        self.devnet.run("v4-swap", &args).await;
+    }
+
+    fn back_scans(&self) -> usize {
+        self.back_scans.swap(0, Ordering::SeqCst)
+    }
+}
+
+/// The back-scan stops once it found the wallet's positions: a position that arrived last
+/// costs one chunk, one that arrived earlier the chunks back to it, never the manager's whole
+/// history; a sync costs the same requests with 1 and with 50 idle wallets holding v4
+/// positions.
+#[tokio::test]
+async fn the_back_scan_stops_at_the_last_arrival_and_idle_wallets_cost_nothing() {
+    let world = Counted::start().await;
+    let ops = operator(&world.server).await;
+    let alice = user(&world.server, "alice").await;
+    let wallet = world.devnet.account(1).await;
+    // Blocks of other activity first: the manager's history is longer than one chunk.
+    for _ in 0..12 {
+        world.swap().await;
+    }
+    world.mint(&wallet).await;
+    world.back_scans();
+    world.devnet.link_account(&alice, &wallet).await;
+    assert_eq!(world.back_scans(), 1, "the newest chunk holds the mint");
+    sync(&ops).await;
+    world.back_scans();
+
+    // A second position, then 9 blocks: the read its transfer triggers goes back 3 chunks.
+    let minted = world.mint(&wallet).await["block"].as_u64().unwrap();
+    for _ in 0..9 {
+        world.swap().await;
+    }
+    let report = sync(&ops).await;
+    assert_eq!(report["wallets"]["refreshed"], 1, "{report}");
+    let head = minted + 9;
+    let chunks = (head - minted) / 4 + 1;
+    assert_eq!(
+        world.back_scans() as u64,
+        chunks,
+        "from {head} back to {minted}"
+    );
+    assert_eq!(positions(&alice).await.len(), 2);
+
+    let requests_of_a_sync = || async {
+        world.swap().await;
+        let before = world.node.requests();
+        let report = sync(&ops).await;
+        assert_eq!(report["wallets"]["refreshed"], 0, "{report}");
+        world.node.requests() - before
+    };
+    let one = requests_of_a_sync().await;
+    for seed in 0..49u64 {
+        let other = EvmWallet::from_seed(9_000 + seed);
+        world.mint(&other.address).await;
+        let owner = world.server.client(Some(
+            &JwtSettings::local_default().issue(&format!("v4-user-{seed}"), 3600),
+        ));
+        link_evm(&owner, "ethereum", &other).await;
+    }
+    let report = sync(&ops).await;
+    assert_eq!(report["wallets"]["refreshed"], 49, "{report}");
+    let fifty = requests_of_a_sync().await;
+    println!("requests per sync: {one} with 1 linked v4 wallet, {fifty} with 50");
+    assert_eq!(one, fifty);
+}

@@ -442,6 +442,7 @@ pub fn read_position(token: &str, liquidity: u128, fee0: u64) -> shared::holding
         sqrt_price: U256::from(1u8) << 100,
         tick: 196_000,
         staked: None,
+        hooks: None,
         fee_state: None,
     }
 }

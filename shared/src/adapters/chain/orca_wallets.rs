@@ -312,5 +312,6 @@ fn position_at(
         // Orca is polled: its figures are its reads'.
         fee_state: None,
         staked: None,
+        hooks: None,
     })
 }

@@ -224,6 +224,7 @@ fn neutral(p: ChainPosition, height: u64) -> ReadPosition {
             tokens_owed: p.tokens_owed.map(|o| o.to_string()),
         }),
         staked,
+        hooks: p.hooks,
     }
 }
 

@@ -1,14 +1,15 @@
 //! A wallet's Uniswap v4 positions (decision 62). The `PositionManager` is not enumerable: a
 //! wallet's positions are its stored ones asked `ownerOf`, and where `balanceOf` says it holds
-//! more, the ids of the manager's `Transfer` logs to it (a back-scan from the manager's first
-//! block, in log-range chunks), each confirmed by `ownerOf`. A position reads as a v3 one: its
+//! more, the ids of the manager's `Transfer` logs to it (a back-scan in log-range chunks from
+//! the read's block back towards the manager's first block, stopping once it found them all),
+//! each confirmed by `ownerOf`. A position reads as a v3 one: its
 //! key and packed ticks (`getPoolAndPositionInfo`), its liquidity, and its fee growth inside at
 //! the last modification (`getPositionInfo` of the manager's position, salted by the token
 //! id); there is no `tokensOwed`: v4 pays the accrued fees out at every modification. A
 //! history's modifications are valued here at their blocks.
 
 use super::evm::{call, decoded, hex_bytes, Block};
-use super::history::{read_ranges, topic, word_topic, Refused, TRANSFER};
+use super::history::{topic, word_topic, Refused, TRANSFER};
 use super::rpc::{RpcClient, RpcError};
 use super::tokens::{symbol_of, TokenMeta};
 use super::trust::plausible_range;
@@ -70,8 +71,8 @@ pub struct Known<'a> {
 }
 
 /// The ids of the manager's positions `wallet` holds at `block`: its known ones it still
-/// holds, and, where `balanceOf` says there are more, those of the `Transfer` logs to it since
-/// the manager's first block that it still holds. How many past the cap were not read.
+/// holds, and, where `balanceOf` says there are more, those the back-scan finds. How many past
+/// the cap were not read.
 async fn token_ids(
     rpc: &RpcClient,
     c: &Contracts,
@@ -102,11 +103,9 @@ async fn token_ids(
         .filter_map(|(_, id)| id.parse().ok())
         .collect();
     let mut owned = owned_of(rpc, c.manager, &candidates, wallet, block).await?;
-    if (owned.len() as u64) < held {
-        let arrived = transfers_to(rpc, c, wallet, block, known.log_range).await?;
-        let new: BTreeSet<U256> = arrived.difference(&candidates).copied().collect();
-        owned.extend(owned_of(rpc, c.manager, &new, wallet, block).await?);
-    }
+    let mut seen = candidates;
+    let scan = (block, known.log_range);
+    back_scan(rpc, c, (wallet, held), scan, &mut seen, &mut owned).await?;
     owned.sort_unstable();
     owned.dedup();
     let count = owned.len() as u64;
@@ -150,52 +149,59 @@ async fn owned_of(
     Ok(owned)
 }
 
-/// The token ids of every manager `Transfer` to `wallet` from the manager's first block to
-/// `block`, in log-range chunks (a chunk refused for its size read again in halves).
-async fn transfers_to(
+/// The back-scan: newest first, the ids of the manager's `Transfer` logs to `wallet` in
+/// log-range chunks from `block` back to the manager's first block, each id not `seen` before
+/// asked `ownerOf` (added to `owned` where the wallet holds it); it stops as soon as `owned`
+/// reaches `held` (a position that arrived last costs one chunk), a chunk refused for its size
+/// read again halved.
+async fn back_scan(
     rpc: &RpcClient,
     c: &Contracts,
-    wallet: Address,
-    block: &Block,
-    log_range: u64,
-) -> Result<BTreeSet<U256>, String> {
+    (wallet, held): (Address, u64),
+    (block, log_range): (&Block, u64),
+    seen: &mut BTreeSet<U256>,
+    owned: &mut Vec<U256>,
+) -> Result<(), String> {
     let manager = c.manager.to_checksum(None);
     let to = word_topic(U256::from_be_slice(wallet.as_slice()));
-    let read = read_ranges(c.first_block, block.number, log_range, |(start, end)| {
+    let mut range = log_range.max(1);
+    let mut end = block.number;
+    while (owned.len() as u64) < held && end >= c.first_block {
+        let start = end.saturating_sub(range - 1).max(c.first_block);
         let filter = json!([{
             "address": manager,
             "fromBlock": format!("0x{start:x}"),
             "toBlock": format!("0x{end:x}"),
             "topics": [topic(TRANSFER), null, to],
         }]);
-        async move {
-            let logs = rpc
-                .call("eth_getLogs", filter)
-                .await
-                .map_err(Refused::from)?;
-            let logs = logs
-                .as_array()
-                .ok_or_else(|| Refused::Other("eth_getLogs answered no list".into()))?;
-            Ok(logs
-                .iter()
-                .filter_map(|log| {
-                    log.get("topics")?
-                        .as_array()?
-                        .get(3)?
-                        .as_str()
-                        .map(str::to_string)
-                })
-                .filter_map(|t| hex_bytes(&Value::String(t)).ok())
-                .filter(|b| b.len() == 32)
-                .map(|b| U256::from_be_slice(&b))
-                .collect::<Vec<_>>())
-        }
-    })
-    .await;
-    match read.stopped {
-        Some(reason) => Err(format!("the v4 back-scan stopped: {reason}")),
-        None => Ok(read.found.into_iter().collect()),
+        let logs = match rpc.call("eth_getLogs", filter).await.map_err(Refused::from) {
+            Ok(logs) => logs,
+            Err(Refused::TooLarge(_)) if start < end => {
+                range = (end - start).div_ceil(2).max(1);
+                continue;
+            }
+            Err(Refused::TooLarge(e) | Refused::Other(e)) => {
+                return Err(format!(
+                    "the v4 back-scan stopped at blocks {start}-{end}: {e}"
+                ));
+            }
+        };
+        let ids = logs
+            .as_array()
+            .ok_or("the v4 back-scan: eth_getLogs answered no list")?
+            .iter()
+            .filter_map(|log| log.get("topics")?.as_array()?.get(3)?.as_str())
+            .filter_map(|t| hex_bytes(&Value::String(t.to_string())).ok())
+            .filter(|b| b.len() == 32)
+            .map(|b| U256::from_be_slice(&b));
+        let new: BTreeSet<U256> = ids.filter(|id| seen.insert(*id)).collect();
+        owned.extend(owned_of(rpc, c.manager, &new, wallet, block).await?);
+        let Some(before) = start.checked_sub(1) else {
+            break;
+        };
+        end = before;
     }
+    Ok(())
 }
 
 /// Every v4 position `wallet` holds on the deployment at `block`, read as v3 ones are; those
@@ -344,13 +350,18 @@ pub async fn read_positions(
             plausible_range(Curve::UniswapV3, lower, upper, spacing)
                 .map_err(|e| format!("position {token_id}: {e}"))?;
             let fee = key.fee.to::<u32>();
-            position_at(
+            let position = position_at(
                 (&manager, token_id, id.clone()),
                 (fee, spacing, (lower, upper), liquidity),
                 [meta(&key.currency0)?, meta(&key.currency1)?],
                 last,
                 state,
-            )
+            )?;
+            let hooked = key.hooks != Address::ZERO;
+            Ok(ChainPosition {
+                hooks: hooked.then_some(hooks),
+                ..position
+            })
         })();
         match read {
             Ok(position) => positions.push(position),
@@ -510,5 +521,6 @@ fn position_at(
         tokens_owed: [0, 0],
         state,
         staked: None,
+        hooks: None,
     })
 }

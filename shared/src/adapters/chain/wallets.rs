@@ -95,6 +95,8 @@ pub struct ChainPosition {
     pub state: PoolState,
     /// Staked by the wallet in its deployment's farm: the farm holds the NFT.
     pub staked: Option<StakedRead>,
+    /// Uniswap v4: its pool's hook contract, where it has one.
+    pub hooks: Option<String>,
 }
 
 /// Everything one wallet holds on one chain, at one block.
@@ -560,5 +562,6 @@ fn position_at(
         tokens_owed: owed,
         state,
         staked: None,
+        hooks: None,
     })
 }

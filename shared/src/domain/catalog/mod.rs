@@ -78,6 +78,8 @@ pub struct Pool {
     /// Uniswap v4: the `StateView` its state is read through (its deployment's); `None` for a
     /// pool contract that answers for itself.
     pub state_view: Option<String>,
+    /// Uniswap v4: its hook contract, where it has one.
+    pub hooks: Option<String>,
 }
 
 fn positive_decimal(text: &str) -> Option<BigDecimal> {
@@ -176,6 +178,7 @@ impl Pool {
             discovered: record.discovered,
             cadence: Cadence::EverySync,
             state_view: None,
+            hooks: record.hooks.clone(),
         })
     }
 
@@ -220,6 +223,7 @@ impl Pool {
             slot,
             stale: freshness.is_stale(self.state.as_ref(), now),
             discovered: self.discovered,
+            hooks: self.hooks.clone(),
         }
     }
 
@@ -280,6 +284,10 @@ pub struct PoolView {
     pub stale: bool,
     /// Read because a linked wallet holds a position on it; not one to open positions on.
     pub discovered: bool,
+    /// Uniswap v4: the pool's hook contract, where it has one (a hooked pool: its figures are
+    /// the pure math's only where the hook may return no deltas, decision 62).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<String>,
 }
 
 /// The supported pools, in catalog order, and when their states stop being current.

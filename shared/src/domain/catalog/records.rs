@@ -52,6 +52,9 @@ pub struct PoolRecord {
     /// none was known, and only the pools price them (`crate::domain::pricing`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub discovered: bool,
+    /// Uniswap v4: the pool's hook contract, where it has one (its `PoolKey.hooks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

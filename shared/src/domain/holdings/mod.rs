@@ -55,6 +55,8 @@ pub struct ReadPosition {
     pub fee_state: Option<FeeState>,
     /// EVM: staked in its deployment's farm at the read.
     pub staked: Option<Staked>,
+    /// Uniswap v4: its pool's hook contract, where the pool has one.
+    pub hooks: Option<String>,
 }
 
 /// The catalog record of a pool a wallet read found outside the catalog: its tokens as their
@@ -86,6 +88,7 @@ pub fn discovered_record(chain: Chain, read: &ReadPosition) -> Option<PoolRecord
         base: BaseToken::Token0,
         current_price: price.to_string(),
         discovered: true,
+        hooks: read.hooks.clone(),
     };
     Pool::from_record(&record).ok().map(|_| record)
 }
