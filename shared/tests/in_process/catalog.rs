@@ -25,6 +25,7 @@ fn embedded_deployments_cover_every_chain_with_its_chain_id() {
             Protocol::UniswapV3,
             Protocol::PancakeswapV3,
             Protocol::SushiswapV3,
+            Protocol::UniswapV4,
         ] {
             assert!(protocols.contains(&v3), "{chain} {v3}");
         }
@@ -40,6 +41,86 @@ fn embedded_deployments_cover_every_chain_with_its_chain_id() {
         catalog.deployments[0].clone(),
     ];
     assert!(Deployment::check_all(&twice).is_err());
+    // A v4 deployment names its singleton, its lens and its wrapped native token.
+    let v4 = catalog
+        .deployment(Chain::Base, Protocol::UniswapV4)
+        .unwrap();
+    for missing in 0..3 {
+        let mut incomplete = v4.clone();
+        match missing {
+            0 => incomplete.pool_manager = None,
+            1 => incomplete.state_view = None,
+            _ => incomplete.wrapped_native = None,
+        }
+        assert!(Deployment::check_all(&[incomplete]).is_err(), "{missing}");
+    }
+}
+
+/// Uniswap v4 pools learn their `StateView` from their deployment, and the native currency
+/// (`address(0)`) the price of the wrapped token where a pool prices it.
+#[test]
+fn v4_pools_are_read_through_their_lens_and_eth_is_priced_as_weth() {
+    let usdc = "0x00000000000000000000000000000000000000c1";
+    let weth = "0x00000000000000000000000000000000000000e1";
+    let native = "0x0000000000000000000000000000000000000000";
+    let token = |symbol: &str, address: &str, price: &str| shared::catalog::TokenRecord {
+        symbol: symbol.into(),
+        address: address.into(),
+        decimals: 18,
+        price_usd: price.into(),
+    };
+    let record = |protocol, pool: &str, token0, token1, base| PoolRecord {
+        chain: Chain::Ethereum,
+        protocol,
+        pool: pool.into(),
+        fee_tier: 3000,
+        tick_spacing: 60,
+        token0,
+        token1,
+        base,
+        current_price: "2500".into(),
+        discovered: false,
+        hooks: None,
+    };
+    let records = [
+        record(
+            Protocol::UniswapV3,
+            "0x00000000000000000000000000000000000000aa",
+            token("WETH", weth, "2500"),
+            token("USDC", usdc, "1"),
+            shared::catalog::BaseToken::Token0,
+        ),
+        record(
+            Protocol::UniswapV4,
+            &format!("0x{}", "ab".repeat(32)),
+            token("ETH", native, "0"),
+            token("USDC", usdc, "1"),
+            shared::catalog::BaseToken::Token0,
+        ),
+    ];
+    let v4 = Deployment {
+        chain: Chain::Ethereum,
+        protocol: Protocol::UniswapV4,
+        chain_id: Some(1),
+        factory: None,
+        position_manager: Some("0x00000000000000000000000000000000000000b1".into()),
+        program: None,
+        first_block: None,
+        staking: None,
+        pool_manager: Some("0x00000000000000000000000000000000000000b2".into()),
+        state_view: Some("0x00000000000000000000000000000000000000b3".into()),
+        wrapped_native: Some(weth.into()),
+    };
+    Deployment::check_all(std::slice::from_ref(&v4)).unwrap();
+    let catalog = Catalog::from_records(&records)
+        .unwrap()
+        .with_deployments(vec![v4.clone()]);
+    let [v3_pool, v4_pool] = [&catalog.pools[0], &catalog.pools[1]];
+    assert_eq!(v3_pool.state_view, None);
+    assert_eq!(v4_pool.state_view, v4.state_view);
+    assert_eq!(v4_pool.token_a.address, native);
+    assert!(v4_pool.token_a.priced);
+    assert_eq!(v4_pool.token_a.price_usd, v3_pool.token_a.price_usd);
 }
 
 #[test]
@@ -108,6 +189,7 @@ fn own_pool(id: &str, price: &str, weth: u64, weth_address: &str) -> (PoolRecord
         base: shared::catalog::BaseToken::Token0,
         current_price: price.into(),
         discovered: true,
+        hooks: None,
     };
     let pool = shared::catalog::Pool::from_record(&record).unwrap();
     let whole = U256::from(10u64).pow(U256::from(18));
