@@ -373,7 +373,12 @@ async fn the_back_scan_stops_at_the_last_arrival_and_idle_wallets_cost_nothing()
     }
     world.mint(&wallet).await;
     world.back_scans();
+    let before = world.node.requests();
     world.devnet.link_account(&alice, &wallet).await;
+    println!(
+        "the link of a wallet with one v4 position: {} JSON-RPC requests (its read, its history)",
+        world.node.requests() - before
+    );
     assert_eq!(world.back_scans(), 1, "the newest chunk holds the mint");
     sync(&ops).await;
     world.back_scans();
