@@ -6,6 +6,10 @@
 //! manager's own answers at the block of its read: `positions`, `decreaseLiquidity` and
 //! `collect` as `eth_call`s from the holder. On memory and on DynamoDB (moto).
 
+/// Uniswap v4 positions (decision 62): the same story on its singleton.
+#[path = "wallets_devnet/v4.rs"]
+mod v4;
+
 use lambda_http::http::{Method, StatusCode};
 use serde_json::{json, Value};
 use test_support::devnet::Devnet;
