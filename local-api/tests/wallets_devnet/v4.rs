@@ -122,6 +122,21 @@ async fn v4_positions_are_followed(store: &[&str]) {
     };
     let on_eth = mint("eth", 1200).await;
     let on_erc20 = mint("erc20", 600).await;
+    // A stranger's, sent to the wallet after fees accrued on it.
+    let (lower, upper) = range(&pools["eth"], 1800);
+    let args = [
+        "--pool",
+        "eth",
+        "--lower",
+        &lower,
+        "--upper",
+        &upper,
+        "--liquidity",
+        "1000000000000000000000",
+        "--recipient",
+        &stranger,
+    ];
+    let arriving = text(&devnet.run("v4-mint", &args).await["tokenId"]);
 
     let server = local_api(&devnet, &devnet.rpc, store).await;
     let (alice, ops) = (user(&server, "alice").await, operator(&server).await);
@@ -257,6 +272,34 @@ async fn v4_positions_are_followed(store: &[&str]) {
         "{withdrawn}"
     );
     assert_eq!(of("amount"), principal, "{withdrawn}");
+
+    // Arrived from the stranger with fees accrued on it: its count starts at the transfer, what
+    // it held then (principal and the fees a zero decrease would have paid) read at that block.
+    let send = [
+        "--account",
+        &stranger,
+        "--token-id",
+        &arriving,
+        "--to",
+        &wallet,
+    ];
+    devnet.run("v4-transfer", &send).await;
+    sync(&ops).await;
+    let listed = positions(&alice).await;
+    let view = listed
+        .iter()
+        .find(|p| text(&p["tokenId"]) == arriving)
+        .unwrap_or_else(|| panic!("the arrived position is listed: {listed:?}"));
+    assert_eq!(view["status"], "active", "{view}");
+    assert_eq!(view["historyComplete"], true, "{view}");
+    assert!(view["costBasisUsd"].is_number(), "{view}");
+    assert_view_is_the_chains(&devnet, view).await;
+    let events = history(&alice, &text(&view["id"])).await;
+    assert_eq!(
+        kinds(&events),
+        ["mint", "deposit", "transfer-in"],
+        "{events:?}"
+    );
 
     // Sent away: closed as transferred, its history saying so.
     let send = [

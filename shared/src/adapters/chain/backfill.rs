@@ -11,7 +11,7 @@ use super::history::{mint_block, position_events, Source};
 use super::rpc::RpcClient;
 use super::scan::REORG_WINDOW;
 use super::v4;
-use super::v4_wallets::value_modifications;
+use super::v4_wallets::{owed_at, value_modifications};
 use crate::application::alert_ports::Alerts;
 use crate::application::ports::{HistoryStore, PositionStore, StoreError};
 use crate::application::watches::emit_history;
@@ -146,10 +146,7 @@ impl HistoryReader<'_> {
         let mut stopped = None;
         let mut added = 0;
         if from <= head.number {
-            let v4 = self
-                .deployment(&holding.manager)
-                .filter(|d| d.protocol == Protocol::UniswapV4)
-                .and_then(|d| Some((d.pool_manager.as_deref()?, d.state_view.as_deref()?)));
+            let v4 = self.v4_contracts(&holding.manager);
             let source = Source {
                 manager: &holding.manager,
                 farm: self.farm(&holding.manager),
@@ -317,6 +314,15 @@ impl HistoryReader<'_> {
         })
     }
 
+    /// A Uniswap v4 manager's pool manager and state view (its modifications and their values
+    /// are read there); `None` for a v3 manager.
+    fn v4_contracts(&self, manager: &str) -> Option<(&str, &str)> {
+        let d = self
+            .deployment(manager)
+            .filter(|d| d.protocol == Protocol::UniswapV4)?;
+        Some((d.pool_manager.as_deref()?, d.state_view.as_deref()?))
+    }
+
     /// Where the manager's events are looked for from: its deployment's first block.
     fn first_block(&self, manager: &str) -> u64 {
         self.deployment(manager)
@@ -447,8 +453,18 @@ impl HistoryReader<'_> {
                 false,
             )
             .ok()?;
-        let recipient = Address::from_str(&holding.wallet).ok()?;
+        let principal = [held.amount0, held.amount1];
         let token_id = U256::from_str(&holding.token).ok()?;
+        if let Some((_, state_view)) = self.v4_contracts(&holding.manager) {
+            let contracts = (state_view, position.pool.as_str(), holding.manager.as_str());
+            let range = (position.tick_lower, position.tick_upper);
+            let at = transfer.block_hash.as_str();
+            let owed = owed_at(self.rpc, contracts, range, token_id, at)
+                .await
+                .ok()?;
+            return Some(Arrival { principal, owed });
+        }
+        let recipient = Address::from_str(&holding.wallet).ok()?;
         let call = IPositionCollect::collectCall {
             params: IPositionCollect::CollectParams {
                 tokenId: token_id,
@@ -465,7 +481,7 @@ impl HistoryReader<'_> {
         let bytes = evm::hex_bytes(&answer).ok()?;
         let owed = IPositionCollect::collectCall::abi_decode_returns(&bytes).ok()?;
         Some(Arrival {
-            principal: [held.amount0, held.amount1],
+            principal,
             owed: [owed.amount0, owed.amount1],
         })
     }

@@ -463,6 +463,59 @@ pub async fn value_modifications(
     Ok(())
 }
 
+/// What a zero decrease would have paid the position's holder at the block `at` (its hash):
+/// the fees accrued since its last modification, `(feeGrowthInside − last) × liquidity / 2^128`
+/// (v4 owes no principal: a withdrawal pays it at once). Where a transfer brought the position
+/// to its holder, the arrival's `owed`.
+pub async fn owed_at(
+    rpc: &RpcClient,
+    (state_view, pool_id, manager): (&str, &str, &str),
+    (lower, upper): (i32, i32),
+    token_id: U256,
+    at: &str,
+) -> Result<[U256; 2], String> {
+    let id = id_word(pool_id)?;
+    let tick = |t: i32| {
+        alloy_sol_types::private::primitives::aliases::I24::try_from(t)
+            .map_err(|_| "a tick outside int24".to_string())
+    };
+    let info = getPositionInfoCall {
+        poolId: id,
+        owner: parse_address(manager)?,
+        tickLower: tick(lower)?,
+        tickUpper: tick(upper)?,
+        salt: B256::from(token_id.to_be_bytes::<32>()),
+    };
+    let inside = IStateView::getFeeGrowthInsideCall {
+        poolId: id,
+        tickLower: tick(lower)?,
+        tickUpper: tick(upper)?,
+    };
+    let at = json!({"blockHash": at});
+    let calls = [
+        view_call(state_view, info.abi_encode(), &at),
+        view_call(state_view, inside.abi_encode(), &at),
+    ];
+    let mut answers = rpc.batch(&calls).await.into_iter();
+    let mut next = || {
+        answers
+            .next()
+            .unwrap_or(Err(RpcError::Malformed("no answer")))
+    };
+    let position = decoded::<getPositionInfoCall>(next(), 3, "getPositionInfo")?;
+    let inside = decoded::<IStateView::getFeeGrowthInsideCall>(next(), 2, "getFeeGrowthInside")?;
+    let last = [
+        to_u256(position.feeGrowthInside0LastX128),
+        to_u256(position.feeGrowthInside1LastX128),
+    ];
+    let now = [
+        to_u256(inside.feeGrowthInside0X128),
+        to_u256(inside.feeGrowthInside1X128),
+    ];
+    Ok([0, 1]
+        .map(|t| U256::from(FeeAccounting::Evm.collect_owed(position.liquidity, last[t], now[t]))))
+}
+
 /// The position's amounts and fees at the pool's state: what a full decrease and what a zero
 /// decrease would pay (no tokens owed: v4 pays fees out at each modification).
 fn position_at(
