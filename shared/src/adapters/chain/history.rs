@@ -2,7 +2,9 @@
 //! most the chain's configured size), one filter on the token id's topic 1 for
 //! `IncreaseLiquidity`, `DecreaseLiquidity` and `Collect`, one on topic 3 for `Transfer`, both
 //! in one batch; a range the provider refuses as too large or too many results is split in half
-//! and read again. Each log is decoded strictly (the manager's own address, the event's topic
+//! and read again. A Uniswap v4 position's liquidity changes are its pool manager's
+//! `ModifyLiquidity` instead (filtered by pool and by the position manager as sender, its
+//! unindexed salt matched to the token id). Each log is decoded strictly (the manager's own address, the event's topic
 //! count and data length, this token id, words within their types) and kept only if its block
 //! is the canonical one at its number: a reorged log is never kept. A read that fails part way
 //! answers what it read before, and from where to go on.
@@ -283,7 +285,7 @@ async fn range_events(
 
 /// A pool manager's `ModifyLiquidity` as the position's deposit (a positive delta), withdrawal
 /// (a negative one) or collect (zero: fees only), its amounts still to be read at its block
-/// ([`super::v4::value_modifications`]): `None` for another kind of log, `Some(None)` for
+/// ([`super::v4_wallets::value_modifications`]): `None` for another kind of log, `Some(None)` for
 /// another position's. Strict: the emitter, four topics, four words, the delta within int128.
 fn modification(
     log: &Value,

@@ -2,8 +2,9 @@
 //! chain, the position managers' logs of the confirmed blocks since the last scan, in ranges of
 //! at most the chain's log range (a range refused for its size read again in halves): a
 //! `Transfer` from or to a linked wallet, and `IncreaseLiquidity`, `DecreaseLiquidity` or
-//! `Collect` of a position a linked wallet holds, each filter's OR-list at most [`TOPIC_LIST`]
-//! entries, every filter of a range in one batch. The wallets they touch are read whole (the
+//! `Collect` of a position a linked wallet holds (on a chain with Uniswap v4, its pool
+//! manager's `ModifyLiquidity` by its position manager, matched by salt: one filter more), each
+//! filter's OR-list at most [`TOPIC_LIST`] entries, every filter of a range in one batch. The wallets they touch are read whole (the
 //! refresh); the others cost nothing. The scan's end is stored by number and hash: a later scan
 //! that finds another block there goes back [`REORG_WINDOW`] blocks and reads again the
 //! wallets touched there. A gap is caught up [`MAX_SCAN_BLOCKS`] at a time, in order.
