@@ -18,7 +18,7 @@ use super::v4::{
     to_u256, unpack_ticks, view_call, IErc20Meta, IStateView, IV4PositionManager, V4PoolKey,
     STATE_CALLS,
 };
-use super::wallets::{ChainPosition, Unread, MAX_POSITIONS_PER_MANAGER};
+use super::wallets::{owners_of, ChainPosition, Unread, MAX_POSITIONS_PER_MANAGER};
 use crate::domain::catalog::{Deployment, NATIVE};
 use crate::domain::history::{EventKind, PositionEvent};
 use crate::domain::market::PoolState;
@@ -33,9 +33,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use IErc20Meta::{decimalsCall, symbolCall};
 use IStateView::getPositionInfoCall;
-use IV4PositionManager::{
-    balanceOfCall, getPoolAndPositionInfoCall, getPositionLiquidityCall, ownerOfCall,
-};
+use IV4PositionManager::{balanceOfCall, getPoolAndPositionInfoCall, getPositionLiquidityCall};
 
 fn parse_address(text: &str) -> Result<Address, String> {
     crate::domain::wallets::address::evm_address(text).map_err(|e| format!("{text}: {e}"))
@@ -115,7 +113,7 @@ async fn token_ids(
     Ok((kept, held.saturating_sub(cap)))
 }
 
-/// Of `ids`, those `wallet` owns at `block` (one batch of `ownerOf`; a burned id reverts).
+/// Of `ids`, those `wallet` owns at `block` (one batch of `ownerOf`; a burned id has none).
 async fn owned_of(
     rpc: &RpcClient,
     manager: Address,
@@ -123,35 +121,21 @@ async fn owned_of(
     wallet: Address,
     block: &Block,
 ) -> Result<Vec<U256>, String> {
-    let calls: Vec<_> = ids
+    let manager = manager.to_checksum(None);
+    let tokens: Vec<(String, U256)> = ids.iter().map(|id| (manager.clone(), *id)).collect();
+    let wallet = wallet.to_checksum(None);
+    let owners = owners_of(rpc, &tokens, block).await?;
+    Ok(ids
         .iter()
-        .map(|id| {
-            let token_id = alloy_primitives::U256::from_limbs(*id.as_limbs());
-            call(
-                manager,
-                ownerOfCall { tokenId: token_id }.abi_encode(),
-                block,
-            )
-        })
-        .collect();
-    let mut owned = Vec::new();
-    for (id, answer) in ids.iter().zip(rpc.batch(&calls).await) {
-        match answer {
-            Err(RpcError::Rpc { message, .. })
-                if message.to_ascii_lowercase().contains("revert") => {}
-            answer => {
-                if decoded::<ownerOfCall>(answer, 1, "ownerOf")? == wallet {
-                    owned.push(*id);
-                }
-            }
-        }
-    }
-    Ok(owned)
+        .zip(owners)
+        .filter(|(_, owner)| owner.as_deref() == Some(wallet.as_str()))
+        .map(|(id, _)| *id)
+        .collect())
 }
 
 /// The back-scan: newest first, the ids of the manager's `Transfer` logs to `wallet` in
 /// log-range chunks from `block` back to the manager's first block, each id not `seen` before
-/// asked `ownerOf` (added to `owned` where the wallet holds it); it stops as soon as `owned`
+/// (a candidate only: whatever a log says, `ownerOf` decides) asked `ownerOf` (added to `owned` where the wallet holds it); it stops as soon as `owned`
 /// reaches `held` (a position that arrived last costs one chunk), a chunk refused for its size
 /// read again halved.
 async fn back_scan(
