@@ -18,11 +18,11 @@ use super::v4::{
     to_u256, unpack_ticks, view_call, IErc20Meta, IStateView, IV4PositionManager, V4PoolKey,
     STATE_CALLS,
 };
-use super::wallets::{owners_of, ChainPosition, Unread, MAX_POSITIONS_PER_MANAGER};
+use super::wallets::{held_at, owners_of, ChainPosition, Unread, MAX_POSITIONS_PER_MANAGER};
 use crate::domain::catalog::{Deployment, NATIVE};
 use crate::domain::history::{EventKind, PositionEvent};
 use crate::domain::market::PoolState;
-use crate::domain::math::fees::{BoundTick, FeeAccounting};
+use crate::domain::math::fees::FeeAccounting;
 use crate::domain::math::{Curve, U256};
 use crate::domain::model::{Chain, Protocol};
 use alloy_primitives::{Address, B256};
@@ -509,37 +509,8 @@ fn position_at(
     last: [U256; 2],
     state: PoolState,
 ) -> Result<ChainPosition, String> {
-    let curve = Curve::UniswapV3;
-    let bad = |e: crate::domain::math::MathError| format!("position {token_id}: {e}");
-    let amounts = curve
-        .amounts_for_liquidity(
-            state.sqrt_price,
-            curve.sqrt_price_at_tick(lower).map_err(bad)?,
-            curve.sqrt_price_at_tick(upper).map_err(bad)?,
-            liquidity,
-            false,
-        )
-        .map_err(bad)?;
-    let bound = |tick: i32, token: usize| {
-        let read = state.ticks.iter().find(|t| t.tick == tick);
-        BoundTick {
-            tick,
-            initialized: read.is_some_and(|t| t.initialized),
-            outside: read.map_or(U256::ZERO, |t| {
-                [t.fee_growth_outside0, t.fee_growth_outside1][token]
-            }),
-        }
-    };
-    let globals = [state.fee_growth_global0, state.fee_growth_global1];
-    let fees = [0, 1].map(|token| {
-        let inside = FeeAccounting::Evm.growth_inside(
-            state.tick,
-            globals[token],
-            bound(lower, token),
-            bound(upper, token),
-        );
-        FeeAccounting::Evm.collect_owed(liquidity, last[token], inside)
-    });
+    let (amounts, fees) = held_at(&state, (lower, upper), liquidity, last)
+        .map_err(|e| format!("position {token_id}: {e}"))?;
     Ok(ChainPosition {
         protocol: Protocol::UniswapV4,
         manager: manager.to_string(),
@@ -552,7 +523,7 @@ fn position_at(
         tick_upper: upper,
         tick_spacing: spacing,
         liquidity,
-        amounts: [amounts.amount0, amounts.amount1],
+        amounts,
         fees,
         fee_growth_inside_last: last,
         tokens_owed: [0, 0],

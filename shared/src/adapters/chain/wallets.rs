@@ -486,27 +486,23 @@ pub async fn read_wallet(
     })
 }
 
-/// The position's amounts and fees at the pool's state, as the protocol computes them.
-fn position_at(
-    manager: Address,
-    token_id: U256,
-    pool: Address,
-    p: &IPositionManager::positionsReturn,
-    metadata: &BTreeMap<Address, TokenMeta>,
-    state: PoolState,
-) -> Result<ChainPosition, String> {
-    let (lower, upper) = (p.tickLower.as_i32(), p.tickUpper.as_i32());
+/// What `liquidity` on `[lower, upper)` holds at the pool's state (rounded down, as a withdrawal
+/// pays) and the fees it earned since its fee growth inside was `last`, as the pool computes
+/// them (none while it holds no liquidity: the pool is poked only while some remains).
+pub(super) fn held_at(
+    state: &PoolState,
+    (lower, upper): (i32, i32),
+    liquidity: u128,
+    last: [U256; 2],
+) -> Result<([U256; 2], [u128; 2]), crate::domain::math::MathError> {
     let curve = Curve::UniswapV3;
-    let bad = |e: crate::domain::math::MathError| format!("position {token_id}: {e}");
-    let amounts = curve
-        .amounts_for_liquidity(
-            state.sqrt_price,
-            curve.sqrt_price_at_tick(lower).map_err(bad)?,
-            curve.sqrt_price_at_tick(upper).map_err(bad)?,
-            p.liquidity,
-            false,
-        )
-        .map_err(bad)?;
+    let amounts = curve.amounts_for_liquidity(
+        state.sqrt_price,
+        curve.sqrt_price_at_tick(lower)?,
+        curve.sqrt_price_at_tick(upper)?,
+        liquidity,
+        false,
+    )?;
     let bound = |tick: i32, token: usize| {
         let read = state.ticks.iter().find(|t| t.tick == tick);
         BoundTick {
@@ -518,26 +514,40 @@ fn position_at(
         }
     };
     let globals = [state.fee_growth_global0, state.fee_growth_global1];
-    let last = [
-        U256::from_limbs(*p.feeGrowthInside0LastX128.as_limbs()),
-        U256::from_limbs(*p.feeGrowthInside1LastX128.as_limbs()),
-    ];
-    let owed = [p.tokensOwed0, p.tokensOwed1];
-    let fees = [0, 1].map(|token| {
+    let earned = [0, 1].map(|token| {
         let inside = FeeAccounting::Evm.growth_inside(
             state.tick,
             globals[token],
             bound(lower, token),
             bound(upper, token),
         );
-        // The position manager's `collect` pokes the pool only while liquidity remains.
-        let earned = if p.liquidity > 0 {
-            FeeAccounting::Evm.collect_owed(p.liquidity, last[token], inside)
+        if liquidity > 0 {
+            FeeAccounting::Evm.collect_owed(liquidity, last[token], inside)
         } else {
             0
-        };
-        owed[token].wrapping_add(earned)
+        }
     });
+    Ok(([amounts.amount0, amounts.amount1], earned))
+}
+
+/// The position's amounts and fees at the pool's state, as the protocol computes them.
+fn position_at(
+    manager: Address,
+    token_id: U256,
+    pool: Address,
+    p: &IPositionManager::positionsReturn,
+    metadata: &BTreeMap<Address, TokenMeta>,
+    state: PoolState,
+) -> Result<ChainPosition, String> {
+    let (lower, upper) = (p.tickLower.as_i32(), p.tickUpper.as_i32());
+    let last = [
+        U256::from_limbs(*p.feeGrowthInside0LastX128.as_limbs()),
+        U256::from_limbs(*p.feeGrowthInside1LastX128.as_limbs()),
+    ];
+    let owed = [p.tokensOwed0, p.tokensOwed1];
+    let (amounts, earned) = held_at(&state, (lower, upper), p.liquidity, last)
+        .map_err(|e| format!("position {token_id}: {e}"))?;
+    let fees = [0, 1].map(|t| owed[t].wrapping_add(earned[t]));
     let token = |address: &Address| {
         metadata
             .get(address)
@@ -556,7 +566,7 @@ fn position_at(
         tick_upper: upper,
         tick_spacing: 1,
         liquidity: p.liquidity,
-        amounts: [amounts.amount0, amounts.amount1],
+        amounts,
         fees,
         fee_growth_inside_last: last,
         tokens_owed: owed,
