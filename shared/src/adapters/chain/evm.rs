@@ -302,24 +302,14 @@ pub(super) fn decode_state(
     observed_at: DateTime<Utc>,
 ) -> PoolRead {
     let mut answers = answers.into_iter();
-    let mut next = |what: &str| -> Result<Vec<u8>, String> {
-        let answer = answers
-            .next()
-            .ok_or_else(|| format!("{what}: no answer"))?
-            .map_err(|e| format!("{what}: {e}"))?;
-        hex_bytes(&answer).map_err(|e| format!("{what}: {e}"))
-    };
-    let bad = |what: &str| format!("{what}: undecodable answer");
-    let slot0 = strict::<slot0Call>(&next("slot0")?, SLOT0_WORDS).map_err(|_| bad("slot0"))?;
-    let liquidity =
-        strict::<liquidityCall>(&next("liquidity")?, 1).map_err(|_| bad("liquidity"))?;
-    let growth0 = strict::<feeGrowthGlobal0X128Call>(&next("feeGrowthGlobal0X128")?, 1)
-        .map_err(|_| bad("feeGrowthGlobal0X128"))?;
-    let growth1 = strict::<feeGrowthGlobal1X128Call>(&next("feeGrowthGlobal1X128")?, 1)
-        .map_err(|_| bad("feeGrowthGlobal1X128"))?;
+    let next = &mut answers;
+    let slot0 = next_decoded::<slot0Call>(next, SLOT0_WORDS, "slot0")?;
+    let liquidity = next_decoded::<liquidityCall>(next, 1, "liquidity")?;
+    let growth0 = next_decoded::<feeGrowthGlobal0X128Call>(next, 1, "feeGrowthGlobal0X128")?;
+    let growth1 = next_decoded::<feeGrowthGlobal1X128Call>(next, 1, "feeGrowthGlobal1X128")?;
     let mut ticks = Vec::with_capacity(tick_list.len());
     for tick in tick_list {
-        let info = strict::<ticksCall>(&next("ticks")?, TICK_WORDS).map_err(|_| bad("ticks"))?;
+        let info = next_decoded::<ticksCall>(next, TICK_WORDS, "ticks")?;
         ticks.push(TickState {
             tick: *tick,
             initialized: info.initialized,
@@ -348,6 +338,18 @@ pub fn call(to: alloy_primitives::Address, data: Vec<u8>, block: &Block) -> (&'s
         "eth_call",
         json!([{"to": to, "data": hex_data(&data)}, {"blockHash": block.hash}]),
     )
+}
+
+/// The next of a batch's answers decoded strictly as `C`'s return ([`decoded`]).
+pub(super) fn next_decoded<C: SolCall>(
+    answers: &mut impl Iterator<Item = Result<Value, RpcError>>,
+    words: usize,
+    what: &str,
+) -> Result<C::Return, String> {
+    let answer = answers
+        .next()
+        .unwrap_or(Err(RpcError::Malformed("no answer")));
+    decoded::<C>(answer, words, what)
 }
 
 /// An answer decoded strictly (exactly `words` words, each valid for its type).

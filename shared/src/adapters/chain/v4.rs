@@ -4,7 +4,7 @@
 //! block's hash like a v3 pool. A catalog pool with a `state_view` is one of these; the rest
 //! are read by `evm`. Its positions are read by `v4_wallets`.
 
-use super::evm::{self, decoded, hex_bytes, strict, Block, PoolRead};
+use super::evm::{self, decoded, next_decoded, Block, PoolRead};
 use super::rpc::{RpcClient, RpcError};
 use crate::domain::catalog::Pool;
 use crate::domain::market::{PoolState, TickState};
@@ -124,27 +124,16 @@ pub fn decode_state(
     block: &Block,
     observed_at: DateTime<Utc>,
 ) -> Result<PoolState, String> {
-    let mut answers = answers.into_iter();
-    let mut next = |what: &str| -> Result<Vec<u8>, String> {
-        let answer = answers
-            .next()
-            .ok_or_else(|| format!("{what}: no answer"))?
-            .map_err(|e| format!("{what}: {e}"))?;
-        hex_bytes(&answer).map_err(|e| format!("{what}: {e}"))
-    };
-    let bad = |what: &str| format!("{what}: undecodable answer");
-    let slot0 = strict::<getSlot0Call>(&next("getSlot0")?, 4).map_err(|_| bad("getSlot0"))?;
+    let next = &mut answers.into_iter();
+    let slot0 = next_decoded::<getSlot0Call>(next, 4, "getSlot0")?;
     if slot0.sqrtPriceX96.is_zero() {
         return Err("getSlot0: the pool manager has no such pool".into());
     }
-    let liquidity =
-        strict::<getLiquidityCall>(&next("getLiquidity")?, 1).map_err(|_| bad("getLiquidity"))?;
-    let growth = strict::<getFeeGrowthGlobalsCall>(&next("getFeeGrowthGlobals")?, 2)
-        .map_err(|_| bad("getFeeGrowthGlobals"))?;
+    let liquidity = next_decoded::<getLiquidityCall>(next, 1, "getLiquidity")?;
+    let growth = next_decoded::<getFeeGrowthGlobalsCall>(next, 2, "getFeeGrowthGlobals")?;
     let mut ticks = Vec::with_capacity(tick_list.len());
     for tick in tick_list {
-        let info =
-            strict::<getTickInfoCall>(&next("getTickInfo")?, 4).map_err(|_| bad("getTickInfo"))?;
+        let info = next_decoded::<getTickInfoCall>(next, 4, "getTickInfo")?;
         ticks.push(TickState {
             tick: *tick,
             initialized: info.liquidityGross > 0,
