@@ -1,7 +1,6 @@
 //! The OpenAPI document: its routes are the route table's, every operation is named for client
 //! generators, the create response links to get and close, every `$ref` resolves, and local-api
-//! serves it without a
-//! token with the catalog's pools in the create body's schema. (Its validity against the
+//! serves it without a token with the catalog's pools in the create body's schema. (Its validity against the
 //! OpenAPI 3.1 meta-schema and the schemathesis run: scripts/fuzz.sh, in the test command.)
 
 use lambda_http::http::{Method, StatusCode};
