@@ -8,9 +8,9 @@
 
 use super::evm::{self, hex_data, Block};
 use super::history::{mint_block, position_events, Source};
+use super::pools;
 use super::rpc::RpcClient;
 use super::scan::REORG_WINDOW;
-use super::v4;
 use super::v4_wallets::{owed_at, value_modifications};
 use crate::application::alert_ports::Alerts;
 use crate::application::ports::{HistoryStore, PositionStore, StoreError};
@@ -360,7 +360,7 @@ impl HistoryReader<'_> {
     }
 
     /// The pools pricing a position's tokens, and its own pool, at each of `wanted` blocks not
-    /// read yet in this pass, all in batches (`v4::prices_at`: v4 pools through their `StateView`), priced by the catalog's rules.
+    /// read yet in this pass, all in batches (`pools::prices_at`: v4 pools through their `StateView`), priced by the catalog's rules.
     /// A block whose state the node cannot serve ("missing trie node", "header not found": it
     /// fails every pool) is `None`: valued at the nearest state.
     async fn read_blocks(&self, wanted: &[(u64, &str)], subject: &Subject, blocks: &mut Blocks) {
@@ -394,7 +394,7 @@ impl HistoryReader<'_> {
             .iter()
             .flat_map(|block| pools.iter().map(move |pool| (*pool, block)))
             .collect();
-        let mut answers = v4::prices_at(self.rpc, &reads).await.into_iter();
+        let mut answers = pools::prices_at(self.rpc, &reads).await.into_iter();
         for block in &new {
             let read: Vec<_> = answers.by_ref().take(pools.len()).collect();
             let states: HashMap<PoolKey, PoolState> = pools

@@ -146,90 +146,20 @@ pub async fn blocks(rpc: &RpcClient, numbers: &[u64]) -> Result<Vec<Option<Block
         .collect()
 }
 
-/// Every pool's state at `block`, in one run of batches: per pool `slot0`, `liquidity`, both
-/// fee growth globals and `ticks(t)` for each tracked tick, then for a discovered pool its
-/// tokens' `balanceOf(pool)`, each call at the block's hash.
-pub async fn read_pools(
-    rpc: &RpcClient,
-    pools: &[&Pool],
-    block: &Block,
-    observed_at: DateTime<Utc>,
-) -> Vec<PoolRead> {
-    let mut calls = Vec::new();
-    for pool in pools {
-        calls.extend(pool_calls(&pool.id, &pool.tracked_ticks, block));
-        if pool.discovered {
-            calls.extend(balance_calls(pool, block));
-        }
-    }
-    let mut answers = rpc.batch(&calls).await.into_iter();
-    pools
-        .iter()
-        .map(|pool| {
-            let own: Vec<_> = answers
-                .by_ref()
-                .take(4 + pool.tracked_ticks.len())
-                .collect();
-            let state = decode_state(own, &pool.tracked_ticks, block, observed_at);
-            if !pool.discovered {
-                return state;
-            }
-            let balances = decode_balances(answers.by_ref().take(2).collect());
-            state.map(|state| PoolState { balances, ..state })
-        })
-        .collect()
+/// The call of a v3 pool's `slot0` at `at` (what prices its tokens at a block).
+pub(super) fn slot0_call(pool: &str, at: &Value) -> (&'static str, Value) {
+    let data = hex_data(&slot0Call {}.abi_encode());
+    ("eth_call", json!([{"to": pool, "data": data}, at]))
 }
 
-/// What prices each pool's tokens at its block (a history's events are valued so): its
-/// `slot0`, and a discovered pool's balances, at the block's hash, all in batches. The state
-/// holds only its price, tick and balances (no liquidity, fee growth or ticks).
-pub async fn prices_at(rpc: &RpcClient, reads: &[(&Pool, &Block)]) -> Vec<PoolRead> {
-    let mut calls = Vec::new();
-    for (pool, block) in reads {
-        let at = json!({"blockHash": block.hash});
-        let data = hex_data(&slot0Call {}.abi_encode());
-        calls.push(("eth_call", json!([{"to": pool.id, "data": data}, at])));
-        if pool.discovered {
-            calls.extend(balance_calls(pool, block));
-        }
-    }
-    let mut answers = rpc.batch(&calls).await.into_iter();
-    reads
-        .iter()
-        .map(|(pool, block)| {
-            let slot0 = answers
-                .next()
-                .unwrap_or(Err(RpcError::Malformed("no answer")));
-            let balances = pool
-                .discovered
-                .then(|| decode_balances(answers.by_ref().take(2).collect()))
-                .flatten();
-            let data = slot0.map_err(|e| format!("slot0: {e}"))?;
-            let bytes = hex_bytes(&data).map_err(|e| format!("slot0: {e}"))?;
-            let slot0 = strict::<slot0Call>(&bytes, SLOT0_WORDS)
-                .map_err(|_| "slot0: undecodable answer".to_string())?;
-            let observed_at = block
-                .timestamp
-                .and_then(|t| DateTime::from_timestamp(i64::try_from(t).ok()?, 0))
-                .unwrap_or_default();
-            Ok(PoolState {
-                sqrt_price: to_u256(slot0.sqrtPriceX96),
-                tick: slot0.tick.as_i32(),
-                liquidity: 0,
-                fee_growth_global0: U256::ZERO,
-                fee_growth_global1: U256::ZERO,
-                height: block.number,
-                block_hash: Some(block.hash.clone()),
-                observed_at,
-                ticks: Vec::new(),
-                balances,
-            })
-        })
-        .collect()
+/// [`slot0_call`]'s answer: the sqrt price and the tick.
+pub(super) fn decode_slot0(answer: Result<Value, RpcError>) -> Result<(U256, i32), String> {
+    let slot0 = decoded::<slot0Call>(answer, SLOT0_WORDS, "slot0")?;
+    Ok((to_u256(slot0.sqrtPriceX96), slot0.tick.as_i32()))
 }
 
 /// `balanceOf(pool)` of the pool's token0, then of its token1.
-fn balance_calls(pool: &Pool, block: &Block) -> Vec<(&'static str, Value)> {
+pub(super) fn balance_calls(pool: &Pool, block: &Block) -> Vec<(&'static str, Value)> {
     let (token0, token1) = if pool.orientation.base_is_token0 {
         (&pool.token_a, &pool.token_b)
     } else {
@@ -246,7 +176,7 @@ fn balance_calls(pool: &Pool, block: &Block) -> Vec<(&'static str, Value)> {
 /// Both balances, or `None` when either token does not answer one word: a token that will not
 /// say what the pool holds leaves the pool without a depth (it prices nothing), never without
 /// its state.
-fn decode_balances(answers: Vec<Result<Value, RpcError>>) -> Option<Balances> {
+pub(super) fn decode_balances(answers: Vec<Result<Value, RpcError>>) -> Option<Balances> {
     let mut read = answers.into_iter().map(|answer| {
         let data = hex_bytes(&answer.ok()?).ok()?;
         strict::<IErc20Balance::balanceOfCall>(&data, 1).ok()

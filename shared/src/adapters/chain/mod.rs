@@ -6,7 +6,8 @@
 //! spreads the scheduled refresh over the queue; `orders` reads what an on-chain open needs
 //! and follows its transactions until they settle (`events`), `simulation` runs them before
 //! they are answered; `history` reads a position's events over block ranges, `scan` follows every linked wallet's
-//! and position's events chain by chain; `v4` reads Uniswap v4's singleton's pools, `v4_wallets` a wallet's v4 positions. The functions' entry points are the wiring's `chain_lambda`.
+//! and position's events chain by chain; `v4` reads Uniswap v4's singleton's pools, `v4_wallets` a wallet's v4 positions,
+//! `pools` every pool of a chain in one batch whichever contract answers for it. The functions' entry points are the wiring's `chain_lambda`.
 
 pub mod backfill;
 pub mod events;
@@ -15,6 +16,7 @@ pub mod fanout;
 pub mod history;
 pub mod orca_wallets;
 pub mod orders;
+pub mod pools;
 pub mod refresh;
 pub mod rpc;
 pub mod scan;

@@ -5,7 +5,7 @@
 use super::orders::ChainOrders;
 use super::rpc::{RpcClient, RpcError};
 use super::trust::{agreeing_tick, fee_growth_advances, succession, StoredBlock};
-use super::{evm, solana, v4};
+use super::{evm, pools, solana};
 use crate::application::alert_ports::Alerts;
 use crate::application::app::MarketSync;
 use crate::application::ports::{Market, PositionStore, StoreError};
@@ -151,7 +151,7 @@ impl Syncer {
                 "the node knows no block at the head it reported",
             ));
         };
-        let states = v4::read_pools(rpc, pools, &block, self.clock.now()).await;
+        let states = pools::read_pools(rpc, pools, &block, self.clock.now()).await;
         let stored_block = |pool: &Pool| {
             let Some(stored) = pool.state.as_ref() else {
                 return StoredBlock::Unchecked;

@@ -1,12 +1,11 @@
 //! Uniswap v4's pools (decision 62): every pool lives in one `PoolManager`, named by its
 //! `poolId` (`keccak256(abi.encode(PoolKey))`), and is read through the deployment's
 //! `StateView` (`getSlot0`, `getLiquidity`, `getFeeGrowthGlobals`, `getTickInfo`), at one
-//! block's hash like a v3 pool. A catalog pool with a `state_view` is one of these; the rest
-//! are read by `evm`. Its positions are read by `v4_wallets`.
+//! block's hash like a v3 pool (`pools` puts both in one batch). A catalog pool with a
+//! `state_view` is one of these. Its positions are read by `v4_wallets`.
 
-use super::evm::{self, decoded, next_decoded, Block, PoolRead};
-use super::rpc::{RpcClient, RpcError};
-use crate::domain::catalog::Pool;
+use super::evm::{self, decoded, next_decoded, Block};
+use super::rpc::RpcError;
 use crate::domain::market::{PoolState, TickState};
 use crate::domain::math::U256;
 use alloy_primitives::{keccak256, B256};
@@ -50,9 +49,6 @@ use IStateView::{getFeeGrowthGlobalsCall, getLiquidityCall, getSlot0Call, getTic
 pub(super) const MODIFY_LIQUIDITY: &str =
     "ModifyLiquidity(bytes32,address,int24,int24,int256,bytes32)";
 
-/// The fee that means a hook sets it (`LPFeeLibrary.DYNAMIC_FEE_FLAG`).
-pub const DYNAMIC_FEE: u32 = 0x80_0000;
-
 /// A hook may return deltas (its address's permission bits 0–3: after remove and add
 /// liquidity, after and before swap): what a withdrawal pays is then the hook's to say, and
 /// the pure math's figures are not the position's.
@@ -91,10 +87,9 @@ pub fn pool_calls(
     ticks: &[i32],
     at: &Value,
 ) -> Vec<(&'static str, Value)> {
-    let Ok(id) = id_word(pool_id) else {
-        // An id that is no word is asked nothing that could answer for it: each call fails.
-        return vec![("eth_call", json!([]))];
-    };
+    // An id that is no word is asked as the zero id, which no pool has (its price answers 0,
+    // refused): the batch keeps one answer per call of every pool.
+    let id = id_word(pool_id).unwrap_or_default();
     let mut calls = vec![
         view_call(state_view, getSlot0Call { poolId: id }.abi_encode(), at),
         view_call(state_view, getLiquidityCall { poolId: id }.abi_encode(), at),
@@ -161,9 +156,13 @@ pub fn slot0_call(state_view: &str, pool_id: &str, at: &Value) -> (&'static str,
     view_call(state_view, getSlot0Call { poolId: id }.abi_encode(), at)
 }
 
-/// [`slot0_call`]'s answer: the sqrt price and the tick.
+/// [`slot0_call`]'s answer: the sqrt price and the tick (a pool the manager does not have
+/// answers a zero price: refused).
 pub fn decode_slot0(answer: Result<Value, RpcError>) -> Result<(U256, i32), String> {
     let slot0 = decoded::<getSlot0Call>(answer, 4, "getSlot0")?;
+    if slot0.sqrtPriceX96.is_zero() {
+        return Err("getSlot0: the pool manager has no such pool".into());
+    }
     Ok((to_u256(slot0.sqrtPriceX96), slot0.tick.as_i32()))
 }
 
@@ -175,96 +174,6 @@ pub fn unpack_ticks(info: U256) -> (i32, i32) {
         ((raw << 8) as i32) >> 8
     };
     (int24(8), int24(32))
-}
-
-/// Every pool's state at `block` in one run of batches: the v4 pools through their
-/// `StateView` (no balances: the singleton holds every pool's tokens, so a discovered v4 pool
-/// has no depth and prices nothing by it), the others as `evm::read_pools` reads them; in the
-/// order of `pools`.
-pub async fn read_pools(
-    rpc: &RpcClient,
-    pools: &[&Pool],
-    block: &Block,
-    observed_at: DateTime<Utc>,
-) -> Vec<PoolRead> {
-    let (singleton, own): (Vec<&Pool>, Vec<&Pool>) =
-        pools.iter().partition(|p| p.state_view.is_some());
-    let at = json!({"blockHash": block.hash});
-    let mut calls = Vec::new();
-    for pool in &singleton {
-        let view = pool.state_view.as_deref().unwrap_or_default();
-        calls.extend(pool_calls(view, &pool.id, &pool.tracked_ticks, &at));
-    }
-    // An empty batch sends nothing: a chain without v4 pools costs what it did.
-    let mut answers = rpc.batch(&calls).await.into_iter();
-    let others = evm::read_pools(rpc, &own, block, observed_at).await;
-    let read: Vec<PoolRead> = singleton
-        .iter()
-        .map(|pool| {
-            let ticks = &pool.tracked_ticks;
-            let own: Vec<_> = answers.by_ref().take(STATE_CALLS + ticks.len()).collect();
-            decode_state(own, ticks, block, observed_at)
-        })
-        .collect();
-    in_order(pools, read, others)
-}
-
-/// The pools' prices at their blocks ([`evm::prices_at`]), a v4 pool's from its `getSlot0`.
-pub async fn prices_at(rpc: &RpcClient, reads: &[(&Pool, &Block)]) -> Vec<PoolRead> {
-    type At<'a> = Vec<(&'a Pool, &'a Block)>;
-    let (singleton, own): (At<'_>, At<'_>) =
-        reads.iter().partition(|(p, _)| p.state_view.is_some());
-    let calls: Vec<_> = singleton
-        .iter()
-        .map(|(pool, block)| {
-            let view = pool.state_view.as_deref().unwrap_or_default();
-            slot0_call(view, &pool.id, &json!({"blockHash": block.hash}))
-        })
-        .collect();
-    let answers = rpc.batch(&calls).await;
-    let others = evm::prices_at(rpc, &own).await;
-    let read: Vec<PoolRead> = singleton
-        .iter()
-        .zip(answers)
-        .map(|((_, block), answer)| {
-            let (sqrt_price, tick) = decode_slot0(answer)?;
-            let observed_at = block
-                .timestamp
-                .and_then(|t| DateTime::from_timestamp(i64::try_from(t).ok()?, 0))
-                .unwrap_or_default();
-            Ok(PoolState {
-                sqrt_price,
-                tick,
-                liquidity: 0,
-                fee_growth_global0: U256::ZERO,
-                fee_growth_global1: U256::ZERO,
-                height: block.number,
-                block_hash: Some(block.hash.clone()),
-                observed_at,
-                ticks: Vec::new(),
-                balances: None,
-            })
-        })
-        .collect();
-    let pools: Vec<&Pool> = reads.iter().map(|(p, _)| *p).collect();
-    in_order(&pools, read, others)
-}
-
-/// The reads of the v4 pools and of the others put back in the order of `pools`.
-fn in_order(pools: &[&Pool], singleton: Vec<PoolRead>, others: Vec<PoolRead>) -> Vec<PoolRead> {
-    let mut singleton_reads = singleton.into_iter();
-    let mut other_reads = others.into_iter();
-    pools
-        .iter()
-        .map(|pool| {
-            let next = if pool.state_view.is_some() {
-                singleton_reads.next()
-            } else {
-                other_reads.next()
-            };
-            next.unwrap_or_else(|| Err("no answer".into()))
-        })
-        .collect()
 }
 
 #[cfg(test)]
