@@ -95,48 +95,42 @@ fn range(pool: &Value, half_width: i64) -> (String, String) {
     (at(tick - half_width), at(tick + half_width))
 }
 
-async fn v4_positions_are_followed(store: &[&str]) {
-    let devnet = Devnet::with_v4(3000).await;
-    let wallet = devnet.account(1).await;
-    let stranger = devnet.account(2).await;
-    let pools = devnet.state["v4"]["pools"].clone();
-    let mint = |pool: &'static str, half_width: i64| {
-        let (lower, upper) = range(&pools[pool], half_width);
-        let devnet = &devnet;
-        let wallet = wallet.clone();
-        async move {
-            let args = [
-                "--pool",
-                pool,
-                "--lower",
-                &lower,
-                "--upper",
-                &upper,
-                "--liquidity",
-                "1000000000000000000000",
-                "--recipient",
-                &wallet,
-            ];
-            text(&devnet.run("v4-mint", &args).await["tokenId"])
-        }
-    };
-    let on_eth = mint("eth", 1200).await;
-    let on_erc20 = mint("erc20", 600).await;
-    // A stranger's, sent to the wallet after fees accrued on it.
-    let (lower, upper) = range(&pools["eth"], 1800);
+/// A position on the devnet's `pool` (`eth` or `erc20`) around its initial tick, `half_width`
+/// ticks each side, of `liquidity`, minted for `recipient` (the deployer pays): the command's
+/// answer (`tokenId`, `block`).
+async fn v4_mint(
+    devnet: &Devnet,
+    pool: &str,
+    half_width: i64,
+    liquidity: &str,
+    recipient: &str,
+) -> Value {
+    let (lower, upper) = range(&devnet.state["v4"]["pools"][pool], half_width);
     let args = [
         "--pool",
-        "eth",
+        pool,
         "--lower",
         &lower,
         "--upper",
         &upper,
         "--liquidity",
-        "1000000000000000000000",
+        liquidity,
         "--recipient",
-        &stranger,
+        recipient,
     ];
-    let arriving = text(&devnet.run("v4-mint", &args).await["tokenId"]);
+    devnet.run("v4-mint", &args).await
+}
+
+async fn v4_positions_are_followed(store: &[&str]) {
+    let devnet = Devnet::with_v4(3000).await;
+    let wallet = devnet.account(1).await;
+    let stranger = devnet.account(2).await;
+    let liquidity = "1000000000000000000000";
+    let mint = |pool, half_width, to| v4_mint(&devnet, pool, half_width, liquidity, to);
+    let on_eth = text(&mint("eth", 1200, &wallet).await["tokenId"]);
+    let on_erc20 = text(&mint("erc20", 600, &wallet).await["tokenId"]);
+    // A stranger's, sent to the wallet after fees accrued on it.
+    let arriving = text(&mint("eth", 1800, &stranger).await["tokenId"]);
 
     let server = local_api(&devnet, &devnet.rpc, store).await;
     let (alice, ops) = (user(&server, "alice").await, operator(&server).await);
@@ -367,20 +361,7 @@ impl Counted {
     }
 
     async fn mint(&self, to: &str) -> Value {
-        let (lower, upper) = range(&self.devnet.state["v4"]["pools"]["erc20"], 600);
-        let args = [
-            "--pool",
-            "erc20",
-            "--lower",
-            &lower,
-            "--upper",
-            &upper,
-            "--liquidity",
-            "1000000000000000000",
-            "--recipient",
-            to,
-        ];
-        self.devnet.run("v4-mint", &args).await
+        v4_mint(&self.devnet, "erc20", 600, "1000000000000000000", to).await
     }
 
     async fn swap(&self) {
