@@ -649,17 +649,20 @@ async function stake(opts) {
   print({ block: receipt.blockNumber, hash: receipt.hash });
 }
 
+// `--to` sends the NFT (and the rewards) to another address than the staker's.
 async function unstake(opts) {
   const { chef: masterChef, tokenId } = await chef(opts);
-  const reward = await masterChef.withdraw.staticCall(tokenId, opts.account, { from: opts.account });
-  const receipt = await mined(masterChef.withdraw(tokenId, opts.account, GAS));
+  const to = opts.to ?? opts.account;
+  const reward = await masterChef.withdraw.staticCall(tokenId, to, { from: opts.account });
+  const receipt = await mined(masterChef.withdraw(tokenId, to, GAS));
   print({ block: receipt.blockNumber, hash: receipt.hash, reward });
 }
 
 async function harvest(opts) {
   const { chef: masterChef, tokenId } = await chef(opts);
-  const reward = await masterChef.harvest.staticCall(tokenId, opts.account, { from: opts.account });
-  const receipt = await mined(masterChef.harvest(tokenId, opts.account, GAS));
+  const to = opts.to ?? opts.account;
+  const reward = await masterChef.harvest.staticCall(tokenId, to, { from: opts.account });
+  const receipt = await mined(masterChef.harvest(tokenId, to, GAS));
   print({ block: receipt.blockNumber, hash: receipt.hash, reward });
 }
 

@@ -10,6 +10,10 @@
 //! CAKE rewards here come from the devnet's stand-in LM pool through `pendingCake`, not from
 //! PancakeSwap's reward maths.
 
+/// Nothing hidden by one failure (decision 63): a failing deployment, a farm's withdrawal.
+#[path = "staking_devnet/failures.rs"]
+mod failures;
+
 use alloy_primitives::U256;
 use lambda_http::http::{Method, StatusCode};
 use serde_json::{json, Value};

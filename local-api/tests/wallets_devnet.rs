@@ -408,6 +408,7 @@ async fn bench_hundred_wallets_through_the_queue() {
             refresh_error: None,
             tokens: Vec::new(),
             retry: None,
+            deployment_errors: Vec::new(),
         };
         let challenge = Challenge {
             owner: wallet.owner.clone(),

@@ -14,7 +14,7 @@ use crate::domain::model::{Chain, Position, TransactionRequest};
 use crate::domain::orders::simulation::{Simulated, SimulationError};
 use crate::domain::wallets::challenge::SigningDomain;
 use crate::domain::wallets::retry::{due, Retry, RETRIES_PER_SYNC};
-use crate::domain::wallets::LinkedWallet;
+use crate::domain::wallets::{DeploymentError, LinkedWallet};
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -75,8 +75,11 @@ pub struct Refreshed {
     /// read, which keep their last good read; positions past a read's cap): the wallet's
     /// `refreshError`, its other positions stored all the same.
     pub incomplete: Option<String>,
-    /// Why a position's history stopped part way, if one did: the syncs retry the wallet.
+    /// Why a position's history stopped part way, or a deployment could not be read, if one
+    /// did: the syncs retry the wallet.
     pub stopped: Option<String>,
+    /// The deployments the read could not take (their positions keep their last read).
+    pub deployment_errors: Vec<DeploymentError>,
     /// The positions it wrote and what changed of each.
     pub changed: Vec<Change>,
     /// The positions the wallet holds, as `{manager}#{token}` (whose events are followed).
@@ -90,6 +93,7 @@ impl From<Recorded> for Refreshed {
             positions: recorded.held,
             incomplete: None,
             stopped: None,
+            deployment_errors: Vec::new(),
             changed: recorded.changed,
             tokens: Vec::new(),
         }
@@ -237,6 +241,7 @@ impl App {
                     refresh_error: read.incomplete,
                     tokens: read.tokens,
                     retry: read.stopped.as_deref().and_then(retry),
+                    deployment_errors: read.deployment_errors,
                     ..wallet.clone()
                 },
                 read.changed,

@@ -7,7 +7,9 @@ use crate::application::ports::{Market, PositionStore, StoreError};
 use crate::application::settling::release_ticks;
 use crate::application::watches::{emit_withdrawn, rewatch, watching};
 use crate::domain::catalog::{Catalog, Pool};
-use crate::domain::holdings::{holding_of, usd_price, value_of, ReadPosition, Staked, TRANSFERRED};
+use crate::domain::holdings::{
+    holding_of, usd_price, value_of, ReadPosition, Staked, TRANSFERRED, WITHDRAWN,
+};
 use crate::domain::model::{Chain, Position, Status, WalletHolding};
 use crate::domain::wallets::LinkedWallet;
 use chrono::{DateTime, Utc};
@@ -299,35 +301,78 @@ pub async fn record(
             }
         }
     }
-    // Open positions the wallet no longer holds: transferred (or burned), figures of the last
-    // read kept.
+    // Open positions the wallet no longer holds: transferred, figures of the last read kept.
+    let gone = (store, market, alerts);
     for previous in by_key.into_values() {
-        let Some(before) = previous.holding.as_deref() else {
-            continue;
-        };
-        if previous.status == Status::Closed || before.height >= height {
-            continue;
-        }
-        let mut read = Position {
-            status: Status::Closed,
-            holding: Some(Box::new(WalletHolding {
-                height,
-                close_reason: Some(TRANSFERRED.to_string()),
-                ..before.clone()
-            })),
-            ..previous.clone()
-        };
-        let release = prepare_ticks(market, catalog, before.tracked, &mut read).await;
-        watch_as_read(alerts, &previous, &mut read).await?;
-        if ignore_lost_race(store.update_holding(&read, &previous).await)? {
-            release_after(market, release, &read).await;
-            recorded.changed.push(Change {
-                position: read.id.clone(),
-                fields: vec!["transferred"],
-            });
-        }
+        let closed = close_gone(gone, catalog, &previous, (height, now), false).await?;
+        recorded.changed.extend(closed);
     }
     Ok(recorded)
+}
+
+/// Closes `burned`, the open positions of a wallet whose tokens no longer exist at `height`
+/// (their manager burned them: `ownerOf` reverts): each a close as a withdrawal closed on
+/// chain is, holding nothing (decision 63), not a transfer away.
+pub async fn close_burned(
+    (store, market, alerts): (&dyn PositionStore, &dyn Market, &Alerts),
+    catalog: &Catalog,
+    burned: &[Position],
+    (height, now): (u64, DateTime<Utc>),
+) -> Result<Vec<Change>, StoreError> {
+    let mut changed = Vec::new();
+    for previous in burned {
+        let gone = (store, market, alerts);
+        changed.extend(close_gone(gone, catalog, previous, (height, now), true).await?);
+    }
+    Ok(changed)
+}
+
+/// Closes the open `previous`, no longer the wallet's at `height`: transferred away (the
+/// figures of its last read kept), or `burned` (nothing left in it); its ticks released, its
+/// watch dropped. The change, unless a newer read stood or it was closed already.
+async fn close_gone(
+    (store, market, alerts): (&dyn PositionStore, &dyn Market, &Alerts),
+    catalog: &Catalog,
+    previous: &Position,
+    (height, now): (u64, DateTime<Utc>),
+    burned: bool,
+) -> Result<Option<Change>, StoreError> {
+    let Some(before) = previous.holding.as_deref() else {
+        return Ok(None);
+    };
+    if previous.status == Status::Closed || before.height >= height {
+        return Ok(None);
+    }
+    let zero = || ["0".to_string(), "0".to_string()];
+    let mut read = Position {
+        status: Status::Closed,
+        liquidity: if burned { 0 } else { previous.liquidity },
+        holding: Some(Box::new(WalletHolding {
+            height,
+            close_reason: Some(if burned { WITHDRAWN } else { TRANSFERRED }.to_string()),
+            amounts: if burned {
+                zero()
+            } else {
+                before.amounts.clone()
+            },
+            fees: if burned { zero() } else { before.fees.clone() },
+            ..before.clone()
+        })),
+        ..previous.clone()
+    };
+    let release = prepare_ticks(market, catalog, before.tracked, &mut read).await;
+    watch_as_read(alerts, previous, &mut read).await?;
+    if !ignore_lost_race(store.update_holding(&read, previous).await)? {
+        return Ok(None);
+    }
+    release_after(market, release, &read).await;
+    if burned {
+        emit_withdrawn(alerts, &read, height, now).await?;
+    }
+    Ok(Some(Change {
+        position: read.id.clone(),
+        fields: vec![if burned { "burned" } else { "transferred" }],
+    }))
 }
 
 /// What a wallet position's `readError` says when the wallet's whole read failed (one text,

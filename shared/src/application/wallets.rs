@@ -119,6 +119,7 @@ pub async fn link(app: &App, owner: String, asked: LinkRequest) -> Outcome<Walle
         refresh_error: None,
         tokens: Vec::new(),
         retry: None,
+        deployment_errors: Vec::new(),
     };
     match app.wallets.link(&challenge, &wallet).await? {
         LinkOutcome::Linked => {}

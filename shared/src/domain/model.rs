@@ -578,6 +578,9 @@ pub struct WalletPositionView {
     pub moved_to: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transactions: Option<Vec<TransactionRequest>>,
+    /// What `pnlUsd` leaves out because it has no USD price (a farm's reward token).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pnl_leaves_out: Option<String>,
     /// Staked in its deployment's farm: the farm, since when, its rewards.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub staked: Option<StakedView>,

@@ -96,9 +96,22 @@ pub struct PortfolioView {
     /// Open wallet positions left out of the USD totals: a token of theirs has no route to a
     /// USD price, or their history is not complete yet.
     pub unpriced_positions: u64,
+    /// Farm rewards without a USD price, per token: left out of `totalRewardsUsd` and the PnL
+    /// figures, their positions counted all the same (decision 63).
+    pub unpriced_rewards: Vec<UnpricedRewardView>,
     pub assets: Vec<AssetView>,
     /// The total value by chain, with the assets' rounding rule.
     pub chains: Vec<ChainView>,
+}
+
+/// Whole tokens of one reward token that has no USD price, over the caller's positions.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnpricedRewardView {
+    pub chain: Chain,
+    pub symbol: String,
+    pub address: String,
+    pub amount: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -292,6 +305,7 @@ pub fn portfolio(
     // Positions with frozen figures, valued one by one (none is open in practice).
     let mut frozen = Vec::new();
     let (mut unvalued, mut unpriced) = (0, 0);
+    let mut unpriced_rewards: BTreeMap<(Chain, String), (String, BigDecimal)> = BTreeMap::new();
     for position in positions {
         if position.closing.is_some() {
             frozen.push(position);
@@ -317,6 +331,13 @@ pub fn portfolio(
             taken_out += out;
             collected_fees += collected;
             rewards += farmed;
+            if let Some((token, amount)) = held.unpriced_reward {
+                let key = (position.chain, token.address);
+                let entry = unpriced_rewards
+                    .entry(key)
+                    .or_insert((token.symbol, 0.into()));
+                entry.1 += amount;
+            }
             for (i, slot) in [slot0, slot1].into_iter().enumerate() {
                 let units = &mut tokens.slots[slot].units;
                 // What its view holds (at its pool's synced state, as `GET /positions` values
@@ -442,6 +463,15 @@ pub fn portfolio(
         positions: positions.len() as u64,
         unvalued_positions: unvalued,
         unpriced_positions: unpriced,
+        unpriced_rewards: unpriced_rewards
+            .into_iter()
+            .map(|((chain, address), (symbol, amount))| UnpricedRewardView {
+                chain,
+                symbol,
+                address,
+                amount: crate::domain::json::plain_exact(&amount),
+            })
+            .collect(),
         assets: by_token.views(),
         chains: breakdown(by_chain)
             .into_iter()
@@ -552,7 +582,7 @@ mod tests {
         let json = serde_json::to_value(&view).unwrap();
         assert_eq!(
             json,
-            serde_json::json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "unrealizedPnlUsd": 0, "realizedPnlUsd": 0, "totalFeesEarnedUsd": 0, "totalRewardsUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "unvaluedPositions": 0, "unpricedPositions": 0, "assets": [], "chains": []})
+            serde_json::json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "unrealizedPnlUsd": 0, "realizedPnlUsd": 0, "totalFeesEarnedUsd": 0, "totalRewardsUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "unvaluedPositions": 0, "unpricedPositions": 0, "unpricedRewards": [], "assets": [], "chains": []})
         );
     }
 }

@@ -83,6 +83,7 @@ impl Bench {
             refresh_error: None,
             tokens: Vec::new(),
             retry: None,
+            deployment_errors: Vec::new(),
         };
         let challenge = Challenge {
             owner: owner.into(),

@@ -40,6 +40,7 @@ async fn linked(store: &dyn WalletStore, owner: &str, address: &str) -> LinkedWa
         refresh_error: None,
         tokens: Vec::new(),
         retry: None,
+        deployment_errors: Vec::new(),
     };
     assert_eq!(
         store.link(&challenge, &wallet).await.unwrap(),

@@ -169,7 +169,7 @@ impl HistoryReader<'_> {
             stopped = read.stopped;
             let mut events = read.events;
             if let Some(farm) = self.farm(&holding.manager) {
-                mark_staking(&mut events, farm);
+                mark_staking(&mut events, farm, &holding.wallet);
             }
             if read.through >= from {
                 self.value(&mut events, &Subject::of(position, holding), blocks)

@@ -126,6 +126,7 @@ mod tests {
                 refresh_error: None,
                 tokens: Vec::new(),
                 retry: None,
+                deployment_errors: Vec::new(),
             })
             .collect();
         let start = 493_000; // any hour: the round repeats

@@ -24,6 +24,9 @@ pub(super) const TRANSFER: &str = "Transfer(address,address,uint256)";
 /// MasterChefV3's reward payment: `Harvest(address indexed sender, address to, uint256 indexed
 /// pid, uint256 indexed tokenId, uint256 reward)`.
 pub(super) const HARVEST: &str = "Harvest(address,address,uint256,uint256,uint256)";
+/// MasterChefV3's unstake: `Withdraw(address indexed from, address to, uint256 indexed pid,
+/// uint256 indexed tokenId)`; `to` may be anyone, the staker's position leaving it then.
+pub(super) const FARM_WITHDRAW: &str = "Withdraw(address,address,uint256,uint256)";
 pub(super) const INCREASE: &str = "IncreaseLiquidity(uint256,uint128,uint256,uint256)";
 pub(super) const DECREASE: &str = "DecreaseLiquidity(uint256,uint128,uint256,uint256)";
 pub(super) const COLLECT: &str = "Collect(uint256,address,uint256,uint256)";

@@ -10,9 +10,11 @@
 //! `pools` every pool of a chain in one batch whichever contract answers for it. The functions' entry points are the wiring's `chain_lambda`.
 
 pub mod backfill;
+pub mod enumeration;
 pub mod events;
 pub mod evm;
 pub mod fanout;
+pub mod gone;
 pub mod history;
 pub mod orca_wallets;
 pub mod orders;

@@ -3,26 +3,28 @@
 
 use super::backfill::HistoryReader;
 use super::evm::{self, Block};
+use super::gone::{burned, no_longer_held};
 use super::orca_wallets::read_orca_wallet;
 use super::orders::ChainOrders;
 use super::rpc::RpcClient;
 use super::sync::Syncer;
 use super::v4_wallets::{read_positions, Known};
-use super::wallets::{owners_of, read_wallet, ChainPosition, TokenMeta, MAX_POSITIONS_PER_MANAGER};
+use super::wallets::{
+    read_wallet, ChainPosition, FailedDeployment, TokenMeta, MAX_POSITIONS_PER_MANAGER,
+};
 use crate::application::alert_ports::Alerts;
 use crate::application::app::{App, Refreshed, WalletRefresh};
 use crate::application::ports::{HistoryStore, Market, PositionStore, StoreError};
-use crate::application::wallet_reads::{mark_unread, record, WALLET_NOT_READ};
+use crate::application::wallet_reads::{close_burned, mark_unread, record, WALLET_NOT_READ};
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::clock::Clock;
 use crate::domain::holdings::{discovered_record, ReadPosition, Staked, TRANSFERRED};
 use crate::domain::market::{Cadence, Confirmations, LogRanges};
 use crate::domain::math::U256;
 use crate::domain::model::{Chain, FeeState, HeldToken, Position, Protocol, Status};
-use crate::domain::wallets::LinkedWallet;
+use crate::domain::wallets::{DeploymentError, LinkedWallet};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
-use std::str::FromStr;
 use std::sync::Arc;
 
 pub struct WalletReader {
@@ -94,6 +96,7 @@ impl WalletReader {
                 positions: read.positions,
                 not_read: read.not_read,
                 unread: Vec::new(),
+                failed: Vec::new(),
             });
         }
         if deployments.is_empty() {
@@ -105,15 +108,36 @@ impl WalletReader {
             log_range: self.log_ranges.of(chain),
         };
         let mut holdings = read_wallet(rpc, &deployments, &wallet.address, &block).await?;
+        // Each v4 deployment apart too: one failing keeps its positions as last read.
         for d in deployments
             .iter()
             .filter(|d| d.protocol == Protocol::UniswapV4)
         {
-            let (positions, unread, not_read) =
-                read_positions(rpc, d, &wallet.address, &known, &block).await?;
-            holdings.positions.extend(positions);
-            holdings.unread.extend(unread);
-            holdings.not_read = holdings.not_read.saturating_add(not_read);
+            match read_positions(rpc, d, &wallet.address, &known, &block).await {
+                Ok((positions, unread, not_read)) => {
+                    holdings.positions.extend(positions);
+                    holdings.unread.extend(unread);
+                    holdings.not_read = holdings.not_read.saturating_add(not_read);
+                }
+                Err(reason) => {
+                    let manager = d.position_manager.clone().unwrap_or_default();
+                    holdings.failed.push(FailedDeployment {
+                        protocol: d.protocol,
+                        contract: manager.clone(),
+                        manager,
+                        reason,
+                    })
+                }
+            }
+        }
+        let readable = deployments
+            .iter()
+            .filter(|d| d.position_manager.is_some())
+            .count();
+        if readable > 0 && holdings.failed.len() >= readable {
+            // Nothing answered: the read failed whole (its positions keep their last read).
+            let each: Vec<String> = holdings.failed.iter().map(failure_text).collect();
+            return Err(each.join("; "));
         }
         let key = |manager: &str, token: U256| format!("{chain}#{manager}#{token}");
         Ok(WalletRead {
@@ -130,8 +154,25 @@ impl WalletReader {
                 .into_iter()
                 .map(|u| (key(&u.manager, u.token_id), u.reason))
                 .collect(),
+            failed: holdings
+                .failed
+                .into_iter()
+                .map(|f| DeploymentError {
+                    protocol: f.protocol,
+                    position_manager: f.manager,
+                    contract: f.contract,
+                    reason: f.reason,
+                })
+                .collect(),
         })
     }
+}
+
+fn failure_text(f: &FailedDeployment) -> String {
+    format!(
+        "{} at {}: {} ({})",
+        f.protocol, f.manager, f.reason, f.contract
+    )
 }
 
 /// What one read of a wallet found, at one block or slot.
@@ -145,12 +186,20 @@ pub struct WalletRead {
     pub not_read: u64,
     /// Positions left out, by their holding key, with why (their pool or tokens cannot be read).
     pub unread: Vec<(String, String)>,
+    /// Deployments that could not be read: their positions keep their last read.
+    pub failed: Vec<DeploymentError>,
 }
 
 impl WalletRead {
     /// What the read could not take, for the wallet's `refreshError`; `None` when it took all.
     fn incomplete(&self) -> Option<String> {
         let mut said = Vec::new();
+        for f in &self.failed {
+            said.push(format!(
+                "{} at {} could not be read ({}: {}): its positions keep their last read",
+                f.protocol, f.position_manager, f.contract, f.reason
+            ));
+        }
         if !self.unread.is_empty() {
             let each: Vec<String> = self
                 .unread
@@ -286,44 +335,6 @@ impl WalletReader {
 }
 
 impl WalletReader {
-    /// Of the open `positions` a capped read did not see, those `wallet` no longer holds (their
-    /// owner asked at `block`, one batch): a transfer away closes a position whatever the cap.
-    async fn no_longer_held(
-        &self,
-        wallet: &LinkedWallet,
-        block: Option<&Block>,
-        positions: Vec<Position>,
-    ) -> Result<Vec<Position>, String> {
-        let (Some(block), Some(rpc)) = (block, self.endpoints.get(&wallet.chain)) else {
-            return Ok(Vec::new());
-        };
-        let open: Vec<Position> = positions
-            .into_iter()
-            .filter(|p| p.status != Status::Closed && p.holding.is_some())
-            .collect();
-        let tokens: Vec<(String, U256)> = open
-            .iter()
-            .filter_map(|p| {
-                let h = p.holding.as_deref()?;
-                Some((h.manager.clone(), U256::from_str(&h.token).ok()?))
-            })
-            .collect();
-        if tokens.len() != open.len() || tokens.is_empty() {
-            return Ok(Vec::new());
-        }
-        let owners = owners_of(rpc, &tokens, block).await?;
-        Ok(open
-            .into_iter()
-            .zip(owners)
-            .filter(|(_, owner)| {
-                owner
-                    .as_deref()
-                    .is_none_or(|o| !o.eq_ignore_ascii_case(&wallet.address))
-            })
-            .map(|(p, _)| p)
-            .collect())
-    }
-
     /// The histories of the wallet's positions read on to `block` and summed onto them: of
     /// those this read `changed` (an event of theirs changes their chain state), of those whose
     /// history is not complete, and of one gone until its history reaches the read that saw it
@@ -419,8 +430,18 @@ impl WalletRefresh for WalletReader {
             positions: read,
             not_read,
             unread,
+            failed,
         } = found;
         let catalog = self.discover(wallet.chain, &read, catalog).await?;
+        // A failed deployment's positions, as followed before: still followed.
+        let of_failed = |token: &str| {
+            failed.iter().any(|f| {
+                token
+                    .split('#')
+                    .next()
+                    .is_some_and(|m| m.eq_ignore_ascii_case(&f.position_manager))
+            })
+        };
         // What the chain scan follows of this wallet: every position it holds, read or not.
         let tokens = read
             .iter()
@@ -430,6 +451,7 @@ impl WalletRefresh for WalletReader {
                     .iter()
                     .filter_map(|(key, _)| key.split_once('#').map(|(_, token)| token.to_string())),
             )
+            .chain(wallet.tokens.iter().filter(|t| of_failed(t)).cloned())
             .collect();
         let now = self.clock.now();
         let store = self.store.as_ref();
@@ -464,6 +486,24 @@ impl WalletRefresh for WalletReader {
                 .find(|(k, _)| *k == key)
                 .map(|(_, r)| r.clone())
         };
+        // A deployment that failed keeps its positions at their last read, marked stale.
+        let deployment_failed = |p: &Position| {
+            let manager = p.holding.as_ref().map(|h| h.manager.as_str())?;
+            failed
+                .iter()
+                .find(|f| f.position_manager.eq_ignore_ascii_case(manager))
+                .map(|f| {
+                    format!(
+                        "{} at {} could not be read ({}: {}): these are the figures of its last good read",
+                        f.protocol, f.position_manager, f.contract, f.reason
+                    )
+                })
+        };
+        let kept_stale = stored
+            .iter()
+            .filter(|p| p.status != Status::Closed && deployment_failed(p).is_some())
+            .count() as u64;
+        let reason = |p: &Position| reason(p).or_else(|| deployment_failed(p));
         let (left_out, mut stored): (Vec<_>, Vec<_>) =
             stored.into_iter().partition(|p| reason(p).is_some());
         let left_out = left_out.into_iter().filter_map(|p| Some((reason(&p)?, p)));
@@ -480,10 +520,13 @@ impl WalletRefresh for WalletReader {
                 .partition(|p| key(p).is_some_and(|k| seen.contains(&k)));
             stored = read_now;
             // The ones past the cap the wallet no longer holds close whatever the cap.
-            stored.extend(self.no_longer_held(wallet, block.as_ref(), unseen).await?);
+            let rpc = self.endpoints.get(&wallet.chain).map(Arc::as_ref);
+            stored.extend(no_longer_held(rpc, wallet, block.as_ref(), unseen).await?);
         }
+        let rpc = self.endpoints.get(&wallet.chain).map(Arc::as_ref);
+        let burned = burned(rpc, block.as_ref(), &read, &mut stored).await;
         let market = self.market.as_ref();
-        let recorded = record(
+        let mut recorded = record(
             (store, market, &self.alerts),
             &catalog,
             wallet,
@@ -493,6 +536,11 @@ impl WalletRefresh for WalletReader {
         )
         .await
         .map_err(|e| format!("the positions cannot be stored: {e}"))?;
+        let closing = (store, market, &self.alerts);
+        let burned = close_burned(closing, &catalog, &burned, (height, now)).await;
+        recorded
+            .changed
+            .extend(burned.map_err(|e| format!("the positions cannot be stored: {e}"))?);
         let changed = recorded
             .changed
             .iter()
@@ -505,10 +553,19 @@ impl WalletRefresh for WalletReader {
             }
             None => None,
         };
+        // A failed deployment is read again by the syncs' retries until it answers.
+        let stopped = stopped.or_else(|| {
+            let each: Vec<String> = failed
+                .iter()
+                .map(|f| format!("{} at {}: {}", f.protocol, f.position_manager, f.reason))
+                .collect();
+            (!each.is_empty()).then(|| format!("deployments not read: {}", each.join("; ")))
+        });
         Ok(Refreshed {
-            positions: recorded.held + unread.len() as u64 + not_read,
+            positions: recorded.held + unread.len() as u64 + not_read + kept_stale,
             incomplete,
             stopped,
+            deployment_errors: failed,
             changed: recorded.changed,
             tokens,
         })

@@ -11,8 +11,8 @@
 
 use super::evm::{self, Block};
 use super::history::{
-    decode_log, read_ranges, topic, word_topic, Refused, COLLECT, DECREASE, HARVEST, INCREASE,
-    TRANSFER,
+    decode_log, read_ranges, topic, word_topic, Refused, COLLECT, DECREASE, FARM_WITHDRAW, HARVEST,
+    INCREASE, TRANSFER,
 };
 use super::rpc::RpcClient;
 use super::v4::MODIFY_LIQUIDITY;
@@ -152,7 +152,15 @@ impl<'a> Watched<'a> {
         let filtered =
             per_address * addresses.len().div_ceil(TOPIC_LIST) + ids.len().div_ceil(TOPIC_LIST);
         if filtered > MAX_FILTERED_CALLS + usize::from(farms) {
-            let kinds = [TRANSFER, INCREASE, DECREASE, COLLECT, HARVEST].map(topic);
+            let kinds = [
+                TRANSFER,
+                INCREASE,
+                DECREASE,
+                COLLECT,
+                HARVEST,
+                FARM_WITHDRAW,
+            ]
+            .map(topic);
             let mut calls = vec![filter(json!([kinds]))];
             calls.extend(self.v4_filter((start, end)));
             return calls;
@@ -163,8 +171,10 @@ impl<'a> Watched<'a> {
             filters.push(filter(json!([topic(TRANSFER), chunk])));
             filters.push(filter(json!([topic(TRANSFER), null, chunk])));
             if farms {
-                // A farm's harvest names its staker (only the staker may harvest).
-                filters.push(filter(json!([topic(HARVEST), chunk])));
+                // A farm's harvest and withdrawal name its staker (only the staker may do
+                // either); a withdrawal to another address is the staker's position leaving.
+                let kinds = [topic(HARVEST), topic(FARM_WITHDRAW)];
+                filters.push(filter(json!([kinds, chunk])));
             }
         }
         for chunk in ids.chunks(TOPIC_LIST) {
@@ -227,7 +237,7 @@ impl<'a> Watched<'a> {
             return self.by_position.contains_key(&position);
         }
         match word(0) {
-            Some(first) if first.eq_ignore_ascii_case(&topic(HARVEST)) => party(1),
+            Some(first) if is_farm_event(first) => party(1),
             Some(first) if first.eq_ignore_ascii_case(&topic(TRANSFER)) => {
                 let held = word(3)
                     .zip(manager)
@@ -250,8 +260,8 @@ impl<'a> Watched<'a> {
         log: &Value,
         range: (u64, u64),
     ) -> Result<(u64, Vec<&'a LinkedWallet>), String> {
-        if let Some(harvest) = harvest_of(log, range)? {
-            let (block, staker) = harvest;
+        if let Some(farm_event) = staker_of(log, range)? {
+            let (block, staker) = farm_event;
             let holders = self.by_address.get(&staker);
             return Ok((block, holders.into_iter().flatten().copied().collect()));
         }
@@ -277,24 +287,32 @@ impl<'a> Watched<'a> {
     }
 }
 
-/// A farm's `Harvest` (the staker's rewards paid: its position's `rewardsPending` changed):
-/// its block and its staker (lower-case); `None` for another event.
-fn harvest_of(log: &Value, (start, end): (u64, u64)) -> Result<Option<(u64, String)>, String> {
+/// A farm's `Harvest` or `Withdraw`, by its first topic.
+fn is_farm_event(first: &str) -> bool {
+    [HARVEST, FARM_WITHDRAW]
+        .iter()
+        .any(|kind| first.eq_ignore_ascii_case(&topic(kind)))
+}
+
+/// A farm's `Harvest` (the staker's rewards paid: its position's `rewardsPending` changed) or
+/// `Withdraw` (its position unstaked, to it or to anyone else): its block and its staker
+/// (lower-case); `None` for another event.
+fn staker_of(log: &Value, (start, end): (u64, u64)) -> Result<Option<(u64, String)>, String> {
     let topics = log.get("topics").and_then(Value::as_array);
     let word = |i: usize| topics.and_then(|t| t.get(i)).and_then(Value::as_str);
-    if !word(0).is_some_and(|w| w.eq_ignore_ascii_case(&topic(HARVEST))) {
+    if !word(0).is_some_and(is_farm_event) {
         return Ok(None);
     }
     let staker = word(1)
         .filter(|w| w.len() == 66)
         .map(|w| format!("0x{}", w[26..].to_ascii_lowercase()))
-        .ok_or("a Harvest without its staker")?;
+        .ok_or("a farm event without its staker")?;
     let block = log
         .get("blockNumber")
         .and_then(Value::as_str)
         .and_then(|n| u64::from_str_radix(n.trim_start_matches("0x"), 16).ok())
         .filter(|n| (start..=end).contains(n))
-        .ok_or("a Harvest outside the range asked for")?;
+        .ok_or("a farm event outside the range asked for")?;
     Ok(Some((block, staker)))
 }
 

@@ -7,8 +7,10 @@
 //! positions; more only past the batch size). Amounts are what the liquidity holds at that state
 //! rounded down, as a withdrawal pays; fees exactly what `collect` would pay there.
 
+pub use super::enumeration::owners_of;
+use super::enumeration::token_ids;
 use super::evm::{self, call, decoded, Block};
-use super::rpc::{RpcClient, RpcError};
+use super::rpc::RpcClient;
 use super::staking::{self, StakedRead};
 use super::tokens::symbol_of;
 pub use super::tokens::TokenMeta;
@@ -58,7 +60,7 @@ sol! {
 use IErc20Metadata::{decimalsCall, symbolCall};
 use IFactory::getPoolCall;
 use IPoolSpacing::tickSpacingCall;
-use IPositionManager::{balanceOfCall, ownerOfCall, positionsCall, tokenOfOwnerByIndexCall};
+use IPositionManager::positionsCall;
 
 /// The most positions one wallet's read takes from one position manager: what bounds the cost
 /// of a wallet anyone can send positions to. A wallet holding more is read up to here, its
@@ -109,6 +111,21 @@ pub struct WalletHoldings {
     /// Positions whose pool or tokens cannot be read (anyone can mint a position to any wallet,
     /// on any token), each with why: left out of this read, never failing the wallet's.
     pub unread: Vec<Unread>,
+    /// Deployments that could not be read (a contract reverting, a wrong address, an endpoint's
+    /// error for one contract): none of their positions is in this read, and their stored ones
+    /// keep their last read; the other deployments' stand.
+    pub failed: Vec<FailedDeployment>,
+}
+
+/// A deployment a wallet's read could not take, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedDeployment {
+    pub protocol: Protocol,
+    /// Its position manager (EIP-55): the positions it keeps at their last read.
+    pub manager: String,
+    /// The contract that failed (EIP-55): the manager, its farm or its factory.
+    pub contract: String,
+    pub reason: String,
 }
 
 /// A position of the wallet a read could not take, and why.
@@ -162,91 +179,28 @@ pub async fn position_terms(
     })
 }
 
-/// The position's token ids of `wallet` at each manager, read at `block`, and how many it holds
-/// past the cap.
-/// Each source is `(the contract enumerated, the manager its ids are on)`: a manager itself,
-/// or a farm the wallet staked the manager's positions in (`staking`). Ids come back as
-/// `(source, id)`.
-async fn token_ids(
-    rpc: &RpcClient,
-    managers: &[Address],
-    wallet: Address,
-    block: &Block,
-) -> Result<(Vec<(Address, U256)>, u64), String> {
-    let calls: Vec<_> = managers
-        .iter()
-        .map(|m| call(*m, balanceOfCall { owner: wallet }.abi_encode(), block))
-        .collect();
-    let mut indexes = Vec::new();
-    let mut not_read = 0u64;
-    for (manager, answer) in managers.iter().zip(rpc.batch(&calls).await) {
-        let held = decoded::<balanceOfCall>(answer, 1, "balanceOf")?;
-        let held = u64::try_from(held).unwrap_or(u64::MAX);
-        let count = held.min(MAX_POSITIONS_PER_MANAGER);
-        not_read = not_read.saturating_add(held - count);
-        if held > count {
-            // Past the cap, the newest first: the earliest indexes are the ones left out.
-            indexes.extend((held - count..held).rev().map(|i| (*manager, i)));
-        } else {
-            indexes.extend((0..held).map(|i| (*manager, i)));
-        }
-    }
-    let calls: Vec<_> = indexes
-        .iter()
-        .map(|(m, i)| {
-            let data = tokenOfOwnerByIndexCall {
-                owner: wallet,
-                index: alloy_primitives::U256::from(*i),
-            };
-            call(*m, data.abi_encode(), block)
-        })
-        .collect();
-    // A token id answered twice (a lying or inconsistent node) is one position: read once,
-    // counted once.
-    let mut seen = std::collections::BTreeSet::new();
-    let mut ids = Vec::with_capacity(indexes.len());
-    for ((m, _), answer) in indexes.iter().zip(rpc.batch(&calls).await) {
-        let id = decoded::<tokenOfOwnerByIndexCall>(answer, 1, "tokenOfOwnerByIndex")?;
-        let id = U256::from_limbs(*id.as_limbs());
-        if seen.insert((*m, id)) {
-            ids.push((*m, id));
-        }
-    }
-    Ok((ids, not_read))
-}
+/// The deployments of a read that failed, by manager: the first failure of each, with the
+/// contract that failed.
+#[derive(Default)]
+struct Failures(BTreeMap<Address, (Address, String)>);
 
-/// The owner of each `(manager, token id)` at `block` (EIP-55), `None` for a token that no
-/// longer exists (burned: `ownerOf` reverts). Any other failure fails the whole answer.
-pub async fn owners_of(
-    rpc: &RpcClient,
-    tokens: &[(String, U256)],
-    block: &Block,
-) -> Result<Vec<Option<String>>, String> {
-    let mut calls = Vec::with_capacity(tokens.len());
-    for (manager, id) in tokens {
-        let token_id = alloy_primitives::U256::from_limbs(*id.as_limbs());
-        let data = ownerOfCall { tokenId: token_id }.abi_encode();
-        calls.push(call(parse_address(manager)?, data, block));
+impl Failures {
+    fn fail(&mut self, manager: Address, contract: Address, reason: String) {
+        tracing::warn!(manager = %checksum(manager), contract = %checksum(contract), %reason, "a deployment of a wallet's read failed");
+        self.0.entry(manager).or_insert((contract, reason));
     }
-    rpc.batch(&calls)
-        .await
-        .into_iter()
-        .map(|answer| match answer {
-            Err(RpcError::Rpc { message, .. })
-                if message.to_ascii_lowercase().contains("revert") =>
-            {
-                Ok(None)
-            }
-            answer => decoded::<ownerOfCall>(answer, 1, "ownerOf").map(|a| Some(checksum(a))),
-        })
-        .collect()
+
+    fn has(&self, manager: &Address) -> bool {
+        self.0.contains_key(manager)
+    }
 }
 
 /// Reads every position `wallet` holds at the chain's v3 deployments (a factory and an
-/// enumerable position manager; Uniswap v4's are `v4_wallets`'), at `block`. A position
-/// whose pool or tokens cannot be read is left out with the reason ([`Unread`]); any other
-/// answer missing, failed or malformed, or a position no pool could hold (a lying node), fails
-/// the read whole: the wallet's last good read then stays.
+/// enumerable position manager; Uniswap v4's are `v4_wallets`'), at `block`, each deployment
+/// (its manager, its farm, its factory) judged apart: one whose contract fails is named in
+/// [`WalletHoldings::failed`] with none of its positions, the others read as usual. A position
+/// whose pool or tokens cannot be read is left out with the reason ([`Unread`]); a position no
+/// pool could hold (a lying node) fails its deployment.
 pub async fn read_wallet(
     rpc: &RpcClient,
     deployments: &[&Deployment],
@@ -274,13 +228,30 @@ pub async fn read_wallet(
         }
     }
     let enumerated: Vec<Address> = sources.keys().copied().collect();
-    let (found, not_read) = token_ids(rpc, &enumerated, wallet, block).await?;
+    let listing = token_ids(rpc, &enumerated, wallet, block).await;
+    let mut failures = Failures::default();
+    for (contract, reason) in listing.failed {
+        failures.fail(sources[&contract], contract, reason);
+    }
+    let found: Vec<(Address, U256)> = listing
+        .ids
+        .into_iter()
+        .filter(|(source, _)| !failures.has(&sources[source]))
+        .collect();
     let staked: Vec<(Address, U256)> = found
         .iter()
         .filter(|(source, _)| sources[source] != *source)
         .copied()
         .collect();
-    let (stakes, reward_tokens) = staking::stakes(rpc, &staked, wallet, block).await?;
+    let (stakes, reward_tokens) = match staking::stakes(rpc, &staked, wallet, block).await {
+        Ok(answer) => answer,
+        Err(reason) => {
+            for (farm, _) in &staked {
+                failures.fail(sources[farm], *farm, reason.clone());
+            }
+            Default::default()
+        }
+    };
     let stakes: BTreeMap<(Address, U256), staking::Stake> = stakes
         .into_iter()
         .map(|((farm, id), stake)| ((sources[&farm], id), stake))
@@ -288,6 +259,7 @@ pub async fn read_wallet(
     // A farm's id the farm does not confirm as the wallet's is not the wallet's.
     let ids: Vec<(Address, U256)> = found
         .iter()
+        .filter(|(source, _)| !failures.has(&sources[source]))
         .filter_map(|(source, id)| {
             let manager = sources[source];
             let confirmed = manager == *source || stakes.contains_key(&(manager, *id));
@@ -305,12 +277,12 @@ pub async fn read_wallet(
         .collect();
     let mut held = Vec::with_capacity(ids.len());
     for ((manager, id), answer) in ids.iter().zip(rpc.batch(&calls).await) {
-        held.push((
-            *manager,
-            *id,
-            decoded::<positionsCall>(answer, 12, "positions")?,
-        ));
+        match decoded::<positionsCall>(answer, 12, "positions") {
+            Ok(p) => held.push((*manager, *id, p)),
+            Err(e) => failures.fail(*manager, *manager, e),
+        }
     }
+    held.retain(|(m, _, _)| !failures.has(m));
     let mut pool_keys: Vec<(Address, Address, Address, u32)> = held
         .iter()
         .map(|(m, _, p)| (factories[m], p.token0, p.token1, p.fee.to::<u32>()))
@@ -346,14 +318,25 @@ pub async fn read_wallet(
     let mut no_pool = BTreeMap::new();
     for key in &pool_keys {
         let answer = answers.next().ok_or("getPool: no answer")?;
-        let pool = decoded::<getPoolCall>(answer, 1, "getPool")?;
-        if pool == Address::ZERO {
-            let (a, b, fee) = (checksum(key.1), checksum(key.2), key.3);
-            no_pool.insert(*key, format!("no pool for {a} / {b} at fee {fee}"));
-        } else {
-            pools.insert(*key, pool);
+        match decoded::<getPoolCall>(answer, 1, "getPool") {
+            Ok(pool) if pool == Address::ZERO => {
+                let (a, b, fee) = (checksum(key.1), checksum(key.2), key.3);
+                no_pool.insert(*key, format!("no pool for {a} / {b} at fee {fee}"));
+            }
+            Ok(pool) => {
+                pools.insert(*key, pool);
+            }
+            // The factory failing fails the deployments it serves.
+            Err(e) => {
+                for (manager, factory) in &factories {
+                    if *factory == key.0 {
+                        failures.fail(*manager, *factory, e.clone());
+                    }
+                }
+            }
         }
     }
+    held.retain(|(m, _, _)| !failures.has(m));
     let mut metadata = BTreeMap::new();
     for token in &tokens {
         let (decimals, symbol) = (answers.next(), answers.next());
@@ -450,14 +433,17 @@ pub async fn read_wallet(
                 continue;
             }
         };
-        plausible_range(
-            Curve::UniswapV3,
-            p.tickLower.as_i32(),
-            p.tickUpper.as_i32(),
-            spacing,
-        )
-        .map_err(|e| format!("position {token_id}: {e}"))?;
-        let mut position = position_at(manager, token_id, pool, &p, &metadata, state)?;
+        let (lower, upper) = (p.tickLower.as_i32(), p.tickUpper.as_i32());
+        let read = plausible_range(Curve::UniswapV3, lower, upper, spacing)
+            .map_err(|e| format!("position {token_id}: {e}"))
+            .and_then(|()| position_at(manager, token_id, pool, &p, &metadata, state));
+        let mut position = match read {
+            Ok(position) => position,
+            Err(reason) => {
+                failures.fail(manager, manager, reason);
+                continue;
+            }
+        };
         position.protocol = protocols[&manager];
         position.tick_spacing = spacing;
         if let Some(stake) = stakes.get(&(manager, token_id)) {
@@ -478,11 +464,32 @@ pub async fn read_wallet(
         }
         positions.push(position);
     }
+    // A deployment that failed part way shows none of its positions: a position missing from a
+    // read would close as transferred.
+    let failed_manager = |m: &str| {
+        failures
+            .0
+            .keys()
+            .any(|f| checksum(*f).eq_ignore_ascii_case(m))
+    };
+    positions.retain(|p| !failed_manager(&p.manager));
+    unread.retain(|u| !failed_manager(&u.manager));
+    let failed = failures
+        .0
+        .into_iter()
+        .map(|(manager, (contract, reason))| FailedDeployment {
+            protocol: protocols[&manager],
+            manager: checksum(manager),
+            contract: checksum(contract),
+            reason,
+        })
+        .collect();
     Ok(WalletHoldings {
         block: block.clone(),
         positions,
-        not_read,
+        not_read: listing.not_read,
         unread,
+        failed,
     })
 }
 

@@ -96,6 +96,7 @@ impl WalletStore for MemoryWallets {
             }
             held.refresh_error.clone_from(&wallet.refresh_error);
             held.retry.clone_from(&wallet.retry);
+            held.deployment_errors.clone_from(&wallet.deployment_errors);
         }
         Ok(())
     }

@@ -85,14 +85,27 @@ pub struct PositionEvent {
 }
 
 /// Marks the transfers to and from `farm` (the deployment's staking contract) as stakes and
-/// unstakes: the position stays its staker's, its count goes on (decision 60).
-pub fn mark_staking(events: &mut [PositionEvent], farm: &str) {
-    let is_farm = |a: &Option<String>| a.as_deref().is_some_and(|a| a.eq_ignore_ascii_case(farm));
+/// unstakes, for the position's `holder`: the position stays its staker's, its count goes on
+/// (decision 60). The farm's transfer to another than the one who staked it, in a history read
+/// for another holder than the staker, stays a transfer: the position arrived there from the
+/// farm, and its holder's count starts as a transfer's does (decision 63). A farm's transfer
+/// whose stake is not among `events` (read before) is its holder's unstake.
+pub fn mark_staking(events: &mut [PositionEvent], farm: &str, holder: &str) {
+    let same =
+        |a: &Option<String>, b: &str| a.as_deref().is_some_and(|a| a.eq_ignore_ascii_case(b));
+    let mut staker: Option<String> = None;
     for event in events.iter_mut().filter(|e| e.kind == EventKind::Transfer) {
-        if is_farm(&event.to) {
+        if same(&event.to, farm) {
             event.kind = EventKind::Stake;
-        } else if is_farm(&event.from) {
-            event.kind = EventKind::Unstake;
+            staker.clone_from(&event.from);
+        } else if same(&event.from, farm) {
+            let unstake = match staker.take() {
+                Some(staker) => staker.eq_ignore_ascii_case(holder) || same(&event.to, &staker),
+                None => true,
+            };
+            if unstake {
+                event.kind = EventKind::Unstake;
+            }
         }
     }
 }

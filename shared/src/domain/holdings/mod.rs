@@ -27,7 +27,7 @@ mod staking;
 pub use crate::domain::model::{Staked, StakedView};
 pub use at_pool::valued_at_pool;
 use life::life_views;
-pub use staking::staked_view;
+pub use staking::{staked_view, Rewards};
 
 /// One position as a wallet read found it, at the read's block or slot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,8 +181,10 @@ pub struct HeldFigures {
     /// Per token (protocol order): the base units of unclaimed fees.
     pub fees_unclaimed: Option<[U256; 2]>,
     /// Its farm's rewards in USD, harvested and pending (decision 60): 0 for a position never
-    /// staked.
+    /// staked; the priced ones only.
     pub rewards: Option<BigDecimal>,
+    /// Its farm's rewards without a USD price: their token and whole tokens (decision 63).
+    pub unpriced_reward: Option<(HeldToken, BigDecimal)>,
     /// Per token (protocol order): the base units it holds as its view shows them (valued at
     /// its pool's synced state where that is newer than its read): principal and all that
     /// collect would pay. The portfolio sums these, so that it and the position agree.
@@ -416,11 +418,21 @@ pub fn holding_view(
     let (staked, rewards) = match holding.staked.as_ref().filter(|_| frozen.is_none()) {
         Some(s) => staked_view(
             s,
+            position.status != Status::Closed,
             usd_price(catalog, chain, &s.reward_token.address),
             holding.history.as_ref(),
         ),
-        None => (None, Some(BigDecimal::zero())),
+        None => (None, Rewards::none()),
     };
+    // A reward without a USD price is left out of the PnL and said so: the priced rest of the
+    // position always counts (decision 63).
+    let unpriced_reward = holding
+        .staked
+        .as_ref()
+        .zip(rewards.unpriced.clone())
+        .filter(|(_, amount)| !amount.is_zero())
+        .map(|(s, amount)| (s.reward_token.clone(), amount));
+    let rewards = Some(rewards.usd);
     let pnl = match frozen {
         Some(c) => Some(c.pnl_usd.clone()),
         None => value
@@ -500,6 +512,14 @@ pub fn holding_view(
         transactions: order
             .filter(|o| o.kind != OrderKind::Open)
             .map(|o| o.transactions.clone()),
+        pnl_leaves_out: unpriced_reward.as_ref().map(|(token, amount)| {
+            format!(
+                "{} {} of farm rewards: {} has no USD price",
+                plain_exact(amount),
+                token.symbol,
+                token.symbol
+            )
+        }),
         staked,
     };
     let figures = HeldFigures {
@@ -512,6 +532,7 @@ pub fn holding_view(
         fees_unclaimed: sums.fees_unclaimed,
         units: [0, 1].map(|t| held[t] + owed[t]),
         rewards,
+        unpriced_reward,
     };
     (view, figures)
 }

@@ -17,17 +17,39 @@ use crate::domain::model::{Staked, StakedView};
 use bigdecimal::{BigDecimal, Zero};
 use std::str::FromStr;
 
+/// A staked position's farm rewards as its PnL counts them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rewards {
+    /// Harvested and pending, in USD: what has a price.
+    pub usd: BigDecimal,
+    /// Whole tokens of reward without a USD price, left out of `usd` and of the PnL.
+    pub unpriced: Option<BigDecimal>,
+}
+
+impl Rewards {
+    /// A position never staked: no reward.
+    pub fn none() -> Rewards {
+        Rewards {
+            usd: BigDecimal::zero(),
+            unpriced: None,
+        }
+    }
+}
+
 /// The staked view (`None` once unstaked) at the reward token's USD `price`, its `history`'s
 /// harvests and stake; and the rewards' USD the PnL adds: harvested, and pending while staked
-/// (`None` while a reward is unpriced).
+/// and `open` (a closed position has nothing pending: its withdrawal harvested it, and what
+/// its last read saw pending is in its harvests now); where the reward token has no USD price,
+/// none, and the whole tokens of reward left out of the PnL for it (decision 63).
 pub fn staked_view(
     staked: &Staked,
+    open: bool,
     price: Option<BigDecimal>,
     history: Option<&HistorySummary>,
-) -> (Option<StakedView>, Option<BigDecimal>) {
+) -> (Option<StakedView>, Rewards) {
     let harvested = history.and_then(|h| h.rewards_harvested.as_deref());
     let units = |text: &str| U256::from_str(text).unwrap_or_default();
-    let pending = if staked.unstaked {
+    let pending = if staked.unstaked || !open {
         U256::ZERO
     } else {
         units(&staked.rewards_pending)
@@ -40,10 +62,16 @@ pub fn staked_view(
         None => None,
     };
     let (pending_usd, harvested_usd) = (usd(pending), usd(harvested));
-    let rewards = pending_usd
-        .clone()
-        .zip(harvested_usd.clone())
-        .map(|(p, h)| p + h);
+    let rewards = match pending_usd.clone().zip(harvested_usd.clone()) {
+        Some((p, h)) => Rewards {
+            usd: p + h,
+            unpriced: None,
+        },
+        None => Rewards {
+            usd: BigDecimal::zero(),
+            unpriced: Some(whole(pending) + whole(harvested)),
+        },
+    };
     let view = (!staked.unstaked).then(|| StakedView {
         contract: staked.contract.clone(),
         // Its stake's block where its history has it, else the read that first saw it staked.

@@ -7,7 +7,7 @@ pub mod challenge;
 pub mod proof;
 pub mod retry;
 
-use crate::domain::model::{format_time, Chain};
+use crate::domain::model::{format_time, Chain, Protocol};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +33,22 @@ pub struct LinkedWallet {
     pub tokens: Vec<String>,
     /// Its last read, or a position's history, stopped part way: when the syncs retry it.
     pub retry: Option<retry::Retry>,
+    /// The deployments its last good read could not take (their positions keep their last
+    /// read), one entry each.
+    pub deployment_errors: Vec<DeploymentError>,
+}
+
+/// A deployment a wallet's read could not take: its positions keep their last read, marked
+/// stale, while the chain's other deployments are read as usual (decision 63).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentError {
+    pub protocol: Protocol,
+    /// The deployment's position manager.
+    pub position_manager: String,
+    /// The contract that failed: the manager, its farm or its factory.
+    pub contract: String,
+    pub reason: String,
 }
 
 /// How far a chain's position-manager events were followed (decision 45): the last
@@ -84,6 +100,21 @@ pub struct WalletView {
     pub followed_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub followed_through_block: Option<u64>,
+    /// Its read stopped part way and is retried by the syncs: since when, how often, when next.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetryView>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deployment_errors: Vec<DeploymentError>,
+}
+
+/// A wallet's [`retry::Retry`] as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetryView {
+    pub attempts: u32,
+    pub since: String,
+    pub next_at: String,
+    pub reason: String,
 }
 
 impl WalletView {
@@ -108,6 +139,13 @@ impl From<&LinkedWallet> for WalletView {
             refresh_error: w.refresh_error.clone(),
             followed_at: None,
             followed_through_block: None,
+            retry: w.retry.as_ref().map(|r| RetryView {
+                attempts: r.attempts,
+                since: format_time(&r.since),
+                next_at: format_time(&r.next_at),
+                reason: r.reason.clone(),
+            }),
+            deployment_errors: w.deployment_errors.clone(),
         }
     }
 }

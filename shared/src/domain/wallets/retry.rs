@@ -16,6 +16,11 @@ pub const RETRIES_PER_SYNC: usize = 20;
 pub const FIRST_WAIT_SECONDS: i64 = 60;
 pub const LONGEST_WAIT_SECONDS: i64 = 3_600;
 
+/// A read stopped for this long waits [`DAILY_WAIT_SECONDS`] between retries: what fails for a
+/// day is failing for good until someone fixes it, and an hourly retry for ever only costs.
+pub const DAILY_AFTER_SECONDS: i64 = 86_400;
+pub const DAILY_WAIT_SECONDS: i64 = 86_400;
+
 /// How long a wallet's read may stay stopped before the metric says so.
 pub const STALLED_AFTER_SECONDS: i64 = 3_600;
 
@@ -37,13 +42,15 @@ impl Retry {
     /// The retry after a read at `now` stopped for `reason`, following `previous` if any.
     pub fn after(previous: Option<&Retry>, reason: String, now: DateTime<Utc>) -> Retry {
         let attempts = previous.map_or(1, |r| r.attempts.saturating_add(1));
+        let since = previous.map_or(now, |r| r.since);
         let wait = match attempts {
+            _ if now - since >= Duration::seconds(DAILY_AFTER_SECONDS) => DAILY_WAIT_SECONDS,
             1 => 0,
             n => (FIRST_WAIT_SECONDS << (n - 2).min(16)).min(LONGEST_WAIT_SECONDS),
         };
         Retry {
             attempts,
-            since: previous.map_or(now, |r| r.since),
+            since,
             next_at: now + Duration::seconds(wait),
             reason,
         }
@@ -86,6 +93,7 @@ mod tests {
             refresh_error: None,
             tokens: Vec::new(),
             retry,
+            deployment_errors: Vec::new(),
         }
     }
 
@@ -104,9 +112,29 @@ mod tests {
             waits.push((retry.next_at - now).num_seconds());
             assert_eq!(retry.since, at(0));
         }
-        assert_eq!(waits, [60, 120, 240, 480, 960, 1920, 3600, 3600, 3600]);
+        assert_eq!(waits, [60, 120, 240, 480, 960, 1920, 3600, 3600, 86_400]);
         assert!(!Retry::after(None, "x".into(), at(0)).stalled(at(3_599)));
         assert!(Retry::after(None, "x".into(), at(0)).stalled(at(3_600)));
+    }
+
+    #[test]
+    fn a_read_stopped_for_a_day_is_retried_daily_and_stays_stalled() {
+        let mut retry = Retry::after(None, "no endpoint".into(), at(0));
+        let mut now = at(0);
+        while now < at(DAILY_AFTER_SECONDS) {
+            now = retry.next_at.max(now + Duration::seconds(1));
+            retry = Retry::after(Some(&retry), "no endpoint".into(), now);
+        }
+        assert_eq!((retry.next_at - now).num_seconds(), DAILY_WAIT_SECONDS);
+        let before = retry.attempts;
+        // Hourly retries for a day: 24 or so, then one a day.
+        assert!((20..40).contains(&before), "{before}");
+        let later = Retry::after(Some(&retry), "no endpoint".into(), retry.next_at);
+        assert_eq!(
+            (later.next_at - retry.next_at).num_seconds(),
+            DAILY_WAIT_SECONDS
+        );
+        assert!(later.stalled(retry.next_at), "the alarm stays");
     }
 
     #[test]

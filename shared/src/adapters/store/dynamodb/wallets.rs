@@ -107,7 +107,20 @@ fn wallet_item(w: &LinkedWallet) -> Item {
     if let Some(retry) = retry_text(w) {
         item.insert(RETRY.into(), retry);
     }
+    if let Some(errors) = deployment_errors_text(w) {
+        item.insert(DEPLOYMENT_ERRORS.into(), errors);
+    }
     item
+}
+
+/// The deployments a wallet's last good read could not take, kept as JSON on its items.
+const DEPLOYMENT_ERRORS: &str = "deploymentErrors";
+
+fn deployment_errors_text(w: &LinkedWallet) -> Option<AttributeValue> {
+    (!w.deployment_errors.is_empty())
+        .then(|| serde_json::to_string(&w.deployment_errors).ok())
+        .flatten()
+        .map(s)
 }
 
 /// A wallet's stopped read, kept as JSON on its items (decision 58).
@@ -142,6 +155,11 @@ fn wallet_from(item: &Item) -> StoreResult<LinkedWallet> {
             Some(_) => {
                 Some(serde_json::from_str(text(item, RETRY)?).map_err(|_| malformed(RETRY))?)
             }
+        },
+        deployment_errors: match item.get(DEPLOYMENT_ERRORS) {
+            None => Vec::new(),
+            Some(_) => serde_json::from_str(text(item, DEPLOYMENT_ERRORS)?)
+                .map_err(|_| malformed(DEPLOYMENT_ERRORS))?,
         },
     })
 }
@@ -399,6 +417,7 @@ impl WalletStore for DynamoDbStore {
             ),
             ("refreshError", w.refresh_error.as_ref().map(s)),
             (RETRY, retry_text(w)),
+            (DEPLOYMENT_ERRORS, deployment_errors_text(w)),
         ];
         for (name, value) in fields {
             match value {
@@ -406,7 +425,9 @@ impl WalletStore for DynamoDbStore {
                     set.push(format!("{name} = :{name}"));
                     values.insert(format!(":{name}"), value);
                 }
-                None if name == "refreshError" || name == RETRY => remove.push(name),
+                None if ["refreshError", RETRY, DEPLOYMENT_ERRORS].contains(&name) => {
+                    remove.push(name)
+                }
                 None => {}
             }
         }
