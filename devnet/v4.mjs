@@ -12,6 +12,7 @@
 //   v4-increase --account A --token-id N --liquidity L    the account pays (funded first)
 //   v4-decrease --account A --token-id N --liquidity L    L = 0 collects the fees; prints what
 //       the account received of each currency (ETH net of the transaction's gas)
+//   v4-burn --account A --token-id N     BURN_POSITION (all its liquidity and fees taken)
 //   v4-transfer --account A --token-id N --to ADDRESS
 //   v4-quote --token-id N [--block B]   the position as the contracts answer: key, ticks,
 //       liquidity, owner, slot0, fee growth inside now and at the last modification
@@ -29,7 +30,7 @@ const MAX_UINT160 = (1n << 160n) - 1n;
 // little gas, and an estimate falls short when the pool writes fresh slots.
 const GAS = { gasLimit: 8_000_000n };
 const ACTIONS = {
-  INCREASE_LIQUIDITY: 0x00, DECREASE_LIQUIDITY: 0x01, MINT_POSITION: 0x02,
+  INCREASE_LIQUIDITY: 0x00, DECREASE_LIQUIDITY: 0x01, MINT_POSITION: 0x02, BURN_POSITION: 0x03,
   SETTLE_PAIR: 0x0d, TAKE_PAIR: 0x11, CLOSE_CURRENCY: 0x12, SWEEP: 0x14,
 };
 const KEY = "tuple(address currency0, address currency1, uint24 fee, int24 tickSpacing, address hooks)";
@@ -225,6 +226,20 @@ export function commands({ connect, mined, print }) {
       const after = await balances(provider, pool, opts.account, receipt.blockNumber);
       const gas = pool.currency0 === NATIVE ? receipt.gasUsed * receipt.gasPrice : 0n;
       print({ block: receipt.blockNumber, amount0: after[0] - before[0] + gas, amount1: after[1] - before[1] });
+    },
+    async "v4-burn"(opts) {
+      const { provider, v4 } = await v4Of(opts);
+      const signer = await provider.getSigner(opts.account);
+      const tokenId = BigInt(opts["token-id"]);
+      const pool = await keyOf(provider, v4, tokenId);
+      const data = unlockData([ACTIONS.BURN_POSITION, ACTIONS.TAKE_PAIR], [
+        coder.encode(["uint256", "uint128", "uint128", "bytes"], [tokenId, 0n, 0n, "0x"]),
+        coder.encode(["address", "address", "address"], [pool.currency0, pool.currency1, opts.account]),
+      ]);
+      const positions = new ethers.Contract(v4.positionManager,
+        ["function modifyLiquidities(bytes unlockData, uint256 deadline) payable"], signer);
+      const receipt = await mined(positions.modifyLiquidities(data, 2n ** 40n, GAS));
+      print({ block: receipt.blockNumber });
     },
     async "v4-transfer"(opts) {
       const { provider, v4 } = await v4Of(opts);

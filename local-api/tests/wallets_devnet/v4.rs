@@ -319,6 +319,15 @@ async fn v4_positions_are_followed(store: &[&str]) {
     .await;
     assert_eq!(reply.status, StatusCode::CONFLICT, "{}", reply.text());
     assert!(reply.text().contains("Uniswap v4"), "{}", reply.text());
+
+    // Burned (BURN_POSITION): a close, as a withdrawal closed on chain is, holding nothing.
+    let burn = ["--account", &wallet, "--token-id", &on_erc20];
+    devnet.run("v4-burn", &burn).await;
+    sync(&ops).await;
+    let view = get(&alice, &erc20_id).await;
+    assert_eq!(view["status"], "closed", "{view}");
+    assert_eq!(view["closeReason"], "withdrawn", "{view}");
+    assert_eq!(text(&view["liquidity"]), "0", "{view}");
 }
 
 on_both_stores!(v4_wallet_positions => v4_positions_are_followed);
