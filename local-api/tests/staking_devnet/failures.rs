@@ -51,7 +51,7 @@ pub async fn one_failing_deployment_hides_nothing(store: &[&str]) {
     devnet.link_account(&alice, &wallet).await;
     let listed = positions(&alice).await;
     let tokens: Vec<String> = listed.iter().map(|p| text(&p["tokenId"])).collect();
-    assert_eq!(tokens, [uniswap.clone()], "{listed:?}");
+    assert_eq!(tokens, [uniswap.as_str()], "{listed:?}");
     let view = wallet_view(&alice).await;
     let errors = view["deploymentErrors"].as_array().expect("errors");
     assert_eq!(errors.len(), 1, "{view}");
@@ -68,7 +68,7 @@ pub async fn one_failing_deployment_hides_nothing(store: &[&str]) {
     sync(&ops).await;
     let listed = positions(&alice).await;
     let tokens: Vec<String> = listed.iter().map(|p| text(&p["tokenId"])).collect();
-    assert_eq!(tokens, [pancake.clone(), uniswap.clone()], "{listed:?}");
+    assert_eq!(tokens, [pancake.as_str(), uniswap.as_str()], "{listed:?}");
     let view = wallet_view(&alice).await;
     assert!(view.get("deploymentErrors").is_none(), "{view}");
     assert!(view.get("retry").is_none(), "{view}");
@@ -214,3 +214,45 @@ pub async fn farm_withdrawals_to_others(store: &[&str]) {
 }
 
 on_both_stores!(farm_withdrawals => farm_withdrawals_to_others);
+
+/// A staked position whose reward token has no USD price (the catalog without the CAKE pool
+/// that prices it): its principal and fees count in the portfolio as its own figures do, its
+/// PnL says what it leaves out, and the reward is counted apart in tokens.
+pub async fn unpriced_rewards_leave_out_only_themselves(store: &[&str]) {
+    let devnet = Devnet::with_pancake(3000).await;
+    let wallet = devnet.account(1).await;
+    let range = devnet.pancake_range_around(2000).await;
+    let token = devnet
+        .mint_pancake_to(&wallet, range, "1000000000000000000000")
+        .await;
+    let mut catalog: Value =
+        serde_json::from_str(&std::fs::read_to_string(&devnet.catalog).unwrap()).unwrap();
+    let cake_pool = text(&devnet.state["pancake"]["cakePool"]).to_lowercase();
+    let pools = catalog["pools"].as_array_mut().unwrap();
+    pools.retain(|p| text(&p["pool"]).to_lowercase() != cake_pool);
+    let file = devnet.catalog.with_file_name("catalog-without-cake.json");
+    std::fs::write(&file, catalog.to_string()).unwrap();
+    let server = test_support::world::local_api_on(&file, &devnet.rpc, store).await;
+    let (alice, ops) = (user(&server, "alice").await, operator(&server).await);
+    devnet.link_account(&alice, &wallet).await;
+    staked_a_while(&devnet, &wallet, &token).await;
+    sync(&ops).await;
+    let listed = positions(&alice).await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    let view = &listed[0];
+    let pending = text(&view["staked"]["rewardsPending"]);
+    assert_ne!(pending, "0", "{view}");
+    assert!(view["staked"]["rewardsPendingUsd"].is_null(), "{view}");
+    assert!(view["pnlUsd"].is_number(), "{view}");
+    assert!(text(&view["pnlLeavesOut"]).contains("CAKE"), "{view}");
+    let portfolio = alice.portfolio().await.json;
+    assert_eq!(portfolio["unpricedPositions"], 0, "{portfolio}");
+    assert_eq!(portfolio["totalValueUsd"], view["valueUsd"], "{portfolio}");
+    assert_eq!(portfolio["totalPnlUsd"], view["pnlUsd"], "{portfolio}");
+    let rewards = &portfolio["unpricedRewards"];
+    assert_eq!(rewards.as_array().map(Vec::len), Some(1), "{portfolio}");
+    assert_eq!(rewards[0]["symbol"], "CAKE", "{portfolio}");
+    assert_eq!(text(&rewards[0]["amount"]), pending, "{portfolio}");
+}
+
+on_both_stores!(unpriced_rewards => unpriced_rewards_leave_out_only_themselves);

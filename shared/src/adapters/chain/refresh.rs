@@ -126,7 +126,7 @@ impl WalletReader {
                         contract: manager.clone(),
                         manager,
                         reason,
-                    })
+                    });
                 }
             }
         }

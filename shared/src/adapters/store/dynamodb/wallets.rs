@@ -426,7 +426,7 @@ impl WalletStore for DynamoDbStore {
                     values.insert(format!(":{name}"), value);
                 }
                 None if ["refreshError", RETRY, DEPLOYMENT_ERRORS].contains(&name) => {
-                    remove.push(name)
+                    remove.push(name);
                 }
                 None => {}
             }
