@@ -7,6 +7,7 @@
 //! receiver's count. On memory and on DynamoDB (moto).
 
 use super::{get, history_kinds, number, positions};
+use alloy_primitives::U256;
 use lambda_http::http::{Method, StatusCode};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -162,7 +163,16 @@ pub async fn farm_withdrawals_to_others(store: &[&str]) {
         "--to",
         &stranger,
     ];
-    let reward = text(&devnet.run("unstake", &unstake).await["reward"]);
+    devnet.run("unstake", &unstake).await;
+    // What the withdrawal harvested went to the stranger, who held no CAKE before.
+    let cake = text(&devnet.state["pancake"]["cake"]);
+    let data = format!("0x70a08231{:0>64}", stranger.trim_start_matches("0x"));
+    let balance = devnet
+        .rpc("eth_call", json!([{"to": cake, "data": data}, "latest"]))
+        .await;
+    let reward = U256::from_str_radix(text(&balance).trim_start_matches("0x"), 16)
+        .unwrap()
+        .to_string();
     assert_ne!(reward, "0");
     sync(&ops).await;
     let gone = get(&alice, &first_id).await;

@@ -4,12 +4,27 @@
 
 use super::evm::{call, decoded, Block};
 use super::rpc::{RpcClient, RpcError};
-use super::wallets::IPositionManager::{balanceOfCall, ownerOfCall, tokenOfOwnerByIndexCall};
-use super::wallets::MAX_POSITIONS_PER_MANAGER;
 use crate::domain::math::U256;
 use alloy_primitives::Address;
-use alloy_sol_types::SolCall;
+use alloy_sol_types::{sol, SolCall};
 use std::collections::{BTreeMap, BTreeSet};
+
+sol! {
+    interface IEnumerable {
+        function balanceOf(address owner) external view returns (uint256);
+        function ownerOf(uint256 tokenId) external view returns (address);
+        function tokenOfOwnerByIndex(address owner, uint256 index) external view returns (uint256);
+    }
+}
+
+use IEnumerable::{balanceOfCall, ownerOfCall, tokenOfOwnerByIndexCall};
+
+/// The most positions one wallet's read takes from one position manager: what bounds the cost
+/// of a wallet anyone can send positions to. A wallet holding more is read up to here, its
+/// newest positions first (a wallet's own mint is not pushed out by dust sent to it before),
+/// and says how many were not read; its stored positions such a read did not see are asked
+/// their owner ([`owners_of`]): those it no longer holds close, the others keep their read.
+pub const MAX_POSITIONS_PER_MANAGER: u64 = 1_000;
 
 /// The token ids each contract enumerated for a wallet at one block.
 #[derive(Debug, Default)]

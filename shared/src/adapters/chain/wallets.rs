@@ -7,8 +7,8 @@
 //! positions; more only past the batch size). Amounts are what the liquidity holds at that state
 //! rounded down, as a withdrawal pays; fees exactly what `collect` would pay there.
 
-pub use super::enumeration::owners_of;
 use super::enumeration::token_ids;
+pub use super::enumeration::{owners_of, MAX_POSITIONS_PER_MANAGER};
 use super::evm::{self, call, decoded, Block};
 use super::rpc::RpcClient;
 use super::staking::{self, StakedRead};
@@ -61,13 +61,6 @@ use IErc20Metadata::{decimalsCall, symbolCall};
 use IFactory::getPoolCall;
 use IPoolSpacing::tickSpacingCall;
 use IPositionManager::positionsCall;
-
-/// The most positions one wallet's read takes from one position manager: what bounds the cost
-/// of a wallet anyone can send positions to. A wallet holding more is read up to here, its
-/// newest positions first (a wallet's own mint is not pushed out by dust sent to it before),
-/// and says how many were not read; its stored positions such a read did not see are asked
-/// their owner ([`owners_of`]): those it no longer holds close, the others keep their read.
-pub const MAX_POSITIONS_PER_MANAGER: u64 = 1_000;
 
 /// One position of the wallet as the chain holds it at the read's block.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! tokens have a USD price. Storing a read over the stored positions is the application's
 //! `wallet_reads`.
 
-use crate::domain::catalog::{curve_of, BaseToken, Catalog, Pool, PoolRecord, TokenRecord};
+use crate::domain::catalog::{curve_of, Catalog};
 use crate::domain::history::{
     decimals as decimals_of, event_views, units, EventView, HistorySummary, HistoryView,
     PositionEvent, TokenHistoryView,
@@ -22,12 +22,14 @@ use chrono::{DateTime, Utc};
 use std::str::FromStr;
 
 mod at_pool;
+mod discovered;
 mod life;
 mod staking;
 pub use crate::domain::model::{Staked, StakedView};
 pub use at_pool::valued_at_pool;
+pub use discovered::discovered_record;
 use life::life_views;
-pub use staking::{staked_view, Rewards};
+pub use staking::{leaves_out, staked_view, Rewards};
 
 /// One position as a wallet read found it, at the read's block or slot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,40 +59,6 @@ pub struct ReadPosition {
     pub staked: Option<Staked>,
     /// Uniswap v4: its pool's hook contract, where the pool has one.
     pub hooks: Option<String>,
-}
-
-/// The catalog record of a pool a wallet read found outside the catalog: its tokens as their
-/// contracts or mints describe them (no USD price of their own: only the pools price them,
-/// `crate::domain::pricing`), tokenA its token0, priced at the read. `None` when no valid pool comes of it.
-pub fn discovered_record(chain: Chain, read: &ReadPosition) -> Option<PoolRecord> {
-    let curve = curve_of(read.protocol);
-    let orientation = Orientation {
-        curve,
-        decimals0: read.tokens[0].decimals,
-        decimals1: read.tokens[1].decimals,
-        base_is_token0: true,
-    };
-    let price = orientation.human_price_precise(read.sqrt_price, 20);
-    let token = |t: &HeldToken| TokenRecord {
-        symbol: t.symbol.clone(),
-        address: t.address.clone(),
-        decimals: t.decimals,
-        price_usd: "0".into(),
-    };
-    let record = PoolRecord {
-        chain,
-        protocol: read.protocol,
-        pool: read.pool.clone(),
-        fee_tier: read.fee_tier,
-        tick_spacing: read.tick_spacing,
-        token0: token(&read.tokens[0]),
-        token1: token(&read.tokens[1]),
-        base: BaseToken::Token0,
-        current_price: price.to_string(),
-        discovered: true,
-        hooks: read.hooks.clone(),
-    };
-    Pool::from_record(&record).ok().map(|_| record)
 }
 
 /// Why a wallet position closed without its owner closing it through the API.
@@ -424,14 +392,7 @@ pub fn holding_view(
         ),
         None => (None, Rewards::none()),
     };
-    // A reward without a USD price is left out of the PnL and said so: the priced rest of the
-    // position always counts (decision 63).
-    let unpriced_reward = holding
-        .staked
-        .as_ref()
-        .zip(rewards.unpriced.clone())
-        .filter(|(_, amount)| !amount.is_zero())
-        .map(|(s, amount)| (s.reward_token.clone(), amount));
+    let unpriced_reward = rewards.unpriced_of(holding.staked.as_ref());
     let rewards = Some(rewards.usd);
     let pnl = match frozen {
         Some(c) => Some(c.pnl_usd.clone()),
@@ -512,14 +473,7 @@ pub fn holding_view(
         transactions: order
             .filter(|o| o.kind != OrderKind::Open)
             .map(|o| o.transactions.clone()),
-        pnl_leaves_out: unpriced_reward.as_ref().map(|(token, amount)| {
-            format!(
-                "{} {} of farm rewards: {} has no USD price",
-                plain_exact(amount),
-                token.symbol,
-                token.symbol
-            )
-        }),
+        pnl_leaves_out: unpriced_reward.as_ref().map(leaves_out),
         staked,
     };
     let figures = HeldFigures {

@@ -13,7 +13,7 @@ use crate::domain::history::HistorySummary;
 use crate::domain::json::{plain_exact, Usd};
 use crate::domain::math::price::base_units_to_decimal;
 use crate::domain::math::U256;
-use crate::domain::model::{Staked, StakedView};
+use crate::domain::model::{HeldToken, Staked, StakedView};
 use bigdecimal::{BigDecimal, Zero};
 use std::str::FromStr;
 
@@ -34,6 +34,22 @@ impl Rewards {
             unpriced: None,
         }
     }
+
+    /// The reward token of `staked` and the whole tokens of it without a USD price, if any:
+    /// left out of the PnL and said so, the priced rest of the position counting (decision 63).
+    pub fn unpriced_of(&self, staked: Option<&Staked>) -> Option<(HeldToken, BigDecimal)> {
+        let amount = self.unpriced.clone().filter(|a| !a.is_zero())?;
+        Some((staked?.reward_token.clone(), amount))
+    }
+}
+
+/// What a PnL leaves out for an unpriced reward, as `pnlLeavesOut` says it.
+pub fn leaves_out((token, amount): &(HeldToken, BigDecimal)) -> String {
+    let symbol = &token.symbol;
+    format!(
+        "{} {symbol} of farm rewards: {symbol} has no USD price",
+        plain_exact(amount)
+    )
 }
 
 /// The staked view (`None` once unstaked) at the reward token's USD `price`, its `history`'s
