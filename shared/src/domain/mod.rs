@@ -16,6 +16,7 @@ pub mod figures;
 pub mod history;
 pub mod holdings;
 pub mod json;
+pub mod keys;
 pub mod lifecycle;
 pub mod limits;
 pub mod market;

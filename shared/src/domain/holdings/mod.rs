@@ -12,8 +12,8 @@ use crate::domain::json::{plain_exact, Percent, Usd};
 use crate::domain::math::price::{base_units_to_decimal, Orientation};
 use crate::domain::math::U256;
 use crate::domain::model::{
-    format_time, Chain, FeeState, HeldAmountView, HeldToken, OrderKind, Position, PositionEntry,
-    Protocol, Realized, Source, Status, WalletHolding, WalletPositionView,
+    format_time, Chain, HeldAmountView, HeldToken, OrderKind, Position, PositionEntry, Realized,
+    Source, Status, WalletHolding, WalletPositionView,
 };
 use crate::domain::orders::view::{action_view, closing_view, with_open_order};
 use crate::domain::valuation::{position_entry, ValuationError};
@@ -27,39 +27,9 @@ mod life;
 mod staking;
 pub use crate::domain::model::{Staked, StakedView};
 pub use at_pool::valued_at_pool;
-pub use discovered::discovered_record;
+pub use discovered::{discovered_record, ReadPosition};
 use life::life_views;
 pub use staking::{leaves_out, staked_view, Rewards};
-
-/// One position as a wallet read found it, at the read's block or slot.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReadPosition {
-    pub protocol: Protocol,
-    /// The pool (EVM address or Whirlpool account).
-    pub pool: String,
-    /// The position manager or the Whirlpool program.
-    pub manager: String,
-    /// The NFT's id (EVM) or the position mint (Solana).
-    pub token: String,
-    pub tokens: [HeldToken; 2],
-    /// The pool's fee tier (hundredths of a basis point) and tick spacing.
-    pub fee_tier: u32,
-    pub tick_spacing: i32,
-    pub tick_lower: i32,
-    pub tick_upper: i32,
-    pub liquidity: u128,
-    /// Base units, protocol order: held (rounded down) and what collect would pay.
-    pub amounts: [U256; 2],
-    pub fees: [U256; 2],
-    pub sqrt_price: U256,
-    pub tick: i32,
-    /// EVM: the position's own fee state at the read.
-    pub fee_state: Option<FeeState>,
-    /// EVM: staked in its deployment's farm at the read.
-    pub staked: Option<Staked>,
-    /// Uniswap v4: its pool's hook contract, where the pool has one.
-    pub hooks: Option<String>,
-}
 
 /// Why a wallet position closed without its owner closing it through the API.
 pub const WITHDRAWN: &str = "withdrawn";
