@@ -408,15 +408,19 @@ async function readPool(provider, address, blockTag, ticks = [], abi = POOL.abi)
   };
 }
 
+// `--token T --fee F` swaps on a pool of `new-pool`'s (T against WETH): `--sell token|weth`.
 async function swap(opts) {
   const { state, provider, signer } = await connect(opts);
   const router = new ethers.Contract(state.router, ROUTER.abi, signer);
-  const [tokenIn, tokenOut] = opts.sell === "usdc" ? [state.usdc, state.weth] : [state.weth, state.usdc];
+  let [tokenIn, tokenOut] = opts.sell === "usdc" ? [state.usdc, state.weth] : [state.weth, state.usdc];
+  if (opts.token) [tokenIn, tokenOut] = opts.sell === "token" ? [opts.token, state.weth] : [state.weth, opts.token];
+  const fee = Number(opts.fee ?? state.fee);
   const receipt = await mined(router.exactInputSingle({
-    tokenIn, tokenOut, fee: state.fee, recipient: state.owner, deadline: 2n ** 40n,
+    tokenIn, tokenOut, fee, recipient: state.owner, deadline: 2n ** 40n,
     amountIn: ethers.parseUnits(opts.amount, 18), amountOutMinimum: 0, sqrtPriceLimitX96: 0,
   }, GAS));
-  print(await readPool(provider, state.pool, receipt.blockNumber, [], state.poolAbi));
+  const pool = opts.token ? await new ethers.Contract(state.factory, FACTORY.abi, provider).getPool(tokenIn, tokenOut, fee) : state.pool;
+  print(await readPool(provider, pool, receipt.blockNumber, [], state.poolAbi));
 }
 
 // Mints a position; --account mints from that account (funded and approving the manager),

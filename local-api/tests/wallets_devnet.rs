@@ -318,6 +318,64 @@ async fn wallet_positions_follow_the_chain(store_args: &[&str]) {
 
 test_support::on_both_stores!(wallet_positions_follow_the_chain => wallet_positions_follow_the_chain);
 
+/// One pool, one price (decision 63): a position on a pool outside the catalog, too shallow to
+/// price a token, is valued at the pool's state read by every sync, as `GET /pools` shows it,
+/// after a swap moves it; its amounts and fees are what the chain answers at that block.
+async fn a_pool_outside_the_catalog_has_one_price(store_args: &[&str]) {
+    let devnet = Devnet::up(3000).await;
+    let wallet = text(&devnet.run("account", &["--index", "1"]).await["address"]);
+    let own = devnet
+        .run("new-pool", &["--symbol", "OWN", "--fee", "500"])
+        .await;
+    // Too shallow to price OWN: the sync would read it only hourly for its depth.
+    let token = devnet
+        .mint_to(&wallet, (-6000, 6000), Some(&own), "1000000000000000")
+        .await;
+    let server = world::local_api(&devnet, &devnet.rpc, store_args).await;
+    let alice = world::user(&server, "alice").await;
+    let ops = world::operator(&server).await;
+    devnet.link_account(&alice, &wallet).await;
+    let swap = [
+        "--token",
+        &text(&own["token"]),
+        "--fee",
+        "500",
+        "--sell",
+        "weth",
+        "--amount",
+        "50",
+    ];
+    devnet.run("swap", &swap).await;
+    world::sync(&ops).await;
+    let view = listed(&alice).await[&token].clone();
+    let pools = ops.send(Method::GET, "/pools", &[], b"").await;
+    let pool = pools.json["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| text(&p["pool"]).eq_ignore_ascii_case(&text(&own["pool"])))
+        .unwrap_or_else(|| panic!("the discovered pool is listed: {}", pools.json))
+        .clone();
+    assert_eq!(view["stale"], false, "{view}");
+    // The same double, written by the pool's exact-decimal writer and the position's.
+    let price = |v: &Value| v["currentPrice"].as_f64().unwrap();
+    let apart = (price(&view) - price(&pool)).abs() / price(&pool);
+    assert!(apart < 1e-14, "{view} {pool}");
+    assert_ne!(
+        text(&pool["sqrtPrice"]),
+        "79228162514264337593543950336",
+        "moved: {pool}"
+    );
+    assert_eq!(
+        text(&view["readHeight"]),
+        text(&pool["block"]),
+        "{view} {pool}"
+    );
+    assert_view_is_the_chains(&devnet, &view).await;
+}
+
+test_support::on_both_stores!(one_price_outside_the_catalog => a_pool_outside_the_catalog_has_one_price);
+
 /// The cost of one wallet refresh: a wallet with 10 positions on the devnet read at one block
 /// (HTTP requests, JSON-RPC calls, milliseconds), five times.
 #[tokio::test]

@@ -319,13 +319,15 @@ impl Syncer {
     }
 
     /// Syncs every pool of `catalog` due at its cadence (every catalog pool; a discovered one
-    /// as far as it can price a token); the report lists them in catalog order.
+    /// as far as it can price a token) and every pool a followed position is on (its ticks
+    /// tracked): one pool, one price, for its positions as for `GET /pools` (decision 63). The
+    /// report lists them in catalog order.
     pub async fn sync_catalog(&self, catalog: &Catalog) -> SyncReport {
         let started = self.clock.now();
         let due: Vec<&Pool> = catalog
             .pools
             .iter()
-            .filter(|p| p.cadence.due(p.state.as_ref(), started))
+            .filter(|p| !p.tracked_ticks.is_empty() || p.cadence.due(p.state.as_ref(), started))
             .collect();
         let mut pools = self.read_and_store(&due).await;
         let updated: Vec<&Pool> = catalog
