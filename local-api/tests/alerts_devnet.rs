@@ -281,3 +281,59 @@ async fn range_and_position_events(store: &[&str]) {
 }
 
 on_both_stores!(range_and_position_events => range_and_position_events);
+
+/// Unlinking a wallet ends every watch of its positions: a deep exit after the unlink makes no
+/// event in the user's feed; linked again, its position is watched anew and its return told.
+async fn unlinked_wallets_are_not_watched(store: &[&str]) {
+    let devnet = Devnet::up(3000).await;
+    let wallet = devnet.funded_account(1).await;
+    let (lower, upper) = devnet.range_around(600).await;
+    devnet
+        .mint_to(&wallet, (lower, upper), None, "10000000000000000000")
+        .await;
+    let server = local_api(&devnet, &devnet.rpc, store).await;
+    let (alice, ops) = (user(&server, "alice").await, operator(&server).await);
+    devnet.link_account(&alice, &wallet).await;
+    let settings = json!({"types": TYPES, "approachPercent": 10, "feeThresholdUsd": null, "cooldownMinutes": 0});
+    let headers = [("content-type", "application/json")];
+    let body = settings.to_string();
+    let reply = alice
+        .send(Method::PUT, "/alerts", &headers, body.as_bytes())
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    sync_at_next_block(&devnet, &ops).await;
+    let path = format!("/wallets/ethereum/{wallet}");
+    let reply = alice.send(Method::DELETE, &path, &[], b"").await;
+    assert_eq!(reply.status, StatusCode::NO_CONTENT, "{}", reply.text());
+
+    // Out, deep, while unlinked: nothing told.
+    let (weth_up, usdc_down) = if devnet.usdc_is_token0() {
+        ("weth", "usdc")
+    } else {
+        ("usdc", "weth")
+    };
+    swap_until(&devnet, weth_up, |t| t >= i64::from(upper) + 300, "1").await;
+    sync_at_next_block(&devnet, &ops).await;
+    sync_at_next_block(&devnet, &ops).await;
+    assert_eq!(
+        counts(&alice).await,
+        expect(&[]),
+        "{:?}",
+        feed(&alice).await
+    );
+
+    // Linked again while out: watched anew, its return told.
+    devnet.link_account(&alice, &wallet).await;
+    sync_at_next_block(&devnet, &ops).await;
+    swap_until(&devnet, usdc_down, |t| t < i64::from(upper) - 100, "300").await;
+    sync_at_next_block(&devnet, &ops).await;
+    sync_at_next_block(&devnet, &ops).await;
+    assert_eq!(
+        counts(&alice).await,
+        expect(&[("position.range.entered", 1)]),
+        "{:?}",
+        feed(&alice).await
+    );
+}
+
+on_both_stores!(unlinked_wallets => unlinked_wallets_are_not_watched);

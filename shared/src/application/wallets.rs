@@ -5,6 +5,7 @@
 use crate::application::app::App;
 use crate::application::error::{Outcome, UseCaseError};
 use crate::application::wallet_reads::release_tracked;
+use crate::application::watches::unwatch_all;
 use crate::domain::model::{format_time, Chain, ListView};
 use crate::domain::wallets::challenge::{expires_at, message, new_nonce, nonce_of, Challenge};
 use crate::domain::wallets::proof::verify;
@@ -169,6 +170,8 @@ pub async fn unlink(app: &App, owner: &str, chain: Chain, address: &str) -> Outc
     // Where the wallet store keeps no positions (memory), they go after the wallet; on
     // DynamoDB they went in its unlink's transaction and none are left.
     let removed = app.store.remove_holdings(owner, chain, address).await?;
+    // Gone with the wallet: no alert of theirs is made any more (a re-link watches them anew).
+    unwatch_all(&app.alerts, &held).await?;
     if held
         .iter()
         .any(|p| p.holding.as_ref().is_some_and(|h| h.tracked))

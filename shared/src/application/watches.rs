@@ -124,6 +124,20 @@ pub async fn rewatch(
     Ok(())
 }
 
+/// Ends the watch of each of `positions` watched: they are gone (their wallet was unlinked).
+pub async fn unwatch_all(alerts: &Alerts, positions: &[Position]) -> Result<(), StoreError> {
+    for position in positions {
+        if position.holding.as_ref().is_some_and(|h| h.watched) {
+            let gone = Position {
+                status: Status::Closed,
+                ..position.clone()
+            };
+            rewatch(alerts, Some(position), &gone).await?;
+        }
+    }
+    Ok(())
+}
+
 /// One synced, confirmed state of a pool: its tick at its block.
 #[derive(Debug, Clone, Copy)]
 pub struct SyncedState {
