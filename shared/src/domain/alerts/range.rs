@@ -1,7 +1,8 @@
 //! Whether a position's range was left or entered, without flapping: a side is confirmed when
 //! the tick is past a bound by a buffer, or on the same side at two consecutive synced states;
-//! at most one range event per cooldown, and after it only a state that differs from the last
-//! one told is told. Subscribing (a first state seen) tells nothing.
+//! at most one exit or entry per cooldown, and after it only a state that differs from the last
+//! one told is told; approaches have a cooldown of their own, so that an approach never holds
+//! back an exit or an entry. Subscribing (a first state seen) tells nothing.
 
 use super::settings::AlertSettings;
 use super::EventType;
@@ -91,8 +92,11 @@ impl Range {
 pub struct RangeWatch {
     /// The side last told (or first seen, which is not told).
     pub told: Side,
-    /// When a range event was last told: the cooldown runs from it.
+    /// When an exit or an entry was last told: their cooldown runs from it.
     pub told_at: Option<DateTime<Utc>>,
+    /// When an approach was last told: its own cooldown runs from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub near_told_at: Option<DateTime<Utc>>,
     /// The side at the last synced state and its block: a second state on the same side
     /// confirms it; a state at or before this block is stale.
     pub seen: Side,
@@ -156,6 +160,7 @@ pub fn observe(
         let first = RangeWatch {
             told: seen,
             told_at: None,
+            near_told_at: None,
             seen,
             block: state.block,
             near_told: false,
@@ -167,9 +172,13 @@ pub fn observe(
         return (watch.clone(), None);
     }
     let confirmed = (range.deep(state.tick) || seen == watch.seen).then_some(seen);
-    let cooled = watch
-        .told_at
-        .is_none_or(|at| state.at >= at + Duration::minutes(i64::from(settings.cooldown_minutes)));
+    let cooldown = Duration::minutes(i64::from(settings.cooldown_minutes));
+    let cooled_since =
+        |told: Option<DateTime<Utc>>| told.is_none_or(|at| state.at >= at + cooldown);
+    let (cooled, near_cooled) = (
+        cooled_since(watch.told_at),
+        cooled_since(watch.near_told_at),
+    );
     let mut next = RangeWatch {
         seen,
         block: state.block,
@@ -193,7 +202,7 @@ pub fn observe(
         Some(_) => match range.near(state.tick, settings.approach_percent) {
             Some(bound) if !watch.near_told => {
                 let change = RangeChange::Approaching(bound);
-                (cooled && settings.tells(change.event_type())).then_some(change)
+                (near_cooled && settings.tells(change.event_type())).then_some(change)
             }
             Some(_) => None,
             None => {
@@ -206,7 +215,7 @@ pub fn observe(
     match change {
         Some(RangeChange::Approaching(_)) => {
             next.near_told = true;
-            next.told_at = Some(state.at);
+            next.near_told_at = Some(state.at);
         }
         Some(RangeChange::Exited(side)) => {
             next.told = side;
@@ -363,6 +372,30 @@ mod tests {
             assert_eq!(run.at(900), None);
         }
         assert_eq!(run.at(0), Some(RangeChange::Entered), "after the hour");
+    }
+
+    #[test]
+    fn an_approach_never_holds_back_an_exit_or_an_entry() {
+        let mut run = Run::new(AlertSettings {
+            cooldown_minutes: 60,
+            ..AlertSettings::default()
+        });
+        run.at(0);
+        assert_eq!(run.at(500), Some(RangeChange::Approaching(Side::Above)));
+        assert_eq!(
+            run.at(900),
+            Some(RangeChange::Exited(Side::Above)),
+            "10 minutes after the approach: the exit is told at once"
+        );
+        // Approaches keep a cooldown of their own: the next one within the hour waits.
+        let mut near = Run::new(AlertSettings {
+            cooldown_minutes: 60,
+            ..AlertSettings::default()
+        });
+        near.at(0);
+        assert_eq!(near.at(500), Some(RangeChange::Approaching(Side::Above)));
+        assert_eq!(near.at(0), None);
+        assert_eq!(near.at(-550), None, "20 minutes after the last approach");
     }
 
     #[test]
