@@ -337,3 +337,62 @@ async fn unlinked_wallets_are_not_watched(store: &[&str]) {
 }
 
 on_both_stores!(unlinked_wallets => unlinked_wallets_are_not_watched);
+
+/// Swaps both ways in the pool, `times` times: fees for the positions in range.
+async fn churn(devnet: &Devnet, times: usize) {
+    for _ in 0..times {
+        devnet
+            .run("swap", &["--sell", "weth", "--amount", "1"])
+            .await;
+        devnet
+            .run("swap", &["--sell", "usdc", "--amount", "3000"])
+            .await;
+    }
+}
+
+/// A collect arms the fee threshold again at once: fees passing it again before any synced
+/// state saw them under it are told again.
+async fn a_collect_arms_the_fee_threshold_again(store: &[&str]) {
+    let devnet = Devnet::up(3000).await;
+    let wallet = devnet.funded_account(1).await;
+    let range = devnet.range_around(600).await;
+    let token = devnet
+        .mint_to(&wallet, range, None, "10000000000000000000")
+        .await;
+    let server = local_api(&devnet, &devnet.rpc, store).await;
+    let (alice, ops) = (user(&server, "alice").await, operator(&server).await);
+    devnet.link_account(&alice, &wallet).await;
+    let settings = json!({"types": TYPES, "approachPercent": 10, "feeThresholdUsd": "0.01", "cooldownMinutes": 0});
+    let headers = [("content-type", "application/json")];
+    let body = settings.to_string();
+    let reply = alice
+        .send(Method::PUT, "/alerts", &headers, body.as_bytes())
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    sync_at_next_block(&devnet, &ops).await;
+    churn(&devnet, 3).await;
+    sync_at_next_block(&devnet, &ops).await;
+    sync_at_next_block(&devnet, &ops).await;
+    let threshold =
+        |counts: &BTreeMap<String, usize>| counts.get("position.fees.threshold").copied();
+    assert_eq!(
+        threshold(&counts(&alice).await),
+        Some(1),
+        "{:?}",
+        feed(&alice).await
+    );
+
+    // Collected, and past the threshold again before the next sync.
+    devnet.collect(&wallet, &token).await;
+    churn(&devnet, 3).await;
+    sync_at_next_block(&devnet, &ops).await;
+    sync_at_next_block(&devnet, &ops).await;
+    assert_eq!(
+        threshold(&counts(&alice).await),
+        Some(2),
+        "{:?}",
+        feed(&alice).await
+    );
+}
+
+on_both_stores!(fee_threshold_after_a_collect => a_collect_arms_the_fee_threshold_again);

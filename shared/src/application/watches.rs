@@ -373,6 +373,9 @@ pub async fn emit_history(
         chain: position.chain,
         symbols,
     };
+    if events.iter().any(|e| e.kind == EventKind::Collect) {
+        arm_fees_again(alerts, position).await?;
+    }
     let told_closed = holding.is_some_and(|h| h.close_reason.as_deref() == Some(WITHDRAWN));
     let made = events
         .iter()
@@ -380,6 +383,27 @@ pub async fn emit_history(
         .filter_map(|e| from_history(&subject, e, now))
         .collect();
     tell(alerts, position, made).await
+}
+
+/// A collect took the position's unclaimed fees: its fee threshold is armed again at once, so
+/// that fees passing it again are told even when no synced state saw them under it (the sync's
+/// pool pass may run before the collect is read). One read of its pool's watches, one write
+/// where the threshold had been told.
+async fn arm_fees_again(alerts: &Alerts, position: &Position) -> Result<(), StoreError> {
+    if !position.holding.as_ref().is_some_and(|h| h.watched) {
+        return Ok(());
+    }
+    let watched = alerts
+        .store
+        .watched(position.chain, position.protocol, &position.pool)
+        .await?;
+    for mut item in watched.into_iter().filter(|w| w.position == position.id) {
+        if let Some(watch) = item.watch.as_mut().filter(|w| w.fees_told) {
+            watch.fees_told = false;
+            alerts.store.save_watch(&item).await?;
+        }
+    }
+    Ok(())
 }
 
 /// A wallet position a read found closed with no liquidity left: `position.closed` at that
