@@ -116,7 +116,13 @@ async fn retries_disabling_and_redelivery(store: &[&str]) {
     }
     assert_eq!(view["enabled"], false, "{view}");
     assert!(text(&view["disabledReason"]).contains("410"), "{view}");
-    test_event(&alice, &id).await;
+    // Disabled: a test or a redelivery is refused with the reason, nothing sent.
+    let path_test = format!("/webhooks/{id}/test");
+    let reply = send(&alice, Method::POST, &path_test, None).await;
+    assert_eq!(reply.status, StatusCode::CONFLICT, "{}", reply.text());
+    assert!(reply.text().contains("disabled"), "{}", reply.text());
+    let reply = send(&alice, Method::POST, &path, None).await;
+    assert_eq!(reply.status, StatusCode::CONFLICT, "{}", reply.text());
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(
         receiver.got().len(),
@@ -146,6 +152,46 @@ async fn retries_disabling_and_redelivery(store: &[&str]) {
 }
 
 on_both_stores!(retries_a_410_and_redelivery => retries_disabling_and_redelivery);
+
+/// Tests have their own limit: ten a minute per endpoint, 429 past it (with when to retry),
+/// another endpoint's untouched; they never take the events' hourly allowance.
+async fn tests_have_their_own_limit(store: &[&str]) {
+    let receiver = Receiver::start(Vec::new()).await;
+    let server = server(store, true).await;
+    let alice = user(&server, "alice").await;
+    let (one, two) = (
+        text(&register(&alice, &receiver.url).await["id"]),
+        text(&register(&alice, &receiver.url).await["id"]),
+    );
+    for _ in 0..10 {
+        test_event(&alice, &one).await;
+    }
+    let path = format!("/webhooks/{one}/test");
+    let reply = send(&alice, Method::POST, &path, None).await;
+    if reply.status == StatusCode::ACCEPTED {
+        // The minute turned between the tests: the next ten fill the new one.
+        for _ in 0..9 {
+            test_event(&alice, &one).await;
+        }
+    }
+    let reply = send(&alice, Method::POST, &path, None).await;
+    assert_eq!(
+        reply.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{}",
+        reply.text()
+    );
+    assert_eq!(reply.json["statusCode"], 429, "{}", reply.text());
+    let wait: u64 = reply.headers["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    test_event(&alice, &two).await;
+}
+
+on_both_stores!(tests_limited => tests_have_their_own_limit);
 
 async fn rotation_signs_with_both_secrets(store: &[&str]) {
     let receiver = Receiver::start(Vec::new()).await;

@@ -7,7 +7,9 @@ use chrono::{Duration, TimeZone, Utc};
 use serde_json::json;
 use shared::alerts::settings::AlertSettings;
 use shared::alerts::webhooks::{Delivery, Webhook};
-use shared::alerts::{AlertEvent, AlertStore, EventFilter, EventType, Recorded, Watched};
+use shared::alerts::{
+    AlertEvent, AlertStore, EventFilter, EventType, Recorded, Watched, UNCOUNTED,
+};
 use shared::model::{Chain, PageRequest, Protocol};
 
 fn event(owner: &str, id: &str, position: &str, event_type: EventType, minute: i64) -> AlertEvent {
@@ -109,6 +111,33 @@ pub async fn alert_store_keeps_its_contract(store: &dyn AlertStore) {
     );
     let kept = store.event(&owner, "evt_d").await.unwrap().unwrap();
     assert!(kept.not_delivered.unwrap().contains("3 events an hour"));
+
+    // A webhook test is outside the hourly allowance (never counted, never over it); tests are
+    // counted apart, per endpoint and minute.
+    let tester = format!("{owner}-tests");
+    for i in 0..3 {
+        let test = event(
+            &tester,
+            &format!("evt_t{i}"),
+            "P1",
+            EventType::WebhookTest,
+            i,
+        );
+        let recorded = store.record_event(&test, expires, UNCOUNTED).await.unwrap();
+        assert_eq!(recorded, Recorded::New);
+    }
+    let counted = event(&tester, "evt_u", "P1", EventType::RangeExited, 5);
+    assert_eq!(
+        store.record_event(&counted, expires, 1).await.unwrap(),
+        Recorded::New,
+        "the tests took none of the allowance"
+    );
+    for n in 1..=3 {
+        assert_eq!(store.count_test(&tester, "wh_1", 7).await.unwrap(), n);
+    }
+    assert_eq!(store.count_test(&tester, "wh_2", 7).await.unwrap(), 1);
+    assert_eq!(store.count_test(&tester, "wh_1", 8).await.unwrap(), 1);
+    assert_eq!(store.count_test(&other, "wh_1", 7).await.unwrap(), 1);
 
     // Settings: the user's and a position's own, apart.
     assert_eq!(store.settings(&owner, None).await.unwrap(), None);

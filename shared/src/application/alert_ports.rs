@@ -13,6 +13,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
+/// The allowance of an event that is not counted against its owner's hourly allowance (a
+/// webhook test: limited apart, per endpoint and minute).
+pub const UNCOUNTED: u64 = u64::MAX;
+
 /// A position watched on its pool: its range, and what its watch remembers (`None`: no state
 /// seen yet, so the next one tells nothing).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -93,9 +97,14 @@ pub trait AlertStore: Send + Sync {
     /// Stops watching a position (closed, or its pool or range changed).
     async fn unwatch(&self, watched: &Watched) -> StoreResult<()>;
 
+    /// Counts one test of `owner`'s endpoint `webhook` in the UTC minute `minute` (unix
+    /// minutes) and answers how many that minute holds now: tests have their own limit, apart
+    /// from the events' hourly allowance.
+    async fn count_test(&self, owner: &str, webhook: &str, minute: i64) -> StoreResult<u64>;
+
     /// Records an event if its id is new (a conditional write: overlapping syncs, retries and
     /// re-scans make it once), kept until `expires`, counted against its owner's hourly
-    /// allowance of `allowance` events.
+    /// allowance of `allowance` events ([`UNCOUNTED`]: not counted at all).
     async fn record_event(
         &self,
         event: &AlertEvent,

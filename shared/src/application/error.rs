@@ -23,6 +23,13 @@ pub enum UseCaseError {
     /// it now: the same request may well succeed on retry.
     #[error("{0}")]
     Contended(String),
+    /// Past a limit of requests per time (a webhook's tests): the same request may succeed
+    /// after `retry_after_seconds`.
+    #[error("{message}")]
+    TooMany {
+        message: String,
+        retry_after_seconds: u64,
+    },
     /// The pool's market state (or the chain) cannot be acted on now; the next sync may.
     #[error("{0}")]
     MarketStale(String),

@@ -4,7 +4,7 @@
 //! judged (delivered, retried on the schedule, or the endpoint disabled).
 
 use crate::application::alert_ports::Alerts;
-use crate::application::alert_ports::{DeliveryJob, Sent};
+use crate::application::alert_ports::{DeliveryJob, Sent, UNCOUNTED};
 use crate::application::app::App;
 use crate::application::error::{Outcome, UseCaseError};
 use crate::application::ports::StoreError;
@@ -197,16 +197,43 @@ pub async fn rotate(app: &App, owner: &str, id: &str) -> Outcome<WebhookView> {
 
 /// Queues a `webhook.test` event to this endpoint, delivered like any other; answers the event.
 pub async fn test(app: &App, owner: &str, id: &str) -> Outcome<crate::domain::alerts::AlertEvent> {
-    let webhook = own(app, owner, id).await?;
+    let webhook = enabled(own(app, owner, id).await?, "tested")?;
     let now = app.clock.now();
+    let alerts = &app.alerts;
+    // Tests have their own limit per endpoint and minute: they never crowd out real events.
+    let minute = now.timestamp().div_euclid(60);
+    let tests = alerts.store.count_test(owner, id, minute).await?;
+    if tests > TESTS_PER_MINUTE {
+        return Err(UseCaseError::TooMany {
+            message: format!(
+                "at most {TESTS_PER_MINUTE} tests a minute per endpoint: try again in a minute"
+            ),
+            retry_after_seconds: 60 - now.timestamp().rem_euclid(60) as u64,
+        });
+    }
     let request = ulid::Ulid::from_datetime(now.into()).to_string();
     let event = test_event(owner, &request, now);
-    // Recorded past any allowance, and queued to this endpoint only.
+    // Recorded outside the hourly allowance, and queued to this endpoint only.
     let expires = now + Duration::days(FEED_DAYS);
-    let alerts = &app.alerts;
-    alerts.store.record_event(&event, expires, u64::MAX).await?;
+    alerts
+        .store
+        .record_event(&event, expires, UNCOUNTED)
+        .await?;
     queue(alerts, &[job(&webhook, &event.id)]).await?;
     Ok(event)
+}
+
+/// Tests one endpoint takes a minute; past them, 429.
+pub const TESTS_PER_MINUTE: u64 = 10;
+
+/// `webhook` where it is enabled; a disabled one is 409 with its reason (nothing would be sent).
+fn enabled(webhook: Webhook, action: &str) -> Outcome<Webhook> {
+    match &webhook.disabled_reason {
+        Some(reason) => Err(UseCaseError::Conflict(format!(
+            "this endpoint is disabled ({reason}): nothing can be {action} until it is enabled again (PATCH with \"enabled\": true)"
+        ))),
+        None => Ok(webhook),
+    }
 }
 
 fn job(webhook: &Webhook, event: &str) -> DeliveryJob {
@@ -241,7 +268,7 @@ pub async fn deliveries(
 
 /// Sends a delivery's event again (same event id: a receiver that saw it can tell).
 pub async fn redeliver(app: &App, owner: &str, id: &str, delivery: &str) -> Outcome<DeliveryJob> {
-    let webhook = own(app, owner, id).await?;
+    let webhook = enabled(own(app, owner, id).await?, "redelivered")?;
     let found = app.alerts.store.delivery(owner, id, delivery).await?;
     let Some(found) = found else {
         return Err(UseCaseError::NotFound(format!(

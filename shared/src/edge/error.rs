@@ -53,6 +53,12 @@ pub enum ApiError {
     /// The idempotency key's first request is still being processed.
     #[error("a request with this Idempotency-Key is still being processed: retry after {retry_after_seconds} s")]
     KeyInFlight { retry_after_seconds: u64 },
+    /// Past a limit of requests per time; the same request may succeed after the wait.
+    #[error("{message}")]
+    TooManyRequests {
+        message: String,
+        retry_after_seconds: u64,
+    },
     /// The pool's market state is too old to act on; the next sync refreshes it.
     #[error("{0}")]
     MarketStale(String),
@@ -100,6 +106,7 @@ impl ApiError {
                 StatusCode::CONFLICT
             }
             ApiError::UnprocessableEntity(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::ServiceUnavailable(_) | ApiError::MarketStale(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
@@ -111,7 +118,12 @@ impl ApiError {
     /// outcome, which an idempotency key may keep as its answer.
     pub fn is_final(&self) -> bool {
         self.status().is_client_error()
-            && !matches!(self, ApiError::Contended(_) | ApiError::KeyInFlight { .. })
+            && !matches!(
+                self,
+                ApiError::Contended(_)
+                    | ApiError::KeyInFlight { .. }
+                    | ApiError::TooManyRequests { .. }
+            )
     }
 
     /// The response: `{"message": ..., "statusCode": ...}` with the matching status. A server
@@ -154,6 +166,10 @@ impl ApiError {
             }
             ApiError::KeyInFlight {
                 retry_after_seconds,
+            }
+            | ApiError::TooManyRequests {
+                retry_after_seconds,
+                ..
             } => {
                 headers.insert(
                     header::RETRY_AFTER,
@@ -186,6 +202,13 @@ impl From<UseCaseError> for ApiError {
             UseCaseError::Conflict(message) => ApiError::Conflict(message),
             UseCaseError::Contended(message) => ApiError::Contended(message),
             UseCaseError::MarketStale(message) => ApiError::MarketStale(message),
+            UseCaseError::TooMany {
+                message,
+                retry_after_seconds,
+            } => ApiError::TooManyRequests {
+                message,
+                retry_after_seconds,
+            },
             UseCaseError::Unavailable(cause) => ApiError::ServiceUnavailable(cause),
             UseCaseError::Internal(cause) => ApiError::Internal(cause),
         }

@@ -1,7 +1,9 @@
 //! Alerts in memory (the embedded default's and the fast tests'), and the sealer that keeps a
 //! secret as given: for memory and local runs only, never deployed (KMS seals there).
 
-use crate::application::alert_ports::{paged, AlertStore, EventFilter, Recorded, Sealer, Watched};
+use crate::application::alert_ports::{
+    paged, AlertStore, EventFilter, Recorded, Sealer, Watched, UNCOUNTED,
+};
 use crate::application::ports::{StoreError, StoreResult};
 use crate::domain::alerts::settings::AlertSettings;
 use crate::domain::alerts::AlertEvent;
@@ -25,6 +27,8 @@ struct Alerts {
     events: HashMap<Owner, Vec<AlertEvent>>,
     /// Each owner's events recorded per hour (the allowance).
     hourly: HashMap<(Owner, i64), u64>,
+    /// Tests per endpoint and minute.
+    tests: HashMap<(Owner, String, i64), u64>,
     webhooks: HashMap<Owner, Vec<Webhook>>,
     deliveries: HashMap<(Owner, String), Vec<Delivery>>,
 }
@@ -107,6 +111,16 @@ impl AlertStore for MemoryAlerts {
         Ok(())
     }
 
+    async fn count_test(&self, owner: &str, webhook: &str, minute: i64) -> StoreResult<u64> {
+        let mut alerts = self.write();
+        let count = alerts
+            .tests
+            .entry((owner.to_string(), webhook.to_string(), minute))
+            .or_default();
+        *count += 1;
+        Ok(*count)
+    }
+
     async fn record_event(
         &self,
         event: &AlertEvent,
@@ -121,10 +135,12 @@ impl AlertStore for MemoryAlerts {
         if seen {
             return Ok(Recorded::Seen);
         }
-        let hour = (event.owner.clone(), event.created_at.timestamp() / 3600);
-        let count = alerts.hourly.entry(hour).or_default();
-        *count += 1;
-        let over = *count > allowance;
+        let over = allowance != UNCOUNTED && {
+            let hour = (event.owner.clone(), event.created_at.timestamp() / 3600);
+            let count = alerts.hourly.entry(hour).or_default();
+            *count += 1;
+            *count > allowance
+        };
         let mut kept = event.clone();
         if over {
             kept.not_delivered = Some(over_allowance(allowance));

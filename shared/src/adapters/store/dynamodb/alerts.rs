@@ -15,7 +15,9 @@ use super::item::{malformed, text};
 use super::keys::{counter_key, s, user_pk, Item};
 use super::metrics::ReadKind;
 use super::store::DynamoDbStore;
-use crate::application::alert_ports::{paged, AlertStore, EventFilter, Recorded, Watched};
+use crate::application::alert_ports::{
+    paged, AlertStore, EventFilter, Recorded, Watched, UNCOUNTED,
+};
 use crate::application::ports::{StoreError, StoreResult};
 use crate::domain::alerts::settings::AlertSettings;
 use crate::domain::alerts::AlertEvent;
@@ -115,12 +117,19 @@ impl DynamoDbStore {
     /// Counts one more event in the owner's hour; the count after it.
     async fn count_in_hour(&self, event: &AlertEvent) -> StoreResult<u64> {
         let hour = event.created_at.timestamp().div_euclid(3600);
-        let expires = (hour + 2) * 3600;
+        let sort = format!("RATE#{hour}");
+        self.add_to_counter(&event.owner, sort, (hour + 2) * 3600)
+            .await
+    }
+
+    /// Adds one to the owner's counter item `sort` (kept until `expires`, unix seconds) and
+    /// answers its count: one write.
+    async fn add_to_counter(&self, owner: &str, sort: String, expires: i64) -> StoreResult<u64> {
         let output = self
             .client
             .update_item()
             .table_name(&self.table)
-            .set_key(Some(key(user_pk(&event.owner), format!("RATE#{hour}"))))
+            .set_key(Some(key(user_pk(owner), sort)))
             .update_expression("ADD n :one SET expiresAt = :e")
             .expression_attribute_values(":one", AttributeValue::N("1".into()))
             .expression_attribute_values(":e", AttributeValue::N(expires.to_string()))
@@ -196,6 +205,11 @@ impl AlertStore for DynamoDbStore {
         Ok(())
     }
 
+    async fn count_test(&self, owner: &str, webhook: &str, minute: i64) -> StoreResult<u64> {
+        let sort = format!("TESTS#{webhook}#{minute}");
+        self.add_to_counter(owner, sort, (minute + 2) * 60).await
+    }
+
     async fn record_event(
         &self,
         event: &AlertEvent,
@@ -203,7 +217,7 @@ impl AlertStore for DynamoDbStore {
         allowance: u64,
     ) -> StoreResult<Recorded> {
         // Counted first: a cause seen again (rare: overlapping syncs) costs its hour one count.
-        let count = if allowance == u64::MAX {
+        let count = if allowance == UNCOUNTED {
             0
         } else {
             self.count_in_hour(event).await?
