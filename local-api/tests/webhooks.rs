@@ -238,19 +238,26 @@ async fn no_webhook_reaches_our_network() {
         "https://0.0.0.0/hook".into(),
         "https://224.0.0.1/hook".into(),
         "https://user:pw@example.com/hook".into(),
+        // This machine by name, however spelled (a name resolving to loopback otherwise is
+        // refused when connecting: `CheckedResolver`'s own test).
+        format!("https://localhost:{port}/hook"),
+        format!("https://LOCALHOST:{port}/hook"),
+        format!("https://localhost.:{port}/hook"),
+        // Issue 49's: special-purpose blocks and IPv6 forms of refused IPv4 addresses.
+        format!("https://[64:ff9b::7f00:1]:{port}/hook"),
+        "https://[64:ff9b::a9fe:a9fe]/hook".into(),
+        "https://[2002:a00:1::]/hook".into(),
+        "https://[::ffff:0:7f00:1]/hook".into(),
+        "https://[fec0::1]/hook".into(),
+        "https://[2001:db8::1]/hook".into(),
+        "https://[2001::1]/hook".into(),
+        "https://198.18.0.1/hook".into(),
+        "https://192.0.0.8/hook".into(),
+        "https://203.0.113.9/hook".into(),
     ] {
         let reply = post(&alice, "/webhooks", &json!({"url": url})).await;
         reply.assert_refused(StatusCode::BAD_REQUEST, "url");
     }
-    // A name that resolves to loopback is taken (names are checked when connecting) and then
-    // refused when connecting: its attempt says why, and nothing is sent.
-    let hook = register(&alice, &format!("https://localhost:{port}/hook")).await;
-    let id = text(&hook["id"]);
-    test_event(&alice, &id).await;
-    let log = deliveries(&alice, &id, 1).await;
-    assert_eq!(log[0]["delivered"], false, "{log:?}");
-    assert_eq!(log[0]["statusCode"], Value::Null, "{log:?}");
-    assert!(text(&log[0]["error"]).contains("loopback"), "{log:?}");
     assert!(receiver.got().is_empty(), "nothing reached the receiver");
 }
 

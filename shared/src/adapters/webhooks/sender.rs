@@ -122,3 +122,34 @@ fn connect_error(e: &hyper_util::client::legacy::Error) -> String {
     }
     format!("not sent: {cause}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::str::FromStr;
+    use tower_service::Service;
+
+    /// A name is checked when connecting: one resolving to loopback is refused then, whatever
+    /// it was registered as.
+    #[tokio::test]
+    async fn a_name_resolving_to_loopback_is_refused_at_connect() {
+        let mut resolver = CheckedResolver {
+            reach: Reach::PublicHttpsOnly,
+        };
+        let refused = resolver
+            .call(Name::from_str("localhost").unwrap())
+            .await
+            .unwrap_err();
+        assert_eq!(refused.kind(), std::io::ErrorKind::PermissionDenied);
+        assert!(refused.to_string().contains("loopback"), "{refused}");
+        let mut local = CheckedResolver {
+            reach: Reach::AlsoLoopbackHttp,
+        };
+        let found: Vec<SocketAddr> = local
+            .call(Name::from_str("localhost").unwrap())
+            .await
+            .unwrap()
+            .collect();
+        assert!(found.iter().all(|a| a.ip().is_loopback()), "{found:?}");
+    }
+}
