@@ -193,6 +193,40 @@ async fn tests_have_their_own_limit(store: &[&str]) {
 
 on_both_stores!(tests_limited => tests_have_their_own_limit);
 
+/// A create replayed under its Idempotency-Key answers the same 201, secret included, to the
+/// same caller; once its endpoint is deleted, 409 (never an id that is gone).
+async fn a_replayed_create_is_the_same_answer(store: &[&str]) {
+    let server = server(store, false).await;
+    let alice = user(&server, "alice").await;
+    let body = json!({"url": "https://hooks.example.com/positions"}).to_string();
+    let headers = [
+        ("content-type", "application/json"),
+        ("idempotency-key", "create-webhook-replayed-0001"),
+    ];
+    let create = || alice.send(Method::POST, "/webhooks", &headers, body.as_bytes());
+    let first = create().await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.text());
+    let again = create().await;
+    assert_eq!(again.status, StatusCode::CREATED, "{}", again.text());
+    assert_eq!(again.headers["idempotent-replayed"], "true");
+    assert_eq!(again.json["id"], first.json["id"]);
+    assert_eq!(
+        again.json["secret"],
+        first.json["secret"],
+        "{}",
+        again.text()
+    );
+    let id = text(&first.json["id"]);
+    let reply = send(&alice, Method::DELETE, &format!("/webhooks/{id}"), None).await;
+    assert_eq!(reply.status, StatusCode::NO_CONTENT);
+    let gone = create().await;
+    gone.assert_refused(StatusCode::CONFLICT, "deleted");
+    let listed = send(&alice, Method::GET, "/webhooks", None).await;
+    assert_eq!(listed.json["total"], 0, "{}", listed.text());
+}
+
+on_both_stores!(replayed_create => a_replayed_create_is_the_same_answer);
+
 async fn rotation_signs_with_both_secrets(store: &[&str]) {
     let receiver = Receiver::start(Vec::new()).await;
     let server = server(store, true).await;

@@ -92,6 +92,27 @@ pub async fn create(app: &App, owner: &str, input: EndpointInput) -> Outcome<Web
     })
 }
 
+/// The endpoint `id` a create made, answered again to a replay of that create (its
+/// idempotency key): as it is now, with its current secret opened again (never kept in the
+/// clear); 409 when it was deleted since (a replay never answers an id that is gone).
+pub async fn created_again(app: &App, owner: &str, id: &str) -> Outcome<WebhookView> {
+    let Some(webhook) = app.alerts.store.webhook(owner, id).await? else {
+        return Err(UseCaseError::Conflict(
+            "the endpoint this Idempotency-Key created has been deleted since: use a new key to create another".into(),
+        ));
+    };
+    let plain = app
+        .alerts
+        .sealer
+        .open(&webhook.secret)
+        .await
+        .map_err(UseCaseError::internal)?;
+    Ok(WebhookView {
+        secret: Some(secret_text(&plain)),
+        ..webhook.view()
+    })
+}
+
 pub async fn list(app: &App, owner: &str) -> Outcome<ListView<WebhookView>> {
     let data: Vec<WebhookView> = app
         .alerts

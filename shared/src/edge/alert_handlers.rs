@@ -1,7 +1,7 @@
 //! The alert and webhook routes (decision 61): the feed, the settings (the user's and a
 //! position's own), and the webhook endpoints with their tests, attempts and redeliveries;
 //! each request read, then `application::alerts` or `application::webhooks`. Secrets are in
-//! the answers that make them only; a replayed create answers without it.
+//! the answers that make them only (a replayed create opens its endpoint's secret again).
 
 use crate::application::alert_ports::EventFilter;
 use crate::application::app::App;
@@ -11,11 +11,12 @@ use crate::domain::alerts::settings::{
     AlertSettings, APPROACH_PERCENT_RANGE, COOLDOWN_MINUTES_RANGE,
 };
 use crate::domain::alerts::EventType;
+use crate::domain::model::StoredResponse;
 use crate::domain::webhooks::WebhookView;
 use crate::edge::caller::{json_body, owner, position_id};
 use crate::edge::error::ApiError;
 use crate::edge::http::json_response;
-use crate::edge::idempotency::guarded;
+use crate::edge::idempotency::{guarded_replaying, replay};
 use crate::edge::validation::{integer, is_position_id, json_object, page_request, present};
 use bigdecimal::BigDecimal;
 use lambda_http::http::StatusCode;
@@ -218,25 +219,41 @@ fn path_id(request: &Request, name: &str, prefix: &str, missing: &str) -> Result
         .ok_or_else(|| ApiError::NotFound(missing.into()))
 }
 
-/// `POST /webhooks`: registers an endpoint; 201 with its secret, shown this once. Under an
-/// `Idempotency-Key` a replay answers the endpoint without its secret (never kept in the
-/// clear): rotate it for a new one.
+/// `POST /webhooks`: registers an endpoint; 201 with its secret. Under an `Idempotency-Key`
+/// the answer is kept without the secret (never kept in the clear), and a replay answers the
+/// same 201 with the endpoint as it is and its secret, opened again; 409 when the endpoint was
+/// deleted since (decision 61).
 pub async fn create_webhook(app: &App, request: &Request) -> Reply {
     let caller = owner(request)?;
     let caller = caller.as_str();
-    guarded(app, request, caller, |claim| async move {
-        let input = endpoint_of(request)?;
-        let made = webhooks::create(app, caller, input).await?;
-        if let Some(claim) = claim {
-            let kept = WebhookView {
-                secret: None,
-                ..made.clone()
-            };
-            let replay = json_response(StatusCode::CREATED, &kept);
-            keys::keep(app, &claim.answer(&replay)).await;
-        }
+    let replayed = |stored: StoredResponse| async move {
+        let kept: serde_json::Value = serde_json::from_str(&stored.body).unwrap_or_default();
+        let Some(id) = kept.get("id").and_then(serde_json::Value::as_str) else {
+            // A kept refusal: the same answer again.
+            return Ok(replay(stored));
+        };
+        let made = webhooks::created_again(app, caller, id).await?;
         Ok(json_response(StatusCode::CREATED, &made))
-    })
+    };
+    guarded_replaying(
+        app,
+        request,
+        caller,
+        |claim| async move {
+            let input = endpoint_of(request)?;
+            let made = webhooks::create(app, caller, input).await?;
+            if let Some(claim) = claim {
+                let kept = WebhookView {
+                    secret: None,
+                    ..made.clone()
+                };
+                let replay = json_response(StatusCode::CREATED, &kept);
+                keys::keep(app, &claim.answer(&replay)).await;
+            }
+            Ok(json_response(StatusCode::CREATED, &made))
+        },
+        replayed,
+    )
     .await
 }
 

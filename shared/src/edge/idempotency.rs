@@ -100,7 +100,7 @@ fn stored(response: &Response<Body>) -> StoredResponse {
 }
 
 /// The stored response as first sent, marked as a replay.
-fn replay(stored: StoredResponse) -> Response<Body> {
+pub fn replay(stored: StoredResponse) -> Response<Body> {
     let mut response = Response::new(Body::Text(stored.body));
     *response.status_mut() = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
     let headers = response.headers_mut();
@@ -129,6 +129,25 @@ where
     F: FnOnce(Option<Claim>) -> Fut,
     Fut: Future<Output = Result<Response<Body>, ApiError>>,
 {
+    let as_kept = |stored: StoredResponse| async move { Ok(replay(stored)) };
+    guarded_replaying(app, request, owner, run, as_kept).await
+}
+
+/// [`guarded`], a replay answered by `replayed` from the kept answer (a create whose answer
+/// holds what is never kept in the clear), marked as a replay.
+pub async fn guarded_replaying<F, Fut, R, RFut>(
+    app: &App,
+    request: &Request,
+    owner: &str,
+    run: F,
+    replayed: R,
+) -> Result<Response<Body>, ApiError>
+where
+    F: FnOnce(Option<Claim>) -> Fut,
+    Fut: Future<Output = Result<Response<Body>, ApiError>>,
+    R: FnOnce(StoredResponse) -> RFut,
+    RFut: Future<Output = Result<Response<Body>, ApiError>>,
+{
     let Some(key) = key_of(request)? else {
         return run(None).await;
     };
@@ -136,7 +155,13 @@ where
     let lease =
         match keys::claim(app, owner, &key, &fingerprint(request), now).await? {
             KeyClaim::Claimed { lease } => lease,
-            KeyClaim::Answered(stored) => return Ok(replay(stored)),
+            KeyClaim::Answered(stored) => {
+                let mut response = replayed(stored).await?;
+                response
+                    .headers_mut()
+                    .insert(REPLAYED_HEADER, HeaderValue::from_static("true"));
+                return Ok(response);
+            }
             KeyClaim::OtherRequest => return Err(ApiError::UnprocessableEntity(
                 "this Idempotency-Key was used for a different request (method, path or body): \
                  use a new key for a new request"
