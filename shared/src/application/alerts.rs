@@ -7,7 +7,7 @@ use crate::application::app::App;
 use crate::application::error::{Outcome, UseCaseError};
 use crate::domain::alerts::settings::AlertSettings;
 use crate::domain::alerts::AlertEvent;
-use crate::domain::model::{ListView, PageRequest};
+use crate::domain::model::{ListView, PageRequest, Status};
 
 /// The user's settings (the defaults until they set theirs).
 pub async fn settings(app: &App, owner: &str) -> Outcome<AlertSettings> {
@@ -41,6 +41,11 @@ pub async fn put_position_settings(
     let Some(position) = app.store.get(owner, id).await? else {
         return Err(UseCaseError::NotFound(format!("no position with id {id}")));
     };
+    if position.status == Status::Closed {
+        return Err(UseCaseError::Conflict(format!(
+            "position {id} is closed: nothing of it is watched any more, so it takes no settings"
+        )));
+    }
     let alerts = &app.alerts.store;
     alerts.put_settings(owner, Some(id), &settings).await?;
     let watched = alerts

@@ -154,6 +154,17 @@ async fn settings_are_written_whole_and_bad_ones_change_nothing() {
     put(&alice, path, &good)
         .await
         .assert_refused(StatusCode::NOT_FOUND, "no position");
+    // A closed one's: 409, nothing of it is watched any more (an open one takes them).
+    let opened = alice.open(json!({})).await;
+    let id = opened["id"].as_str().unwrap().to_string();
+    let own = format!("/positions/{id}/alerts");
+    let reply = put(&alice, &own, &good).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let closed = alice.close(&id).await;
+    assert_eq!(closed.status, StatusCode::OK, "{}", closed.text());
+    put(&alice, &own, &good)
+        .await
+        .assert_refused(StatusCode::CONFLICT, "closed");
     // An endpoint's fields may be left out, never null.
     let made = test_support::wallets::post(
         &alice,
