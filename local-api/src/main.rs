@@ -245,9 +245,7 @@ fn delivered_here(alerts: Alerts, reach: Reach, retry_scale: f64) -> Result<Aler
         ..alerts
     };
     Ok(Alerts {
-        queue: Some(Arc::new(TaskDeliveries {
-            alerts: base.clone(),
-        })),
+        queue: Some(Arc::new(TaskDeliveries::new(base.clone()))),
         ..base
     })
 }

@@ -241,3 +241,66 @@ async fn a_body_past_16_kb_is_cut_to_fit() {
     assert_eq!(sent["id"], event.id.as_str());
     assert_eq!(sent["data"]["truncated"], true);
 }
+
+/// A sender that answers 200 after a while and counts the attempts in flight at once.
+#[derive(Default)]
+struct Slow {
+    now: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+    done: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait]
+impl WebhookSender for Slow {
+    async fn send(&self, _: &str, _: &[(&str, String)], _: &str) -> Sent {
+        use std::sync::atomic::Ordering::SeqCst;
+        let now = self.now.fetch_add(1, SeqCst) + 1;
+        self.most.fetch_max(now, SeqCst);
+        tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        self.now.fetch_sub(1, SeqCst);
+        self.done.fetch_add(1, SeqCst);
+        Sent {
+            status: Some(200),
+            error: None,
+            duration_ms: 30,
+        }
+    }
+}
+
+/// Where no queue runs (local-api), deliveries to one endpoint go at most ten at a time, as
+/// the stack's queue hands its function a batch: 40 queued at once never open 40 connections.
+#[tokio::test]
+async fn local_deliveries_to_one_endpoint_are_bounded() {
+    use shared::alerts::delivery::local::{TaskDeliveries, PER_ENDPOINT};
+    use shared::alerts::DeliveryQueue;
+    let slow = Arc::new(Slow::default());
+    let mut app = App::in_memory();
+    app.alerts.sender = Some(slow.clone());
+    app.alerts.queue = Some(Arc::new(test_support::events::RecordingQueue::default()));
+    let input = EndpointInput {
+        url: Some("https://hooks.example.com/x".into()),
+        ..EndpointInput::default()
+    };
+    let made = webhooks::create(&app, "alice", input).await.unwrap();
+    let event = webhooks::test(&app, "alice", &made.id).await.unwrap();
+    let job = DeliveryJob {
+        owner: "alice".into(),
+        webhook_id: made.id.clone(),
+        event_id: event.id.clone(),
+        attempt: 1,
+    };
+    let local = TaskDeliveries::new(app.alerts.clone());
+    local.enqueue(&vec![job; 40]).await.unwrap();
+    for _ in 0..500 {
+        if slow.done.load(std::sync::atomic::Ordering::SeqCst) == 40 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(slow.done.load(std::sync::atomic::Ordering::SeqCst), 40);
+    let most = slow.most.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(
+        most, PER_ENDPOINT,
+        "at most {PER_ENDPOINT} at once, and that many"
+    );
+}
