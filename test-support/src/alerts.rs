@@ -8,7 +8,7 @@ use serde_json::json;
 use shared::alerts::settings::AlertSettings;
 use shared::alerts::webhooks::{Delivery, Webhook};
 use shared::alerts::{
-    AlertEvent, AlertStore, EventFilter, EventType, Recorded, Watched, UNCOUNTED,
+    AlertEvent, AlertStore, DeliveryJob, EventFilter, EventType, Recorded, Watched, UNCOUNTED,
 };
 use shared::model::{Chain, PageRequest, Protocol};
 
@@ -138,6 +138,26 @@ pub async fn alert_store_keeps_its_contract(store: &dyn AlertStore) {
     assert_eq!(store.count_test(&tester, "wh_2", 7).await.unwrap(), 1);
     assert_eq!(store.count_test(&tester, "wh_1", 8).await.unwrap(), 1);
     assert_eq!(store.count_test(&other, "wh_1", 7).await.unwrap(), 1);
+
+    // The outbox: deliveries the queue refused, kept once each until queued.
+    let job = |event: &str| DeliveryJob {
+        owner: owner.clone(),
+        webhook_id: "wh_1".into(),
+        event_id: event.into(),
+        attempt: 1,
+    };
+    assert!(store.unqueued(10).await.unwrap().is_empty());
+    let kept = [job("evt_a"), job("evt_b")];
+    store.keep_unqueued(&kept).await.unwrap();
+    store.keep_unqueued(&kept[..1]).await.unwrap();
+    let mut waiting = store.unqueued(10).await.unwrap();
+    waiting.sort_by(|a, b| a.event_id.cmp(&b.event_id));
+    assert_eq!(waiting, kept);
+    assert_eq!(store.unqueued(1).await.unwrap().len(), 1);
+    store.queued(&kept[..1]).await.unwrap();
+    assert_eq!(store.unqueued(10).await.unwrap(), [job("evt_b")]);
+    store.queued(&kept[1..]).await.unwrap();
+    assert!(store.unqueued(10).await.unwrap().is_empty());
 
     // Settings: the user's and a position's own, apart.
     assert_eq!(store.settings(&owner, None).await.unwrap(), None);

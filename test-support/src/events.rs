@@ -189,6 +189,23 @@ impl shared::alerts::DeliveryQueue for RecordingQueue {
     }
 }
 
+/// A queue that refuses while `refusing` is set, else records what it is given.
+#[derive(Default)]
+pub struct RefusingQueue {
+    pub refusing: std::sync::atomic::AtomicBool,
+    pub queued: RecordingQueue,
+}
+
+#[async_trait::async_trait]
+impl shared::alerts::DeliveryQueue for RefusingQueue {
+    async fn enqueue(&self, jobs: &[shared::alerts::DeliveryJob]) -> Result<(), String> {
+        if self.refusing.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err("the queue refused the batch".into());
+        }
+        self.queued.enqueue(jobs).await
+    }
+}
+
 /// An SQS client with nowhere to send: for batches whose handling makes no queue call.
 pub fn unreachable_sqs() -> aws_sdk_sqs::Client {
     let config = aws_sdk_sqs::Config::builder()

@@ -1,11 +1,14 @@
 //! `coldstart [--runs N] [--events DIR] BINARY...`: for each binary, against a fake Runtime API
 //! on loopback, the median time from process start to its first
 //! `GET /2018-06-01/runtime/invocation/next` (init), and from the answer to that poll (an
-//! invocation: `DIR/{binary}-success.json` or `-default.json` when one exists, else `{}`) to the function's
+//! invocation: `DIR/{binary}-success.json` or `-default.json` when one exists, else its first
+//! sample event by name, else `{}`) to the function's
 //! `/response` (the first invocation); the init's ratio to the first binary (the baseline); the
 //! size on disk. The functions' table is a fake DynamoDB on loopback answering every read with
-//! nothing, so a first invocation times the function's own first-request work (endpoint
-//! resolution, signing, the catalog's first read), not a network.
+//! nothing (and every other AWS call with `{}`: the queues and the key the stack gives them), so
+//! a first invocation times the function's own first-request work (endpoint resolution,
+//! signing, the catalog's first read), not a network. No chain's RPC parameter is set: the
+//! functions that read chains start as they do where no chain is configured.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -145,6 +148,17 @@ fn start_once(binary: &str, event: &[u8], dynamodb: &str) -> (Duration, Duration
         .env("AWS_SECRET_ACCESS_KEY", "coldstart")
         .env("TABLE_NAME", "coldstart")
         .env("DYNAMODB_ENDPOINT", dynamodb)
+        // The stack's queues and key, every AWS service answered by the same fake.
+        .env("AWS_ENDPOINT_URL", dynamodb)
+        .env(
+            "WEBHOOK_QUEUE_URL",
+            format!("{dynamodb}/000000000000/webhooks"),
+        )
+        .env(
+            "WALLET_QUEUE_URL",
+            format!("{dynamodb}/000000000000/wallets"),
+        )
+        .env("WEBHOOK_KEY_ID", "alias/coldstart")
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -159,6 +173,28 @@ fn start_once(binary: &str, event: &[u8], dynamodb: &str) -> (Duration, Duration
     let _ = child.kill();
     let _ = child.wait();
     (polled - started, answered - polled)
+}
+
+/// The function's sample event from `dir`: its `-success` or `-default` one, else the first of
+/// its own by name (every function has one: `events/`).
+fn sample_event(dir: &std::path::Path, name: &str) -> Option<Vec<u8>> {
+    let preferred = ["success", "default"]
+        .iter()
+        .find_map(|kind| std::fs::read(dir.join(format!("{name}-{kind}.json"))).ok());
+    preferred.or_else(|| {
+        let mut own: Vec<_> = std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|f| {
+                f.strip_prefix(name)
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|rest| rest.ends_with(".json") && !rest.contains("missing-claims"))
+            })
+            .collect();
+        own.sort();
+        std::fs::read(dir.join(own.first()?)).ok()
+    })
 }
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -193,11 +229,7 @@ fn main() {
                 .into_owned();
             let event = events
                 .as_ref()
-                .and_then(|dir| {
-                    ["success", "default"].iter().find_map(|kind| {
-                        std::fs::read(dir.join(format!("{name}-{kind}.json"))).ok()
-                    })
-                })
+                .and_then(|dir| sample_event(dir, &name))
                 .unwrap_or_else(|| b"{}".to_vec());
             (name, event)
         })

@@ -97,6 +97,16 @@ pub trait AlertStore: Send + Sync {
     /// Stops watching a position (closed, or its pool or range changed).
     async fn unwatch(&self, watched: &Watched) -> StoreResult<()>;
 
+    /// Keeps deliveries the queue refused, to be queued by a later run (the outbox): their
+    /// events stay in the feed, so their deliveries must not be lost.
+    async fn keep_unqueued(&self, jobs: &[DeliveryJob]) -> StoreResult<()>;
+
+    /// At most `limit` of the deliveries kept unqueued, the oldest first.
+    async fn unqueued(&self, limit: usize) -> StoreResult<Vec<DeliveryJob>>;
+
+    /// Forgets `jobs` kept unqueued: they are queued now.
+    async fn queued(&self, jobs: &[DeliveryJob]) -> StoreResult<()>;
+
     /// Counts one test of `owner`'s endpoint `webhook` in the UTC minute `minute` (unix
     /// minutes) and answers how many that minute holds now: tests have their own limit, apart
     /// from the events' hourly allowance.

@@ -64,11 +64,35 @@ pub async fn emit(alerts: &Alerts, events: Vec<AlertEvent>) -> Result<usize, Sto
     }
     if let (Some(queue), false) = (&alerts.queue, jobs.is_empty()) {
         if let Err(e) = queue.enqueue(&jobs).await {
-            tracing::error!(cause = %e, jobs = jobs.len(), "deliveries not queued");
+            // Their events are in the feed: their deliveries wait in the outbox for the next
+            // sync to queue them, never lost.
+            tracing::error!(cause = %e, jobs = jobs.len(), "deliveries not queued: kept in the outbox");
+            alerts.store.keep_unqueued(&jobs).await?;
         }
     }
     Ok(new)
 }
+
+/// Deliveries the outbox holds queued again, at most [`OUTBOX_PER_RUN`] a run (each sync's):
+/// how many. One read of the outbox when it is empty.
+pub async fn flush_outbox(alerts: &Alerts) -> Result<usize, StoreError> {
+    let Some(queue) = &alerts.queue else {
+        return Ok(0);
+    };
+    let jobs = alerts.store.unqueued(OUTBOX_PER_RUN).await?;
+    if jobs.is_empty() {
+        return Ok(0);
+    }
+    if let Err(e) = queue.enqueue(&jobs).await {
+        tracing::error!(cause = %e, jobs = jobs.len(), "the outbox's deliveries not queued yet");
+        return Ok(0);
+    }
+    alerts.store.queued(&jobs).await?;
+    Ok(jobs.len())
+}
+
+/// Deliveries one run queues from the outbox at most.
+pub const OUTBOX_PER_RUN: usize = 100;
 
 /// Whether a wallet position's range is watched: while it is open with liquidity.
 pub fn watching(position: &Position) -> bool {

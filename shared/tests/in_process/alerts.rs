@@ -304,3 +304,44 @@ async fn local_deliveries_to_one_endpoint_are_bounded() {
         "at most {PER_ENDPOINT} at once, and that many"
     );
 }
+
+/// A delivery the queue refused is kept in the outbox, never lost while its event is in the
+/// feed, and queued by the next run that can.
+#[tokio::test]
+async fn a_refused_delivery_waits_in_the_outbox_for_the_next_run() {
+    use shared::alerts::{emit, flush_outbox, AlertEvent, EventType};
+    use std::sync::atomic::Ordering::SeqCst;
+    let queue = Arc::new(test_support::events::RefusingQueue::default());
+    let mut app = App::in_memory();
+    app.alerts.queue = Some(queue.clone());
+    let input = EndpointInput {
+        url: Some("https://hooks.example.com/x".into()),
+        ..EndpointInput::default()
+    };
+    let made = webhooks::create(&app, "alice", input).await.unwrap();
+    queue.refusing.store(true, SeqCst);
+    let event = AlertEvent {
+        id: "evt_01JD8Z6C6XK4W5S7R9T2V3M1QA".into(),
+        owner: "alice".into(),
+        event_type: EventType::RangeExited,
+        created_at: chrono::Utc::now(),
+        position_id: Some("P1".into()),
+        chain: None,
+        block: Some(1),
+        sequence: 1,
+        data: json!({}),
+        not_delivered: None,
+    };
+    assert_eq!(emit(&app.alerts, vec![event.clone()]).await.unwrap(), 1);
+    assert!(queue.queued.jobs.lock().unwrap().is_empty());
+    assert_eq!(flush_outbox(&app.alerts).await.unwrap(), 0, "still refused");
+    queue.refusing.store(false, SeqCst);
+    assert_eq!(flush_outbox(&app.alerts).await.unwrap(), 1);
+    let queued = queue.queued.jobs.lock().unwrap().clone();
+    assert_eq!(queued.len(), 1);
+    assert_eq!(
+        (queued[0].webhook_id.as_str(), queued[0].event_id.as_str()),
+        (made.id.as_str(), event.id.as_str())
+    );
+    assert_eq!(flush_outbox(&app.alerts).await.unwrap(), 0, "queued once");
+}

@@ -10,7 +10,7 @@ use crate::application::alert_ports::Alerts;
 use crate::application::app::MarketSync;
 use crate::application::ports::{Market, PositionStore, StoreError};
 use crate::application::settling::{settle_offers, waiting_on};
-use crate::application::watches::{watch_pool, SyncPass, SyncedState};
+use crate::application::watches::{flush_outbox, watch_pool, SyncPass, SyncedState};
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::clock::Clock;
 use crate::domain::fee_ticks::advance_all;
@@ -388,7 +388,16 @@ impl Syncer {
 impl MarketSync for Syncer {
     async fn sync(&self) -> Result<SyncReport, StoreError> {
         let catalog = self.market.catalog().await?;
-        Ok(self.sync_catalog(&catalog).await)
+        let report = self.sync_catalog(&catalog).await;
+        // Deliveries the queue refused earlier are queued again by each sync.
+        if let Some(alerts) = &self.alerts {
+            match flush_outbox(alerts).await {
+                Ok(0) => {}
+                Ok(queued) => tracing::info!(queued, "outbox deliveries queued"),
+                Err(e) => tracing::warn!(cause = %e, "the outbox was not read"),
+            }
+        }
+        Ok(report)
     }
 }
 

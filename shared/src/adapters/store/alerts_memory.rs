@@ -2,7 +2,7 @@
 //! secret as given: for memory and local runs only, never deployed (KMS seals there).
 
 use crate::application::alert_ports::{
-    paged, AlertStore, EventFilter, Recorded, Sealer, Watched, UNCOUNTED,
+    paged, AlertStore, DeliveryJob, EventFilter, Recorded, Sealer, Watched, UNCOUNTED,
 };
 use crate::application::ports::{StoreError, StoreResult};
 use crate::domain::alerts::settings::AlertSettings;
@@ -29,6 +29,8 @@ struct Alerts {
     hourly: HashMap<(Owner, i64), u64>,
     /// Tests per endpoint and minute.
     tests: HashMap<(Owner, String, i64), u64>,
+    /// Deliveries the queue refused, in the order kept.
+    unqueued: Vec<DeliveryJob>,
     webhooks: HashMap<Owner, Vec<Webhook>>,
     deliveries: HashMap<(Owner, String), Vec<Delivery>>,
 }
@@ -108,6 +110,25 @@ impl AlertStore for MemoryAlerts {
         if let Some(pool) = self.write().watched.get_mut(&pool_key(watched)) {
             pool.remove(&entry);
         }
+        Ok(())
+    }
+
+    async fn keep_unqueued(&self, jobs: &[DeliveryJob]) -> StoreResult<()> {
+        let mut alerts = self.write();
+        for job in jobs {
+            if !alerts.unqueued.contains(job) {
+                alerts.unqueued.push(job.clone());
+            }
+        }
+        Ok(())
+    }
+
+    async fn unqueued(&self, limit: usize) -> StoreResult<Vec<DeliveryJob>> {
+        Ok(self.read().unqueued.iter().take(limit).cloned().collect())
+    }
+
+    async fn queued(&self, jobs: &[DeliveryJob]) -> StoreResult<()> {
+        self.write().unqueued.retain(|kept| !jobs.contains(kept));
         Ok(())
     }
 

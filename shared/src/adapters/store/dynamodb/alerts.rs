@@ -16,7 +16,7 @@ use super::keys::{counter_key, s, user_pk, Item};
 use super::metrics::ReadKind;
 use super::store::DynamoDbStore;
 use crate::application::alert_ports::{
-    paged, AlertStore, EventFilter, Recorded, Watched, UNCOUNTED,
+    paged, AlertStore, DeliveryJob, EventFilter, Recorded, Watched, UNCOUNTED,
 };
 use crate::application::ports::{StoreError, StoreResult};
 use crate::domain::alerts::settings::AlertSettings;
@@ -73,6 +73,14 @@ fn webhook_key(owner: &str, id: &str) -> Item {
 
 fn deliveries_pk(owner: &str, webhook: &str) -> String {
     format!("DLV#{webhook}#{owner}")
+}
+
+/// Deliveries the queue refused (rare): one partition, an item each.
+const OUTBOX_PK: &str = "OUTBOX";
+
+fn outbox_key(job: &DeliveryJob) -> Item {
+    let sk = format!("{}#{}#{}", job.owner, job.webhook_id, job.event_id);
+    key(OUTBOX_PK.to_string(), sk)
 }
 
 fn json<T: Serialize>(value: &T) -> StoreResult<AttributeValue> {
@@ -202,6 +210,37 @@ impl AlertStore for DynamoDbStore {
             .send()
             .await
             .map_err(classify)?;
+        Ok(())
+    }
+
+    async fn keep_unqueued(&self, jobs: &[DeliveryJob]) -> StoreResult<()> {
+        // Kept as long as their events stay in the feed.
+        let expires = Utc::now() + chrono::Duration::days(30);
+        for job in jobs {
+            self.put_plain(with_body(outbox_key(job), json(job)?, Some(expires)))
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn unqueued(&self, limit: usize) -> StoreResult<Vec<DeliveryJob>> {
+        let pk = OUTBOX_PK.to_string();
+        let items = self
+            .query_items(pk, None, false, limit as u64, ReadKind::PositionItems)
+            .await?;
+        items.iter().map(parse).collect()
+    }
+
+    async fn queued(&self, jobs: &[DeliveryJob]) -> StoreResult<()> {
+        for job in jobs {
+            self.client
+                .delete_item()
+                .table_name(&self.table)
+                .set_key(Some(outbox_key(job)))
+                .send()
+                .await
+                .map_err(classify)?;
+        }
         Ok(())
     }
 
