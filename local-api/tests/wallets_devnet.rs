@@ -331,7 +331,9 @@ async fn a_pool_outside_the_catalog_has_one_price(store_args: &[&str]) {
     let token = devnet
         .mint_to(&wallet, (-6000, 6000), Some(&own), "1000000000000000")
         .await;
-    let server = world::local_api(&devnet, &devnet.rpc, store_args).await;
+    let mut args = vec!["--stale-after", "2"];
+    args.extend_from_slice(store_args);
+    let server = world::local_api(&devnet, &devnet.rpc, &args).await;
     let alice = world::user(&server, "alice").await;
     let ops = world::operator(&server).await;
     devnet.link_account(&alice, &wallet).await;
@@ -372,6 +374,17 @@ async fn a_pool_outside_the_catalog_has_one_price(store_args: &[&str]) {
         "{view} {pool}"
     );
     assert_view_is_the_chains(&devnet, &view).await;
+
+    // Its pool not read again for longer than the freshness allows: stale, its age its
+    // `refreshedAt`; fresh again at the next sync.
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let aged = listed(&alice).await[&token].clone();
+    assert_eq!(aged["stale"], true, "{aged}");
+    assert_eq!(aged["refreshedAt"], view["refreshedAt"], "{aged}");
+    // A new block to read (a devnet mines only when sent something).
+    devnet.advance_time(1).await;
+    world::sync(&ops).await;
+    assert_eq!(listed(&alice).await[&token]["stale"], false);
 }
 
 test_support::on_both_stores!(one_price_outside_the_catalog => a_pool_outside_the_catalog_has_one_price);

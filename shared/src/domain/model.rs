@@ -518,7 +518,8 @@ pub struct WalletPositionView {
     pub close_reason: Option<String>,
     /// Why the wallet's last read did not take this position; `null` when it did.
     pub read_error: Option<String>,
-    /// Whether its figures are older than the wallet's last read (`readError` says why).
+    /// Whether its figures are older than the wallet's last read (`readError` says why), or
+    /// its pool's state older than the market's freshness allows (`refreshedAt` says how old).
     pub stale: bool,
     /// When a close requested through the API was mined (the block's time).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -502,9 +502,17 @@ pub fn entry(
     now: DateTime<Utc>,
 ) -> Result<PositionEntry, ValuationError> {
     match (&position.holding, &position.order) {
-        (Some(holding), _) => Ok(PositionEntry::Wallet(Box::new(
-            holding_view(position, holding, catalog).0,
-        ))),
+        (Some(holding), _) => {
+            let mut view = holding_view(position, holding, catalog).0;
+            // Its pool not read again for longer than the market's freshness allows (a read
+            // that failed): its figures are as old as its `refreshedAt` says (decision 63).
+            let pool = catalog.find(position.chain, position.protocol, &position.pool);
+            let pool_stale = pool.is_some_and(|p| {
+                p.state.is_some() && catalog.freshness.is_stale(p.state.as_ref(), now)
+            });
+            view.stale |= view.status == Status::Active && pool_stale;
+            Ok(PositionEntry::Wallet(Box::new(view)))
+        }
         (None, Some(order)) => Ok(with_open_order(
             position_entry(position, catalog, now)?,
             order,
