@@ -282,19 +282,30 @@ async fn range_and_position_events(store: &[&str]) {
 
 on_both_stores!(range_and_position_events => range_and_position_events);
 
-/// Unlinking a wallet ends every watch of its positions: a deep exit after the unlink makes no
-/// event in the user's feed; linked again, its position is watched anew and its return told.
-async fn unlinked_wallets_are_not_watched(store: &[&str]) {
+/// A devnet where a funded wallet holds one position 600 ticks either side of the price,
+/// linked by alice on local-api (`store`) with the alert `settings` (`feeThresholdUsd` as
+/// given), and a first synced state seen: the world of the scenarios below.
+struct Watching {
+    devnet: Devnet,
+    wallet: String,
+    token: String,
+    upper: i32,
+    alice: TestClient,
+    ops: TestClient,
+    _server: test_support::local_api::LocalApi,
+}
+
+async fn watching(store: &[&str], fee_threshold: Value) -> Watching {
     let devnet = Devnet::up(3000).await;
     let wallet = devnet.funded_account(1).await;
     let (lower, upper) = devnet.range_around(600).await;
-    devnet
+    let token = devnet
         .mint_to(&wallet, (lower, upper), None, "10000000000000000000")
         .await;
     let server = local_api(&devnet, &devnet.rpc, store).await;
     let (alice, ops) = (user(&server, "alice").await, operator(&server).await);
     devnet.link_account(&alice, &wallet).await;
-    let settings = json!({"types": TYPES, "approachPercent": 10, "feeThresholdUsd": null, "cooldownMinutes": 0});
+    let settings = json!({"types": TYPES, "approachPercent": 10, "feeThresholdUsd": fee_threshold, "cooldownMinutes": 0});
     let headers = [("content-type", "application/json")];
     let body = settings.to_string();
     let reply = alice
@@ -302,6 +313,30 @@ async fn unlinked_wallets_are_not_watched(store: &[&str]) {
         .await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     sync_at_next_block(&devnet, &ops).await;
+    Watching {
+        devnet,
+        wallet,
+        token,
+        upper,
+        alice,
+        ops,
+        _server: server,
+    }
+}
+
+/// Unlinking a wallet ends every watch of its positions: a deep exit after the unlink makes no
+/// event in the user's feed; linked again, its position is watched anew and its return told.
+async fn unlinked_wallets_are_not_watched(store: &[&str]) {
+    // `_server` bound: local-api runs to the scenario's end.
+    let Watching {
+        devnet,
+        wallet,
+        upper,
+        alice,
+        ops,
+        _server,
+        ..
+    } = watching(store, Value::Null).await;
     let path = format!("/wallets/ethereum/{wallet}");
     let reply = alice.send(Method::DELETE, &path, &[], b"").await;
     assert_eq!(reply.status, StatusCode::NO_CONTENT, "{}", reply.text());
@@ -353,23 +388,15 @@ async fn churn(devnet: &Devnet, times: usize) {
 /// A collect arms the fee threshold again at once: fees passing it again before any synced
 /// state saw them under it are told again.
 async fn a_collect_arms_the_fee_threshold_again(store: &[&str]) {
-    let devnet = Devnet::up(3000).await;
-    let wallet = devnet.funded_account(1).await;
-    let range = devnet.range_around(600).await;
-    let token = devnet
-        .mint_to(&wallet, range, None, "10000000000000000000")
-        .await;
-    let server = local_api(&devnet, &devnet.rpc, store).await;
-    let (alice, ops) = (user(&server, "alice").await, operator(&server).await);
-    devnet.link_account(&alice, &wallet).await;
-    let settings = json!({"types": TYPES, "approachPercent": 10, "feeThresholdUsd": "0.01", "cooldownMinutes": 0});
-    let headers = [("content-type", "application/json")];
-    let body = settings.to_string();
-    let reply = alice
-        .send(Method::PUT, "/alerts", &headers, body.as_bytes())
-        .await;
-    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
-    sync_at_next_block(&devnet, &ops).await;
+    let Watching {
+        devnet,
+        wallet,
+        token,
+        alice,
+        ops,
+        _server,
+        ..
+    } = watching(store, json!("0.01")).await;
     churn(&devnet, 3).await;
     sync_at_next_block(&devnet, &ops).await;
     sync_at_next_block(&devnet, &ops).await;

@@ -50,17 +50,27 @@ fn secret_bytes(secret: &str) -> Vec<u8> {
         .unwrap()
 }
 
-#[tokio::test]
-async fn a_rotated_secret_signs_beside_the_new_one_for_24_hours_only() {
-    let kept = Arc::new(Kept::default());
+/// The embedded app with `sender` and `queue` for its alerts, and alice's endpoint on it.
+async fn with_endpoint(
+    sender: Option<Arc<dyn WebhookSender>>,
+    queue: Option<Arc<dyn shared::alerts::DeliveryQueue>>,
+) -> (App, shared::alerts::webhooks::WebhookView) {
     let mut app = App::in_memory();
-    app.alerts.sender = Some(kept.clone());
-    app.alerts.queue = Some(Arc::new(test_support::events::RecordingQueue::default()));
+    app.alerts.sender = sender;
+    app.alerts.queue = queue;
     let input = EndpointInput {
         url: Some("https://hooks.example.com/x".into()),
         ..EndpointInput::default()
     };
     let made = webhooks::create(&app, "alice", input).await.unwrap();
+    (app, made)
+}
+
+#[tokio::test]
+async fn a_rotated_secret_signs_beside_the_new_one_for_24_hours_only() {
+    let kept = Arc::new(Kept::default());
+    let queue = Arc::new(test_support::events::RecordingQueue::default());
+    let (app, made) = with_endpoint(Some(kept.clone()), Some(queue)).await;
     let old = secret_bytes(made.secret.as_ref().unwrap());
     let rotated = webhooks::rotate(&app, "alice", &made.id).await.unwrap();
     let new = secret_bytes(rotated.secret.as_ref().unwrap());
@@ -211,13 +221,7 @@ async fn settings_are_written_whole_and_bad_ones_change_nothing() {
 #[tokio::test]
 async fn a_body_past_16_kb_is_cut_to_fit() {
     let kept = Arc::new(Kept::default());
-    let mut app = App::in_memory();
-    app.alerts.sender = Some(kept.clone());
-    let input = EndpointInput {
-        url: Some("https://hooks.example.com/x".into()),
-        ..EndpointInput::default()
-    };
-    let made = webhooks::create(&app, "alice", input).await.unwrap();
+    let (app, made) = with_endpoint(Some(kept.clone()), None).await;
     let mut event = shared::alerts::test_event("alice", "big", chrono::Utc::now());
     event.data = json!({"padding": "x".repeat(20_000)});
     let expires = chrono::Utc::now() + chrono::Duration::days(1);
@@ -274,14 +278,8 @@ async fn local_deliveries_to_one_endpoint_are_bounded() {
     use shared::alerts::delivery::local::{TaskDeliveries, PER_ENDPOINT};
     use shared::alerts::DeliveryQueue;
     let slow = Arc::new(Slow::default());
-    let mut app = App::in_memory();
-    app.alerts.sender = Some(slow.clone());
-    app.alerts.queue = Some(Arc::new(test_support::events::RecordingQueue::default()));
-    let input = EndpointInput {
-        url: Some("https://hooks.example.com/x".into()),
-        ..EndpointInput::default()
-    };
-    let made = webhooks::create(&app, "alice", input).await.unwrap();
+    let queue = Arc::new(test_support::events::RecordingQueue::default());
+    let (app, made) = with_endpoint(Some(slow.clone()), Some(queue)).await;
     let event = webhooks::test(&app, "alice", &made.id).await.unwrap();
     let job = DeliveryJob {
         owner: "alice".into(),
@@ -312,13 +310,7 @@ async fn a_refused_delivery_waits_in_the_outbox_for_the_next_run() {
     use shared::alerts::{emit, flush_outbox, AlertEvent, EventType};
     use std::sync::atomic::Ordering::SeqCst;
     let queue = Arc::new(test_support::events::RefusingQueue::default());
-    let mut app = App::in_memory();
-    app.alerts.queue = Some(queue.clone());
-    let input = EndpointInput {
-        url: Some("https://hooks.example.com/x".into()),
-        ..EndpointInput::default()
-    };
-    let made = webhooks::create(&app, "alice", input).await.unwrap();
+    let (app, made) = with_endpoint(None, Some(queue.clone())).await;
     queue.refusing.store(true, SeqCst);
     let event = AlertEvent {
         id: "evt_01JD8Z6C6XK4W5S7R9T2V3M1QA".into(),
