@@ -44,8 +44,10 @@ pub async fn burned(
     let owners = match owners_of(rpc, &tokens, block).await {
         Ok(owners) => owners,
         Err(e) => {
+            // None told apart: all close as transferred, as before.
             tracing::warn!(cause = %e, "owners of positions gone from a wallet not read");
-            vec![Some(String::new()); missing.len()]
+            stored.extend(missing);
+            return Vec::new();
         }
     };
     let (burned, transferred): (Vec<_>, Vec<_>) = missing

@@ -134,9 +134,19 @@ impl WalletReader {
             .iter()
             .filter(|d| d.position_manager.is_some())
             .count();
-        if readable > 0 && holdings.failed.len() >= readable {
+        let failed: Vec<DeploymentError> = holdings
+            .failed
+            .drain(..)
+            .map(|f| DeploymentError {
+                protocol: f.protocol,
+                position_manager: f.manager,
+                contract: f.contract,
+                reason: f.reason,
+            })
+            .collect();
+        if readable > 0 && failed.len() >= readable {
             // Nothing answered: the read failed whole (its positions keep their last read).
-            let each: Vec<String> = holdings.failed.iter().map(failure_text).collect();
+            let each: Vec<String> = failed.iter().map(DeploymentError::describe).collect();
             return Err(each.join("; "));
         }
         let key = |manager: &str, token: U256| format!("{chain}#{manager}#{token}");
@@ -154,25 +164,9 @@ impl WalletReader {
                 .into_iter()
                 .map(|u| (key(&u.manager, u.token_id), u.reason))
                 .collect(),
-            failed: holdings
-                .failed
-                .into_iter()
-                .map(|f| DeploymentError {
-                    protocol: f.protocol,
-                    position_manager: f.manager,
-                    contract: f.contract,
-                    reason: f.reason,
-                })
-                .collect(),
+            failed,
         })
     }
-}
-
-fn failure_text(f: &FailedDeployment) -> String {
-    format!(
-        "{} at {}: {} ({})",
-        f.protocol, f.manager, f.reason, f.contract
-    )
 }
 
 /// What one read of a wallet found, at one block or slot.
@@ -196,8 +190,8 @@ impl WalletRead {
         let mut said = Vec::new();
         for f in &self.failed {
             said.push(format!(
-                "{} at {} could not be read ({}: {}): its positions keep their last read",
-                f.protocol, f.position_manager, f.contract, f.reason
+                "{}: its positions keep their last read",
+                f.describe()
             ));
         }
         if !self.unread.is_empty() {
@@ -494,8 +488,8 @@ impl WalletRefresh for WalletReader {
                 .find(|f| f.position_manager.eq_ignore_ascii_case(manager))
                 .map(|f| {
                     format!(
-                        "{} at {} could not be read ({}: {}): these are the figures of its last good read",
-                        f.protocol, f.position_manager, f.contract, f.reason
+                        "{}: these are the figures of its last good read",
+                        f.describe()
                     )
                 })
         };
@@ -555,10 +549,7 @@ impl WalletRefresh for WalletReader {
         };
         // A failed deployment is read again by the syncs' retries until it answers.
         let stopped = stopped.or_else(|| {
-            let each: Vec<String> = failed
-                .iter()
-                .map(|f| format!("{} at {}: {}", f.protocol, f.position_manager, f.reason))
-                .collect();
+            let each: Vec<String> = failed.iter().map(DeploymentError::describe).collect();
             (!each.is_empty()).then(|| format!("deployments not read: {}", each.join("; ")))
         });
         Ok(Refreshed {

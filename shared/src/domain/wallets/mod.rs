@@ -51,6 +51,17 @@ pub struct DeploymentError {
     pub reason: String,
 }
 
+impl DeploymentError {
+    /// The failure in one line, as the wallet's `refreshError`, its positions' `readError` and
+    /// its retry say it.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} at {} could not be read ({}: {})",
+            self.protocol, self.position_manager, self.contract, self.reason
+        )
+    }
+}
+
 /// How far a chain's position-manager events were followed (decision 45): the last
 /// block scanned, by number and hash (a later scan that finds another block there saw a
 /// reorg), when, and the wallets events touched in the last blocks (read again when a reorg
