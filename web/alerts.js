@@ -17,6 +17,7 @@ const LABELS = {
   "position.transferred": "transferred",
   "position.staked": "staked",
   "position.unstaked": "unstaked",
+  "position.event.retracted": "taken back (reorg)",
   "webhook.test": "webhook test",
 };
 
@@ -25,6 +26,7 @@ function details(e) {
   const d = e.data ?? {};
   if (d.tick !== undefined) return `tick ${d.tick} (range ${d.tickLower} – ${d.tickUpper})${d.price ? `, price ${d.price}` : ""}`;
   if (d.feesUnclaimedUsd) return `$${d.feesUnclaimedUsd} unclaimed (threshold $${d.thresholdUsd})`;
+  if (d.retractedEventId) return `${LABELS[d.retractedType] ?? d.retractedType} ${d.transaction ?? ""} taken back`;
   if (d.amounts) return `${d.amounts.join(" / ")} base units${d.liquidityDelta ? `, liquidity ${d.liquidityDelta}` : ""}`;
   return d.transaction ?? d.message ?? "";
 }
@@ -43,6 +45,10 @@ function row(e, withPosition) {
     tr.append(td);
   }
   if (e.notDelivered) tr.title = e.notDelivered;
+  if (e.retractedBy) {
+    tr.classList.add("retracted");
+    tr.title = "taken back: a reorg replaced its block";
+  }
   return tr;
 }
 

@@ -423,3 +423,71 @@ async fn a_collect_arms_the_fee_threshold_again(store: &[&str]) {
 }
 
 on_both_stores!(fee_threshold_after_a_collect => a_collect_arms_the_fee_threshold_again);
+
+/// A reorg deeper than the confirmations replaces the block of a withdrawal that was told: the
+/// next sync marks its event retracted in the feed and tells a `position.event.retracted`
+/// naming it, signed, to the endpoint that wanted the withdrawal's type (only that type is
+/// subscribed); the syncs after it tell nothing again.
+async fn a_reorg_retracts_what_it_replaced(store: &[&str]) {
+    let mut args = vec!["--webhooks-http-loopback", "allow"];
+    args.extend_from_slice(store);
+    let Watching {
+        devnet,
+        wallet,
+        token,
+        alice,
+        ops,
+        _server,
+        ..
+    } = watching(&args, Value::Null).await;
+    let receiver = Receiver::start(Vec::new()).await;
+    let subscribed = json!({"url": receiver.url, "eventTypes": ["position.liquidity.changed"]});
+    let hook = post(&alice, "/webhooks", &subscribed).await;
+    assert_eq!(hook.status, StatusCode::CREATED, "{}", hook.text());
+    let secret = text(&hook.json["secret"]);
+
+    let snapshot = devnet.rpc("evm_snapshot", json!([])).await;
+    devnet.withdraw(&wallet, &token, Some("1000")).await;
+    sync_at_next_block(&devnet, &ops).await;
+    let told = feed(&alice).await;
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0]["type"], "position.liquidity.changed");
+    let withdrawal = text(&told[0]["id"]);
+    assert_eq!(receiver.wait_for(1).await[0].id(), withdrawal);
+
+    devnet.rpc("evm_revert", json!([snapshot])).await;
+    for _ in 0..3 {
+        devnet.rpc("evm_mine", json!([])).await;
+    }
+    sync(&ops).await;
+    sync_at_next_block(&devnet, &ops).await;
+    let events = feed(&alice).await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    let (taken_back, retraction) = (&events[0], &events[1]);
+    assert_eq!(retraction["type"], "position.event.retracted", "{events:?}");
+    assert_eq!(text(&taken_back["id"]), withdrawal);
+    assert_eq!(taken_back["retractedBy"], retraction["id"], "{events:?}");
+    assert_eq!(text(&retraction["data"]["retractedEventId"]), withdrawal);
+    assert_eq!(
+        retraction["data"]["retractedType"],
+        "position.liquidity.changed"
+    );
+    assert_eq!(
+        retraction["data"]["transaction"],
+        told[0]["data"]["transaction"]
+    );
+    assert_eq!(retraction["positionId"], told[0]["positionId"]);
+    let got = receiver.wait_for(2).await;
+    assert_eq!(got[1].id(), text(&retraction["id"]));
+    assert_eq!(got[1].json()["data"]["retractedEventId"], withdrawal);
+    assert!(got[1].signed_by(&secret));
+
+    // Told once: later syncs find nothing replaced.
+    sync_at_next_block(&devnet, &ops).await;
+    sync_at_next_block(&devnet, &ops).await;
+    assert_eq!(feed(&alice).await.len(), 2);
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(receiver.got().len(), 2);
+}
+
+on_both_stores!(reorg_retractions => a_reorg_retracts_what_it_replaced);

@@ -1,7 +1,7 @@
 //! The contract every alert store keeps (memory and DynamoDB): an event recorded once by its
 //! id, the feed newest first with its filters and exact totals, the hourly allowance, the
 //! settings, the watches per pool, at most five endpoints, an endpoint changed only over what
-//! is stored, and the attempts' log.
+//! is stored, and the attempts' log; an event taken back once, in the feed too.
 
 use chrono::{Duration, TimeZone, Utc};
 use serde_json::json;
@@ -24,6 +24,7 @@ fn event(owner: &str, id: &str, position: &str, event_type: EventType, minute: i
         sequence: 100 + minute as u64,
         data: json!({"tick": minute}),
         not_delivered: None,
+        retracted_by: None,
     }
 }
 
@@ -111,6 +112,33 @@ pub async fn alert_store_keeps_its_contract(store: &dyn AlertStore) {
     );
     let kept = store.event(&owner, "evt_d").await.unwrap().unwrap();
     assert!(kept.not_delivered.unwrap().contains("3 events an hour"));
+
+    // Taken back once, in the feed too, by the retraction named; another owner's, or one
+    // unknown, not at all.
+    let was = store.retract_event(&owner, "evt_b", "evt_r").await.unwrap();
+    assert_eq!(was.as_ref().map(|e| e.retracted_by.clone()), Some(None));
+    assert_eq!(was.map(|e| e.id), Some("evt_b".to_string()));
+    let marked = store.event(&owner, "evt_b").await.unwrap().unwrap();
+    assert_eq!(marked.retracted_by.as_deref(), Some("evt_r"));
+    let listed = store.events(&owner, &EventFilter::default(), page).await;
+    let listed = listed.unwrap().0;
+    let in_feed = listed.iter().find(|e| e.id == "evt_b").unwrap();
+    assert_eq!(in_feed.retracted_by.as_deref(), Some("evt_r"));
+    assert_eq!(
+        listed.iter().filter(|e| e.retracted_by.is_some()).count(),
+        1
+    );
+    let again = store.retract_event(&owner, "evt_b", "evt_s").await.unwrap();
+    assert_eq!(again, None);
+    assert_eq!(
+        store.retract_event(&other, "evt_a", "evt_r").await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store.retract_event(&owner, "evt_z", "evt_r").await.unwrap(),
+        None
+    );
+    assert_eq!(store.event(&owner, "evt_a").await.unwrap(), Some(a.clone()));
 
     // A webhook test is outside the hourly allowance (never counted, never over it); tests are
     // counted apart, per endpoint and minute.

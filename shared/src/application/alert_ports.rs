@@ -133,6 +133,16 @@ pub trait AlertStore: Send + Sync {
     /// One of the user's events by id.
     async fn event(&self, owner: &str, id: &str) -> StoreResult<Option<AlertEvent>>;
 
+    /// Marks the user's event `id` taken back by the retraction `by`, in the feed too: the
+    /// event as it was, or `None` when there is none or it was taken back already (a
+    /// conditional write: overlapping syncs retract it once).
+    async fn retract_event(
+        &self,
+        owner: &str,
+        id: &str,
+        by: &str,
+    ) -> StoreResult<Option<AlertEvent>>;
+
     /// Adds an endpoint if the user has fewer than `max`; `Conflict` otherwise.
     async fn insert_webhook(&self, webhook: &Webhook, max: usize) -> StoreResult<()>;
 

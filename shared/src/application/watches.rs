@@ -10,7 +10,7 @@ use crate::domain::alerts::range::{
 };
 use crate::domain::alerts::settings::AlertSettings;
 use crate::domain::alerts::{
-    event_id, from_history, sequence, AlertEvent, Cause, EventType, Subject, FEED_DAYS,
+    event_id, from_history, retraction, sequence, AlertEvent, Cause, EventType, Subject, FEED_DAYS,
 };
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::history::{EventKind, PositionEvent};
@@ -53,7 +53,7 @@ pub async fn emit(alerts: &Alerts, events: Vec<AlertEvent>) -> Result<usize, Sto
         jobs.extend(
             hooks
                 .iter()
-                .filter(|h| h.disabled_reason.is_none() && h.wants(event.event_type))
+                .filter(|h| h.disabled_reason.is_none() && h.wants_event(&event))
                 .map(|h| DeliveryJob {
                     owner: event.owner.clone(),
                     webhook_id: h.id.clone(),
@@ -313,6 +313,7 @@ fn fee_event(
             "thresholdUsd": threshold.normalized().to_plain_string(),
         }),
         not_delivered: None,
+        retracted_by: None,
     }
 }
 
@@ -361,6 +362,7 @@ fn range_event(
         sequence: sequence(state.block, None),
         data,
         not_delivered: None,
+        retracted_by: None,
     }
 }
 
@@ -377,6 +379,7 @@ pub fn test_event(owner: &str, request: &str, now: DateTime<Utc>) -> AlertEvent 
         sequence: 0,
         data: json!({"message": "a test event, sent on request"}),
         not_delivered: None,
+        retracted_by: None,
     }
 }
 
@@ -390,13 +393,7 @@ pub async fn emit_history(
     now: DateTime<Utc>,
 ) -> Result<usize, StoreError> {
     let holding = position.holding.as_deref();
-    let symbols = holding.map(|h| [h.tokens[0].symbol.as_str(), h.tokens[1].symbol.as_str()]);
-    let subject = Subject {
-        owner: &position.owner,
-        position_id: &position.id,
-        chain: position.chain,
-        symbols,
-    };
+    let subject = subject_of(position);
     if events.iter().any(|e| e.kind == EventKind::Collect) {
         arm_fees_again(alerts, position).await?;
     }
@@ -407,6 +404,51 @@ pub async fn emit_history(
         .filter_map(|e| from_history(&subject, e, now))
         .collect();
     tell(alerts, position, made).await
+}
+
+fn subject_of(position: &Position) -> Subject<'_> {
+    let holding = position.holding.as_deref();
+    Subject {
+        owner: &position.owner,
+        position_id: &position.id,
+        chain: position.chain,
+        symbols: holding.map(|h| [h.tokens[0].symbol.as_str(), h.tokens[1].symbol.as_str()]),
+    }
+}
+
+/// Events of `position` whose blocks a reorg replaced (`gone`) and that the canonical chain's
+/// read (`found_again`) does not hold again: each one told is marked retracted in the feed and
+/// a `position.event.retracted` event naming it is told (to every endpoint that was told it,
+/// whatever the settings say now). Answers how many were retracted. One read per event told,
+/// and one transaction of two writes per event taken back.
+pub async fn retract_history(
+    alerts: &Alerts,
+    position: &Position,
+    gone: &[PositionEvent],
+    found_again: &[PositionEvent],
+    now: DateTime<Utc>,
+) -> Result<usize, StoreError> {
+    let subject = subject_of(position);
+    let again: Vec<String> = found_again
+        .iter()
+        .filter_map(|e| from_history(&subject, e, now))
+        .map(|e| e.id)
+        .collect();
+    let mut retractions = Vec::new();
+    for told in gone.iter().filter_map(|e| from_history(&subject, e, now)) {
+        if again.contains(&told.id) {
+            continue;
+        }
+        let by = retraction(&told, now).id;
+        if let Some(was) = alerts
+            .store
+            .retract_event(&told.owner, &told.id, &by)
+            .await?
+        {
+            retractions.push(retraction(&was, now));
+        }
+    }
+    emit(alerts, retractions).await
 }
 
 /// A collect took the position's unclaimed fees: its fee threshold is armed again at once, so
@@ -453,6 +495,7 @@ pub async fn emit_withdrawn(
         sequence: sequence(height, None),
         data: json!({"reason": WITHDRAWN, "pool": position.pool}),
         not_delivered: None,
+        retracted_by: None,
     };
     tell(alerts, position, vec![closed]).await
 }

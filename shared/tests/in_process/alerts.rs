@@ -1,6 +1,6 @@
 //! Alerts in process (decision 61): the settings as a client writes them (bad input changes
-//! nothing), the feed's filters, a rotation's overlap ending after 24 hours, and a body past
-//! 16 KB cut to fit.
+//! nothing), the feed's filters, a rotation's overlap ending after 24 hours, a body past 16 KB
+//! cut to fit, and what a reorg's retraction takes back.
 
 use async_trait::async_trait;
 use base64::Engine;
@@ -323,6 +323,7 @@ async fn a_refused_delivery_waits_in_the_outbox_for_the_next_run() {
         sequence: 1,
         data: json!({}),
         not_delivered: None,
+        retracted_by: None,
     };
     assert_eq!(emit(&app.alerts, vec![event.clone()]).await.unwrap(), 1);
     assert!(queue.queued.jobs.lock().unwrap().is_empty());
@@ -336,4 +337,56 @@ async fn a_refused_delivery_waits_in_the_outbox_for_the_next_run() {
         (made.id.as_str(), event.id.as_str())
     );
     assert_eq!(flush_outbox(&app.alerts).await.unwrap(), 0, "queued once");
+}
+
+/// Of the told events a reorg replaced, only those the canonical chain does not hold again are
+/// retracted (a transaction included again in another block keeps its event), each once.
+#[tokio::test]
+async fn a_transaction_included_again_is_not_retracted() {
+    use shared::alerts::{emit_history, retract_history, EventFilter, EventType};
+    use shared::history::{EventKind, PositionEvent};
+    use shared::model::{Chain, PageRequest, Status};
+    let app = App::in_memory();
+    let position = test_support::fixtures::position("alice", Status::Active, Chain::Base, 1);
+    let withdrawal = |tx: u64, block: u64| PositionEvent {
+        kind: EventKind::Withdraw,
+        block,
+        block_hash: format!("0x{block:064x}"),
+        transaction: format!("0x{tx:064x}"),
+        log_index: 0,
+        liquidity: 10,
+        amounts: [1u64.try_into().unwrap(), 2u64.try_into().unwrap()],
+        from: None,
+        to: None,
+        timestamp: None,
+        reward: None,
+        paid: None,
+        prices: [None, None],
+        priced: None,
+    };
+    let now = chrono::Utc::now();
+    let (again, gone) = (withdrawal(1, 10), withdrawal(2, 11));
+    let replaced = [again, gone];
+    let told = emit_history(&app.alerts, &position, &replaced, now);
+    assert_eq!(told.await.unwrap(), 2);
+    let included_again = [withdrawal(1, 12)];
+    let retract = || retract_history(&app.alerts, &position, &replaced, &included_again, now);
+    assert_eq!(retract().await.unwrap(), 1);
+    assert_eq!(retract().await.unwrap(), 0, "once");
+    let page = PageRequest {
+        offset: 0,
+        limit: 10,
+    };
+    let all = EventFilter::default();
+    let (feed, _) = app.alerts.store.events("alice", &all, page).await.unwrap();
+    let retraction = feed
+        .iter()
+        .find(|e| e.event_type == EventType::Retracted)
+        .unwrap();
+    let marked: Vec<_> = feed.iter().filter(|e| e.retracted_by.is_some()).collect();
+    assert_eq!(marked.len(), 1, "{feed:?}");
+    assert_eq!(marked[0].retracted_by.as_ref(), Some(&retraction.id));
+    assert_eq!(retraction.data["retractedEventId"], marked[0].id.as_str());
+    assert_eq!(retraction.data["transaction"], format!("0x{:064x}", 2));
+    assert_eq!(feed.len(), 3);
 }

@@ -14,7 +14,7 @@ use super::scan::REORG_WINDOW;
 use super::v4_wallets::{owed_at, value_modifications};
 use crate::application::alert_ports::Alerts;
 use crate::application::ports::{HistoryStore, PositionStore, StoreError};
-use crate::application::watches::emit_history;
+use crate::application::watches::{emit_history, retract_history};
 use crate::domain::catalog::{Catalog, Deployment, Pool};
 use crate::domain::history::{
     count_start, mark_staking, summarize, Arrival, EventKind, HistoryProgress, HistorySummary,
@@ -71,6 +71,13 @@ struct AtBlock {
 /// the block's state.
 type Blocks = HashMap<(u64, String), Option<AtBlock>>;
 
+/// What a reorg replaced in a stored history: the progress back to before its first replaced
+/// block, and the events taken back.
+struct Replaced {
+    back: HistoryProgress,
+    gone: Vec<PositionEvent>,
+}
+
 /// What a position's events are valued for: its tokens (protocol order) and its pool.
 struct Subject {
     tokens: [String; 2],
@@ -119,14 +126,12 @@ impl HistoryReader<'_> {
         };
         let (owner, id) = (&position.owner, &position.id);
         let stored = self.history.history_progress(owner, id).await?;
-        let progress = match stored {
-            Some(stored) => match self.take_back_replaced(owner, id, stored, head).await {
-                Err(StoreError::Conflict) => return Ok((0, None)),
-                other => Some(other?),
-            },
+        let replaced = match &stored {
+            Some(stored) => self.replaced(owner, id, stored, head).await?,
             None => None,
         };
-        let rewound = progress != stored;
+        let progress = replaced.as_ref().map(|r| r.back).or(stored);
+        let rewound = replaced.is_some();
         let from = match progress {
             Some(p) => p.through.saturating_add(1),
             // A new history starts at the mint where one call finds it.
@@ -145,6 +150,10 @@ impl HistoryReader<'_> {
         });
         let mut stopped = None;
         let mut added = 0;
+        // A reorg to a shorter chain: its blocks are taken back when the chain is past them.
+        if replaced.is_some() && from > head.number {
+            return Ok((0, None));
+        }
         if from <= head.number {
             let v4 = self.v4_contracts(&holding.manager);
             let source = Source {
@@ -170,6 +179,28 @@ impl HistoryReader<'_> {
             let mut events = read.events;
             if let Some(farm) = self.farm(&holding.manager) {
                 mark_staking(&mut events, farm, &holding.wallet);
+            }
+            if let (Some(replaced), Some(stored)) = (&replaced, &stored) {
+                // Taken back only once the canonical stretch is read whole: its events are
+                // what the replaced ones are checked against (a transaction included again
+                // is no retraction); until then the next syncs find the same replacement.
+                if read.through < head.number {
+                    return Ok((
+                        0,
+                        stopped.or_else(|| Some("a reorg's blocks are read".into())),
+                    ));
+                }
+                let now = chrono::Utc::now();
+                retract_history(self.alerts, position, &replaced.gone, &events, now).await?;
+                let (from, back) = (replaced.back.through + 1, &replaced.back);
+                match self
+                    .history
+                    .rewind_history(owner, id, stored, from, back)
+                    .await
+                {
+                    Err(StoreError::Conflict) => return Ok((0, None)),
+                    other => other?,
+                }
             }
             if read.through >= from {
                 self.value(&mut events, &Subject::of(position, holding), blocks)
@@ -244,20 +275,21 @@ impl HistoryReader<'_> {
         Ok((added, stopped))
     }
 
-    /// The stored progress, or where it goes back to when a reorg replaced the blocks of its
-    /// recent events (those within [`REORG_WINDOW`] of the head, checked against the canonical
-    /// blocks in one batch): the events from the first replaced block on taken back, to be
-    /// read again at the new blocks. A check the node cannot answer leaves the history as it is.
-    async fn take_back_replaced(
+    /// Where a reorg replaced the blocks of the history's recent events (those within
+    /// [`REORG_WINDOW`] of the head, checked against the canonical blocks in one batch): the
+    /// progress back to before the first replaced block, and the events from it on, to be
+    /// taken back and read again at the new blocks. `None` when nothing was replaced, or the
+    /// node cannot answer the check (the history stays as it is).
+    async fn replaced(
         &self,
         owner: &str,
         id: &str,
-        progress: HistoryProgress,
+        progress: &HistoryProgress,
         head: &Block,
-    ) -> Result<HistoryProgress, StoreError> {
+    ) -> Result<Option<Replaced>, StoreError> {
         let recent_from = head.number.saturating_sub(REORG_WINDOW);
         if progress.through <= recent_from || progress.events == 0 {
-            return Ok(progress);
+            return Ok(None);
         }
         let events = self
             .history
@@ -270,13 +302,13 @@ impl HistoryReader<'_> {
             .collect();
         recent.dedup();
         if recent.is_empty() {
-            return Ok(progress);
+            return Ok(None);
         }
         let canonical = match evm::blocks(self.rpc, &recent).await {
             Ok(blocks) => blocks,
             Err(e) => {
                 tracing::warn!(position = %id, cause = %e, "recent events not checked against the chain");
-                return Ok(progress);
+                return Ok(None);
             }
         };
         let hash_at: BTreeMap<u64, String> = canonical
@@ -291,19 +323,19 @@ impl HistoryReader<'_> {
             .map(|e| e.block)
             .min();
         let Some(from) = replaced else {
-            return Ok(progress);
+            return Ok(None);
         };
-        let kept: Vec<&PositionEvent> = events.iter().filter(|e| e.block < from).collect();
-        let back = HistoryProgress {
-            through: from - 1,
-            from_mint: kept.iter().any(|e| e.kind == EventKind::Mint),
-            events: kept.len() as u64,
-        };
+        let (kept, gone): (Vec<PositionEvent>, Vec<PositionEvent>) =
+            events.into_iter().partition(|e| e.block < from);
         tracing::warn!(position = %id, block = from, "a reorg replaced the blocks of stored events: taken back, read again");
-        self.history
-            .rewind_history(owner, id, &progress, from, &back)
-            .await?;
-        Ok(back)
+        Ok(Some(Replaced {
+            back: HistoryProgress {
+                through: from - 1,
+                from_mint: kept.iter().any(|e| e.kind == EventKind::Mint),
+                events: kept.len() as u64,
+            },
+            gone,
+        }))
     }
 
     fn deployment(&self, manager: &str) -> Option<&Deployment> {

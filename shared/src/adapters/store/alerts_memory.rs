@@ -202,6 +202,25 @@ impl AlertStore for MemoryAlerts {
             .and_then(|e| e.iter().find(|e| e.id == id).cloned()))
     }
 
+    async fn retract_event(
+        &self,
+        owner: &str,
+        id: &str,
+        by: &str,
+    ) -> StoreResult<Option<AlertEvent>> {
+        let mut alerts = self.write();
+        let event = alerts
+            .events
+            .get_mut(owner)
+            .and_then(|e| e.iter_mut().find(|e| e.id == id))
+            .filter(|e| e.retracted_by.is_none());
+        Ok(event.map(|event| {
+            let was = event.clone();
+            event.retracted_by = Some(by.to_string());
+            was
+        }))
+    }
+
     async fn insert_webhook(&self, webhook: &Webhook, max: usize) -> StoreResult<()> {
         let mut alerts = self.write();
         let hooks = alerts.webhooks.entry(webhook.owner.clone()).or_default();

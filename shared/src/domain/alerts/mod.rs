@@ -25,6 +25,7 @@ named_enum!(
         Transferred => "position.transferred",
         Staked => "position.staked",
         Unstaked => "position.unstaked",
+        Retracted => "position.event.retracted",
         WebhookTest => "webhook.test",
     }
 );
@@ -64,6 +65,10 @@ pub struct AlertEvent {
     /// Why it was kept in the feed and not delivered (past the hourly allowance).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_delivered: Option<String>,
+    /// The `position.event.retracted` event that took it back: its block was replaced by a
+    /// reorg deeper than the confirmations and the chain holds it no more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retracted_by: Option<String>,
 }
 
 /// The cause an event's id is fixed by.
@@ -77,6 +82,8 @@ pub enum Cause<'a> {
     State { transition: &'a str, block: u64 },
     /// A user's request (a webhook test): its own unique id.
     Request(&'a str),
+    /// The retraction of an event: its id.
+    Retraction(&'a str),
 }
 
 /// `evt_` and 32 hex digits of SHA-256 over the owner, the position and the cause.
@@ -88,6 +95,7 @@ pub fn event_id(owner: &str, position: Option<&str>, cause: &Cause<'_>) -> Strin
         } => format!("log:{}:{log_index}", transaction.to_ascii_lowercase()),
         Cause::State { transition, block } => format!("state:{transition}:{block}"),
         Cause::Request(id) => format!("request:{id}"),
+        Cause::Retraction(id) => format!("retraction:{id}"),
     };
     let digest = Sha256::digest(format!("{owner}\n{}\n{cause}", position.unwrap_or("")));
     let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
@@ -180,7 +188,45 @@ pub fn from_history(
         sequence: sequence(event.block, Some(event.log_index)),
         data,
         not_delivered: None,
+        retracted_by: None,
     })
+}
+
+/// The `position.event.retracted` event that takes `event` back (its block replaced by a reorg
+/// deeper than the confirmations): it names the event, its type and its log, and keeps the
+/// event's block and sequence (it says nothing of a place on the chain of its own).
+pub fn retraction(event: &AlertEvent, now: DateTime<Utc>) -> AlertEvent {
+    let data = serde_json::json!({
+        "retractedEventId": event.id,
+        "retractedType": event.event_type.as_str(),
+        "transaction": event.data.get("transaction"),
+        "logIndex": event.data.get("logIndex"),
+    });
+    AlertEvent {
+        id: event_id(
+            &event.owner,
+            event.position_id.as_deref(),
+            &Cause::Retraction(&event.id),
+        ),
+        owner: event.owner.clone(),
+        event_type: EventType::Retracted,
+        created_at: now,
+        position_id: event.position_id.clone(),
+        chain: event.chain,
+        block: event.block,
+        sequence: event.sequence,
+        data,
+        not_delivered: None,
+        retracted_by: None,
+    }
+}
+
+/// The type of the event a retraction takes back (`None` for any other event).
+pub fn retracted_type(event: &AlertEvent) -> Option<EventType> {
+    if event.event_type != EventType::Retracted {
+        return None;
+    }
+    event.data["retractedType"].as_str()?.parse().ok()
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ pub mod address;
 pub mod delivery;
 pub mod signing;
 
-use super::alerts::EventType;
+use super::alerts::{retracted_type, AlertEvent, EventType};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +50,11 @@ impl Webhook {
         event_type == EventType::WebhookTest
             || self.event_types.is_empty()
             || self.event_types.contains(&event_type)
+    }
+
+    /// Whether `event` is delivered here: a retraction also where the event it takes back was.
+    pub fn wants_event(&self, event: &AlertEvent) -> bool {
+        self.wants(event.event_type) || retracted_type(event).is_some_and(|t| self.wants(t))
     }
 
     pub fn view(&self) -> WebhookView {

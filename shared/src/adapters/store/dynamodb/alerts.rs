@@ -154,10 +154,22 @@ impl DynamoDbStore {
     }
 }
 
+/// An event's item's attribute naming the retraction that took it back (set apart from its
+/// body, so that marking it is one conditional update per item).
+const RETRACTED_BY: &str = "retractedBy";
+
 fn owned_event(item: &Item, owner: &str) -> StoreResult<AlertEvent> {
     let mut event: AlertEvent = parse(item)?;
     event.owner = owner.to_string();
+    if let Some(by) = item.get(RETRACTED_BY) {
+        event.retracted_by = Some(by.as_s().map_err(|_| malformed(RETRACTED_BY))?.clone());
+    }
     Ok(event)
+}
+
+fn feed_key(event: &AlertEvent) -> Item {
+    let sk = format!("{:013}#{}", event.created_at.timestamp_millis(), event.id);
+    key(feed_pk(&event.owner), sk)
 }
 
 #[async_trait]
@@ -272,8 +284,7 @@ impl AlertStore for DynamoDbStore {
             body.clone(),
             Some(expires),
         );
-        let feed_sk = format!("{:013}#{}", event.created_at.timestamp_millis(), event.id);
-        let feed = with_body(key(feed_pk(&event.owner), feed_sk), body, Some(expires));
+        let feed = with_body(feed_key(event), body, Some(expires));
         let unconditioned = Put::builder()
             .table_name(&self.table)
             .set_item(Some(feed))
@@ -320,6 +331,44 @@ impl AlertStore for DynamoDbStore {
     async fn event(&self, owner: &str, id: &str) -> StoreResult<Option<AlertEvent>> {
         let item = self.item(event_key(owner, id), &[]).await?;
         item.map(|i| owned_event(&i, owner)).transpose()
+    }
+
+    async fn retract_event(
+        &self,
+        owner: &str,
+        id: &str,
+        by: &str,
+    ) -> StoreResult<Option<AlertEvent>> {
+        let Some(event) = self.event(owner, id).await? else {
+            return Ok(None);
+        };
+        if event.retracted_by.is_some() {
+            return Ok(None);
+        }
+        let mark = |item: Item, condition: &str| {
+            let update = Update::builder()
+                .table_name(&self.table)
+                .set_key(Some(item))
+                .update_expression("SET retractedBy = :by")
+                .condition_expression(condition)
+                .expression_attribute_values(":by", s(by.to_string()))
+                .build()
+                .map_err(build_error)?;
+            Ok::<_, StoreError>(TransactWriteItem::builder().update(update).build())
+        };
+        let unmarked = "attribute_exists(PK) AND attribute_not_exists(retractedBy)";
+        let written = self
+            .client
+            .transact_write_items()
+            .transact_items(mark(event_key(owner, id), unmarked)?)
+            .transact_items(mark(feed_key(&event), unmarked)?)
+            .send()
+            .await;
+        match written.map_err(classify_transaction) {
+            Ok(_) => Ok(Some(event)),
+            Err(StoreError::Conflict) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     async fn insert_webhook(&self, webhook: &Webhook, max: usize) -> StoreResult<()> {
