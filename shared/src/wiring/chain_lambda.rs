@@ -10,6 +10,7 @@ use crate::adapters::chain::rpc::RpcClient;
 use crate::adapters::chain::scan::ChainScanner;
 use crate::adapters::chain::secrets::rpc_urls;
 use crate::adapters::chain::sync::{Syncer, RPC_TIMEOUT};
+use crate::adapters::webhooks::clients::OnFirstUse;
 use crate::application::app::{with_due_retries, App, WholeRead};
 use crate::domain::model::Chain;
 use crate::edge::routes::Endpoint;
@@ -36,7 +37,7 @@ pub const WALLETS_SCHEDULE: &str = "wallets";
 
 /// Where the sync function sends wallets to read whole, and the reconciliation's round.
 struct Fanout {
-    sqs: aws_sdk_sqs::Client,
+    sqs: OnFirstUse<aws_sdk_sqs::Client>,
     url: String,
     reconcile_hours: u32,
 }
@@ -111,7 +112,8 @@ pub async fn run() -> Result<(), Error> {
         .with_alerts(app.alerts.clone()),
     ));
     let queue = config.wallet_queue_url.clone().map(|url| Fanout {
-        sqs: aws_sdk_sqs::Client::new(&sdk),
+        // Built when a sync first fans out (most syncs touch no wallet).
+        sqs: OnFirstUse::new(move || aws_sdk_sqs::Client::new(&sdk)),
         url,
         reconcile_hours: config.reconcile_hours,
     });
@@ -172,7 +174,7 @@ async fn invoke(
             WALLETS_SCHEDULE => (linked, WholeRead::Reconcile),
             other => return Err(format!("unknown refresh schedule {other:?}").into()),
         };
-        let queued = enqueue(&fanout.sqs, &fanout.url, &wallets, why).await?;
+        let queued = enqueue(fanout.sqs.get(), &fanout.url, &wallets, why).await?;
         tracing::info!(wallets = queued, schedule, "wallet reads queued");
         return Ok(json!({"walletsQueued": queued}));
     }
@@ -191,7 +193,7 @@ async fn invoke(
         let (scans, mut touched) = follow.follow(&linked).await;
         // With the wallets whose read stopped part way, where their retry is due (decision 58).
         let retried = with_due_retries(&mut touched, &linked, app.clock.now());
-        let queued = enqueue(&fanout.sqs, &fanout.url, &touched, WholeRead::Refresh).await?;
+        let queued = enqueue(fanout.sqs.get(), &fanout.url, &touched, WholeRead::Refresh).await?;
         tracing::info!(
             events = scans.iter().map(|s| s.events).sum::<usize>(),
             wallets = queued,

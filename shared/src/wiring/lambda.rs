@@ -55,9 +55,12 @@ pub fn configured(
     config: &Config,
     sdk: &aws_config::SdkConfig,
 ) -> crate::application::alert_ports::Alerts {
+    use crate::adapters::webhooks::clients::OnFirstUse;
+    // Built at first use: most invocations neither queue nor seal (the cold start's saving).
     let queue = config.webhook_queue_url.clone().map(|url| {
+        let sdk = sdk.clone();
         std::sync::Arc::new(crate::adapters::webhooks::queue::SqsDeliveries {
-            sqs: aws_sdk_sqs::Client::new(sdk),
+            sqs: OnFirstUse::new(move || aws_sdk_sqs::Client::new(&sdk)),
             url,
         }) as std::sync::Arc<dyn crate::application::alert_ports::DeliveryQueue>
     });
@@ -66,8 +69,9 @@ pub fn configured(
         ..alerts
     };
     if let Some(key_id) = config.webhook_key_id.clone() {
+        let sdk = sdk.clone();
         alerts.sealer = std::sync::Arc::new(crate::adapters::webhooks::kms::KmsSealer::new(
-            aws_sdk_kms::Client::new(sdk),
+            OnFirstUse::new(move || aws_sdk_kms::Client::new(&sdk)),
             key_id,
         ));
     }

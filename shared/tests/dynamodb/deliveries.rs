@@ -4,6 +4,7 @@
 //! its next receive (attempt 2) delivers.
 
 use serde_json::{json, Value};
+use shared::alerts::delivery::clients::OnFirstUse;
 use shared::alerts::delivery::consume::deliver_batch;
 use shared::alerts::delivery::kms::KmsSealer;
 use shared::alerts::delivery::queue::SqsDeliveries;
@@ -60,10 +61,10 @@ async fn a_failed_delivery_waits_on_its_message_and_kms_sealed_secrets_sign() {
     let alerts = Alerts {
         store: store.clone(),
         queue: Some(Arc::new(SqsDeliveries {
-            sqs: sqs.clone(),
+            sqs: OnFirstUse::built(sqs.clone()),
             url: url.clone(),
         })),
-        sealer: Arc::new(KmsSealer::new(kms, key_id)),
+        sealer: Arc::new(KmsSealer::new(OnFirstUse::built(kms), key_id)),
         sender: Some(Arc::new(HttpsSender::new(reach).unwrap())),
         reach,
         // 5 s × 0.2: the second attempt a second later.

@@ -1,6 +1,7 @@
 //! Webhook secrets sealed by the stack's KMS key (`Encrypt`/`Decrypt`, 4 KB at most: a secret
 //! is 32 bytes); an opened secret kept in the container's memory for five minutes.
 
+use super::clients::OnFirstUse;
 use crate::application::alert_ports::Sealer;
 use async_trait::async_trait;
 use aws_sdk_kms::primitives::Blob;
@@ -16,13 +17,13 @@ pub const OPENED_KEPT: Duration = Duration::from_secs(300);
 type Opened = HashMap<Vec<u8>, (Vec<u8>, Instant)>;
 
 pub struct KmsSealer {
-    kms: aws_sdk_kms::Client,
+    kms: OnFirstUse<aws_sdk_kms::Client>,
     key_id: String,
     opened: Mutex<Opened>,
 }
 
 impl KmsSealer {
-    pub fn new(kms: aws_sdk_kms::Client, key_id: String) -> KmsSealer {
+    pub fn new(kms: OnFirstUse<aws_sdk_kms::Client>, key_id: String) -> KmsSealer {
         KmsSealer {
             kms,
             key_id,
@@ -40,6 +41,7 @@ impl Sealer for KmsSealer {
     async fn seal(&self, plain: &[u8]) -> Result<Vec<u8>, String> {
         let out = self
             .kms
+            .get()
             .encrypt()
             .key_id(&self.key_id)
             .plaintext(Blob::new(plain))
@@ -63,6 +65,7 @@ impl Sealer for KmsSealer {
         }
         let out = self
             .kms
+            .get()
             .decrypt()
             .key_id(&self.key_id)
             .ciphertext_blob(Blob::new(sealed))

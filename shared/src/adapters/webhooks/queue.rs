@@ -1,6 +1,7 @@
 //! Messages to an SQS queue, ten a `SendMessageBatch` (the wallet fan-out's and the webhook
 //! deliveries'), and the delivery queue over it.
 
+use super::clients::OnFirstUse;
 use crate::application::alert_ports::{DeliveryJob, DeliveryQueue};
 use async_trait::async_trait;
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
@@ -56,7 +57,7 @@ pub async fn send_all(
 
 /// The deliveries' SQS queue: one message per (event, endpoint).
 pub struct SqsDeliveries {
-    pub sqs: aws_sdk_sqs::Client,
+    pub sqs: OnFirstUse<aws_sdk_sqs::Client>,
     pub url: String,
 }
 
@@ -67,7 +68,9 @@ impl DeliveryQueue for SqsDeliveries {
             .iter()
             .map(|j| serde_json::to_string(j).map_err(|e| e.to_string()))
             .collect::<Result<Vec<_>, _>>()?;
-        send_all(&self.sqs, &self.url, &bodies).await.map(|_| ())
+        send_all(self.sqs.get(), &self.url, &bodies)
+            .await
+            .map(|_| ())
     }
 }
 
