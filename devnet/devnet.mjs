@@ -50,6 +50,7 @@
 //   node devnet/devnet.mjs staking-quote --state FILE --token-id N [--block B]
 //       at one block: the chef's userPositionInfos (user, liquidity), pendingCake, the owner
 //   --v4 true also deploys Uniswap v4 (devnet/v4.mjs: its pools, its v4-* commands)
+//   safe-create, safe-sign, safe-exec: Safe contract wallets (devnet/safe.mjs)
 //   node devnet/devnet.mjs events --state FILE --hash TX
 //       the position manager's events in the transaction, decoded from its ABI, and its block's time
 //
@@ -62,6 +63,7 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { ethers } from "ethers";
+import { commands as safeCommands } from "./safe.mjs";
 import { commands as v4Commands, deployV4 } from "./v4.mjs";
 
 const require = createRequire(import.meta.url);
@@ -707,6 +709,7 @@ const commands = {
   fund, approve, allowance, events, stake, unstake, harvest, "chef-collect": chefCollect,
   "chef-decrease": chefDecrease, "staking-quote": stakingQuote,
   ...v4Commands({ connect, mined, print: (value) => print(value) }),
+  ...safeCommands({ here, connect, mined, deploy, print: (value) => print(value) }),
 };
 if (!commands[command]) {
   console.error(`usage: devnet.mjs ${Object.keys(commands).join("|")} [--option value]...`);

@@ -10,6 +10,10 @@
 #[path = "wallets_devnet/v4.rs"]
 mod v4;
 
+/// Safes and other contract wallets, linked by ERC-1271 and ERC-6492 (issue 51).
+#[path = "wallets_devnet/contract_wallets.rs"]
+mod contract_wallets;
+
 use lambda_http::http::{Method, StatusCode};
 use serde_json::{json, Value};
 use test_support::devnet::Devnet;
@@ -480,6 +484,7 @@ async fn bench_hundred_wallets_through_the_queue() {
             tokens: Vec::new(),
             retry: None,
             deployment_errors: Vec::new(),
+            kind: shared::wallets::WalletKind::Eoa,
         };
         let challenge = Challenge {
             owner: wallet.owner.clone(),

@@ -13,6 +13,7 @@ use crate::domain::math::U256;
 use crate::domain::model::{Chain, Position, TransactionRequest};
 use crate::domain::orders::simulation::{Simulated, SimulationError};
 use crate::domain::wallets::challenge::SigningDomain;
+use crate::domain::wallets::proof::ContractProof;
 use crate::domain::wallets::retry::{due, Retry, RETRIES_PER_SYNC};
 use crate::domain::wallets::{DeploymentError, LinkedWallet};
 use async_trait::async_trait;
@@ -64,6 +65,15 @@ pub trait OrderChain: Send + Sync {
         chain: Chain,
         transactions: &[TransactionRequest],
     ) -> Result<Vec<Simulated>, SimulationError>;
+
+    /// Whether the contract wallet `wallet` signed what `proof` holds, by the chain's answer
+    /// (ERC-1271; ERC-6492 for a wallet not deployed yet): `Err` when it could not answer.
+    async fn signed_by(
+        &self,
+        chain: Chain,
+        wallet: &str,
+        proof: &ContractProof,
+    ) -> Result<bool, String>;
 }
 
 /// What one read of a wallet stored.

@@ -7,9 +7,13 @@ use crate::application::error::{Outcome, UseCaseError};
 use crate::application::wallet_reads::release_tracked;
 use crate::application::watches::unwatch_all;
 use crate::domain::model::{format_time, Chain, ListView};
-use crate::domain::wallets::challenge::{expires_at, message, new_nonce, nonce_of, Challenge};
-use crate::domain::wallets::proof::verify;
-use crate::domain::wallets::{LinkOutcome, LinkedWallet, WalletView, MAX_WALLETS_PER_USER};
+use crate::domain::wallets::challenge::{
+    expires_at, message, new_nonce, nonce_of, Challenge, CHALLENGE_LIFETIME, MAX_CHALLENGE_LIFETIME,
+};
+use crate::domain::wallets::proof::{evm_proof, verify, ProofError};
+use crate::domain::wallets::{
+    LinkOutcome, LinkedWallet, WalletKind, WalletView, MAX_WALLETS_PER_USER,
+};
 use serde::Serialize;
 
 /// A challenge as issued: the message for the wallet to sign and until when it may.
@@ -23,13 +27,22 @@ pub struct ChallengeView {
 }
 
 /// A message for the wallet (`address` in its canonical spelling) to sign, issued to `owner`
-/// for that wallet only, valid for ten minutes, answered once.
+/// for that wallet only, valid for `lifetime` (ten minutes unless asked; at most a week, for
+/// a multisig's owners), answered once.
 pub async fn challenge(
     app: &App,
     owner: String,
-    chain: Chain,
-    address: String,
+    wallet: (Chain, String),
+    lifetime: Option<std::time::Duration>,
 ) -> Outcome<ChallengeView> {
+    let (chain, address) = wallet;
+    let lifetime = lifetime.unwrap_or(CHALLENGE_LIFETIME);
+    if lifetime.is_zero() || lifetime > MAX_CHALLENGE_LIFETIME {
+        return Err(UseCaseError::bad_request(format!(
+            "ttl must be 1 to {} seconds (7 days)",
+            MAX_CHALLENGE_LIFETIME.as_secs()
+        )));
+    }
     let catalog = app.market.catalog().await?;
     let chain_id = catalog.chain_id(chain);
     if chain != Chain::Solana && chain_id.is_none() {
@@ -40,14 +53,22 @@ pub async fn challenge(
     let nonce = new_nonce().map_err(|e| UseCaseError::internal(e.to_string()))?;
     let now = app.clock.now();
     let issued_at = chrono::DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now);
-    let text = message(&app.signing, chain, &address, chain_id, &nonce, issued_at);
+    let text = message(
+        &app.signing,
+        chain,
+        &address,
+        chain_id,
+        &nonce,
+        issued_at,
+        lifetime,
+    );
     let challenge = Challenge {
         owner,
         chain,
         address: address.clone(),
         nonce,
         message: text.clone(),
-        expires_at: expires_at(issued_at),
+        expires_at: expires_at(issued_at, lifetime),
         used: false,
     };
     app.wallets.put_challenge(&challenge).await?;
@@ -108,8 +129,7 @@ pub async fn link(app: &App, owner: String, asked: LinkRequest) -> Outcome<Walle
     if challenge.used {
         return Err(used());
     }
-    verify(chain, &address, &message, &signature)
-        .map_err(|e| UseCaseError::bad_request(e.to_string()))?;
+    let kind = prove(app, chain, &address, &message, &signature).await?;
     let wallet = LinkedWallet {
         owner,
         chain,
@@ -121,6 +141,7 @@ pub async fn link(app: &App, owner: String, asked: LinkRequest) -> Outcome<Walle
         tokens: Vec::new(),
         retry: None,
         deployment_errors: Vec::new(),
+        kind,
     };
     match app.wallets.link(&challenge, &wallet).await? {
         LinkOutcome::Linked => {}
@@ -140,6 +161,44 @@ pub async fn link(app: &App, owner: String, asked: LinkRequest) -> Outcome<Walle
     tracing::info!(chain = %wallet.chain, address = %wallet.address, "wallet linked");
     let wallet = app.refresh_wallet(wallet).await;
     Ok(WalletView::from(&wallet))
+}
+
+/// How the wallet proves it signed the challenge: a key's signature offline, as ever; any other
+/// EVM signature by the wallet's chain (one deployless `eth_call`: ERC-1271, and ERC-6492 for a
+/// wallet not deployed yet), which links a contract wallet on that chain only. Where no chain
+/// is read, only a key's signature can be checked.
+async fn prove(
+    app: &App,
+    chain: Chain,
+    address: &str,
+    message: &str,
+    signature: &str,
+) -> Outcome<WalletKind> {
+    let bad = |e: ProofError| UseCaseError::bad_request(e.to_string());
+    if chain == Chain::Solana {
+        verify(chain, address, message, signature).map_err(bad)?;
+        return Ok(WalletKind::Eoa);
+    }
+    let Some(proof) = evm_proof(address, message, signature).map_err(bad)? else {
+        return Ok(WalletKind::Eoa);
+    };
+    let Some(reader) = app.order_chain.as_ref() else {
+        verify(chain, address, message, signature).map_err(bad)?;
+        return Ok(WalletKind::Eoa);
+    };
+    match reader.signed_by(chain, address, &proof).await {
+        Ok(true) => Ok(WalletKind::Contract),
+        Ok(false) => Err(UseCaseError::bad_request(
+            "signature not valid for this address: neither its key nor, for a contract wallet, \
+             the wallet on this chain signed the challenge",
+        )),
+        Err(e) => {
+            tracing::warn!(%chain, cause = %e, "a contract wallet's signature could not be checked");
+            Err(UseCaseError::MarketStale(format!(
+                "the {chain} chain could not be asked whether this wallet signed: retry"
+            )))
+        }
+    }
 }
 
 /// `owner`'s linked wallets, each EVM one with how far its chain's events were followed.

@@ -17,14 +17,20 @@ use std::str::FromStr;
 
 type Reply = Result<Response<Body>, ApiError>;
 
-/// The longest message or signature a link body may carry (ours are far shorter).
+/// The longest message a link body may carry (ours are far shorter).
 const MAX_MESSAGE_BYTES: usize = 2048;
+
+/// The longest signature a link body may carry: 0x and 16,384 hex digits (a contract wallet's,
+/// wrapped for ERC-6492, runs to a few thousand).
+const MAX_SIGNATURE_CHARS: usize = 2 + 16_384;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ChallengeBody {
     chain: String,
     address: String,
+    /// Seconds the challenge may be answered in (600 unless asked).
+    ttl: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -46,12 +52,13 @@ fn wallet_of(chain: &str, address: &str) -> Result<(Chain, String), ApiError> {
 }
 
 /// `POST /wallets/challenge`: a message for the wallet to sign, issued to the caller for that
-/// wallet only, valid for ten minutes, answered once.
+/// wallet only, valid for ten minutes (or `ttl` seconds, up to a week), answered once.
 pub async fn create_challenge(app: &App, request: &Request) -> Reply {
     let owner = owner(request)?;
     let body: ChallengeBody = json_object(json_body(request)?)?;
     let (chain, address) = wallet_of(&body.chain, &body.address)?;
-    let issued = wallets::challenge(app, owner, chain, address).await?;
+    let lifetime = body.ttl.map(std::time::Duration::from_secs);
+    let issued = wallets::challenge(app, owner, (chain, address), lifetime).await?;
     Ok(json_response(StatusCode::CREATED, &issued))
 }
 
@@ -61,9 +68,10 @@ pub async fn link_wallet(app: &App, request: &Request) -> Reply {
     let owner = owner(request)?;
     let body: LinkBody = json_object(json_body(request)?)?;
     let (chain, address) = wallet_of(&body.chain, &body.address)?;
-    if body.message.len() > MAX_MESSAGE_BYTES || body.signature.len() > MAX_MESSAGE_BYTES {
+    if body.message.len() > MAX_MESSAGE_BYTES || body.signature.len() > MAX_SIGNATURE_CHARS {
         return Err(ApiError::bad_request(format!(
-            "message and signature are at most {MAX_MESSAGE_BYTES} bytes each"
+            "message is at most {MAX_MESSAGE_BYTES} bytes and signature {MAX_SIGNATURE_CHARS} \
+             characters"
         )));
     }
     let asked = LinkRequest {

@@ -84,6 +84,7 @@ impl Bench {
             tokens: Vec::new(),
             retry: None,
             deployment_errors: Vec::new(),
+            kind: shared::wallets::WalletKind::Eoa,
         };
         let challenge = Challenge {
             owner: owner.into(),

@@ -41,6 +41,7 @@ async fn linked(store: &dyn WalletStore, owner: &str, address: &str) -> LinkedWa
         tokens: Vec::new(),
         retry: None,
         deployment_errors: Vec::new(),
+        kind: shared::wallets::WalletKind::Eoa,
     };
     assert_eq!(
         store.link(&challenge, &wallet).await.unwrap(),

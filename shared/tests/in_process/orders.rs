@@ -73,6 +73,15 @@ impl OrderChain for Allowances {
         };
         Ok(transactions.iter().map(run).collect())
     }
+
+    async fn signed_by(
+        &self,
+        _: Chain,
+        _: &str,
+        _: &shared::wallets::proof::ContractProof,
+    ) -> Result<bool, String> {
+        Err("no contract wallet here".into())
+    }
 }
 
 fn live_app() -> App {

@@ -201,8 +201,8 @@ async fn a_wallet_links_by_its_signature_lists_and_unlinks() {
     let issued = wallets::challenge(
         &app,
         "frank".into(),
-        Chain::Ethereum,
-        wallet.address.clone(),
+        (Chain::Ethereum, wallet.address.clone()),
+        None,
     )
     .await
     .unwrap();

@@ -127,6 +127,7 @@ mod tests {
                 tokens: Vec::new(),
                 retry: None,
                 deployment_errors: Vec::new(),
+                kind: crate::domain::wallets::WalletKind::Eoa,
             })
             .collect();
         let start = 493_000; // any hour: the round repeats

@@ -7,7 +7,8 @@
 //! and follows its transactions until they settle (`events`), `simulation` runs them before
 //! they are answered; `history` reads a position's events over block ranges, `scan` follows every linked wallet's
 //! and position's events chain by chain; `v4` reads Uniswap v4's singleton's pools, `v4_wallets` a wallet's v4 positions,
-//! `pools` every pool of a chain in one batch whichever contract answers for it. The functions' entry points are the wiring's `chain_lambda`.
+//! `pools` every pool of a chain in one batch whichever contract answers for it; `signatures` asks a
+//! chain whether a contract wallet signed a link's challenge. The functions' entry points are the wiring's `chain_lambda`.
 
 pub mod backfill;
 pub mod enumeration;
@@ -23,6 +24,7 @@ pub mod refresh;
 pub mod rpc;
 pub mod scan;
 pub mod secrets;
+pub mod signatures;
 pub mod simulation;
 pub mod solana;
 pub mod staking;

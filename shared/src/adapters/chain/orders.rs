@@ -31,6 +31,7 @@ use crate::domain::orders::settle::{
     holding_at_pool, opened, withdrawn, Minted, Withdrawal, EXPIRED, REVERTED,
 };
 use crate::domain::orders::simulation::{Simulated, SimulationError};
+use crate::domain::wallets::proof::ContractProof;
 use crate::domain::wallets::LinkedWallet;
 use alloy_sol_types::{sol, SolCall};
 use async_trait::async_trait;
@@ -126,6 +127,15 @@ impl OrderChain for ChainOrders {
             out[i] = U256::from_be_slice(&data);
         }
         Ok(out)
+    }
+
+    async fn signed_by(
+        &self,
+        chain: Chain,
+        wallet: &str,
+        proof: &ContractProof,
+    ) -> Result<bool, String> {
+        super::signatures::signed_by(self.rpc(chain)?, wallet, proof).await
     }
 
     async fn simulate(

@@ -98,7 +98,7 @@ fn unavailable(error: &RpcError) -> SimulationError {
 
 /// Why a run failed, if the chain says it reverts: the revert data's reason, or the node's
 /// words where it sends no data.
-fn reverted(error: &RpcError) -> Option<String> {
+pub(super) fn reverted(error: &RpcError) -> Option<String> {
     let RpcError::Rpc {
         code,
         message,

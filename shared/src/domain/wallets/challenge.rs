@@ -5,8 +5,11 @@ use crate::domain::model::{format_time, Chain};
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
-/// How long a challenge may be answered.
+/// How long a challenge may be answered unless its request asks for longer.
 pub const CHALLENGE_LIFETIME: Duration = Duration::from_secs(600);
+
+/// The longest life a challenge may ask for: a multisig's owners sign one after another.
+pub const MAX_CHALLENGE_LIFETIME: Duration = Duration::from_secs(604_800);
 
 /// Random bits in a nonce (EIP-4361 asks for at least 64).
 const NONCE_BYTES: usize = 16;
@@ -57,6 +60,7 @@ pub fn message(
     chain_id: Option<u64>,
     nonce: &str,
     issued_at: DateTime<Utc>,
+    lifetime: Duration,
 ) -> String {
     let account = if chain == Chain::Solana {
         "Solana"
@@ -73,13 +77,13 @@ pub fn message(
         domain = signing.domain,
         uri = signing.uri,
         issued = format_time(&issued_at),
-        expires = format_time(&expires_at(issued_at)),
+        expires = format_time(&expires_at(issued_at, lifetime)),
     )
 }
 
-/// When a challenge issued at `issued_at` expires.
-pub fn expires_at(issued_at: DateTime<Utc>) -> DateTime<Utc> {
-    issued_at + chrono::Duration::from_std(CHALLENGE_LIFETIME).unwrap_or(chrono::Duration::MAX)
+/// When a challenge issued at `issued_at` to live `lifetime` expires.
+pub fn expires_at(issued_at: DateTime<Utc>, lifetime: Duration) -> DateTime<Utc> {
+    issued_at + chrono::Duration::from_std(lifetime).unwrap_or(chrono::Duration::MAX)
 }
 
 /// The nonce a message names, if it names one (its `Nonce:` line).
@@ -104,7 +108,15 @@ mod tests {
             uri: "https://app.example/login".into(),
         };
         let address = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
-        let text = message(&signing, Chain::Base, address, Some(8453), "ab12", at);
+        let text = message(
+            &signing,
+            Chain::Base,
+            address,
+            Some(8453),
+            "ab12",
+            at,
+            CHALLENGE_LIFETIME,
+        );
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
@@ -126,11 +138,32 @@ mod tests {
             ]
         );
         assert_eq!(nonce_of(&text), Some("ab12"));
-        let solana = message(&signing, Chain::Solana, "So1", None, "n", at);
+        let solana = message(
+            &signing,
+            Chain::Solana,
+            "So1",
+            None,
+            "n",
+            at,
+            CHALLENGE_LIFETIME,
+        );
         assert!(
             solana.starts_with("app.example wants you to sign in with your Solana account:\nSo1\n")
         );
         assert!(!solana.contains("Chain ID"));
+        let week = message(
+            &signing,
+            Chain::Base,
+            address,
+            None,
+            "n",
+            at,
+            MAX_CHALLENGE_LIFETIME,
+        );
+        assert!(
+            week.ends_with("Expiration Time: 2026-11-30T17:00:00.000Z"),
+            "{week}"
+        );
     }
 
     #[test]

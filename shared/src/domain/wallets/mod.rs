@@ -14,6 +14,16 @@ use serde::{Deserialize, Serialize};
 /// The most wallets one user may link.
 pub const MAX_WALLETS_PER_USER: usize = 20;
 
+named_enum!(
+    /// How a wallet proved it is the user's: an EOA's key signed its challenge
+    /// (`personal_sign`), or a contract wallet's chain said it signed (ERC-1271, ERC-6492:
+    /// linked on that chain only).
+    WalletKind {
+        Eoa => "eoa",
+        Contract => "contract",
+    }
+);
+
 /// A wallet linked to a user.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinkedWallet {
@@ -36,6 +46,7 @@ pub struct LinkedWallet {
     /// The deployments its last good read could not take (their positions keep their last
     /// read), one entry each.
     pub deployment_errors: Vec<DeploymentError>,
+    pub kind: WalletKind,
 }
 
 /// A deployment a wallet's read could not take: its positions keep their last read, marked
@@ -100,6 +111,7 @@ pub enum LinkOutcome {
 pub struct WalletView {
     pub chain: Chain,
     pub address: String,
+    pub kind: WalletKind,
     pub linked_at: String,
     pub refreshed_at: Option<String>,
     pub positions: Option<u64>,
@@ -144,6 +156,7 @@ impl From<&LinkedWallet> for WalletView {
         WalletView {
             chain: w.chain,
             address: w.address.clone(),
+            kind: w.kind,
             linked_at: format_time(&w.linked_at),
             refreshed_at: w.refreshed_at.as_ref().map(format_time),
             positions: w.positions,

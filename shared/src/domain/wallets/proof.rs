@@ -48,6 +48,49 @@ pub fn verify(
     Ok(())
 }
 
+/// ERC-6492's magic suffix: the signature of a contract wallet not deployed yet, wrapped with
+/// the factory call that deploys it.
+pub const ERC6492_SUFFIX: [u8; 32] = [
+    0x64, 0x92, 0x64, 0x92, 0x64, 0x92, 0x64, 0x92, 0x64, 0x92, 0x64, 0x92, 0x64, 0x92, 0x64, 0x92,
+    0x64, 0x92, 0x64, 0x92, 0x64, 0x92, 0x64, 0x92, 0x64, 0x92, 0x64, 0x92, 0x64, 0x92, 0x64, 0x92,
+];
+
+/// The longest EVM signature a link takes, in bytes: a multisig's, wrapped for a wallet not
+/// deployed yet, runs to a few thousand hex digits.
+pub const MAX_EVM_SIGNATURE_BYTES: usize = 8192;
+
+/// What a contract wallet's link asks its chain (ERC-1271, ERC-6492): whether the wallet
+/// signed `hash`, the EIP-191 hash of the message (as an EOA signs it), with `signature`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContractProof {
+    pub hash: [u8; 32],
+    pub signature: Vec<u8>,
+}
+
+/// How an EVM wallet's signature is proven: `None` when a key's signature recovers to the
+/// address (offline, as ever); otherwise what the chain is asked (a signature that is wrapped by
+/// ERC-6492, is not 65 bytes, or recovers to another address may be a contract wallet's).
+pub fn evm_proof(
+    address: &str,
+    message: &str,
+    signature: &str,
+) -> Result<Option<ContractProof>, ProofError> {
+    let bytes = hex_bytes(signature)
+        .filter(|b| !b.is_empty() && b.len() <= MAX_EVM_SIGNATURE_BYTES)
+        .ok_or(ProofError::Malformed(
+            "an EVM signature is 0x and an even number of hex digits, at most 16,384",
+        ))?;
+    if !bytes.ends_with(&ERC6492_SUFFIX)
+        && verify(Chain::Ethereum, address, message, signature).is_ok()
+    {
+        return Ok(None);
+    }
+    Ok(Some(ContractProof {
+        hash: alloy_primitives::eip191_hash_message(message.as_bytes()).0,
+        signature: bytes,
+    }))
+}
+
 fn verify_solana(address: &str, message: &str, signature: &str) -> Result<(), ProofError> {
     let malformed = ProofError::Malformed("a Solana signature is the base58 of 64 bytes");
     let bytes: [u8; 64] = (signature.len() <= 90)
@@ -139,6 +182,46 @@ mod tests {
                     "its recovery byte is not 0, 1, 27 or 28"
                 )),
                 "v = {v}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_signature_that_is_no_keys_is_asked_of_the_chain() {
+        let (key, address) = evm_wallet(7);
+        let (_, safe) = evm_wallet(9);
+        let signed = evm_sign(&key, "hello");
+        assert_eq!(evm_proof(&address, "hello", &signed), Ok(None));
+        let hash = eip191_hash_message("hello").0;
+        let asked = evm_proof(&safe, "hello", &signed).unwrap().unwrap();
+        assert_eq!((asked.hash, asked.signature.len()), (hash, 65));
+        // Wrapped for an undeployed wallet: asked, whatever the inner signature recovers to.
+        let wrapped = format!("{signed}{}", "6492".repeat(16));
+        let asked = evm_proof(&address, "hello", &wrapped).unwrap().unwrap();
+        assert!(asked.signature.ends_with(&ERC6492_SUFFIX));
+        let multisig = format!("0x{}", "ab".repeat(MAX_EVM_SIGNATURE_BYTES));
+        assert_eq!(
+            evm_proof(&safe, "hello", &multisig)
+                .unwrap()
+                .unwrap()
+                .signature
+                .len(),
+            8192
+        );
+        let longer = format!("{multisig}ab");
+        for bad in [
+            "0x",
+            "nothex",
+            &signed[2..],
+            &signed[..signed.len() - 1],
+            &longer,
+        ] {
+            assert!(
+                matches!(
+                    evm_proof(&safe, "hello", bad),
+                    Err(ProofError::Malformed(_))
+                ),
+                "{bad:.20}"
             );
         }
     }

@@ -94,6 +94,7 @@ mod tests {
             tokens: Vec::new(),
             retry,
             deployment_errors: Vec::new(),
+            kind: crate::domain::wallets::WalletKind::Eoa,
         }
     }
 

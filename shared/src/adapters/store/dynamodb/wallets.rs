@@ -11,7 +11,9 @@ use super::store::{DynamoDbStore, RegistrySnapshot};
 use crate::application::ports::{StoreError, StoreResult, WalletStore};
 use crate::domain::model::{format_time, Chain};
 use crate::domain::wallets::challenge::Challenge;
-use crate::domain::wallets::{LinkOutcome, LinkedWallet, ScanProgress, MAX_WALLETS_PER_USER};
+use crate::domain::wallets::{
+    LinkOutcome, LinkedWallet, ScanProgress, WalletKind, MAX_WALLETS_PER_USER,
+};
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
 use chrono::{DateTime, Utc};
@@ -110,8 +112,14 @@ fn wallet_item(w: &LinkedWallet) -> Item {
     if let Some(errors) = deployment_errors_text(w) {
         item.insert(DEPLOYMENT_ERRORS.into(), errors);
     }
+    if w.kind != WalletKind::Eoa {
+        item.insert(KIND.into(), s(w.kind.as_str()));
+    }
     item
 }
+
+/// How the wallet is the user's (absent: an EOA's).
+const KIND: &str = "kind";
 
 /// The deployments a wallet's last good read could not take, kept as JSON on its items.
 const DEPLOYMENT_ERRORS: &str = "deploymentErrors";
@@ -161,6 +169,8 @@ fn wallet_from(item: &Item) -> StoreResult<LinkedWallet> {
             Some(_) => serde_json::from_str(text(item, DEPLOYMENT_ERRORS)?)
                 .map_err(|_| malformed(DEPLOYMENT_ERRORS))?,
         },
+        // Absent on the wallets linked before kinds: an EOA's.
+        kind: optional(item, KIND, parsed)?.unwrap_or(WalletKind::Eoa),
     })
 }
 
