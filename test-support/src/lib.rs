@@ -30,5 +30,6 @@ pub mod rpc_stub;
 pub mod sample;
 pub mod tracked_ticks;
 pub mod wallets;
+pub mod watched;
 pub mod webhooks;
 pub mod world;

@@ -159,3 +159,73 @@ async fn safes_link_by_their_owners_signatures(store: &[&str]) {
 }
 
 on_both_stores!(safes => safes_link_by_their_owners_signatures);
+
+/// Any address watched without a signature: its position listed; acting on it (or opening from
+/// it) is 403; linked by signature later, the same position keeps its id and can be acted on;
+/// a watched address stops being watched as a wallet is unlinked.
+async fn addresses_are_watched_without_a_signature(store: &[&str]) {
+    let devnet = Devnet::up(3000).await;
+    let server = world::local_api(&devnet, &devnet.rpc, store).await;
+    let alice = world::user(&server, "alice").await;
+    let wallet = devnet.funded_account(1).await;
+    let range = devnet.range_around(600).await;
+    let token = mint(&devnet, &wallet, range, None).await;
+
+    let watch = json!({"chain": "ethereum", "address": wallet, "watch": true});
+    let reply = post(&alice, "/wallets", &watch).await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
+    assert_eq!(
+        (&reply.json["kind"], &reply.json["watch"]),
+        (&json!("watched"), &json!(true))
+    );
+    assert_eq!(reply.json["positions"], 1, "{}", reply.json);
+    let again = post(&alice, "/wallets", &watch).await;
+    assert_eq!(again.status, StatusCode::CONFLICT, "{}", again.text());
+    let signed_too = json!({"chain": "ethereum", "address": wallet, "watch": true, "message": "m", "signature": "0x00"});
+    let reply = post(&alice, "/wallets", &signed_too).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.text());
+
+    let listed = alice.list("source=wallet&limit=10").await.json;
+    let position = listed["data"][0].clone();
+    assert_eq!(text(&position["tokenId"]), token);
+    let id = text(&position["id"]);
+    let collect = post(&alice, &format!("/positions/{id}/collect"), &json!({})).await;
+    assert_eq!(collect.status, StatusCode::FORBIDDEN, "{}", collect.text());
+    assert!(collect
+        .text()
+        .contains("link this wallet by signature to act from it"));
+    let close = post(&alice, &format!("/positions/{id}/close"), &json!({})).await;
+    assert_eq!(close.status, StatusCode::FORBIDDEN, "{}", close.text());
+
+    // Linked by its signature: the same position, the same id, and its actions built.
+    devnet.link_account(&alice, &wallet).await;
+    let wallets = linked(&alice).await;
+    assert_eq!(wallets.len(), 1, "{wallets:?}");
+    assert_eq!(
+        (&wallets[0]["kind"], &wallets[0]["watch"]),
+        (&json!("eoa"), &json!(false))
+    );
+    let listed = alice.list("source=wallet&limit=10").await.json;
+    assert_eq!(listed["total"], 1, "{listed}");
+    assert_eq!(text(&listed["data"][0]["id"]), id);
+    let collect = post(&alice, &format!("/positions/{id}/collect"), &json!({})).await;
+    assert_eq!(collect.status, StatusCode::OK, "{}", collect.text());
+
+    // Another address watched, then no more: its positions go with it.
+    let other = devnet.account(7).await;
+    let watch = json!({"chain": "ethereum", "address": other, "watch": true});
+    assert_eq!(
+        post(&alice, "/wallets", &watch).await.status,
+        StatusCode::CREATED
+    );
+    let path = format!("/wallets/ethereum/{other}");
+    let gone = alice.send(Method::DELETE, &path, &[], b"").await;
+    assert_eq!(gone.status, StatusCode::NO_CONTENT, "{}", gone.text());
+    assert_eq!(linked(&alice).await.len(), 1);
+    assert_eq!(
+        post(&alice, "/wallets", &watch).await.status,
+        StatusCode::CREATED
+    );
+}
+
+on_both_stores!(watched => addresses_are_watched_without_a_signature);

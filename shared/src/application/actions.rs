@@ -10,7 +10,8 @@ use crate::application::error::{Outcome, UseCaseError};
 use crate::application::inputs::OrderLimits;
 use crate::application::keys::{keep_shown, Answering};
 use crate::application::orders::{
-    close_on_chain, fresh_state, held_terms, order_chain, simulated, venue_of, waiting_order,
+    acting_from, close_on_chain, fresh_state, held_terms, order_chain, simulated, venue_of,
+    waiting_order,
 };
 use crate::application::ports::StoreError;
 use crate::application::positions::offered_amounts;
@@ -143,6 +144,7 @@ async fn act_once(
             "the position has no token on chain to act on".into(),
         ));
     };
+    acting_from(app, &position).await?;
     let pool = catalog
         .find(position.chain, position.protocol, &position.pool)
         .ok_or_else(|| {

@@ -13,6 +13,9 @@ pub enum UseCaseError {
     /// The input cannot be acted on as sent (a pool not supported, an amount past its type).
     #[error("{0}")]
     BadRequest(String),
+    /// The caller may not do this with what they hold (act from a wallet only watched).
+    #[error("{0}")]
+    Forbidden(String),
     /// Nothing of the caller's by that name.
     #[error("{0}")]
     NotFound(String),

@@ -24,6 +24,7 @@ use crate::domain::orders::simulation::{annotate, SimulationError};
 use crate::domain::orders::{plan_mint, venue, OrderTerms, Venue};
 use crate::domain::valuation::{TokenPair, ValuationError};
 use crate::domain::wallets::address::canonical;
+use crate::domain::wallets::WalletKind;
 use chrono::{DateTime, Utc};
 
 /// The pool's state if it is fresh: a transaction is only ever built at one.
@@ -99,11 +100,37 @@ async fn linked_wallet(
     };
     let wallet = canonical(chain, address).map_err(|_| not_linked())?;
     let linked = app.wallets.wallets(owner).await?;
-    linked
+    let held = linked
         .iter()
-        .any(|w| w.chain == chain && w.address == wallet)
-        .then_some(wallet)
-        .ok_or_else(not_linked)
+        .find(|w| w.chain == chain && w.address == wallet)
+        .ok_or_else(not_linked)?;
+    signed(held.kind)?;
+    Ok(wallet)
+}
+
+/// 403 for a wallet only watched: nothing is built for a wallet that has not signed.
+fn signed(kind: WalletKind) -> Result<(), UseCaseError> {
+    if kind == WalletKind::Watched {
+        return Err(UseCaseError::Forbidden(
+            "this wallet is only watched: link this wallet by signature to act from it \
+             (POST /wallets/challenge, then POST /wallets)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// 403 when the wallet holding `position` is only watched by its owner (one read of the
+/// owner's wallets).
+pub(crate) async fn acting_from(app: &App, position: &Position) -> Result<(), UseCaseError> {
+    let Some(holding) = position.holding.as_deref() else {
+        return Ok(());
+    };
+    let wallets = app.wallets.wallets(&position.owner).await?;
+    let held = wallets
+        .iter()
+        .find(|w| w.chain == position.chain && w.address == holding.wallet);
+    held.map_or(Ok(()), |w| signed(w.kind))
 }
 
 /// The create of `offer` (pending, its range snapped) from `wallet`: the mint sized at the
@@ -265,6 +292,7 @@ pub async fn close_on_chain(
             "the position has no token on chain to withdraw".into(),
         ));
     };
+    acting_from(app, &position).await?;
     if position.chain == Chain::Solana {
         return Err(UseCaseError::Conflict(
             "closing Orca positions from the API is not supported yet: withdraw it from your \

@@ -307,6 +307,21 @@ pub trait WalletStore: Send + Sync {
     /// stored, the owner's wallet count raised; nothing at all when the outcome is not `Linked`.
     async fn link(&self, challenge: &Challenge, wallet: &LinkedWallet) -> StoreResult<LinkOutcome>;
 
+    /// Watches `wallet` (kind `Watched`: no challenge), stored as a linked one is and read as
+    /// one, counted apart: at most `MAX_WATCHED_PER_USER` (`TooMany`); `AlreadyLinked` when
+    /// the owner holds it already.
+    async fn watch(&self, wallet: &LinkedWallet) -> StoreResult<LinkOutcome>;
+
+    /// Turns the owner's watched `wallet` into a linked one of `wallet.kind`, answering
+    /// `challenge`, all at once (its positions, ids and reads stay): the challenge used, the
+    /// kind set, one wallet more and one watched less counted; `AlreadyLinked` when it is no
+    /// longer watched.
+    async fn promote(
+        &self,
+        challenge: &Challenge,
+        wallet: &LinkedWallet,
+    ) -> StoreResult<LinkOutcome>;
+
     /// The owner's wallets, by chain then address.
     async fn wallets(&self, owner: &str) -> StoreResult<Vec<LinkedWallet>>;
 

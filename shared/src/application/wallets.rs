@@ -12,7 +12,7 @@ use crate::domain::wallets::challenge::{
 };
 use crate::domain::wallets::proof::{evm_proof, verify, ProofError};
 use crate::domain::wallets::{
-    LinkOutcome, LinkedWallet, WalletKind, WalletView, MAX_WALLETS_PER_USER,
+    LinkOutcome, LinkedWallet, WalletKind, WalletView, MAX_WALLETS_PER_USER, MAX_WATCHED_PER_USER,
 };
 use serde::Serialize;
 
@@ -130,35 +130,93 @@ pub async fn link(app: &App, owner: String, asked: LinkRequest) -> Outcome<Walle
         return Err(used());
     }
     let kind = prove(app, chain, &address, &message, &signature).await?;
-    let wallet = LinkedWallet {
-        owner,
-        chain,
-        address,
-        linked_at: chrono::DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now),
-        refreshed_at: None,
-        positions: None,
-        refresh_error: None,
-        tokens: Vec::new(),
-        retry: None,
-        deployment_errors: Vec::new(),
-        kind,
-    };
+    let wallet = LinkedWallet::new(owner, (chain, address), now, kind);
     match app.wallets.link(&challenge, &wallet).await? {
         LinkOutcome::Linked => {}
         LinkOutcome::ChallengeUsed => return Err(used()),
         LinkOutcome::AlreadyLinked => {
+            // Watched already: linked in place, its positions, ids and reads kept.
+            return match promote(app, &challenge, &wallet).await? {
+                Some(promoted) => Ok(promoted),
+                None => Err(UseCaseError::Conflict(
+                    "this wallet is already linked to you".into(),
+                )),
+            };
+        }
+        LinkOutcome::TooMany => return Err(too_many()),
+    }
+    tracing::info!(chain = %wallet.chain, address = %wallet.address, "wallet linked");
+    let wallet = app.refresh_wallet(wallet).await;
+    Ok(WalletView::from(&wallet))
+}
+
+/// Links in place the watched wallet that `wallet` (just proven) is: its kind set, nothing
+/// read again; `None` when the owner's wallet there is not a watched one.
+async fn promote(
+    app: &App,
+    challenge: &Challenge,
+    wallet: &LinkedWallet,
+) -> Outcome<Option<WalletView>> {
+    let held = app.wallets.wallets(&wallet.owner).await?;
+    let Some(watched) = held.into_iter().find(|w| {
+        w.chain == wallet.chain && w.address == wallet.address && w.kind == WalletKind::Watched
+    }) else {
+        return Ok(None);
+    };
+    let linked = LinkedWallet {
+        kind: wallet.kind,
+        ..watched
+    };
+    match app.wallets.promote(challenge, &linked).await? {
+        LinkOutcome::Linked => {
+            tracing::info!(chain = %linked.chain, address = %linked.address, "watched wallet linked");
+            Ok(Some(WalletView::from(&linked)))
+        }
+        LinkOutcome::ChallengeUsed => Err(UseCaseError::bad_request(
+            "the challenge was already used: ask for a new one",
+        )),
+        LinkOutcome::TooMany => Err(too_many()),
+        LinkOutcome::AlreadyLinked => Ok(None),
+    }
+}
+
+fn too_many() -> UseCaseError {
+    UseCaseError::Conflict(format!(
+        "you have linked {MAX_WALLETS_PER_USER} wallets, the most one user may: unlink one first"
+    ))
+}
+
+/// Watches `address` on `chain` for `owner` without a signature (the chain is public): its
+/// positions read, listed, valued, followed and alerted on as a linked wallet's, never acted
+/// on from here; then reads them once.
+pub async fn watch(app: &App, owner: String, chain: Chain, address: String) -> Outcome<WalletView> {
+    let catalog = app.market.catalog().await?;
+    if chain != Chain::Solana && catalog.chain_id(chain).is_none() {
+        return Err(UseCaseError::bad_request(format!(
+            "no protocol deployment is known on {chain}: its wallets cannot be watched"
+        )));
+    }
+    let wallet = LinkedWallet::new(
+        owner,
+        (chain, address),
+        app.clock.now(),
+        WalletKind::Watched,
+    );
+    match app.wallets.watch(&wallet).await? {
+        LinkOutcome::Linked => {}
+        LinkOutcome::AlreadyLinked | LinkOutcome::ChallengeUsed => {
             return Err(UseCaseError::Conflict(
-                "this wallet is already linked to you".into(),
+                "this wallet is already linked to you or watched".into(),
             ))
         }
         LinkOutcome::TooMany => {
-            return Err(UseCaseError::Conflict(format!(
-                "you have linked {MAX_WALLETS_PER_USER} wallets, the most one user may: unlink \
-                 one first"
+            return Err(UseCaseError::bad_request(format!(
+                "you watch {MAX_WATCHED_PER_USER} addresses, the most one user may: stop \
+                 watching one first (DELETE /wallets/{{chain}}/{{address}})"
             )))
         }
     }
-    tracing::info!(chain = %wallet.chain, address = %wallet.address, "wallet linked");
+    tracing::info!(chain = %wallet.chain, address = %wallet.address, "wallet watched");
     let wallet = app.refresh_wallet(wallet).await;
     Ok(WalletView::from(&wallet))
 }

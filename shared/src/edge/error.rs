@@ -198,6 +198,7 @@ impl From<UseCaseError> for ApiError {
     fn from(error: UseCaseError) -> Self {
         match error {
             UseCaseError::BadRequest(message) => ApiError::BadRequest(message),
+            UseCaseError::Forbidden(message) => ApiError::Forbidden(message),
             UseCaseError::NotFound(message) => ApiError::NotFound(message),
             UseCaseError::Conflict(message) => ApiError::Conflict(message),
             UseCaseError::Contended(message) => ApiError::Contended(message),

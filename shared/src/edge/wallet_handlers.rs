@@ -38,8 +38,10 @@ struct ChallengeBody {
 struct LinkBody {
     chain: String,
     address: String,
-    message: String,
-    signature: String,
+    message: Option<String>,
+    signature: Option<String>,
+    /// `true`: watched without a signature (no message nor signature then).
+    watch: Option<bool>,
 }
 
 /// The chain and the address in its canonical spelling, or a 400 saying what is wrong.
@@ -62,25 +64,42 @@ pub async fn create_challenge(app: &App, request: &Request) -> Reply {
     Ok(json_response(StatusCode::CREATED, &issued))
 }
 
-/// `POST /wallets`: links the wallet whose signature answers the caller's challenge, then reads
-/// its positions once.
+/// `POST /wallets`: links the wallet whose signature answers the caller's challenge (or, with
+/// `watch: true` and no signature, watches the address), then reads its positions once.
 pub async fn link_wallet(app: &App, request: &Request) -> Reply {
     let owner = owner(request)?;
     let body: LinkBody = json_object(json_body(request)?)?;
     let (chain, address) = wallet_of(&body.chain, &body.address)?;
-    if body.message.len() > MAX_MESSAGE_BYTES || body.signature.len() > MAX_SIGNATURE_CHARS {
-        return Err(ApiError::bad_request(format!(
-            "message is at most {MAX_MESSAGE_BYTES} bytes and signature {MAX_SIGNATURE_CHARS} \
-             characters"
-        )));
-    }
-    let asked = LinkRequest {
-        chain,
-        address,
-        message: body.message,
-        signature: body.signature,
+    let wallet = match (body.watch, body.message, body.signature) {
+        (Some(true), None, None) => wallets::watch(app, owner, chain, address).await?,
+        (Some(true), _, _) => {
+            return Err(ApiError::bad_request(
+                "a watched address takes no message nor signature: send watch alone, or link \
+                 it by its signature without watch",
+            ))
+        }
+        (_, Some(message), Some(signature)) => {
+            if message.len() > MAX_MESSAGE_BYTES || signature.len() > MAX_SIGNATURE_CHARS {
+                return Err(ApiError::bad_request(format!(
+                    "message is at most {MAX_MESSAGE_BYTES} bytes and signature \
+                     {MAX_SIGNATURE_CHARS} characters"
+                )));
+            }
+            let asked = LinkRequest {
+                chain,
+                address,
+                message,
+                signature,
+            };
+            wallets::link(app, owner, asked).await?
+        }
+        _ => {
+            return Err(ApiError::bad_request(
+                "message and signature are required to link a wallet (or watch: true to watch \
+                 an address without them)",
+            ))
+        }
     };
-    let wallet = wallets::link(app, owner, asked).await?;
     Ok(json_response(StatusCode::CREATED, &wallet))
 }
 

@@ -247,6 +247,13 @@ async fn wallets_link_by_signature_on_dynamodb() {
     test_support::wallets::wallets_link_by_signature(&app).await;
 }
 
+/// Watched addresses on a fresh table: their own count, its cap, the unlink's count.
+#[tokio::test]
+async fn watched_addresses_are_counted_apart_on_dynamodb() {
+    let app = App::on_dynamodb(dynamodb_store().await, Duration::ZERO, Freshness::Snapshot);
+    test_support::watched::watched_addresses_are_counted_apart(&app).await;
+}
+
 /// Reads of a linked wallet on a fresh table: the key item, the conditional replace, the
 /// status moves.
 #[tokio::test]

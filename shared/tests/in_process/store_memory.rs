@@ -57,6 +57,12 @@ async fn wallets_link_by_signature_in_memory() {
     test_support::wallets::wallets_link_by_signature(&shared::App::in_memory()).await;
 }
 
+/// Watched addresses through the handlers, in memory.
+#[tokio::test]
+async fn watched_addresses_are_counted_apart_in_memory() {
+    test_support::watched::watched_addresses_are_counted_apart(&shared::App::in_memory()).await;
+}
+
 /// A position moved between two wallets of one owner, in memory.
 #[tokio::test]
 async fn positions_follow_their_owners_wallets_in_memory() {

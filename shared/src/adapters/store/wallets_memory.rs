@@ -4,7 +4,9 @@ use crate::application::ports::StoreError;
 use crate::application::ports::{StoreResult, WalletStore};
 use crate::domain::model::Chain;
 use crate::domain::wallets::challenge::Challenge;
-use crate::domain::wallets::{LinkOutcome, LinkedWallet, ScanProgress, MAX_WALLETS_PER_USER};
+use crate::domain::wallets::{
+    LinkOutcome, LinkedWallet, ScanProgress, WalletKind, MAX_WALLETS_PER_USER, MAX_WATCHED_PER_USER,
+};
 use async_trait::async_trait;
 use std::collections::{BTreeMap, HashMap};
 
@@ -53,10 +55,56 @@ impl WalletStore for MemoryWallets {
         if held.contains_key(&id) {
             return Ok(LinkOutcome::AlreadyLinked);
         }
-        if held.len() >= MAX_WALLETS_PER_USER {
+        if held
+            .values()
+            .filter(|w| w.kind != WalletKind::Watched)
+            .count()
+            >= MAX_WALLETS_PER_USER
+        {
             return Ok(LinkOutcome::TooMany);
         }
         held.insert(id, wallet.clone());
+        if let Some(c) = book.challenges.get_mut(&key) {
+            c.used = true;
+        }
+        Ok(LinkOutcome::Linked)
+    }
+
+    async fn watch(&self, wallet: &LinkedWallet) -> StoreResult<LinkOutcome> {
+        let mut book = self.book.write().unwrap_or_else(|e| e.into_inner());
+        let held = book.wallets.entry(wallet.owner.clone()).or_default();
+        let id = (wallet.chain, wallet.address.clone());
+        if held.contains_key(&id) {
+            return Ok(LinkOutcome::AlreadyLinked);
+        }
+        let watched = held.values().filter(|w| w.kind == WalletKind::Watched);
+        if watched.count() >= MAX_WATCHED_PER_USER {
+            return Ok(LinkOutcome::TooMany);
+        }
+        held.insert(id, wallet.clone());
+        Ok(LinkOutcome::Linked)
+    }
+
+    async fn promote(
+        &self,
+        challenge: &Challenge,
+        wallet: &LinkedWallet,
+    ) -> StoreResult<LinkOutcome> {
+        let mut book = self.book.write().unwrap_or_else(|e| e.into_inner());
+        let key = (challenge.owner.clone(), challenge.nonce.clone());
+        if book.challenges.get(&key).is_none_or(|c| c.used) {
+            return Ok(LinkOutcome::ChallengeUsed);
+        }
+        let held = book.wallets.entry(wallet.owner.clone()).or_default();
+        let linked = held.values().filter(|w| w.kind != WalletKind::Watched);
+        if linked.count() >= MAX_WALLETS_PER_USER {
+            return Ok(LinkOutcome::TooMany);
+        }
+        let id = (wallet.chain, wallet.address.clone());
+        match held.get_mut(&id) {
+            Some(stored) if stored.kind == WalletKind::Watched => stored.kind = wallet.kind,
+            _ => return Ok(LinkOutcome::AlreadyLinked),
+        }
         if let Some(c) = book.challenges.get_mut(&key) {
             c.used = true;
         }

@@ -14,13 +14,17 @@ use serde::{Deserialize, Serialize};
 /// The most wallets one user may link.
 pub const MAX_WALLETS_PER_USER: usize = 20;
 
+/// The most addresses one user may watch (apart from those linked).
+pub const MAX_WATCHED_PER_USER: usize = 20;
+
 named_enum!(
-    /// How a wallet proved it is the user's: an EOA's key signed its challenge
-    /// (`personal_sign`), or a contract wallet's chain said it signed (ERC-1271, ERC-6492:
-    /// linked on that chain only).
+    /// How a wallet is the user's: an EOA's key signed its challenge (`personal_sign`), a
+    /// contract wallet's chain said it signed (ERC-1271, ERC-6492: linked on that chain only),
+    /// or it is only watched (no signature: read like the others, never acted from).
     WalletKind {
         Eoa => "eoa",
         Contract => "contract",
+        Watched => "watched",
     }
 );
 
@@ -47,6 +51,32 @@ pub struct LinkedWallet {
     /// read), one entry each.
     pub deployment_errors: Vec<DeploymentError>,
     pub kind: WalletKind,
+}
+
+impl LinkedWallet {
+    /// `wallet` (chain, canonical address) just linked or watched by `owner` at `at` (to the
+    /// millisecond, as it is stored): nothing read yet.
+    pub fn new(
+        owner: String,
+        wallet: (Chain, String),
+        at: DateTime<Utc>,
+        kind: WalletKind,
+    ) -> Self {
+        let (chain, address) = wallet;
+        LinkedWallet {
+            owner,
+            chain,
+            address,
+            linked_at: DateTime::from_timestamp_millis(at.timestamp_millis()).unwrap_or(at),
+            refreshed_at: None,
+            positions: None,
+            refresh_error: None,
+            tokens: Vec::new(),
+            retry: None,
+            deployment_errors: Vec::new(),
+            kind,
+        }
+    }
 }
 
 /// A deployment a wallet's read could not take: its positions keep their last read, marked
@@ -112,6 +142,8 @@ pub struct WalletView {
     pub chain: Chain,
     pub address: String,
     pub kind: WalletKind,
+    /// Watched without a signature: its positions are read, never acted on from here.
+    pub watch: bool,
     pub linked_at: String,
     pub refreshed_at: Option<String>,
     pub positions: Option<u64>,
@@ -157,6 +189,7 @@ impl From<&LinkedWallet> for WalletView {
             chain: w.chain,
             address: w.address.clone(),
             kind: w.kind,
+            watch: w.kind == WalletKind::Watched,
             linked_at: format_time(&w.linked_at),
             refreshed_at: w.refreshed_at.as_ref().map(format_time),
             positions: w.positions,

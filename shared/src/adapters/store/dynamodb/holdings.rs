@@ -246,10 +246,11 @@ impl DynamoDbStore {
         chain: Chain,
         wallet: &str,
         wallet_items: [TransactWriteItem; 2],
+        counter: &str,
     ) -> StoreResult<bool> {
         let positions = self.holdings_of(owner, chain, wallet).await?;
         let mut items = Vec::from(wallet_items);
-        let mut counts: BTreeMap<String, i64> = BTreeMap::from([("wallets".to_string(), -1)]);
+        let mut counts: BTreeMap<String, i64> = BTreeMap::from([(counter.to_string(), -1)]);
         if positions.len() <= UNLINK_IN_ONE {
             for position in &positions {
                 let (deletes, every) = self.holding_deletes(position)?;

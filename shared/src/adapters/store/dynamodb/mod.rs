@@ -34,6 +34,7 @@ mod keys;
 mod metrics;
 mod reads;
 mod store;
+mod wallet_items;
 mod wallets;
 
 pub use catalog::DynamoDbMarket;

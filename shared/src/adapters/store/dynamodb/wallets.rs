@@ -8,204 +8,19 @@ use super::errors::{build_error, classify, classify_put};
 use super::item::{malformed, parsed, text};
 use super::keys::{counter_key, s, user_pk, Item};
 use super::store::{DynamoDbStore, RegistrySnapshot};
+use super::wallet_items::*;
+
+/// The owner's count of watched wallets, beside `wallets` on `COUNTS`.
+const WATCHED: &str = "watched";
 use crate::application::ports::{StoreError, StoreResult, WalletStore};
 use crate::domain::model::{format_time, Chain};
 use crate::domain::wallets::challenge::Challenge;
 use crate::domain::wallets::{
-    LinkOutcome, LinkedWallet, ScanProgress, WalletKind, MAX_WALLETS_PER_USER,
+    LinkOutcome, LinkedWallet, ScanProgress, WalletKind, MAX_WALLETS_PER_USER, MAX_WATCHED_PER_USER,
 };
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
-use chrono::{DateTime, Utc};
 use std::collections::HashMap;
-
-/// The partition of every linked wallet's registry entry.
-pub(super) const WALLETS_PK: &str = "WALLETS";
-const WALLET_PREFIX: &str = "W#";
-
-fn key(pk: String, sk: String) -> Item {
-    HashMap::from([("PK".into(), s(pk)), ("SK".into(), s(sk))])
-}
-
-fn challenge_key(owner: &str, nonce: &str) -> Item {
-    key(user_pk(owner), format!("CH#{nonce}"))
-}
-
-fn wallet_key(owner: &str, chain: Chain, address: &str) -> Item {
-    key(user_pk(owner), format!("{WALLET_PREFIX}{chain}#{address}"))
-}
-
-/// A chain's scan progress: its own partition, so no wallet or catalog read meets it.
-fn scan_key(chain: Chain) -> Item {
-    key("SCAN".into(), chain.as_str().into())
-}
-
-fn registry_key(owner: &str, chain: Chain, address: &str) -> Item {
-    key(WALLETS_PK.into(), format!("{chain}#{address}#{owner}"))
-}
-
-/// The registry's version (attribute `v`): raised after every change of what the scan reads
-/// of an entry (a link, an unlink, a read that changed a wallet's tokens or its retry). Its own
-/// partition, so no registry `Query` meets it.
-fn registry_version_key() -> Item {
-    key("WALLETS#VERSION".into(), "VERSION".into())
-}
-
-/// A store keeps the registry it last read for at most this long, whatever its version says.
-const REGISTRY_KEPT: std::time::Duration = std::time::Duration::from_secs(15 * 60);
-
-/// Whether a registry update whose old values are `old` changed what the scan reads of `w`:
-/// its tokens (a good read's) or its retry.
-fn registry_changed(old: Option<&HashMap<String, AttributeValue>>, w: &LinkedWallet) -> bool {
-    let old_tokens: Vec<&str> = match old.and_then(|o| o.get("tokens")) {
-        Some(AttributeValue::L(list)) => list
-            .iter()
-            .filter_map(|t| t.as_s().ok())
-            .map(String::as_str)
-            .collect(),
-        _ => Vec::new(),
-    };
-    let tokens_moved = w.positions.is_some()
-        && old_tokens != w.tokens.iter().map(String::as_str).collect::<Vec<_>>();
-    let old_retry = old.and_then(|o| o.get(RETRY)).and_then(|r| r.as_s().ok());
-    let retry = retry_text(w);
-    tokens_moved || old_retry != retry.as_ref().and_then(|r| r.as_s().ok())
-}
-
-fn time(item: &Item, name: &str) -> StoreResult<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(text(item, name)?)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|_| malformed(name))
-}
-
-fn optional<T>(
-    item: &Item,
-    name: &str,
-    read: impl Fn(&Item, &str) -> StoreResult<T>,
-) -> StoreResult<Option<T>> {
-    match item.get(name) {
-        None | Some(AttributeValue::Null(_)) => Ok(None),
-        Some(_) => read(item, name).map(Some),
-    }
-}
-
-fn wallet_item(w: &LinkedWallet) -> Item {
-    let mut item = wallet_key(&w.owner, w.chain, &w.address);
-    item.extend([
-        ("owner".into(), s(&w.owner)),
-        ("chain".into(), s(w.chain.as_str())),
-        ("address".into(), s(&w.address)),
-        ("linkedAt".into(), s(format_time(&w.linked_at))),
-    ]);
-    if let Some(at) = &w.refreshed_at {
-        item.insert("refreshedAt".into(), s(format_time(at)));
-    }
-    if let Some(n) = w.positions {
-        item.insert("positions".into(), AttributeValue::N(n.to_string()));
-    }
-    if let Some(e) = &w.refresh_error {
-        item.insert("refreshError".into(), s(e));
-    }
-    if let Some(retry) = retry_text(w) {
-        item.insert(RETRY.into(), retry);
-    }
-    if let Some(errors) = deployment_errors_text(w) {
-        item.insert(DEPLOYMENT_ERRORS.into(), errors);
-    }
-    if w.kind != WalletKind::Eoa {
-        item.insert(KIND.into(), s(w.kind.as_str()));
-    }
-    item
-}
-
-/// How the wallet is the user's (absent: an EOA's).
-const KIND: &str = "kind";
-
-/// The deployments a wallet's last good read could not take, kept as JSON on its items.
-const DEPLOYMENT_ERRORS: &str = "deploymentErrors";
-
-fn deployment_errors_text(w: &LinkedWallet) -> Option<AttributeValue> {
-    (!w.deployment_errors.is_empty())
-        .then(|| serde_json::to_string(&w.deployment_errors).ok())
-        .flatten()
-        .map(s)
-}
-
-/// A wallet's stopped read, kept as JSON on its items (decision 58).
-const RETRY: &str = "retry";
-
-fn retry_text(w: &LinkedWallet) -> Option<AttributeValue> {
-    w.retry
-        .as_ref()
-        .and_then(|r| serde_json::to_string(r).ok())
-        .map(s)
-}
-
-fn wallet_from(item: &Item) -> StoreResult<LinkedWallet> {
-    Ok(LinkedWallet {
-        owner: text(item, "owner")?.to_string(),
-        chain: parsed(item, "chain")?,
-        address: text(item, "address")?.to_string(),
-        linked_at: time(item, "linkedAt")?,
-        refreshed_at: optional(item, "refreshedAt", time)?,
-        positions: optional(item, "positions", parsed)?,
-        refresh_error: optional(item, "refreshError", |i, n| text(i, n).map(str::to_string))?,
-        // Only registry entries carry them.
-        tokens: match item.get("tokens") {
-            Some(AttributeValue::L(list)) => list
-                .iter()
-                .map(|t| t.as_s().cloned().map_err(|_| malformed("tokens")))
-                .collect::<StoreResult<_>>()?,
-            _ => Vec::new(),
-        },
-        retry: match item.get(RETRY) {
-            None => None,
-            Some(_) => {
-                Some(serde_json::from_str(text(item, RETRY)?).map_err(|_| malformed(RETRY))?)
-            }
-        },
-        deployment_errors: match item.get(DEPLOYMENT_ERRORS) {
-            None => Vec::new(),
-            Some(_) => serde_json::from_str(text(item, DEPLOYMENT_ERRORS)?)
-                .map_err(|_| malformed(DEPLOYMENT_ERRORS))?,
-        },
-        // Absent on the wallets linked before kinds: an EOA's.
-        kind: optional(item, KIND, parsed)?.unwrap_or(WalletKind::Eoa),
-    })
-}
-
-fn challenge_from(item: &Item) -> StoreResult<Challenge> {
-    Ok(Challenge {
-        owner: text(item, "owner")?.to_string(),
-        chain: parsed(item, "chain")?,
-        address: text(item, "address")?.to_string(),
-        nonce: text(item, "nonce")?.to_string(),
-        message: text(item, "message")?.to_string(),
-        expires_at: time(item, "validUntil")?,
-        used: item.contains_key("usedAt"),
-    })
-}
-
-/// Whether a conditional update found its wallet unlinked (nothing to record then).
-fn unlinked_meanwhile<T>(
-    result: Result<
-        T,
-        aws_sdk_dynamodb::error::SdkError<
-            aws_sdk_dynamodb::operation::update_item::UpdateItemError,
-        >,
-    >,
-) -> StoreResult<bool> {
-    match result {
-        Ok(_) => Ok(false),
-        Err(e)
-            if e.as_service_error()
-                .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-        {
-            Ok(true)
-        }
-        Err(e) => Err(classify(e)),
-    }
-}
 
 impl DynamoDbStore {
     async fn get_item(&self, key: Item) -> StoreResult<Option<Item>> {
@@ -268,6 +83,62 @@ impl DynamoDbStore {
         Ok(())
     }
 
+    /// The challenge marked used by `w`'s link, if it was not.
+    fn use_challenge(&self, c: &Challenge, w: &LinkedWallet) -> StoreResult<TransactWriteItem> {
+        self.update(challenge_key(&c.owner, &c.nonce), |u| {
+            u.update_expression("SET usedAt = :now")
+                .condition_expression("attribute_exists(PK) AND attribute_not_exists(usedAt)")
+                .expression_attribute_values(":now", s(format_time(&w.linked_at)))
+        })
+    }
+
+    /// The wallet's registry entry (the refresh's work list), put if it is new.
+    fn registry_entry(&self, w: &LinkedWallet) -> StoreResult<TransactWriteItem> {
+        let mut entry = registry_key(&w.owner, w.chain, &w.address);
+        entry.extend([
+            ("owner".into(), s(&w.owner)),
+            ("chain".into(), s(w.chain.as_str())),
+            ("address".into(), s(&w.address)),
+            ("linkedAt".into(), s(format_time(&w.linked_at))),
+        ]);
+        self.put(entry, "attribute_not_exists(PK)")
+    }
+
+    fn raise_registry_in_transaction(&self) -> StoreResult<TransactWriteItem> {
+        self.update(registry_version_key(), |u| {
+            u.update_expression("ADD v :one")
+                .expression_attribute_values(":one", AttributeValue::N("1".into()))
+        })
+    }
+
+    /// One more on the owner's counter `name`, refused at `max`; `from_watched`: one watched
+    /// less too (a watched wallet linked).
+    fn count_one_more(
+        &self,
+        owner: &str,
+        name: &'static str,
+        max: usize,
+        from_watched: bool,
+    ) -> StoreResult<TransactWriteItem> {
+        let expression = if from_watched {
+            format!("ADD {name} :one, {WATCHED} :less")
+        } else {
+            format!("ADD {name} :one")
+        };
+        self.update(counter_key(owner), |u| {
+            let u = u
+                .update_expression(expression)
+                .condition_expression(format!("attribute_not_exists({name}) OR {name} < :max"))
+                .expression_attribute_values(":one", AttributeValue::N("1".into()))
+                .expression_attribute_values(":max", AttributeValue::N(max.to_string()));
+            if from_watched {
+                u.expression_attribute_values(":less", AttributeValue::N("-1".into()))
+            } else {
+                u
+            }
+        })
+    }
+
     fn update(
         &self,
         key: Item,
@@ -323,38 +194,11 @@ impl WalletStore for DynamoDbStore {
     /// reads say which condition failed.
     async fn link(&self, c: &Challenge, w: &LinkedWallet) -> StoreResult<LinkOutcome> {
         let items = vec![
-            self.update(challenge_key(&c.owner, &c.nonce), |u| {
-                u.update_expression("SET usedAt = :now")
-                    .condition_expression("attribute_exists(PK) AND attribute_not_exists(usedAt)")
-                    .expression_attribute_values(":now", s(format_time(&w.linked_at)))
-            })?,
+            self.use_challenge(c, w)?,
             self.put(wallet_item(w), "attribute_not_exists(PK)")?,
-            self.put(
-                {
-                    let mut entry = registry_key(&w.owner, w.chain, &w.address);
-                    entry.extend([
-                        ("owner".into(), s(&w.owner)),
-                        ("chain".into(), s(w.chain.as_str())),
-                        ("address".into(), s(&w.address)),
-                        ("linkedAt".into(), s(format_time(&w.linked_at))),
-                    ]);
-                    entry
-                },
-                "attribute_not_exists(PK)",
-            )?,
-            self.update(registry_version_key(), |u| {
-                u.update_expression("ADD v :one")
-                    .expression_attribute_values(":one", AttributeValue::N("1".into()))
-            })?,
-            self.update(counter_key(&w.owner), |u| {
-                u.update_expression("ADD wallets :one")
-                    .condition_expression("attribute_not_exists(wallets) OR wallets < :max")
-                    .expression_attribute_values(":one", AttributeValue::N("1".into()))
-                    .expression_attribute_values(
-                        ":max",
-                        AttributeValue::N(MAX_WALLETS_PER_USER.to_string()),
-                    )
-            })?,
+            self.registry_entry(w)?,
+            self.raise_registry_in_transaction()?,
+            self.count_one_more(&w.owner, "wallets", MAX_WALLETS_PER_USER, false)?,
         ];
         match self.transact(items, None).await {
             Ok(()) => return Ok(LinkOutcome::Linked),
@@ -376,6 +220,63 @@ impl WalletStore for DynamoDbStore {
             return Ok(LinkOutcome::AlreadyLinked);
         }
         Ok(LinkOutcome::TooMany)
+    }
+
+    async fn watch(&self, w: &LinkedWallet) -> StoreResult<LinkOutcome> {
+        let items = vec![
+            self.put(wallet_item(w), "attribute_not_exists(PK)")?,
+            self.registry_entry(w)?,
+            self.raise_registry_in_transaction()?,
+            self.count_one_more(&w.owner, WATCHED, MAX_WATCHED_PER_USER, false)?,
+        ];
+        match self.transact(items, None).await {
+            Ok(()) => Ok(LinkOutcome::Linked),
+            Err(StoreError::Conflict) => {
+                let key = wallet_key(&w.owner, w.chain, &w.address);
+                Ok(match self.get_item(key).await? {
+                    Some(_) => LinkOutcome::AlreadyLinked,
+                    None => LinkOutcome::TooMany,
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn promote(&self, c: &Challenge, w: &LinkedWallet) -> StoreResult<LinkOutcome> {
+        let items = vec![
+            self.use_challenge(c, w)?,
+            self.update(wallet_key(&w.owner, w.chain, &w.address), |u| {
+                u.update_expression("SET #kind = :kind")
+                    .condition_expression("#kind = :watched")
+                    .expression_attribute_names("#kind", KIND)
+                    .expression_attribute_values(":kind", s(w.kind.as_str()))
+                    .expression_attribute_values(":watched", s(WalletKind::Watched.as_str()))
+            })?,
+            self.count_one_more(&w.owner, "wallets", MAX_WALLETS_PER_USER, true)?,
+        ];
+        match self.transact(items, None).await {
+            Ok(()) => return Ok(LinkOutcome::Linked),
+            Err(StoreError::Conflict) => {}
+            Err(e) => return Err(e),
+        }
+        if self
+            .challenge(&c.owner, &c.nonce)
+            .await?
+            .is_none_or(|c| c.used)
+        {
+            return Ok(LinkOutcome::ChallengeUsed);
+        }
+        let held = self
+            .get_item(wallet_key(&w.owner, w.chain, &w.address))
+            .await?;
+        let still_watched = held
+            .as_ref()
+            .and_then(|i| i.get(KIND))
+            .and_then(|k| k.as_s().ok());
+        if still_watched.map(String::as_str) == Some(WalletKind::Watched.as_str()) {
+            return Ok(LinkOutcome::TooMany);
+        }
+        Ok(LinkOutcome::AlreadyLinked)
     }
 
     async fn wallets(&self, owner: &str) -> StoreResult<Vec<LinkedWallet>> {
@@ -557,12 +458,20 @@ impl WalletStore for DynamoDbStore {
     /// The wallet, its registry entry and its positions deleted and the counts lowered, in one
     /// transaction (`holdings::unlink_with_holdings`).
     async fn unlink(&self, owner: &str, chain: Chain, address: &str) -> StoreResult<bool> {
+        // Its kind says which count it leaves.
+        let Some(held) = self.get_item(wallet_key(owner, chain, address)).await? else {
+            return Ok(false);
+        };
+        let counter = match wallet_from(&held)?.kind {
+            WalletKind::Watched => WATCHED,
+            _ => "wallets",
+        };
         let wallet_items = [
             self.delete(wallet_key(owner, chain, address))?,
             self.delete(registry_key(owner, chain, address))?,
         ];
         let unlinked = self
-            .unlink_with_holdings(owner, chain, address, wallet_items)
+            .unlink_with_holdings(owner, chain, address, wallet_items, counter)
             .await?;
         if unlinked {
             self.raise_registry_version().await?;
