@@ -90,6 +90,55 @@ async fn safes_link_by_their_owners_signatures(store: &[&str]) {
     let listed = alice.list("source=wallet&limit=10").await;
     assert_eq!(text(&listed.json["data"][0]["tokenId"]), token);
 
+    // Its collect is simulated from the Safe and answered as one batch of calls too, which
+    // the Safe sends at once (MultiSendCallOnly, its owner's approval): it collects what the
+    // answer said, to the unit.
+    for (sell, amount) in [("usdc", "20000"), ("weth", "7")] {
+        devnet
+            .run("swap", &["--sell", sell, "--amount", amount])
+            .await;
+    }
+    world::sync(&world::operator(&server).await).await;
+    let id = text(&listed.json["data"][0]["id"]);
+    let collect = post(&alice, &format!("/positions/{id}/collect"), &json!({})).await;
+    assert_eq!(collect.status, StatusCode::OK, "{}", collect.text());
+    let transactions = collect.json["transactions"].as_array().unwrap().clone();
+    let calls = collect.json["calls"].as_array().unwrap().clone();
+    assert_eq!(calls.len(), transactions.len());
+    for (t, call) in transactions.iter().zip(&calls) {
+        assert!(text(&t["from"]).eq_ignore_ascii_case(&single), "{t}");
+        assert_eq!((&t["to"], &t["data"]), (&call["to"], &call["data"]));
+    }
+    let batch = json!(calls).to_string();
+    let args = [
+        "--safe",
+        single.as_str(),
+        "--signers",
+        a,
+        "--calls",
+        batch.as_str(),
+    ];
+    devnet.run("safe-exec", &args).await;
+    let expected = &transactions.last().unwrap()["expected"];
+    let balance = |token: &'static str| {
+        let (devnet, single) = (&devnet, single.clone());
+        async move {
+            let args = ["--account", single.as_str(), "--token", token];
+            text(&devnet.run("allowance", &args).await["balance"])
+        }
+    };
+    assert_eq!(
+        balance("weth").await,
+        test_support::devnet::units(&expected["tokenA"]),
+        "{expected}"
+    );
+    assert_eq!(
+        balance("usdc").await,
+        test_support::devnet::units(&expected["tokenB"]),
+        "{expected}"
+    );
+    assert_ne!(balance("usdc").await, "0", "fees were earned");
+
     // A 2-of-3 Safe: one owner, a stranger, another chain's signature and a plain
     // personal_sign are refused, nothing linked; two owners link it.
     let multisig = text(&safe(&devnet, &[a, b, c], 2, 2, true).await["safe"]);

@@ -6,7 +6,9 @@ pub use crate::domain::json::format_time;
 use crate::domain::json::{Exact, Percent, Usd};
 pub use crate::domain::keys::{KeyAnswer, KeyClaim, StoredResponse, KEY_LEASE, KEY_RETENTION};
 use crate::domain::math::U256;
-pub use crate::domain::transactions::{AmountPair, ExpectedAmounts, TransactionRequest};
+pub use crate::domain::transactions::{
+    calls_of, AmountPair, Call, ExpectedAmounts, TransactionRequest,
+};
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -409,6 +411,9 @@ pub struct OrderView {
     /// What to sign and send, in order: shown until the position settles.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transactions: Option<Vec<TransactionRequest>>,
+    /// The same as one batch, for a contract wallet to send at once (EIP-5792).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calls: Option<Vec<Call>>,
     /// The position whose range move this open is (its mint in that position's `multicall`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moved_from: Option<String>,
@@ -538,6 +543,9 @@ pub struct WalletPositionView {
     pub moved_to: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transactions: Option<Vec<TransactionRequest>>,
+    /// The same as one batch, for a contract wallet to send at once (EIP-5792).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calls: Option<Vec<Call>>,
     /// What `pnlUsd` leaves out because it has no USD price (a farm's reward token).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pnl_leaves_out: Option<String>,

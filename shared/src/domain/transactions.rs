@@ -57,3 +57,27 @@ pub struct AmountPair {
     pub token_a: String,
     pub token_b: String,
 }
+
+/// One call of the batch a contract wallet (a Safe, a smart account) sends at once: the shape
+/// EIP-5792's `wallet_sendCalls` takes (`value` in 0x-hex wei).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Call {
+    pub to: String,
+    pub value: String,
+    pub data: String,
+}
+
+/// `transactions` as one ordered batch of calls (approvals first, as they are answered).
+pub fn calls_of(transactions: &[TransactionRequest]) -> Vec<Call> {
+    transactions
+        .iter()
+        .map(|t| Call {
+            to: t.to.clone(),
+            value: t
+                .value
+                .parse::<alloy_primitives::U256>()
+                .map_or_else(|_| t.value.clone(), |v| format!("{v:#x}")),
+            data: t.data.clone(),
+        })
+        .collect()
+}

@@ -12,8 +12,8 @@ use crate::domain::json::{plain_exact, Percent, Usd};
 use crate::domain::math::price::{base_units_to_decimal, Orientation};
 use crate::domain::math::U256;
 use crate::domain::model::{
-    format_time, Chain, HeldAmountView, HeldToken, OrderKind, Position, PositionEntry, Realized,
-    Source, Status, WalletHolding, WalletPositionView,
+    calls_of, format_time, Chain, HeldAmountView, HeldToken, OrderKind, Position, PositionEntry,
+    Realized, Source, Status, WalletHolding, WalletPositionView,
 };
 use crate::domain::orders::view::{action_view, closing_view, with_open_order};
 use crate::domain::valuation::{position_entry, ValuationError};
@@ -443,6 +443,9 @@ pub fn holding_view(
         transactions: order
             .filter(|o| o.kind != OrderKind::Open)
             .map(|o| o.transactions.clone()),
+        calls: order
+            .filter(|o| o.kind != OrderKind::Open)
+            .map(|o| calls_of(&o.transactions)),
         pnl_leaves_out: unpriced_reward.as_ref().map(leaves_out),
         staked,
     };

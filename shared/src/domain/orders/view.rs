@@ -2,8 +2,8 @@
 //! requested close's times and its transaction.
 
 use crate::domain::model::{
-    format_time, ActionView, ChainOrder, ClosingView, OrderKind, OrderView, PositionEntry, Source,
-    Status,
+    calls_of, format_time, ActionView, ChainOrder, ClosingView, OrderKind, OrderView,
+    PositionEntry, Source, Status,
 };
 
 /// A position opened on chain as the API shows it: its valued view with the order's wallet,
@@ -28,6 +28,7 @@ pub fn with_open_order(entry: PositionEntry, order: &ChainOrder, liquidity: u128
         expires_at: format_time(&order.expires_at),
         transaction_hash: order.hash.clone(),
         transactions: waiting.then(|| order.transactions.clone()),
+        calls: waiting.then(|| calls_of(&order.transactions)),
         moved_from: order.moved.clone(),
     });
     PositionEntry::Valued(view)
