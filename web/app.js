@@ -267,10 +267,13 @@ function renderDetail(p) {
     }
     transactions.append(h, ol);
   }
-  $("close-position").hidden = p.status === "closed";
+  // A watched wallet's position is shown, never acted on (the API answers 403).
+  const watched = isWatched(p);
+  $("detail-watched").hidden = !watched;
+  $("close-position").hidden = p.status === "closed" || watched;
   $("close-position").textContent = p.status === "pending" ? "Cancel" : "Close position";
   // Actions act on an open EVM wallet position with nothing waiting for the chain.
-  const actable = p.source === "wallet" && p.status === "active" && p.chain !== "solana";
+  const actable = p.source === "wallet" && p.status === "active" && p.chain !== "solana" && !watched;
   $("detail-act").hidden = !actable;
   for (const b of ["act-collect", "act-increase", "act-decrease", "act-rebalance"]) $(b).disabled = Boolean(p.action || p.closing);
   $("act-confirm").hidden = !(p.action && p.transactions?.length && !p.action.transactionHash);
@@ -406,8 +409,10 @@ async function showWallets() {
   list.replaceChildren();
   for (const w of data) {
     const li = document.createElement("li");
-    li.textContent = `${w.chain} ${w.address} · ${w.positions ?? "?"} position(s)`;
+    const kind = w.watch ? " · watched (read only)" : w.kind === "contract" ? " · contract wallet" : "";
+    li.textContent = `${w.chain} ${w.address} · ${w.positions ?? "?"} position(s)${kind}`;
     li.dataset.address = w.address;
+    li.dataset.kind = w.kind;
     list.append(li);
   }
   $("link-wallet").hidden = !wallet.available();
@@ -420,7 +425,7 @@ function fillWalletChoice() {
   const select = $("open-wallet");
   const chosen = select.value;
   select.replaceChildren(new Option("simulated (no wallet)", ""));
-  for (const w of state.wallets.filter((w) => pool && w.chain === pool.chain)) {
+  for (const w of state.wallets.filter((w) => pool && w.chain === pool.chain && !w.watch)) {
     select.append(new Option(w.address, w.address, false, w.address === chosen));
   }
 }
@@ -476,6 +481,25 @@ async function openPosition(event) {
   }
 }
 
+/** Whether the position's wallet is one the caller only watches. */
+function isWatched(p) {
+  const held = (p.wallet ?? "").toLowerCase();
+  return (state.wallets ?? []).some((w) => w.watch && w.chain === p.chain && w.address.toLowerCase() === held);
+}
+
+async function watchAddress(event) {
+  event.preventDefault();
+  try {
+    clearError();
+    const address = $("watch-address").value.trim();
+    await state.api.post("/wallets", { chain: $("watch-chain").value, address, watch: true });
+    $("watch-address").value = "";
+    await Promise.all([showWallets(), showPortfolio(), showPositions()]);
+  } catch (e) {
+    fail(e);
+  }
+}
+
 async function linkWallet() {
   try {
     clearError();
@@ -511,6 +535,7 @@ $("act-confirm").addEventListener("click", confirmAction);
 $("open-pool").addEventListener("change", () => { $("open-lower").value = ""; $("open-upper").value = ""; choosePool(); });
 $("open-form").addEventListener("submit", openPosition);
 $("link-button").addEventListener("click", linkWallet);
+$("watch-form").addEventListener("submit", watchAddress);
 $("alert-settings").addEventListener("submit", (e) => {
   e.preventDefault();
   $("alert-progress").textContent = "";

@@ -100,6 +100,7 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
         json!({
             "base": server.base, "token": token, "opsToken": ops,
             "badToken": JwtSettings::local_default().issue("paula", -60), "rpc": devnet.rpc, "wallet": wallet,
+            "watched": devnet.address("owner"),
             "screenshots": screenshots,
         })
         .to_string(),
@@ -122,6 +123,24 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
     let shown: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(shown.get("failure"), None, "{shown}");
     assert_eq!(shown["errors"], json!([]), "the page logged errors");
+    // A watched address: listed as such, its position shown without actions.
+    assert!(
+        text(&shown["watchedItem"]).contains("watched (read only)"),
+        "{shown}"
+    );
+    assert!(
+        shown["watchedPosition"].is_string(),
+        "the deployer's position: {shown}"
+    );
+    let watched = &shown["watchedDetail"];
+    assert!(
+        text(&watched["note"]).contains("link it by signature"),
+        "{shown}"
+    );
+    assert_eq!(
+        (&watched["actions"], &watched["close"]),
+        (&json!(false), &json!(false))
+    );
 
     // The portfolio, figure by figure.
     for field in [

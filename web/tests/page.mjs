@@ -1,7 +1,7 @@
 // Drives the page in Debian's chromium (playwright-core) against a running local-api and devnet,
 // for local-api/tests/web_page.rs, which compares what this reports the page showed with the
 // API's own answers. Usage: node page.mjs CONFIG.json, CONFIG holding
-//   {base, token, opsToken, badToken, rpc, wallet, screenshots}
+//   {base, token, opsToken, badToken, rpc, wallet, watched, screenshots}
 // It takes the README's pictures as it goes (`screenshots` is docs/screenshots): the portfolio and
 // list, an action's transactions shown before signing, a position's detail with its history,
 // and the phone layout; so they show the page as it is.
@@ -202,6 +202,29 @@ try {
   await waitText(page, "#alert-progress", /saved/);
   out.settings = await (await fetch(`${config.base}/alerts`, { headers: { Authorization: `Bearer ${config.token}` } })).json();
   await page.locator("#alerts").screenshot({ path: join(config.screenshots, "page-alerts.png") });
+
+  // An address watched without a signature: listed as watched, its position's detail shows no
+  // action and says why.
+  await page.fill("#watch-address", config.watched);
+  await page.selectOption("#watch-chain", "ethereum");
+  await page.click("#watch-button");
+  await page.waitForSelector('#wallet-list li[data-kind="watched"]');
+  out.watchedItem = await page.textContent('#wallet-list li[data-kind="watched"]');
+  const listed = await (await fetch(`${config.base}/positions?source=wallet&limit=100`, { headers: { Authorization: `Bearer ${config.token}` } })).json();
+  const held = listed.data.find((p) => p.wallet.toLowerCase() === config.watched.toLowerCase() && p.status === "active");
+  out.watchedPosition = held?.id ?? null;
+  if (held) {
+    await page.reload();
+    await page.selectOption("#source-filter", "wallet");
+    await page.waitForSelector(`#position-table tbody tr[data-id="${held.id}"]`);
+    await page.click(`#position-table tbody tr[data-id="${held.id}"] button`);
+    await page.waitForSelector("#detail-watched:not([hidden])");
+    out.watchedDetail = {
+      note: await page.textContent("#detail-watched"),
+      actions: await page.isVisible("#detail-act"),
+      close: await page.isVisible("#close-position"),
+    };
+  }
 
   // A phone: the same page in 375 px, nothing wider than the screen.
   const phone = await open({ width: 375, height: 812 }, null);
