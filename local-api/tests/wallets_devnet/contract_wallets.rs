@@ -41,6 +41,24 @@ async fn safe_signature(
     text(&devnet.run("safe-sign", &args).await["signature"])
 }
 
+/// What the link's one `eth_call` sends and the gas it takes (`docs/figures/contract-wallets.md`),
+/// printed.
+async fn check_figures(devnet: &Devnet, case: &str, wallet: &str, message: &str, signature: &str) {
+    let proof = shared::wallets::proof::evm_proof(wallet, message, signature)
+        .unwrap()
+        .expect("a contract wallet's signature is checked by the chain");
+    let data = shared::chain::signatures::check_call(wallet.parse().unwrap(), &proof);
+    let hex: String = data.iter().map(|b| format!("{b:02x}")).collect();
+    let gas = devnet
+        .rpc("eth_estimateGas", json!([{"data": format!("0x{hex}")}]))
+        .await;
+    let gas = u64::from_str_radix(text(&gas).trim_start_matches("0x"), 16).unwrap();
+    println!(
+        "figures: link check, {case}: 1 eth_call, {} bytes sent, {gas} gas",
+        data.len()
+    );
+}
+
 async fn link(
     client: &test_support::client::TestClient,
     address: &str,
@@ -83,6 +101,7 @@ async fn safes_link_by_their_owners_signatures(store: &[&str]) {
     let token = mint(&devnet, &single, range, None).await;
     let message = challenge(&alice, "ethereum", &single).await;
     let signature = safe_signature(&devnet, &single, &message, &[a], &[]).await;
+    check_figures(&devnet, "a 1-of-1 Safe", &single, &message, &signature).await;
     let reply = link(&alice, &single, &message, &signature).await;
     assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
     assert_eq!(reply.json["kind"], "contract");
@@ -167,6 +186,7 @@ async fn safes_link_by_their_owners_signatures(store: &[&str]) {
     }
     assert_eq!(linked(&alice).await.len(), 1);
     let signature = safe_signature(&devnet, &multisig, &message, &[c, a], &[]).await;
+    check_figures(&devnet, "a 2-of-3 Safe", &multisig, &message, &signature).await;
     let reply = link(&alice, &multisig, &message, &signature).await;
     assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
     assert_eq!(reply.json["kind"], "contract");
@@ -183,6 +203,8 @@ async fn safes_link_by_their_owners_signatures(store: &[&str]) {
     let wrap = ["--wrap", "true", "--factory-calldata", calldata.as_str()];
     let signature = safe_signature(&devnet, &address, &message, &[b], &wrap).await;
     assert!(signature.len() > 1000 && signature.ends_with(&"6492".repeat(16)));
+    let case = "a 1-of-1 Safe not deployed (ERC-6492)";
+    check_figures(&devnet, case, &address, &message, &signature).await;
     let reply = link(&alice, &address, &message, &signature).await;
     assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
     assert_eq!(reply.json["kind"], "contract");
