@@ -577,6 +577,8 @@ async fn a_positions_whole_story(store_args: &[&str]) {
         "{gone_events:?}"
     );
 
+    assert_the_export_is_the_history(&alice, &view, &events).await;
+
     // Another caller sees none of it.
     let bob = world::user(&server, "bob").await;
     let reply = bob
@@ -591,6 +593,71 @@ async fn a_positions_whole_story(store_args: &[&str]) {
 }
 
 test_support::on_both_stores!(a_positions_whole_story => a_positions_whole_story);
+
+/// The export (issue 50): Koinly's and CoinTracker's headers byte for byte; the ledger's rows of
+/// `view`'s position are its history's token movements to the unit: each deposit sent, each
+/// collect's principal and fees received apart, as the history splits them.
+async fn assert_the_export_is_the_history(alice: &TestClient, view: &Value, events: &[Value]) {
+    let export = |format: &'static str| async move {
+        let path = format!("/history/export?format={format}");
+        let reply = alice.send(Method::GET, &path, &[], b"").await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+        reply.text()
+    };
+    let koinly = export("koinly").await;
+    assert_eq!(koinly.lines().next(), Some(shared::export::KOINLY_HEADER));
+    assert!(koinly.contains(",Reward,"), "{koinly}");
+    let tracker = export("cointracker").await;
+    assert_eq!(
+        tracker.lines().next(),
+        Some(shared::export::COINTRACKER_HEADER)
+    );
+    assert!(tracker.contains(",interest"), "{tracker}");
+    let ledger = export("ledger").await;
+    let id = text(&view["id"]);
+    let symbols = [
+        text(&view["tokenA"]["symbol"]),
+        text(&view["tokenB"]["symbol"]),
+    ];
+    let mut expected: BTreeMap<(String, String, String), U256> = BTreeMap::new();
+    for event in events {
+        let tx = text(&event["transactionHash"]).to_lowercase();
+        for (t, symbol) in ["tokenA", "tokenB"].iter().zip(&symbols) {
+            let parts: &[(&str, &str)] = match event["kind"].as_str() {
+                Some("deposit") => &[("amount", "deposit")],
+                Some("collect") => &[("principal", "principal"), ("fees", "fees")],
+                _ => &[],
+            };
+            for (field, kind) in parts {
+                let amount = units(&event[*t][*field]);
+                if amount > U256::ZERO {
+                    let key = (tx.clone(), kind.to_string(), symbol.clone());
+                    *expected.entry(key).or_default() += amount;
+                }
+            }
+        }
+    }
+    let mut exported: BTreeMap<(String, String, String), U256> = BTreeMap::new();
+    let mut lines = ledger.lines();
+    assert_eq!(lines.next(), Some(shared::export::LEDGER_HEADER));
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        if cells[5] != id {
+            continue;
+        }
+        let key = (
+            cells[2].to_lowercase(),
+            cells[6].to_string(),
+            cells[9].to_string(),
+        );
+        *exported.entry(key).or_default() += U256::from_str(cells[10]).unwrap();
+    }
+    assert!(
+        expected.keys().any(|(_, kind, _)| kind == "fees"),
+        "{events:?}"
+    );
+    assert_eq!(exported, expected, "{ledger}");
+}
 
 /// A node that cannot serve old state ("missing trie node") and a provider that fails part way
 /// through a backfill: the events are valued at the nearest state and say so, what was read is

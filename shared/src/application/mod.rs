@@ -8,6 +8,7 @@ pub mod alert_ports;
 pub mod alerts;
 pub mod app;
 pub mod error;
+pub mod export;
 pub mod inputs;
 pub mod keys;
 pub mod orders;

@@ -11,6 +11,7 @@ pub mod alerts;
 pub mod calldata;
 pub mod catalog;
 pub mod clock;
+pub mod export;
 pub mod fee_ticks;
 pub mod figures;
 pub mod history;

@@ -29,6 +29,9 @@ pub enum ApiError {
     MethodNotAllowed { allow: String },
     #[error("request body exceeds {limit} bytes")]
     PayloadTooLarge { limit: usize },
+    /// An answer past its size limit (an export): the message says how to narrow it.
+    #[error("{0}")]
+    AnswerTooLarge(String),
     #[error("request body not received in time")]
     RequestTimeout,
     #[error("request line exceeds {limit} bytes")]
@@ -97,7 +100,9 @@ impl ApiError {
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::PayloadTooLarge { .. } | ApiError::AnswerTooLarge(_) => {
+                StatusCode::PAYLOAD_TOO_LARGE
+            }
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
             ApiError::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
@@ -251,6 +256,7 @@ mod tests {
                 405,
             ),
             (ApiError::PayloadTooLarge { limit: 65536 }, 413),
+            (ApiError::AnswerTooLarge("narrow it".into()), 413),
             (ApiError::RequestTimeout, 408),
             (ApiError::UriTooLong { limit: 10240 }, 414),
             (ApiError::HeadersTooLarge { limit: 10240 }, 431),

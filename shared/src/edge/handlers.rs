@@ -3,10 +3,12 @@
 //! ([`crate::edge::routes::Endpoint::handle`]).
 
 use crate::application::app::App;
+use crate::application::export;
 use crate::application::inputs::{CreateRequest, OrderLimits};
 use crate::application::portfolio::portfolio_of;
 use crate::application::positions;
 pub use crate::application::positions::MAX_OPEN_RANGES_PER_POOL;
+use crate::domain::export::{ExportFormat, MAX_EXPORT_BYTES};
 use crate::domain::model::PositionEntry;
 use crate::edge::caller::{json_body, owner, position_id};
 use crate::edge::error::ApiError;
@@ -15,6 +17,7 @@ use crate::edge::idempotency::{guarded, Claim};
 use crate::edge::validation::{page_request, ListQuery};
 use lambda_http::http::{header, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
+use std::str::FromStr;
 
 /// The scope a token needs to start a sync.
 pub const SYNC_SCOPE: &str = "markets:sync";
@@ -140,4 +143,56 @@ pub async fn sync_markets(app: &App, request: &Request) -> Reply {
         StatusCode::OK,
         &positions::sync(app, reconcile).await?,
     ))
+}
+
+/// `GET /history/export?format=koinly|cointracker|ledger&from=&to=`: the caller's wallet
+/// positions' token movements as a CSV a tax tool imports (`from`, `to`: dates or RFC 3339
+/// times, UTC; `to` excluded); 413 past 5 MB.
+pub async fn export_history(app: &App, request: &Request) -> Reply {
+    let caller = owner(request)?;
+    let query = request.query_string_parameters();
+    let format = query.first("format").unwrap_or_default();
+    let format = ExportFormat::from_str(format).map_err(|_| {
+        ApiError::bad_request(format!("format must be one of: {}", ExportFormat::names()))
+    })?;
+    let bound = |name: &str, default: i64| -> Result<i64, ApiError> {
+        let Some(text) = query.first(name) else {
+            return Ok(default);
+        };
+        let day = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+            .ok()
+            .and_then(|d| d.and_hms_opt(0, 0, 0))
+            .map(|t| t.and_utc());
+        let time = day.or_else(|| {
+            chrono::DateTime::parse_from_rfc3339(text)
+                .ok()
+                .map(|t| t.with_timezone(&chrono::Utc))
+        });
+        time.map(|t| t.timestamp()).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "{name} must be a date (2026-01-31) or an RFC 3339 time, UTC"
+            ))
+        })
+    };
+    let (from, to) = (bound("from", 0)?, bound("to", i64::MAX)?);
+    if from >= to {
+        return Err(ApiError::bad_request("from must be before to"));
+    }
+    let csv = export::export(app, &caller, format, (from, to))
+        .await?
+        .ok_or_else(|| {
+            ApiError::AnswerTooLarge(format!(
+                "the export exceeds {} MB: narrow the range (from, to)",
+                MAX_EXPORT_BYTES / (1024 * 1024)
+            ))
+        })?;
+    Ok(Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/csv; charset=utf-8")
+        .header(
+            header::CONTENT_DISPOSITION,
+            format!("attachment; filename=\"positions-{format}.csv\""),
+        )
+        .body(Body::Text(csv))
+        .unwrap_or_default())
 }

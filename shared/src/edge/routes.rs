@@ -21,6 +21,9 @@ pub enum Endpoint {
     GetPosition,
     /// `GET /positions/{id}/history`: the position's events, oldest first.
     PositionHistory,
+    /// `GET /history/export`: the caller's wallet positions' token movements as a CSV a tax
+    /// tool imports.
+    ExportHistory,
     CreatePosition,
     /// `POST /positions/{id}/close`: withdraws an open position and freezes its figures.
     ClosePosition,
@@ -79,10 +82,11 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 32] = [
+    pub const ALL: [Endpoint; 33] = [
         Endpoint::ListPositions,
         Endpoint::GetPosition,
         Endpoint::PositionHistory,
+        Endpoint::ExportHistory,
         Endpoint::CreatePosition,
         Endpoint::ClosePosition,
         Endpoint::CollectFees,
@@ -120,6 +124,7 @@ impl Endpoint {
             Endpoint::ListPositions => "list-positions",
             Endpoint::GetPosition => "get-position",
             Endpoint::PositionHistory => "position-history",
+            Endpoint::ExportHistory => "export-history",
             Endpoint::CreatePosition => "create-position",
             Endpoint::ClosePosition => "close-position",
             Endpoint::CollectFees => "collect-fees",
@@ -184,6 +189,7 @@ impl Endpoint {
             Endpoint::ListPositions | Endpoint::CreatePosition => "/positions",
             Endpoint::GetPosition => "/positions/{id}",
             Endpoint::PositionHistory => "/positions/{id}/history",
+            Endpoint::ExportHistory => "/history/export",
             Endpoint::ClosePosition => "/positions/{id}/close",
             Endpoint::CollectFees => "/positions/{id}/collect",
             Endpoint::HarvestRewards => "/positions/{id}/harvest",
@@ -241,6 +247,7 @@ impl Endpoint {
             Endpoint::ListPositions => handlers::list_positions(app, &request).await,
             Endpoint::GetPosition => handlers::get_position(app, &request).await,
             Endpoint::PositionHistory => handlers::position_history(app, &request).await,
+            Endpoint::ExportHistory => handlers::export_history(app, &request).await,
             Endpoint::CreatePosition => handlers::create_position(app, &request).await,
             Endpoint::ClosePosition => handlers::close_position(app, &request).await,
             Endpoint::CollectFees => actions::collect(app, &request).await,
