@@ -21,13 +21,32 @@ const LABELS = {
   "webhook.test": "webhook test",
 };
 
+/** Base units as whole tokens, exactly (no float): `raw` a decimal string. */
+function whole(raw, decimals) {
+  if (decimals === undefined || decimals === null) return raw;
+  const digits = String(raw).padStart(decimals + 1, "0");
+  const int = digits.slice(0, digits.length - decimals);
+  const frac = digits.slice(digits.length - decimals).replace(/0+$/, "");
+  return frac ? `${int}.${frac}` : int;
+}
+
+/** The pool an event is of, by its tokens' symbols; its position's id where none is known. */
+function pair(e) {
+  const d = e.data ?? {};
+  const tokens = d.tokens ?? d.symbols;
+  return tokens ? tokens.join("/") : e.positionId ?? "—";
+}
+
 /** The figures an event's data holds, in one line. */
 function details(e) {
   const d = e.data ?? {};
   if (d.tick !== undefined) return `tick ${d.tick} (range ${d.tickLower} – ${d.tickUpper})${d.price ? `, price ${d.price}` : ""}`;
   if (d.feesUnclaimedUsd) return `$${d.feesUnclaimedUsd} unclaimed (threshold $${d.thresholdUsd})`;
   if (d.retractedEventId) return `${LABELS[d.retractedType] ?? d.retractedType} ${d.transaction ?? ""} taken back`;
-  if (d.amounts) return `${d.amounts.join(" / ")} base units${d.liquidityDelta ? `, liquidity ${d.liquidityDelta}` : ""}`;
+  if (d.amounts) {
+    const amounts = d.amounts.map((raw, i) => `${whole(raw, d.decimals?.[i])} ${d.symbols?.[i] ?? "base units"}`);
+    return `${amounts.join(" + ")}${d.liquidityDelta ? `, liquidity ${d.liquidityDelta}` : ""}`;
+  }
   return d.transaction ?? d.message ?? "";
 }
 
@@ -36,8 +55,9 @@ function row(e, withPosition) {
   tr.className = "alert-event";
   tr.dataset.id = e.id;
   tr.dataset.type = e.type;
+  if (e.positionId) tr.dataset.position = e.positionId;
   const cells = [time(e.createdAt), LABELS[e.type] ?? e.type];
-  if (withPosition) cells.push(e.positionId ?? "—");
+  if (withPosition) cells.push(pair(e));
   cells.push(details(e), e.block ?? "—");
   for (const text of cells) {
     const td = document.createElement("td");

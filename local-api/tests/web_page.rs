@@ -329,6 +329,27 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
         .collect();
     assert!(!listed.is_empty(), "{events}");
     assert_eq!(shown["feed"], json!(listed), "{shown}");
+    // Amounts in whole tokens with their symbols, the pool by its tokens: no base units, no ids.
+    let cells = shown["feedCells"].as_array().unwrap();
+    for row in cells {
+        let text: Vec<&str> = row
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(!text.iter().any(|c| c.contains("base units")), "{text:?}");
+        assert!(
+            text.iter()
+                .any(|c| c.contains("WETH/USDC") || c.contains("USDC/WETH")),
+            "{text:?}"
+        );
+    }
+    let collected = cells.iter().find(|r| r[1] == "fees collected").unwrap();
+    assert!(
+        collected[3].as_str().unwrap().contains(" WETH"),
+        "{collected}"
+    );
     let types: Vec<Value> = listed.iter().map(|e| e["type"].clone()).collect();
     assert!(types.contains(&json!("position.closed")), "{types:?}");
     let opened = text(&shown["openedId"]);

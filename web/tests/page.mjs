@@ -194,6 +194,7 @@ try {
   await page.waitForSelector("#alert-feed tr.alert-event");
   out.feed = await page.$$eval("#alert-feed tr.alert-event", (rs) => rs.map((r) => ({ id: r.dataset.id, type: r.dataset.type })));
   out.feedTotal = await page.textContent("#alert-total");
+  out.feedCells = await page.$$eval("#alert-feed tr.alert-event", (rs) => rs.map((r) => [...r.cells].map((c) => c.textContent)));
   await page.waitForSelector("#alert-types input");
   await page.fill("#alert-cooldown", "15");
   await page.fill("#alert-threshold", "2.5");

@@ -309,6 +309,7 @@ fn fee_event(
         sequence: sequence(state.block, None),
         data: json!({
             "pool": pool.id,
+            "tokens": [pool.token_a.symbol, pool.token_b.symbol],
             "feesUnclaimedUsd": usd.with_scale_round(2, bigdecimal::RoundingMode::HalfUp).to_plain_string(),
             "thresholdUsd": threshold.normalized().to_plain_string(),
         }),
@@ -413,6 +414,7 @@ fn subject_of(position: &Position) -> Subject<'_> {
         position_id: &position.id,
         chain: position.chain,
         symbols: holding.map(|h| [h.tokens[0].symbol.as_str(), h.tokens[1].symbol.as_str()]),
+        decimals: holding.map(|h| [h.tokens[0].decimals, h.tokens[1].decimals]),
     }
 }
 
@@ -493,7 +495,7 @@ pub async fn emit_withdrawn(
         chain: Some(position.chain),
         block: Some(height),
         sequence: sequence(height, None),
-        data: json!({"reason": WITHDRAWN, "pool": position.pool}),
+        data: json!({"reason": WITHDRAWN, "pool": position.pool, "symbols": subject_of(position).symbols}),
         not_delivered: None,
         retracted_by: None,
     };

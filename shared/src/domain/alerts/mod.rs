@@ -133,6 +133,8 @@ pub struct Subject<'a> {
     pub chain: Chain,
     /// The token's symbols, protocol order, where known.
     pub symbols: Option<[&'a str; 2]>,
+    /// Their decimals, protocol order, where known: the amounts' base units as whole tokens.
+    pub decimals: Option<[u8; 2]>,
 }
 
 /// The alert an event of a position's history makes, if its kind tells one.
@@ -160,12 +162,15 @@ pub fn from_history(
     ) {
         data["amounts"] =
             serde_json::json!([event.amounts[0].to_string(), event.amounts[1].to_string()]);
-        if let Some(symbols) = subject.symbols {
-            data["symbols"] = serde_json::json!(symbols);
+        if let Some(decimals) = subject.decimals {
+            data["decimals"] = serde_json::json!(decimals);
         }
         if let [Some(p0), Some(p1)] = &event.prices {
             data["pricesUsd"] = serde_json::json!([p0.to_string(), p1.to_string()]);
         }
+    }
+    if let Some(symbols) = subject.symbols {
+        data["symbols"] = serde_json::json!(symbols);
     }
     if let Some(from) = &event.from {
         data["from"] = Value::String(from.clone());
