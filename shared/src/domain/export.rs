@@ -191,7 +191,7 @@ fn row(format: ExportFormat, m: &Movement<'_>) -> String {
                 in_symbol,
                 String::new(),
                 String::new(),
-                usd.clone(),
+                usd,
                 worth.into(),
                 label.into(),
                 description,
