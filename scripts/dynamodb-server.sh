@@ -3,10 +3,8 @@
 # the server when the calling script exits. Fails loudly if the server cannot start.
 
 venv=.venv
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-fi
-"$venv/bin/pip" install --quiet --disable-pip-version-check -r scripts/requirements.txt
+source scripts/venv.sh
+pinned_venv "$venv" scripts/requirements.txt
 
 dynamodb_log=$(mktemp)
 dynamodb_port_file=$(mktemp)

@@ -14,10 +14,8 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-350}
 MAX_EXAMPLES=${MAX_EXAMPLES:-100}
 
 venv=.venv-fuzz
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-fi
-"$venv/bin/pip" install --quiet --disable-pip-version-check -r scripts/requirements-fuzz.txt
+source scripts/venv.sh
+pinned_venv "$venv" scripts/requirements-fuzz.txt
 
 bin=target/debug/local-api
 [ -x "$bin" ] || cargo build --quiet -p local-api

@@ -4,10 +4,8 @@
 # Lambda Runtime Interface Emulator shipped inside aws-sam-cli.
 
 sam_venv=.venv-sam
-if [ ! -x "$sam_venv/bin/python" ]; then
-  python3 -m venv "$sam_venv"
-fi
-"$sam_venv/bin/pip" install --quiet --disable-pip-version-check -r scripts/requirements-sam.txt
+source scripts/venv.sh
+pinned_venv "$sam_venv" scripts/requirements-sam.txt
 PATH="$PWD/$sam_venv/bin:$PATH"
 export PATH
 export SAM_CLI_TELEMETRY=0
