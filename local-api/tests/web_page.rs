@@ -123,6 +123,11 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
     let shown: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(shown.get("failure"), None, "{shown}");
     assert_eq!(shown["errors"], json!([]), "the page logged errors");
+    assert_eq!(
+        shown["closedOffers"],
+        json!({"actions": false, "close": false}),
+        "a closed position offers no action"
+    );
     // A watched address: listed as such, its position shown without actions.
     assert!(
         text(&shown["watchedItem"]).contains("watched (read only)"),

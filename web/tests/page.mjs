@@ -175,6 +175,8 @@ try {
   }
   await page.click("#close-position");
   out.closed = await waitText(page, "#detail-progress", /^closed/, sync);
+  // A closed position offers no action.
+  out.closedOffers = { actions: await page.isVisible("#detail-act"), close: await page.isVisible("#close-position") };
   await page.waitForSelector("#detail-history tr.history-event");
   await page.locator("#detail").screenshot({ path: join(config.screenshots, "page-history.png") });
   out.sentGas = await page.evaluate(() => (window.__sent ?? []).map((t) => t.gas ?? null));
