@@ -187,7 +187,9 @@ impl HistoryReader<'_> {
                 if read.through < head.number {
                     return Ok((
                         0,
-                        stopped.or_else(|| Some("a reorg's blocks are read".into())),
+                        stopped.or_else(|| {
+                            Some("the blocks a reorg replaced are not read through yet".into())
+                        }),
                     ));
                 }
                 let now = chrono::Utc::now();
