@@ -126,6 +126,17 @@ async fn every_event_through_the_function_binaries_under_the_emulator() {
                 invoked += 1;
                 continue;
             }
+            if *status == 200 && endpoint == Endpoint::ExportHistory {
+                // The export answers its CSV, Koinly's template asked.
+                assert_eq!(
+                    response["headers"]["content-type"], "text/csv; charset=utf-8",
+                    "{file}"
+                );
+                let csv = response["body"].as_str().unwrap();
+                assert_eq!(csv.lines().next(), Some(shared::export::KOINLY_HEADER));
+                invoked += 1;
+                continue;
+            }
             assert_eq!(
                 response["headers"]["content-type"], "application/json",
                 "{file}"
