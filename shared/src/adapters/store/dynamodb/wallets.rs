@@ -8,7 +8,11 @@ use super::errors::{build_error, classify, classify_put};
 use super::item::{malformed, parsed, text};
 use super::keys::{counter_key, s, user_pk, Item};
 use super::store::{DynamoDbStore, RegistrySnapshot};
-use super::wallet_items::*;
+use super::wallet_items::{
+    challenge_from, challenge_key, deployment_errors_text, registry_changed, registry_key,
+    registry_version_key, retry_text, scan_key, time, unlinked_meanwhile, wallet_from, wallet_item,
+    wallet_key, DEPLOYMENT_ERRORS, KIND, REGISTRY_KEPT, RETRY, WALLETS_PK, WALLET_PREFIX,
+};
 
 /// The owner's count of watched wallets, beside `wallets` on `COUNTS`.
 const WATCHED: &str = "watched";
