@@ -1,7 +1,7 @@
 // Alerts on the page (decision 61): the caller's feed (newest first, each with its position),
 // their alert settings, and a position's last events in its detail.
 
-import { time } from "./format.js";
+import { amount, time, wholeTokens } from "./format.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -21,15 +21,6 @@ const LABELS = {
   "webhook.test": "webhook test",
 };
 
-/** Base units as whole tokens, exactly (no float): `raw` a decimal string. */
-function whole(raw, decimals) {
-  if (decimals === undefined || decimals === null) return raw;
-  const digits = String(raw).padStart(decimals + 1, "0");
-  const int = digits.slice(0, digits.length - decimals);
-  const frac = digits.slice(digits.length - decimals).replace(/0+$/, "");
-  return frac ? `${int}.${frac}` : int;
-}
-
 /** The pool an event is of, by its tokens' symbols; its position's id where none is known. */
 function pair(e) {
   const d = e.data ?? {};
@@ -44,7 +35,10 @@ function details(e) {
   if (d.feesUnclaimedUsd) return `$${d.feesUnclaimedUsd} unclaimed (threshold $${d.thresholdUsd})`;
   if (d.retractedEventId) return `${LABELS[d.retractedType] ?? d.retractedType} ${d.transaction ?? ""} taken back`;
   if (d.amounts) {
-    const amounts = d.amounts.map((raw, i) => `${whole(raw, d.decimals?.[i])} ${d.symbols?.[i] ?? "base units"}`);
+    // Shown as every amount of the page is; base units only where the token is unknown.
+    const amounts = d.amounts.map((raw, i) => d.decimals
+      ? `${amount(wholeTokens(raw, d.decimals[i]))} ${d.symbols?.[i] ?? ""}`.trim()
+      : `${raw} base units`);
     return `${amounts.join(" + ")}${d.liquidityDelta ? `, liquidity ${d.liquidityDelta}` : ""}`;
   }
   return d.transaction ?? d.message ?? "";

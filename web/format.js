@@ -36,6 +36,14 @@ export function amount(exact, digits = 6) {
   return shown ? `${grouped}.${shown}` : grouped;
 }
 
+/** Base units (a decimal string) as a whole-token decimal string, exactly (no float). */
+export function wholeTokens(raw, decimals) {
+  const digits = String(raw).padStart(decimals + 1, "0");
+  const int = digits.slice(0, digits.length - decimals);
+  const frac = digits.slice(digits.length - decimals).replace(/0+$/, "");
+  return frac ? `${int}.${frac}` : int;
+}
+
 /** A price (tokenB per tokenA): 6 significant digits, grouped. */
 export function price(value) {
   if (value === null || value === undefined) return "—";

@@ -473,19 +473,12 @@ async fn bench_hundred_wallets_through_the_queue() {
         let address = test_support::wallets::EvmWallet::from_seed(5000 + i).address;
         mint(&devnet, &address, range, None).await;
         let now = chrono::Utc::now();
-        let wallet = LinkedWallet {
-            owner: format!("bench-{i}"),
-            chain: shared::model::Chain::Ethereum,
-            address,
-            linked_at: now,
-            refreshed_at: None,
-            positions: None,
-            refresh_error: None,
-            tokens: Vec::new(),
-            retry: None,
-            deployment_errors: Vec::new(),
-            kind: shared::wallets::WalletKind::Eoa,
-        };
+        let wallet = LinkedWallet::new(
+            format!("bench-{i}"),
+            (shared::model::Chain::Ethereum, address),
+            now,
+            shared::wallets::WalletKind::Eoa,
+        );
         let challenge = Challenge {
             owner: wallet.owner.clone(),
             chain: wallet.chain,

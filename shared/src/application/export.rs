@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 /// The CSV of the caller's wallet positions' token movements within `[from, to)` (unix
 /// seconds), open and closed; `None` past the export's size limit. Costs the portfolio's reads
-/// (the positions) and one history read per position (the progress, then its events).
+/// (the positions) and one history `Query` per position.
 pub async fn export(
     app: &App,
     owner: &str,
@@ -17,14 +17,13 @@ pub async fn export(
     range: (i64, i64),
 ) -> Outcome<Option<String>> {
     let inputs = app.store.portfolio_inputs(owner).await?;
-    let mut positions: Vec<_> = inputs
+    // Open and closed are apart (a position is one or the other); the rows are sorted by time.
+    let positions: Vec<_> = inputs
         .open
         .into_iter()
         .chain(inputs.closed_on_chain)
         .filter(|p| p.holding.is_some() && p.chain != Chain::Solana)
         .collect();
-    positions.sort_by(|a, b| a.id.cmp(&b.id));
-    positions.dedup_by(|a, b| a.id == b.id);
     // A farm's reward token, by position manager: known from any position staked there.
     let rewards: HashMap<String, HeldToken> = positions
         .iter()
@@ -36,9 +35,8 @@ pub async fn export(
         .collect();
     let mut histories = Vec::with_capacity(positions.len());
     for p in &positions {
-        let stored = app.history.history_progress(owner, &p.id).await?;
-        let count = stored.map_or(0, |s| s.events);
-        histories.push(app.history.history_page(owner, &p.id, 0, count).await?);
+        // Every stored event: one read (the progress comes with the events' Query).
+        histories.push(app.history.history_page(owner, &p.id, 0, u64::MAX).await?);
     }
     let exported: Vec<Exported<'_>> = positions
         .iter()

@@ -10,7 +10,8 @@ use crate::domain::alerts::range::{
 };
 use crate::domain::alerts::settings::AlertSettings;
 use crate::domain::alerts::{
-    event_id, from_history, retraction, sequence, AlertEvent, Cause, EventType, Subject, FEED_DAYS,
+    event_id, from_history, retraction, retraction_id, sequence, AlertEvent, Cause, EventType,
+    Subject, FEED_DAYS,
 };
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::history::{EventKind, PositionEvent};
@@ -441,7 +442,7 @@ pub async fn retract_history(
         if again.contains(&told.id) {
             continue;
         }
-        let by = retraction(&told, now).id;
+        let by = retraction_id(&told);
         if let Some(was) = alerts
             .store
             .retract_event(&told.owner, &told.id, &by)

@@ -324,15 +324,15 @@ mod tests {
             harvest,
         ];
         let cake = token("CAKE", 18);
-        let exported = Exported {
+        let of = |reward| Exported {
             position: "P",
             chain: Chain::Bsc,
             tokens: &tokens,
-            reward: Some(&cake),
+            reward,
             events: &events,
         };
         let all = (0, i64::MAX);
-        let koinly = export_csv(ExportFormat::Koinly, &[exported], all).unwrap();
+        let koinly = export_csv(ExportFormat::Koinly, &[of(Some(&cake))], all).unwrap();
         let lines: Vec<&str> = koinly.lines().collect();
         assert_eq!(lines[0], KOINLY_HEADER);
         // Deposit (2 rows), the withdrawal pays nothing yet, the collect 4 rows, the harvest 1.
@@ -354,33 +354,19 @@ mod tests {
             lines[6]
         );
         assert!(
-            lines[7].contains(",5E-18,CAKE") || lines[7].contains(",0.000000000000000005,CAKE"),
+            lines[7].contains(",,,0.000000000000000005,CAKE,,,,,Reward,harvest reward"),
             "{}",
             lines[7]
         );
-        let exported = Exported {
-            position: "P",
-            chain: Chain::Bsc,
-            tokens: &tokens,
-            reward: Some(&cake),
-            events: &events,
-        };
-        let tracker = export_csv(ExportFormat::CoinTracker, &[exported], all).unwrap();
+        let tracker = export_csv(ExportFormat::CoinTracker, &[of(Some(&cake))], all).unwrap();
         let lines: Vec<&str> = tracker.lines().collect();
         assert_eq!(lines[0], COINTRACKER_HEADER);
         assert_eq!(lines[1], "05/28/2026 21:26:40,,,3,WETH,,,");
         assert!(lines[4].ends_with(",0.5,WETH,,,,,interest"), "{}", lines[4]);
         assert!(lines[7].ends_with(",staking"), "{}", lines[7]);
         // Within a range: only the collect's hour.
-        let exported = Exported {
-            position: "P",
-            chain: Chain::Bsc,
-            tokens: &tokens,
-            reward: None,
-            events: &events,
-        };
         let at = |h: i64| 1_780_000_000 + h * 3600;
-        let ledger = export_csv(ExportFormat::Ledger, &[exported], (at(3), at(4))).unwrap();
+        let ledger = export_csv(ExportFormat::Ledger, &[of(None)], (at(3), at(4))).unwrap();
         let lines: Vec<&str> = ledger.lines().collect();
         assert_eq!(lines[0], LEDGER_HEADER);
         assert_eq!(lines.len(), 5, "{ledger}");

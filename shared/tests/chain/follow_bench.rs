@@ -73,19 +73,12 @@ impl Bench {
     /// Links `wallet` for `owner` (a challenge stored and answered in the store).
     async fn link(&self, owner: &str, address: &str) -> LinkedWallet {
         let now = chrono::Utc::now();
-        let wallet = LinkedWallet {
-            owner: owner.into(),
-            chain: Chain::Ethereum,
-            address: address.into(),
-            linked_at: now,
-            refreshed_at: None,
-            positions: None,
-            refresh_error: None,
-            tokens: Vec::new(),
-            retry: None,
-            deployment_errors: Vec::new(),
-            kind: shared::wallets::WalletKind::Eoa,
-        };
+        let wallet = LinkedWallet::new(
+            owner.into(),
+            (Chain::Ethereum, address.into()),
+            now,
+            shared::wallets::WalletKind::Eoa,
+        );
         let challenge = Challenge {
             owner: owner.into(),
             chain: Chain::Ethereum,

@@ -30,19 +30,12 @@ async fn linked(store: &dyn WalletStore, owner: &str, address: &str) -> LinkedWa
         used: false,
     };
     store.put_challenge(&challenge).await.unwrap();
-    let wallet = LinkedWallet {
-        owner: owner.into(),
-        chain: Chain::Base,
-        address: address.into(),
-        linked_at: now,
-        refreshed_at: None,
-        positions: None,
-        refresh_error: None,
-        tokens: Vec::new(),
-        retry: None,
-        deployment_errors: Vec::new(),
-        kind: shared::wallets::WalletKind::Eoa,
-    };
+    let wallet = LinkedWallet::new(
+        owner.into(),
+        (Chain::Base, address.into()),
+        now,
+        shared::wallets::WalletKind::Eoa,
+    );
     assert_eq!(
         store.link(&challenge, &wallet).await.unwrap(),
         LinkOutcome::Linked

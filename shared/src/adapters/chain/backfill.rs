@@ -150,9 +150,11 @@ impl HistoryReader<'_> {
         });
         let mut stopped = None;
         let mut added = 0;
-        // A reorg to a shorter chain: its blocks are taken back when the chain is past them.
+        // A reorg to a shorter chain: its blocks are taken back when the chain is past them;
+        // stopped, so that the syncs' retries come back to it (no event may touch it soon).
         if replaced.is_some() && from > head.number {
-            return Ok((0, None));
+            let why = "the chain is not yet past the blocks a reorg replaced";
+            return Ok((0, Some(why.into())));
         }
         if from <= head.number {
             let v4 = self.v4_contracts(&holding.manager);

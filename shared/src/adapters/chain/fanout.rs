@@ -112,22 +112,15 @@ pub async fn refresh_batch(app: &App, event: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::wallets::WalletKind;
 
     #[test]
     fn each_wallet_is_due_in_exactly_one_hour_of_the_round_and_the_hours_share_them() {
         let wallets: Vec<LinkedWallet> = (0..2_400)
-            .map(|i| LinkedWallet {
-                owner: format!("user-{}", i % 700),
-                chain: Chain::Ethereum,
-                address: format!("0x{i:040x}"),
-                linked_at: chrono::DateTime::UNIX_EPOCH,
-                refreshed_at: None,
-                positions: None,
-                refresh_error: None,
-                tokens: Vec::new(),
-                retry: None,
-                deployment_errors: Vec::new(),
-                kind: crate::domain::wallets::WalletKind::Eoa,
+            .map(|i| {
+                let wallet = (Chain::Ethereum, format!("0x{i:040x}"));
+                let at = chrono::DateTime::UNIX_EPOCH;
+                LinkedWallet::new(format!("user-{}", i % 700), wallet, at, WalletKind::Eoa)
             })
             .collect();
         let start = 493_000; // any hour: the round repeats

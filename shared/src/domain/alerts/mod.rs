@@ -208,11 +208,7 @@ pub fn retraction(event: &AlertEvent, now: DateTime<Utc>) -> AlertEvent {
         "logIndex": event.data.get("logIndex"),
     });
     AlertEvent {
-        id: event_id(
-            &event.owner,
-            event.position_id.as_deref(),
-            &Cause::Retraction(&event.id),
-        ),
+        id: retraction_id(event),
         owner: event.owner.clone(),
         event_type: EventType::Retracted,
         created_at: now,
@@ -224,6 +220,12 @@ pub fn retraction(event: &AlertEvent, now: DateTime<Utc>) -> AlertEvent {
         not_delivered: None,
         retracted_by: None,
     }
+}
+
+/// The id of the retraction of `event`: fixed by the event it takes back.
+pub fn retraction_id(event: &AlertEvent) -> String {
+    let cause = Cause::Retraction(&event.id);
+    event_id(&event.owner, event.position_id.as_deref(), &cause)
 }
 
 /// The type of the event a retraction takes back (`None` for any other event).

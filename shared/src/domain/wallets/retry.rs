@@ -77,24 +77,17 @@ pub fn due(linked: &[LinkedWallet], now: DateTime<Utc>, limit: usize) -> Vec<Lin
 mod tests {
     use super::*;
     use crate::domain::model::Chain;
+    use crate::domain::wallets::WalletKind;
 
     fn at(seconds: i64) -> DateTime<Utc> {
         DateTime::from_timestamp(1_795_000_000 + seconds, 0).unwrap()
     }
 
     fn wallet(i: usize, retry: Option<Retry>) -> LinkedWallet {
+        let wallet = (Chain::Ethereum, format!("0x{i:040x}"));
         LinkedWallet {
-            owner: format!("user-{i}"),
-            chain: Chain::Ethereum,
-            address: format!("0x{i:040x}"),
-            linked_at: at(0),
-            refreshed_at: None,
-            positions: None,
-            refresh_error: None,
-            tokens: Vec::new(),
             retry,
-            deployment_errors: Vec::new(),
-            kind: crate::domain::wallets::WalletKind::Eoa,
+            ..LinkedWallet::new(format!("user-{i}"), wallet, at(0), WalletKind::Eoa)
         }
     }
 

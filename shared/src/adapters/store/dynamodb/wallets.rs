@@ -14,7 +14,8 @@ use super::wallet_items::{
     wallet_key, DEPLOYMENT_ERRORS, KIND, REGISTRY_KEPT, RETRY, WALLETS_PK, WALLET_PREFIX,
 };
 
-/// The owner's count of watched wallets, beside `wallets` on `COUNTS`.
+/// The owner's counts on `COUNTS`: linked wallets, and watched ones apart.
+const LINKED: &str = "wallets";
 const WATCHED: &str = "watched";
 use crate::application::ports::{StoreError, StoreResult, WalletStore};
 use crate::domain::model::{format_time, Chain};
@@ -85,6 +86,40 @@ impl DynamoDbStore {
             .await
             .map_err(classify)?;
         Ok(())
+    }
+
+    /// Runs a link's (or a watch's) transaction; when it is cancelled, consistent reads say
+    /// which condition failed: `challenge` used meanwhile, the wallet held already (as
+    /// `held_already` judges its item), or else the owner's count at its cap.
+    async fn linked_or_why(
+        &self,
+        items: Vec<TransactWriteItem>,
+        challenge: Option<&Challenge>,
+        w: &LinkedWallet,
+        held_already: impl Fn(Option<&Item>) -> bool,
+    ) -> StoreResult<LinkOutcome> {
+        match self.transact(items, None).await {
+            Ok(()) => return Ok(LinkOutcome::Linked),
+            Err(StoreError::Conflict) => {}
+            Err(e) => return Err(e),
+        }
+        if let Some(c) = challenge {
+            if self
+                .challenge(&c.owner, &c.nonce)
+                .await?
+                .is_none_or(|c| c.used)
+            {
+                return Ok(LinkOutcome::ChallengeUsed);
+            }
+        }
+        let held = self
+            .get_item(wallet_key(&w.owner, w.chain, &w.address))
+            .await?;
+        Ok(if held_already(held.as_ref()) {
+            LinkOutcome::AlreadyLinked
+        } else {
+            LinkOutcome::TooMany
+        })
     }
 
     /// The challenge marked used by `w`'s link, if it was not.
@@ -202,28 +237,10 @@ impl WalletStore for DynamoDbStore {
             self.put(wallet_item(w), "attribute_not_exists(PK)")?,
             self.registry_entry(w)?,
             self.raise_registry_in_transaction()?,
-            self.count_one_more(&w.owner, "wallets", MAX_WALLETS_PER_USER, false)?,
+            self.count_one_more(&w.owner, LINKED, MAX_WALLETS_PER_USER, false)?,
         ];
-        match self.transact(items, None).await {
-            Ok(()) => return Ok(LinkOutcome::Linked),
-            Err(StoreError::Conflict) => {}
-            Err(e) => return Err(e),
-        }
-        if self
-            .challenge(&c.owner, &c.nonce)
-            .await?
-            .is_none_or(|c| c.used)
-        {
-            return Ok(LinkOutcome::ChallengeUsed);
-        }
-        if self
-            .get_item(wallet_key(&w.owner, w.chain, &w.address))
-            .await?
-            .is_some()
-        {
-            return Ok(LinkOutcome::AlreadyLinked);
-        }
-        Ok(LinkOutcome::TooMany)
+        let held_already = |held: Option<&Item>| held.is_some();
+        self.linked_or_why(items, Some(c), w, held_already).await
     }
 
     async fn watch(&self, w: &LinkedWallet) -> StoreResult<LinkOutcome> {
@@ -233,17 +250,8 @@ impl WalletStore for DynamoDbStore {
             self.raise_registry_in_transaction()?,
             self.count_one_more(&w.owner, WATCHED, MAX_WATCHED_PER_USER, false)?,
         ];
-        match self.transact(items, None).await {
-            Ok(()) => Ok(LinkOutcome::Linked),
-            Err(StoreError::Conflict) => {
-                let key = wallet_key(&w.owner, w.chain, &w.address);
-                Ok(match self.get_item(key).await? {
-                    Some(_) => LinkOutcome::AlreadyLinked,
-                    None => LinkOutcome::TooMany,
-                })
-            }
-            Err(e) => Err(e),
-        }
+        let held_already = |held: Option<&Item>| held.is_some();
+        self.linked_or_why(items, None, w, held_already).await
     }
 
     async fn promote(&self, c: &Challenge, w: &LinkedWallet) -> StoreResult<LinkOutcome> {
@@ -256,31 +264,14 @@ impl WalletStore for DynamoDbStore {
                     .expression_attribute_values(":kind", s(w.kind.as_str()))
                     .expression_attribute_values(":watched", s(WalletKind::Watched.as_str()))
             })?,
-            self.count_one_more(&w.owner, "wallets", MAX_WALLETS_PER_USER, true)?,
+            self.count_one_more(&w.owner, LINKED, MAX_WALLETS_PER_USER, true)?,
         ];
-        match self.transact(items, None).await {
-            Ok(()) => return Ok(LinkOutcome::Linked),
-            Err(StoreError::Conflict) => {}
-            Err(e) => return Err(e),
-        }
-        if self
-            .challenge(&c.owner, &c.nonce)
-            .await?
-            .is_none_or(|c| c.used)
-        {
-            return Ok(LinkOutcome::ChallengeUsed);
-        }
-        let held = self
-            .get_item(wallet_key(&w.owner, w.chain, &w.address))
-            .await?;
-        let still_watched = held
-            .as_ref()
-            .and_then(|i| i.get(KIND))
-            .and_then(|k| k.as_s().ok());
-        if still_watched.map(String::as_str) == Some(WalletKind::Watched.as_str()) {
-            return Ok(LinkOutcome::TooMany);
-        }
-        Ok(LinkOutcome::AlreadyLinked)
+        // No longer a watched wallet there (linked meanwhile, or gone): nothing to promote.
+        let held_already = |held: Option<&Item>| {
+            let kind = held.and_then(|i| i.get(KIND)).and_then(|k| k.as_s().ok());
+            kind.map(String::as_str) != Some(WalletKind::Watched.as_str())
+        };
+        self.linked_or_why(items, Some(c), w, held_already).await
     }
 
     async fn wallets(&self, owner: &str) -> StoreResult<Vec<LinkedWallet>> {
@@ -468,7 +459,7 @@ impl WalletStore for DynamoDbStore {
         };
         let counter = match wallet_from(&held)?.kind {
             WalletKind::Watched => WATCHED,
-            _ => "wallets",
+            _ => LINKED,
         };
         let wallet_items = [
             self.delete(wallet_key(owner, chain, address))?,
