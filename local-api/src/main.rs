@@ -385,7 +385,8 @@ async fn serve(jwt: JwtSettings, args: &[String]) -> Result<(), String> {
                 app.clock.clone(),
             )
             .with_confirmations(confirmations)
-            .with_alerts(app.alerts.clone()),
+            .with_alerts(app.alerts.clone())
+            .with_series(app.series.clone()),
         );
         app.sync = Some(syncer.clone());
         // Before listening: the first request already sees the chains' state.

@@ -2,7 +2,7 @@
 //! their position, in chain order, paged from any offset, the progress moving only from the
 //! one an append continued from, and taken back from a replaced block on.
 
-use shared::history::{EventKind, HistoryProgress, PositionEvent, Priced};
+use shared::history::{EventKind, HistoryProgress, Kept, PositionEvent, Priced};
 use shared::math::U256;
 use shared::store::{HistoryStore, StoreError};
 
@@ -36,6 +36,10 @@ fn event(i: u64) -> PositionEvent {
             1 => Some(Priced::AtBlock),
             _ => Some(Priced::Nearest),
         },
+        kept: (i % 2 == 1).then(|| Kept {
+            inside_last: [U256::MAX - U256::from(i), U256::from(i)],
+            owed: [U256::from(u128::MAX), U256::from(i * 3)],
+        }),
     }
 }
 

@@ -4,7 +4,9 @@
 
 use crate::application::alert_ports::Alerts;
 use crate::application::error::{Outcome, UseCaseError};
-use crate::application::ports::{HistoryStore, Market, PositionStore, StoreError, WalletStore};
+use crate::application::ports::{
+    HistoryStore, Market, PositionStore, SeriesStore, StoreError, WalletStore,
+};
 use crate::application::wallet_reads::{Change, Recorded};
 use crate::domain::catalog::Catalog;
 use crate::domain::clock::Clock;
@@ -30,6 +32,8 @@ pub struct App {
     pub wallets: Arc<dyn WalletStore>,
     /// Wallet positions' events as read from their chains.
     pub history: Arc<dyn HistoryStore>,
+    /// The pools' series of points the charts are computed from (decision 66).
+    pub series: Arc<dyn SeriesStore>,
     /// The domain and URI a wallet signs in to (the challenge's first lines).
     pub signing: SigningDomain,
     /// Reads a wallet's positions from its chain; `None` where no chain is read.

@@ -1,6 +1,7 @@
 //! What the handlers need from persistence: positions behind [`PositionStore`], the pool
 //! catalog and market state behind [`Market`]. Each backend implements both beside each other.
 
+use crate::domain::chart::{PoolPoint, SeriesCursor, Tier};
 use crate::domain::catalog::{Catalog, Pool, PoolMarket, PoolRecord};
 use crate::domain::fee_ticks::FeeTick;
 use crate::domain::history::{HistoryProgress, PositionEvent};
@@ -348,4 +349,31 @@ pub trait WalletStore: Send + Sync {
     /// Unlinks the owner's wallet; `false` when it was not linked. A store that keeps the
     /// positions too (DynamoDB) removes the wallet's positions in the same transaction.
     async fn unlink(&self, owner: &str, chain: Chain, address: &str) -> StoreResult<bool>;
+}
+
+/// The pools' series (decision 66): one point per pool and boundary, shared by every user.
+#[async_trait]
+pub trait SeriesStore: Send + Sync {
+    /// Where `chain`'s series stands (the default before its first point).
+    async fn series_cursor(&self, chain: Chain) -> StoreResult<SeriesCursor>;
+
+    /// Stores one boundary's points of `chain` (pool id, point; one read of the chain at the
+    /// boundary's block), a point stored before for the same pool and boundary replaced (a
+    /// reorg's), then moves the cursor to `cursor`.
+    async fn save_points(
+        &self,
+        chain: Chain,
+        points: &[(String, PoolPoint)],
+        cursor: &SeriesCursor,
+    ) -> StoreResult<()>;
+
+    /// A pool's points at boundaries within `range` (unix seconds, both ends in) kept in
+    /// `tiers`, oldest first.
+    async fn points(
+        &self,
+        chain: Chain,
+        pool: &str,
+        range: (i64, i64),
+        tiers: &[Tier],
+    ) -> StoreResult<Vec<PoolPoint>>;
 }

@@ -296,6 +296,7 @@ mod tests {
             paid: None,
             prices: [Some(BigDecimal::from(2)), None],
             priced: Some(Priced::AtBlock),
+            kept: None,
         }
     }
 

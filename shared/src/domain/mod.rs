@@ -10,6 +10,7 @@ mod named_enum;
 pub mod alerts;
 pub mod calldata;
 pub mod catalog;
+pub mod chart;
 pub mod clock;
 pub mod export;
 pub mod fee_ticks;

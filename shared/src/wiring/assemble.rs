@@ -3,7 +3,7 @@
 
 use crate::adapters::store::{
     DynamoDbMarket, DynamoDbStore, KeptAsGiven, MemoryAlerts, MemoryHistory, MemoryMarket,
-    MemoryStore, MemoryWallets, NoKey,
+    MemorySeries, MemoryStore, MemoryWallets, NoKey,
 };
 use crate::application::alert_ports::AlertStore;
 use crate::application::alert_ports::Alerts;
@@ -25,6 +25,7 @@ impl App {
             sync: None,
             wallets: Arc::new(MemoryWallets::default()),
             history: Arc::new(MemoryHistory::default()),
+            series: Arc::new(MemorySeries::default()),
             signing: SigningDomain::default(),
             wallet_refresh: None,
             order_chain: None,
@@ -50,6 +51,7 @@ impl App {
             sync: None,
             wallets: store.clone(),
             history: store.clone(),
+            series: store.clone(),
             signing: SigningDomain::default(),
             wallet_refresh: None,
             order_chain: None,

@@ -363,6 +363,7 @@ async fn a_transaction_included_again_is_not_retracted() {
         paid: None,
         prices: [None, None],
         priced: None,
+        kept: None,
     };
     let now = chrono::Utc::now();
     let (again, gone) = (withdrawal(1, 10), withdrawal(2, 11));

@@ -344,6 +344,7 @@ fn modification(
         paid: Some([U256::ZERO; 2]),
         prices: [None, None],
         priced: None,
+        kept: None,
     })))
 }
 
@@ -478,6 +479,7 @@ pub(super) fn decode_log(
         paid: None,
         prices: [None, None],
         priced: None,
+        kept: None,
     };
     Ok((address, token, event))
 }

@@ -24,6 +24,7 @@ pub mod refresh;
 pub mod rpc;
 pub mod scan;
 pub mod secrets;
+pub mod series;
 pub mod signatures;
 pub mod simulation;
 pub mod solana;

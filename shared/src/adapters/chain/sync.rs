@@ -5,10 +5,10 @@
 use super::orders::ChainOrders;
 use super::rpc::{RpcClient, RpcError};
 use super::trust::{agreeing_tick, fee_growth_advances, succession, StoredBlock};
-use super::{evm, pools, solana};
+use super::{evm, pools, series, solana};
 use crate::application::alert_ports::Alerts;
 use crate::application::app::MarketSync;
-use crate::application::ports::{Market, PositionStore, StoreError};
+use crate::application::ports::{Market, PositionStore, SeriesStore, StoreError};
 use crate::application::settling::{settle_offers, waiting_on};
 use crate::application::watches::{flush_outbox, watch_pool, SyncPass, SyncedState};
 use crate::domain::catalog::{Catalog, Pool};
@@ -40,6 +40,8 @@ pub struct Syncer {
     confirmations: Confirmations,
     /// Where range events go; `None`: none are made.
     alerts: Option<Alerts>,
+    /// Where the pools' points go at each boundary passed; `None`: none are recorded.
+    series: Option<Arc<dyn SeriesStore>>,
 }
 
 /// One chain's read: the height read, the head as the node reports it, and per pool its state
@@ -77,6 +79,7 @@ impl Syncer {
             clock,
             confirmations: Confirmations::from(0),
             alerts: None,
+            series: None,
         }
     }
 
@@ -84,6 +87,44 @@ impl Syncer {
     pub fn with_alerts(mut self, alerts: Alerts) -> Syncer {
         self.alerts = Some(alerts);
         self
+    }
+
+    /// Records the pools' points at each boundary the chains pass (decision 66).
+    pub fn with_series(mut self, series: Arc<dyn SeriesStore>) -> Syncer {
+        self.series = Some(series);
+        self
+    }
+
+    /// Each EVM chain's points at the boundaries its confirmed block passed: its head and that
+    /// block (two requests), then per boundary the probes and one batch of pool reads. A chain
+    /// that fails records nothing this time; the next sync takes the same boundaries.
+    async fn record_series(&self, series: &dyn SeriesStore, catalog: &Catalog) {
+        let chains = self.endpoints.iter().filter(|(chain, _)| {
+            **chain != Chain::Solana && catalog.pools.iter().any(|p| p.chain == **chain)
+        });
+        let records = chains.map(|(chain, rpc)| async move {
+            let target = async {
+                let head = evm::block_number(rpc).await?;
+                let number = head.saturating_sub(self.confirmations.of(*chain));
+                evm::blocks(rpc, &[number]).await
+            };
+            let target = match target.await {
+                Ok(blocks) => blocks.into_iter().flatten().next(),
+                Err(e) => {
+                    tracing::warn!(%chain, cause = %e, "no point recorded: the chain did not answer");
+                    None
+                }
+            };
+            let Some(target) = target else { return };
+            match series::record(rpc, series, catalog, *chain, &target).await {
+                Ok(done) if done.boundaries > 0 => {
+                    tracing::info!(%chain, boundaries = done.boundaries, points = done.points, "points recorded");
+                }
+                Ok(_) => {}
+                Err(why) => tracing::warn!(%chain, %why, "points not recorded"),
+            }
+        });
+        join_all(records).await;
     }
 
     /// Reads `confirmations` blocks behind the head (0: the head itself, as on a devnet).
@@ -389,6 +430,10 @@ impl MarketSync for Syncer {
     async fn sync(&self) -> Result<SyncReport, StoreError> {
         let catalog = self.market.catalog().await?;
         let report = self.sync_catalog(&catalog).await;
+        if let Some(series) = &self.series {
+            // The pools and their followed ticks as this sync found them; states read anew.
+            self.record_series(series.as_ref(), &catalog).await;
+        }
         // Deliveries the queue refused earlier are queued again by each sync.
         if let Some(alerts) = &self.alerts {
             match flush_outbox(alerts).await {

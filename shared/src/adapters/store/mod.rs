@@ -7,14 +7,17 @@ pub mod dynamodb;
 pub mod history_memory;
 pub mod market_memory;
 pub mod memory;
+pub mod series_memory;
 pub mod wallets_memory;
 
 pub use crate::application::ports::{
-    BoxError, HistoryStore, Market, PositionStore, StoreError, StoreResult, WalletStore,
+    BoxError, HistoryStore, Market, PositionStore, SeriesStore, StoreError, StoreResult,
+    WalletStore,
 };
 pub use alerts_memory::{KeptAsGiven, MemoryAlerts, NoKey};
 pub use dynamodb::{DynamoDbMarket, DynamoDbStore};
 pub use history_memory::MemoryHistory;
 pub use market_memory::MemoryMarket;
 pub use memory::MemoryStore;
+pub use series_memory::{series_pool, MemorySeries};
 pub use wallets_memory::MemoryWallets;

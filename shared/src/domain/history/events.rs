@@ -82,6 +82,18 @@ pub struct PositionEvent {
     /// was found; set when the event is valued.
     pub prices: [Option<BigDecimal>; 2],
     pub priced: Option<Priced>,
+    /// What the position manager kept of the position at the end of this event's block, where
+    /// it was read: what its fees at any later block are computed from (decision 66).
+    pub kept: Option<Kept>,
+}
+
+/// A position's `feeGrowthInside{0,1}LastX128` and `tokensOwed{0,1}` as its manager keeps them
+/// (Uniswap v4: the growth inside it was last paid to, nothing owed): changed only by an event
+/// of the position, so what `collect` pays at a later block is `owed` and the growth since.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Kept {
+    pub inside_last: [U256; 2],
+    pub owed: [U256; 2],
 }
 
 /// Marks the transfers to and from `farm` (the deployment's staking contract) as stakes and

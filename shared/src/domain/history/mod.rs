@@ -10,7 +10,9 @@ mod events;
 mod summary;
 mod views;
 
-pub use events::{mark_staking, EventKind, HistoryProgress, Ledger, PositionEvent, Priced};
+pub use events::{
+    mark_staking, EventKind, HistoryProgress, Kept, Ledger, PositionEvent, Priced,
+};
 pub use summary::{
     count_start, decimals, summarize, units, usd_of, Arrival, FeeState, HistorySummary,
 };
@@ -37,6 +39,7 @@ mod tests {
             paid: None,
             prices: [None, None],
             priced: None,
+            kept: None,
         }
     }
 

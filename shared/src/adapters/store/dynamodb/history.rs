@@ -11,7 +11,7 @@ use super::keys::{s, Item};
 use super::metrics::ReadKind;
 use super::store::DynamoDbStore;
 use crate::application::ports::{HistoryStore, StoreError, StoreResult};
-use crate::domain::history::{decimals, EventKind, HistoryProgress, PositionEvent, Priced};
+use crate::domain::history::{decimals, EventKind, HistoryProgress, Kept, PositionEvent, Priced};
 use crate::domain::math::U256;
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
@@ -54,6 +54,9 @@ struct EventRecord {
     prices: [Option<String>; 2],
     #[serde(default, skip_serializing_if = "Option::is_none")]
     priced: Option<String>,
+    /// What the manager kept at its block: `[insideLast, owed]`, each per token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    kept: Option<[[String; 2]; 2]>,
 }
 
 fn event_item(owner: &str, id: &str, event: &PositionEvent) -> Result<Item, StoreError> {
@@ -75,6 +78,9 @@ fn event_item(owner: &str, id: &str, event: &PositionEvent) -> Result<Item, Stor
             .clone()
             .map(|p| p.map(|p| p.normalized().to_string())),
         priced: event.priced.map(|p| p.as_str().to_string()),
+        kept: event.kept.as_ref().map(|k| {
+            [k.inside_last, k.owed].map(|pair| pair.map(|v| v.to_string()))
+        }),
     };
     let json = serde_json::to_string(&record).map_err(|e| StoreError::Failure(e.into()))?;
     Ok(Item::from([
@@ -113,6 +119,13 @@ fn event_of(item: &Item) -> Result<PositionEvent, StoreError> {
         prices: decimals(&record.prices),
         priced: match record.priced {
             Some(p) => Some(Priced::parse(&p).ok_or_else(|| malformed("event priced"))?),
+            None => None,
+        },
+        kept: match &record.kept {
+            Some([[i0, i1], [o0, o1]]) => Some(Kept {
+                inside_last: [amount(i0)?, amount(i1)?],
+                owed: [amount(o0)?, amount(o1)?],
+            }),
             None => None,
         },
     })

@@ -13,6 +13,7 @@
 //! - idempotency   `U#{owner}` / `K#{key}`: a key's request fingerprint and answer, with a TTL.
 //! - wallets       `U#{owner}` / `W#{chain}#{address}`, `WALLETS` / `{chain}#{address}#{owner}`,
 //!   challenges    `U#{owner}` / `CH#{nonce}` (see `wallets`).
+//! - series        `SERIES#{chain}#{pool}` / `{tier}#{time}`: a pool's point at a boundary (see `series`).
 //! - alerts        settings, watches per pool, events and their feed, webhook endpoints and
 //!   their attempts (see `alerts`).
 //!
@@ -33,6 +34,7 @@ mod item;
 mod keys;
 mod metrics;
 mod reads;
+mod series;
 mod store;
 mod wallet_items;
 mod wallets;

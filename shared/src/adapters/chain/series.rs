@@ -1,0 +1,201 @@
+//! The pools' series recorded by each sync (decision 66): for every boundary a chain's
+//! confirmed block has passed since the last one recorded, the last block at or before it
+//! (found by batched probes between blocks of known times), every catalog pool of the chain
+//! read at that block in one batch (`pools::read_pools`: their followed ticks too) and priced
+//! there by the catalog's routes, one point per pool. A recorded boundary whose block a reorg
+//! replaced is recorded again. EVM chains (Solana serves no past account state).
+
+use super::evm::{self, Block};
+use super::pools;
+use super::rpc::{RpcClient, RpcError};
+use crate::application::ports::SeriesStore;
+use crate::domain::catalog::{Catalog, Pool};
+use crate::domain::chart::{due_boundaries, PoolPoint, RecordedBoundary};
+use crate::domain::market::{PoolKey, PoolState};
+use crate::domain::model::Chain;
+use chrono::DateTime;
+use std::collections::{BTreeMap, HashMap};
+
+/// Blocks one probe round asks for at once.
+const PROBES: u64 = 8;
+
+/// What one chain's recording did: the boundaries recorded, and the requests it sent.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Recorded {
+    pub boundaries: usize,
+    pub points: usize,
+}
+
+fn time_of(block: &Block) -> Result<i64, RpcError> {
+    block
+        .timestamp
+        .and_then(|t| i64::try_from(t).ok())
+        .ok_or(RpcError::Malformed("a block came without its time"))
+}
+
+/// The last block at or before `time`, between `low` (at or before it) and `high` (after it):
+/// rounds of [`PROBES`] blocks in one batch each, the first guesses placed by the blocks' pace.
+async fn block_at(rpc: &RpcClient, time: i64, mut low: Block, mut high: Block) -> Result<Block, RpcError> {
+    while high.number > low.number + 1 {
+        let (t_low, t_high) = (time_of(&low)?, time_of(&high)?);
+        let span = high.number - low.number;
+        // By the pace between them, then evenly around the guess.
+        let pace = (time - t_low) as f64 / (t_high - t_low).max(1) as f64;
+        let guess = low.number + ((span as f64 * pace) as u64).clamp(1, span - 1);
+        let step = (span / (PROBES * 4)).max(1);
+        let mut numbers: Vec<u64> = (0..PROBES)
+            .map(|i| guess.saturating_add(i * step).saturating_sub(PROBES / 2 * step))
+            .filter(|n| *n > low.number && *n < high.number)
+            .collect();
+        numbers.dedup();
+        if numbers.is_empty() {
+            numbers.push(low.number + span / 2);
+        }
+        for block in evm::blocks(rpc, &numbers).await?.into_iter().flatten() {
+            if time_of(&block)? <= time {
+                if block.number > low.number {
+                    low = block;
+                }
+            } else if block.number < high.number {
+                high = block;
+            }
+        }
+    }
+    Ok(low)
+}
+
+/// A block at or before a boundary `behind` seconds before `target`, with none recorded yet:
+/// one as many blocks back as a quarter-second chain makes in four times that, else genesis.
+async fn first_low(rpc: &RpcClient, target: &Block, behind: i64) -> Result<Block, RpcError> {
+    let back = u64::try_from(behind.max(0)).unwrap_or(0).saturating_mul(16) + 1;
+    let near = target.number.saturating_sub(back);
+    for number in [near, 0] {
+        let found = evm::blocks(rpc, &[number]).await?.into_iter().flatten().next();
+        if let Some(block) = found.filter(|b| time_of(b).is_ok_and(|t| t <= time_of(target).unwrap_or(0) - behind)) {
+            return Ok(block);
+        }
+    }
+    Err(RpcError::Malformed("no block was found before the boundary"))
+}
+
+/// Records the boundaries `chain`'s confirmed block `target` has passed (and those whose
+/// block a reorg replaced) for every catalog pool of the chain.
+pub async fn record(
+    rpc: &RpcClient,
+    series: &dyn SeriesStore,
+    catalog: &Catalog,
+    chain: Chain,
+    target: &Block,
+) -> Result<Recorded, String> {
+    let cursor = series.series_cursor(chain).await.map_err(|e| e.to_string())?;
+    let target_time = time_of(target).map_err(|e| e.to_string())?;
+    let mut due = due_boundaries(cursor.through, target_time);
+    // The recent boundaries' blocks, checked in one batch: a replaced one is read again.
+    let numbers: Vec<u64> = cursor.recent.iter().map(|r| r.block).collect();
+    let known = evm::blocks(rpc, &numbers).await.map_err(|e| e.to_string())?;
+    for (recorded, block) in cursor.recent.iter().zip(&known) {
+        if block.as_ref().is_none_or(|b| b.hash != recorded.hash) {
+            tracing::warn!(%chain, boundary = recorded.time, "a point's block was replaced: recorded again");
+            due.push(recorded.time);
+        }
+    }
+    due.sort_unstable();
+    due.dedup();
+    let pools: Vec<&Pool> = catalog.pools.iter().filter(|p| p.chain == chain).collect();
+    let mut done = Vec::new();
+    let mut recorded = Recorded::default();
+    // The lowest block known at or before each boundary: the last recorded one before it.
+    let mut lows: BTreeMap<i64, Block> = cursor
+        .recent
+        .iter()
+        .zip(&known)
+        .filter_map(|(r, b)| Some((r.time, b.clone().filter(|b| b.hash == r.hash)?)))
+        .collect();
+    for boundary in due {
+        if boundary > target_time {
+            continue;
+        }
+        let low = match lows.range(..=boundary).next_back() {
+            Some((_, b)) => b.clone(),
+            None => first_low(rpc, target, target_time - boundary)
+                .await
+                .map_err(|e| e.to_string())?,
+        };
+        let block = if target_time <= boundary {
+            target.clone()
+        } else {
+            block_at(rpc, boundary, low, target.clone())
+                .await
+                .map_err(|e| e.to_string())?
+        };
+        let points = points_at(rpc, catalog, &pools, &block, boundary).await?;
+        recorded.points += points.len();
+        let mark = RecordedBoundary {
+            time: boundary,
+            block: block.number,
+            hash: block.hash.clone(),
+        };
+        done.push(mark.clone());
+        lows.insert(boundary, block);
+        series
+            .save_points(chain, &points, &cursor.after(&done))
+            .await
+            .map_err(|e| e.to_string())?;
+        recorded.boundaries += 1;
+    }
+    Ok(recorded)
+}
+
+/// Every pool's point at `block` for `boundary`: one batch of reads, priced by the catalog's
+/// routes at those states. A pool that would not answer has no point there.
+async fn points_at(
+    rpc: &RpcClient,
+    catalog: &Catalog,
+    pools: &[&Pool],
+    block: &Block,
+    boundary: i64,
+) -> Result<Vec<(String, PoolPoint)>, String> {
+    let block_time = time_of(block).map_err(|e| e.to_string())?;
+    let observed = DateTime::from_timestamp(block_time, 0).unwrap_or_default();
+    let reads = pools::read_pools(rpc, pools, block, observed).await;
+    let states: HashMap<PoolKey, PoolState> = pools
+        .iter()
+        .zip(&reads)
+        .filter_map(|(p, r)| Some((p.key(), r.as_ref().ok()?.clone())))
+        .collect();
+    if states.is_empty() && !pools.is_empty() {
+        return Err(format!("no pool answered at block {}", block.number));
+    }
+    let Some(chain) = pools.first().map(|p| p.chain) else {
+        return Ok(Vec::new());
+    };
+    let priced = catalog.at_states(chain, &states);
+    let prices: HashMap<String, String> = priced
+        .pools
+        .iter()
+        .flat_map(|p| [&p.token_a, &p.token_b])
+        .filter(|t| t.priced)
+        .map(|t| (t.address.to_ascii_lowercase(), t.price_usd.normalized().to_string()))
+        .collect();
+    Ok(pools
+        .iter()
+        .filter_map(|pool| {
+            let state = states.get(&pool.key())?.clone();
+            let (t0, t1) = if pool.orientation.base_is_token0 {
+                (&pool.token_a, &pool.token_b)
+            } else {
+                (&pool.token_b, &pool.token_a)
+            };
+            let price = |t: &crate::domain::catalog::Token| {
+                prices.get(&t.address.to_ascii_lowercase()).cloned()
+            };
+            let point = PoolPoint {
+                time: boundary,
+                block_time,
+                state,
+                prices: [price(t0), price(t1)],
+            };
+            Some((pool.id.clone(), point))
+        })
+        .collect())
+}

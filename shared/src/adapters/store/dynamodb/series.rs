@@ -1,0 +1,160 @@
+//! The pools' series in the table (decision 66): one item per pool and boundary,
+//! `SERIES#{chain}#{pool}` / `{tier}#{time}` holding the point (JSON) and, for the 5-minute and
+//! hourly tiers, `expiresAt` (2 days, 95 days on); a day's point is kept for ever. One item per
+//! chain, `SERIES#{chain}` / `CURSOR`, says where its series stands. A chart reads one `Query`
+//! per pool and tier (eventually consistent: a point is written once, at a confirmed block).
+
+use super::errors::{back_off, build_error, classify};
+use super::item::{malformed, text};
+use super::keys::{s, Item};
+use super::metrics::ReadKind;
+use super::store::DynamoDbStore;
+use crate::adapters::store::series_pool;
+use crate::application::ports::{SeriesStore, StoreError, StoreResult};
+use crate::domain::chart::{PoolPoint, SeriesCursor, Tier};
+use crate::domain::model::Chain;
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+
+/// Items one `BatchWriteItem` takes at most.
+const BATCH_WRITE_LIMIT: usize = 25;
+const EXPIRES: &str = "expiresAt";
+
+fn pool_partition(chain: Chain, pool: &str) -> String {
+    format!("SERIES#{chain}#{}", series_pool(chain, pool))
+}
+
+fn point_sort_key(time: i64) -> String {
+    format!("{}#{time:012}", Tier::of(time).as_str())
+}
+
+fn cursor_key(chain: Chain) -> Item {
+    Item::from([
+        ("PK".into(), s(format!("SERIES#{chain}"))),
+        ("SK".into(), s("CURSOR")),
+    ])
+}
+
+fn json_failure(e: serde_json::Error) -> StoreError {
+    StoreError::Failure(Box::new(e))
+}
+
+fn point_item(chain: Chain, pool: &str, point: &PoolPoint) -> Result<Item, StoreError> {
+    let mut item = Item::from([
+        ("PK".into(), s(pool_partition(chain, pool))),
+        ("SK".into(), s(point_sort_key(point.time))),
+        (
+            "point".into(),
+            s(serde_json::to_string(point).map_err(json_failure)?),
+        ),
+    ]);
+    if let Some(kept) = Tier::of(point.time).kept_for() {
+        let at = aws_sdk_dynamodb::types::AttributeValue::N((point.time + kept).to_string());
+        item.insert(EXPIRES.into(), at);
+    }
+    Ok(item)
+}
+
+#[async_trait]
+impl SeriesStore for DynamoDbStore {
+    async fn series_cursor(&self, chain: Chain) -> StoreResult<SeriesCursor> {
+        match self.item(cursor_key(chain), &["cursor"]).await? {
+            None => Ok(SeriesCursor::default()),
+            Some(item) => serde_json::from_str(text(&item, "cursor")?)
+                .map_err(|_| malformed("series cursor")),
+        }
+    }
+
+    async fn save_points(
+        &self,
+        chain: Chain,
+        points: &[(String, PoolPoint)],
+        cursor: &SeriesCursor,
+    ) -> StoreResult<()> {
+        let items: Vec<Item> = points
+            .iter()
+            .map(|(pool, point)| point_item(chain, pool, point))
+            .collect::<Result<_, _>>()?;
+        for chunk in items.chunks(BATCH_WRITE_LIMIT) {
+            let mut pending: Vec<WriteRequest> = chunk
+                .iter()
+                .map(|item| {
+                    let put = PutRequest::builder()
+                        .set_item(Some(item.clone()))
+                        .build()
+                        .map_err(build_error)?;
+                    Ok(WriteRequest::builder().put_request(put).build())
+                })
+                .collect::<Result<_, StoreError>>()?;
+            let mut attempt = 0u32;
+            while !pending.is_empty() {
+                back_off(&mut attempt, "BatchWriteItem left points unprocessed").await?;
+                let output = self
+                    .client
+                    .batch_write_item()
+                    .request_items(&self.table, pending)
+                    .send()
+                    .await
+                    .map_err(classify)?;
+                pending = output
+                    .unprocessed_items()
+                    .and_then(|u| u.get(&self.table))
+                    .cloned()
+                    .unwrap_or_default();
+            }
+        }
+        // The cursor last: a sync that fails before it records the same boundary again.
+        let mut item = cursor_key(chain);
+        let json = serde_json::to_string(cursor).map_err(json_failure)?;
+        item.insert("cursor".into(), s(json));
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    async fn points(
+        &self,
+        chain: Chain,
+        pool: &str,
+        (from, to): (i64, i64),
+        tiers: &[Tier],
+    ) -> StoreResult<Vec<PoolPoint>> {
+        let mut points = Vec::new();
+        for tier in tiers {
+            let bound = |t: i64| format!("{}#{t:012}", tier.as_str());
+            let mut start = None;
+            loop {
+                self.meter.request();
+                let page = self
+                    .client
+                    .query()
+                    .table_name(&self.table)
+                    .key_condition_expression("PK = :pk AND SK BETWEEN :a AND :b")
+                    .expression_attribute_values(":pk", s(pool_partition(chain, pool)))
+                    .expression_attribute_values(":a", s(bound(from.max(0))))
+                    .expression_attribute_values(":b", s(bound(to.max(0))))
+                    .set_exclusive_start_key(start)
+                    .send()
+                    .await
+                    .map_err(classify)?;
+                self.meter.items(ReadKind::PositionItems, page.items(), false);
+                for item in page.items() {
+                    let point: PoolPoint = serde_json::from_str(text(item, "point")?)
+                        .map_err(|_| malformed("series point"))?;
+                    points.push(point);
+                }
+                start = page.last_evaluated_key().cloned();
+                if start.is_none() {
+                    break;
+                }
+            }
+        }
+        points.sort_by_key(|p| p.time);
+        Ok(points)
+    }
+}

@@ -1,0 +1,324 @@
+//! A position's figures at one pool point, computed at read (no per-user writes): a wallet
+//! position's from its events up to the point's block (liquidity, the ledger, and what its
+//! manager kept at its last event's block) and the point's state and prices; a simulated one's
+//! from its own liquidity. The formulas are the position's (decisions 28, 44, 58–60).
+
+use super::PoolPoint;
+use crate::domain::history::{count_start, summarize, units, EventKind, Kept, PositionEvent};
+use crate::domain::math::price::base_units_to_decimal;
+use crate::domain::market::TickState;
+use crate::domain::math::fees::{BoundTick, FeeAccounting};
+use crate::domain::math::{Curve, U256};
+use crate::domain::model::HeldToken;
+use bigdecimal::{BigDecimal, Zero};
+use std::str::FromStr;
+
+/// What a wallet position's points are computed from.
+pub struct WalletSubject<'a> {
+    /// Every stored event, chain order.
+    pub events: &'a [PositionEvent],
+    pub wallet: &'a str,
+    pub tokens: &'a [HeldToken; 2],
+    pub range: (i32, i32),
+    pub curve: Curve,
+    /// Its history was read from its mint, nothing left unread.
+    pub whole: bool,
+}
+
+/// What a simulated position's points are computed from.
+pub struct SimulatedSubject<'a> {
+    pub tokens: &'a [HeldToken; 2],
+    pub range: (i32, i32),
+    pub curve: Curve,
+    pub liquidity: u128,
+    pub cost_basis: BigDecimal,
+    /// Sized at, closed at (unix seconds).
+    pub from: i64,
+    pub until: Option<i64>,
+}
+
+/// One token's figures at a point (USD `None` without a price).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TokenFigures {
+    /// Principal held, base units.
+    pub amount: U256,
+    /// Fees owed and not collected, base units.
+    pub fees_unclaimed: U256,
+    /// Principal and all that `collect` would pay, in USD.
+    pub value: Option<BigDecimal>,
+    pub fees_earned: Option<BigDecimal>,
+    pub deposited: Option<BigDecimal>,
+    pub withdrawn: Option<BigDecimal>,
+    /// What left it (withdrawn principal and collected fees at their prices), less the
+    /// withdrawn principal still owed (in `value`): counted once.
+    pub taken_out: Option<BigDecimal>,
+    /// What was deposited and not withdrawn, at the point's prices ("held instead").
+    pub held_instead: Option<BigDecimal>,
+}
+
+/// A position's figures at one point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointFigures {
+    pub time: i64,
+    pub block: u64,
+    pub block_time: i64,
+    /// Protocol order.
+    pub tokens: [TokenFigures; 2],
+    pub liquidity: u128,
+    pub in_range: bool,
+    pub rewards: Option<BigDecimal>,
+    pub exact: bool,
+    pub reason: Option<String>,
+}
+
+fn sum(values: [&Option<BigDecimal>; 2]) -> Option<BigDecimal> {
+    Some(values[0].as_ref()? + values[1].as_ref()?)
+}
+
+impl PointFigures {
+    pub fn value(&self) -> Option<BigDecimal> {
+        sum([&self.tokens[0].value, &self.tokens[1].value])
+    }
+    pub fn fees_earned(&self) -> Option<BigDecimal> {
+        sum([&self.tokens[0].fees_earned, &self.tokens[1].fees_earned])
+    }
+    pub fn deposited(&self) -> Option<BigDecimal> {
+        sum([&self.tokens[0].deposited, &self.tokens[1].deposited])
+    }
+    pub fn withdrawn(&self) -> Option<BigDecimal> {
+        sum([&self.tokens[0].withdrawn, &self.tokens[1].withdrawn])
+    }
+    pub fn held_instead(&self) -> Option<BigDecimal> {
+        sum([&self.tokens[0].held_instead, &self.tokens[1].held_instead])
+    }
+    /// Deposits less what was taken out: a deposit moves it and the value alike.
+    pub fn net_deposits(&self) -> Option<BigDecimal> {
+        let out = sum([&self.tokens[0].taken_out, &self.tokens[1].taken_out])?;
+        Some(self.deposited()? - out)
+    }
+    /// `value + taken out − deposited + rewards`: the position's PnL at the point.
+    pub fn pnl(&self) -> Option<BigDecimal> {
+        Some(self.value()? - self.net_deposits()? + self.rewards.as_ref()?)
+    }
+}
+
+fn usd(amount: U256, decimals: u8, price: &Option<BigDecimal>) -> Option<BigDecimal> {
+    price
+        .as_ref()
+        .map(|p| base_units_to_decimal(amount, decimals) * p)
+}
+
+fn parsed(texts: &[Option<String>; 2]) -> [Option<BigDecimal>; 2] {
+    texts
+        .clone()
+        .map(|t| t.and_then(|t| BigDecimal::from_str(&t).ok()))
+}
+
+/// Fee growth inside the range at the point, as the pool computes it from the ticks' records
+/// the point holds; `None` where it holds no record of one.
+fn growth_inside(point: &PoolPoint, accounting: FeeAccounting, range: (i32, i32)) -> Option<[U256; 2]> {
+    let state = &point.state;
+    let tick = |t: i32| state.ticks.iter().find(|r| r.tick == t);
+    let (lower, upper) = (tick(range.0)?, tick(range.1)?);
+    let bound = |r: &TickState, i: usize| BoundTick {
+        tick: r.tick,
+        initialized: r.initialized,
+        outside: [r.fee_growth_outside0, r.fee_growth_outside1][i],
+    };
+    let global = [state.fee_growth_global0, state.fee_growth_global1];
+    Some([0, 1].map(|i| {
+        accounting.growth_inside(state.tick, global[i], bound(lower, i), bound(upper, i))
+    }))
+}
+
+fn principal(point: &PoolPoint, curve: Curve, range: (i32, i32), liquidity: u128) -> Option<[U256; 2]> {
+    let held = curve
+        .amounts_for_liquidity(
+            point.state.sqrt_price,
+            curve.sqrt_price_at_tick(range.0).ok()?,
+            curve.sqrt_price_at_tick(range.1).ok()?,
+            liquidity,
+            false,
+        )
+        .ok()?;
+    Some([held.amount0, held.amount1])
+}
+
+/// A wallet position's figures at `point`, for its holder: `None` before the holder had it, and
+/// at and after a transfer out of the holder's wallet (its chart stops there). After a burn its
+/// figures stand: nothing held, what it paid out counted.
+pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<PointFigures> {
+    let block = point.block();
+    let upto: Vec<PositionEvent> = subject
+        .events
+        .iter()
+        .filter(|e| e.block <= block)
+        .cloned()
+        .collect();
+    let start = count_start(&upto, subject.wallet)?;
+    let gone = upto[start + 1..].iter().any(|e| {
+        e.kind == EventKind::Transfer
+            && e.to
+                .as_deref()
+                .is_some_and(|to| !to.eq_ignore_ascii_case(subject.wallet))
+    });
+    if gone {
+        return None;
+    }
+    let mut reasons: Vec<String> = Vec::new();
+    let decimals = subject.tokens.clone().map(|t| t.decimals);
+    let summary = summarize(&upto, subject.wallet, decimals, (block, subject.whole), None);
+    if let Some(why) = &summary.reason {
+        reasons.push(why.clone());
+    }
+    if summary.nearest {
+        reasons.push("some event's prices are the nearest state's, not its block's".into());
+    }
+    let liquidity = upto.iter().fold(0u128, |l, e| match e.kind {
+        EventKind::Deposit => l.saturating_add(e.liquidity),
+        EventKind::Withdraw => l.saturating_sub(e.liquidity),
+        _ => l,
+    });
+    let last = upto.last()?;
+    let burnt = last.kind == EventKind::Burn;
+    // What the manager kept at the last event's block, and the growth since: what `collect`
+    // would pay at the point's block.
+    let kept = if burnt {
+        Some(Kept::default())
+    } else {
+        upto.iter()
+            .rev()
+            .take_while(|e| e.block == last.block)
+            .find_map(|e| e.kept.clone())
+    };
+    let accounting = FeeAccounting::of(subject.curve);
+    let owed = match (kept, growth_inside(point, accounting, subject.range)) {
+        (Some(kept), _) if liquidity == 0 => Some(kept.owed),
+        (Some(kept), Some(inside)) => Some([0, 1].map(|t| {
+            kept.owed[t] + U256::from(accounting.collect_owed(liquidity, kept.inside_last[t], inside[t]))
+        })),
+        (None, _) => {
+            reasons.push(format!(
+                "what its position manager kept at block {} was not read",
+                last.block
+            ));
+            None
+        }
+        (Some(_), None) => {
+            reasons.push("the pool's point holds no record of its ticks".into());
+            None
+        }
+    };
+    let held = principal(point, subject.curve, subject.range, liquidity)?;
+    let prices = point.prices();
+    if prices.iter().any(Option::is_none) {
+        reasons.push("a token had no USD price at the point".into());
+    }
+    let uncollected = units(&summary.uncollected_principal);
+    let collected_usd = parsed(&summary.fees_collected_usd);
+    let (deposited_usd, withdrawn_usd) = (
+        parsed(&summary.deposited_usd),
+        parsed(&summary.withdrawn_usd),
+    );
+    let deposited = units(&summary.deposited);
+    let withdrawn = units(&summary.withdrawn);
+    let tokens = [0, 1].map(|t| {
+        let d = decimals[t];
+        let unclaimed = owed.map(|o| o[t].saturating_sub(uncollected[t]));
+        let value = owed.and_then(|o| usd(held[t] + o[t], d, &prices[t]));
+        let held_withdrawn = usd(uncollected[t], d, &prices[t]);
+        TokenFigures {
+            amount: held[t],
+            fees_unclaimed: unclaimed.unwrap_or_default(),
+            value,
+            fees_earned: unclaimed
+                .and_then(|u| Some(collected_usd[t].clone()? + usd(u, d, &prices[t])?)),
+            deposited: deposited_usd[t].clone(),
+            withdrawn: withdrawn_usd[t].clone(),
+            taken_out: (|| {
+                Some(withdrawn_usd[t].clone()? + collected_usd[t].clone()? - held_withdrawn?)
+            })(),
+            held_instead: usd(deposited[t].saturating_sub(withdrawn[t]), d, &prices[t]),
+        }
+    });
+    // Decision 60: a staked position's PnL counts its rewards, pending ones read per position;
+    // the series keeps none, so they are not stood behind at a point.
+    let staked = upto
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::Stake | EventKind::Harvest));
+    let rewards = if staked {
+        reasons.push("a staked position's rewards are not kept at points".into());
+        None
+    } else {
+        Some(BigDecimal::zero())
+    };
+    Some(PointFigures {
+        time: point.time,
+        block,
+        block_time: point.block_time,
+        tokens,
+        liquidity,
+        in_range: liquidity > 0
+            && subject.range.0 <= point.state.tick
+            && point.state.tick < subject.range.1,
+        rewards,
+        exact: reasons.is_empty(),
+        reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
+    })
+}
+
+/// A simulated position's figures at `point`: its own liquidity's principal at the point's
+/// price; its fees from the first point after it was sized (`first`: that point), said so.
+/// `None` before it was sized and after its close.
+pub fn simulated_point(
+    subject: &SimulatedSubject<'_>,
+    point: &PoolPoint,
+    first: Option<&PoolPoint>,
+) -> Option<PointFigures> {
+    if point.time < subject.from || subject.until.is_some_and(|u| point.time > u) {
+        return None;
+    }
+    let held = principal(point, subject.curve, subject.range, subject.liquidity)?;
+    let accounting = FeeAccounting::of(subject.curve);
+    let fees = first
+        .and_then(|f| growth_inside(f, accounting, subject.range))
+        .zip(growth_inside(point, accounting, subject.range))
+        .map(|(from, to)| {
+            [0, 1].map(|t| U256::from(accounting.fees_owed(subject.liquidity, from[t], to[t])))
+        });
+    let prices = point.prices();
+    let decimals = subject.tokens.clone().map(|t| t.decimals);
+    let tokens = [0, 1].map(|t| {
+        let d = decimals[t];
+        let unclaimed = fees.map(|f| f[t]);
+        TokenFigures {
+            amount: held[t],
+            fees_unclaimed: unclaimed.unwrap_or_default(),
+            value: unclaimed.and_then(|u| usd(held[t] + u, d, &prices[t])),
+            fees_earned: unclaimed.and_then(|u| usd(u, d, &prices[t])),
+            deposited: None,
+            withdrawn: Some(BigDecimal::zero()),
+            taken_out: Some(BigDecimal::zero()),
+            held_instead: None,
+        }
+    });
+    // What each token's deposit was worth is not kept apart: the cost basis counts on token0.
+    let mut tokens = tokens;
+    tokens[0].deposited = Some(subject.cost_basis.clone());
+    tokens[1].deposited = Some(BigDecimal::zero());
+    let reason = format!(
+        "a simulated position's fees are counted from the first point after it was sized ({})",
+        first.map_or(point.time, |f| f.time)
+    );
+    Some(PointFigures {
+        time: point.time,
+        block: point.block(),
+        block_time: point.block_time,
+        tokens,
+        liquidity: subject.liquidity,
+        in_range: subject.range.0 <= point.state.tick && point.state.tick < subject.range.1,
+        rewards: Some(BigDecimal::zero()),
+        exact: false,
+        reason: Some(reason),
+    })
+}

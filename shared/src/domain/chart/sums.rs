@@ -1,0 +1,221 @@
+//! The portfolio over time: its positions' points summed per boundary (a position with no
+//! price at a point is counted apart, never as zero), in groups by asset, chain or protocol,
+//! and the changes over the last day, week and month.
+
+use super::position::PointFigures;
+use bigdecimal::{BigDecimal, Zero};
+use serde::{Deserialize, Serialize};
+
+named_enum!(
+    /// How a portfolio chart splits its series.
+    GroupBy {
+        Asset => "asset",
+        Chain => "chain",
+        Protocol => "protocol",
+    }
+);
+
+/// The portfolio's figures at one boundary.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PortfolioPoint {
+    pub time: i64,
+    pub value: BigDecimal,
+    pub pnl: BigDecimal,
+    pub fees_earned: BigDecimal,
+    pub rewards: BigDecimal,
+    pub net_deposits: BigDecimal,
+    /// Positions counted at this boundary, and those of them left out for want of a figure.
+    pub positions: u64,
+    pub unpriced: u64,
+    pub exact: bool,
+    pub reasons: Vec<String>,
+}
+
+/// One position's part of a sum: all its figures, or those of one of its tokens.
+pub struct Part {
+    pub value: Option<BigDecimal>,
+    pub pnl: Option<BigDecimal>,
+    pub fees_earned: Option<BigDecimal>,
+    pub rewards: Option<BigDecimal>,
+    pub net_deposits: Option<BigDecimal>,
+}
+
+impl Part {
+    pub fn whole(f: &PointFigures) -> Part {
+        Part {
+            value: f.value(),
+            pnl: f.pnl(),
+            fees_earned: f.fees_earned(),
+            rewards: f.rewards.clone(),
+            net_deposits: f.net_deposits(),
+        }
+    }
+
+    /// One token's share (rewards are the position's, not a token's: none).
+    pub fn token(f: &PointFigures, t: usize) -> Part {
+        let token = &f.tokens[t];
+        let net = token
+            .deposited
+            .clone()
+            .zip(token.taken_out.clone())
+            .map(|(d, o)| d - o);
+        Part {
+            value: token.value.clone(),
+            pnl: token
+                .value
+                .clone()
+                .zip(net.clone())
+                .map(|(v, n)| v - n),
+            fees_earned: token.fees_earned.clone(),
+            rewards: Some(BigDecimal::zero()),
+            net_deposits: net,
+        }
+    }
+}
+
+/// Sums `parts` at each of `times` (each series aligned with `times`: a part where the
+/// position has a point then).
+pub fn sum_points(
+    times: &[i64],
+    parts: &[Vec<Option<(Part, &PointFigures)>>],
+) -> Vec<PortfolioPoint> {
+    times
+        .iter()
+        .enumerate()
+        .map(|(i, time)| {
+            let mut point = PortfolioPoint {
+                time: *time,
+                exact: true,
+                ..PortfolioPoint::default()
+            };
+            for series in parts {
+                let Some(Some((part, figures))) = series.get(i) else {
+                    continue;
+                };
+                point.positions += 1;
+                let all = (|| {
+                    Some((
+                        part.value.clone()?,
+                        part.pnl.clone()?,
+                        part.fees_earned.clone()?,
+                        part.rewards.clone()?,
+                        part.net_deposits.clone()?,
+                    ))
+                })();
+                match all {
+                    Some((v, p, f, r, n)) => {
+                        point.value += v;
+                        point.pnl += p;
+                        point.fees_earned += f;
+                        point.rewards += r;
+                        point.net_deposits += n;
+                    }
+                    None => point.unpriced += 1,
+                }
+                if !figures.exact {
+                    point.exact = false;
+                    if let Some(why) = &figures.reason {
+                        if !point.reasons.contains(why) {
+                            point.reasons.push(why.clone());
+                        }
+                    }
+                }
+            }
+            point
+        })
+        .collect()
+}
+
+/// A group's series.
+pub struct Group {
+    pub key: String,
+    pub points: Vec<PortfolioPoint>,
+}
+
+/// Each position's figures at `times` (aligned: `None` where it has no point), with the keys of
+/// the groups it belongs to, summed per group: a position's tokens split across assets (each
+/// token's own value, fees and PnL), its whole to its chain or protocol.
+pub fn group_points(
+    times: &[i64],
+    positions: &[(Vec<Option<PointFigures>>, [String; 2], String)],
+    by: GroupBy,
+) -> Vec<Group> {
+    let mut keys: Vec<String> = Vec::new();
+    for (_, assets, key) in positions {
+        let own: Vec<&String> = match by {
+            GroupBy::Asset => assets.iter().collect(),
+            GroupBy::Chain | GroupBy::Protocol => vec![key],
+        };
+        for k in own {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+    }
+    keys.sort();
+    keys.into_iter()
+        .map(|group| {
+            let mut parts: Vec<Vec<Option<(Part, &PointFigures)>>> = Vec::new();
+            for (figures, assets, key) in positions {
+                let shares: Vec<Option<usize>> = match by {
+                    GroupBy::Asset => (0..2).filter(|t| assets[*t] == group).map(Some).collect(),
+                    _ if *key == group => vec![None],
+                    _ => Vec::new(),
+                };
+                for share in shares {
+                    parts.push(aligned(figures, |f| match share {
+                        Some(t) => Part::token(f, t),
+                        None => Part::whole(f),
+                    }));
+                }
+            }
+            Group {
+                points: sum_points(times, &parts),
+                key: group,
+            }
+        })
+        .collect()
+}
+
+/// Each time's part, where the position has a point then.
+fn aligned<'a>(
+    figures: &'a [Option<PointFigures>],
+    part: impl Fn(&PointFigures) -> Part,
+) -> Vec<Option<(Part, &'a PointFigures)>> {
+    figures
+        .iter()
+        .map(|f| f.as_ref().map(|f| (part(f), f)))
+        .collect()
+}
+
+/// A change over a period: the value's, in USD and percent, and the PnL's (what is not
+/// deposits or withdrawals).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub label: &'static str,
+    pub value: BigDecimal,
+    pub percent: Option<BigDecimal>,
+    pub pnl: BigDecimal,
+}
+
+/// The change from `then` (the point that period ago) to `now` (value, PnL).
+pub fn changes(
+    now: (&BigDecimal, &BigDecimal),
+    then: &[(&'static str, Option<&PortfolioPoint>)],
+) -> Vec<(&'static str, Option<Change>)> {
+    then.iter()
+        .map(|(label, point)| {
+            let change = point.map(|p| {
+                let value = now.0 - &p.value;
+                Change {
+                    label,
+                    percent: (!p.value.is_zero())
+                        .then(|| &value * BigDecimal::from(100) / &p.value),
+                    value,
+                    pnl: now.1 - &p.pnl,
+                }
+            });
+            (*label, change)
+        })
+        .collect()
+}
