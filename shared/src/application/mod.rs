@@ -7,6 +7,7 @@ pub mod actions;
 pub mod alert_ports;
 pub mod alerts;
 pub mod app;
+pub mod charts;
 pub mod error;
 pub mod export;
 pub mod inputs;

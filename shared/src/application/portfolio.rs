@@ -2,6 +2,7 @@
 //! requests as it can) valued as `GET /positions` values each position.
 
 use crate::application::app::App;
+use crate::application::charts::portfolio_changes;
 use crate::application::error::Outcome;
 use crate::domain::holdings::with_closed_wallet_positions;
 use crate::domain::portfolio::{portfolio, PortfolioView};
@@ -13,10 +14,13 @@ pub async fn portfolio_of(app: &App, owner: &str) -> Outcome<PortfolioView> {
         app.market.catalog().await
     },)?;
     let realized = with_closed_wallet_positions(inputs.realized, &inputs.closed_on_chain, &catalog);
-    Ok(portfolio(
-        &inputs.open,
-        &realized,
-        &catalog,
-        app.clock.now(),
-    )?)
+    let mut view = portfolio(&inputs.open, &realized, &catalog, app.clock.now())?;
+    for (label, change) in portfolio_changes(app, owner).await? {
+        match label {
+            "1d" => view.changes.day = change,
+            "7d" => view.changes.week = change,
+            _ => view.changes.month = change,
+        }
+    }
+    Ok(view)
 }

@@ -102,6 +102,20 @@ pub struct PortfolioView {
     pub assets: Vec<AssetView>,
     /// The total value by chain, with the assets' rounding rule.
     pub chains: Vec<ChainView>,
+    /// The changes over the last day, week and month by the series (decision 66); `null` for a
+    /// period it does not reach back to.
+    pub changes: ChangesView,
+}
+
+/// `GET /portfolio`'s `changes`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ChangesView {
+    #[serde(rename = "1d")]
+    pub day: Option<crate::domain::chart::ChangeView>,
+    #[serde(rename = "7d")]
+    pub week: Option<crate::domain::chart::ChangeView>,
+    #[serde(rename = "30d")]
+    pub month: Option<crate::domain::chart::ChangeView>,
 }
 
 /// Whole tokens of one reward token that has no USD price, over the caller's positions.
@@ -483,6 +497,7 @@ pub fn portfolio(
                 })
             })
             .collect(),
+        changes: ChangesView::default(),
     })
 }
 

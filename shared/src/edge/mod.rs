@@ -5,6 +5,7 @@
 pub mod action_handlers;
 pub mod alert_handlers;
 pub mod caller;
+pub mod chart_handlers;
 pub mod error;
 pub mod event;
 pub mod handlers;

@@ -5,6 +5,7 @@
 use crate::application::app::App;
 use crate::edge::action_handlers as actions;
 use crate::edge::alert_handlers as alerts;
+use crate::edge::chart_handlers;
 use crate::edge::error::ApiError;
 use crate::edge::handlers;
 use crate::edge::http::request_id;
@@ -24,6 +25,12 @@ pub enum Endpoint {
     /// `GET /history/export`: the caller's wallet positions' token movements as a CSV a tax
     /// tool imports.
     ExportHistory,
+    /// `GET /positions/{id}/chart`: a position's figures at the series' boundaries.
+    PositionChart,
+    /// `GET /portfolio/chart`: the portfolio's, summed or grouped.
+    PortfolioChart,
+    /// `GET /pools/{chain}/{pool}/chart`: a pool's shared series.
+    PoolChart,
     CreatePosition,
     /// `POST /positions/{id}/close`: withdraws an open position and freezes its figures.
     ClosePosition,
@@ -82,11 +89,14 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 33] = [
+    pub const ALL: [Endpoint; 36] = [
         Endpoint::ListPositions,
         Endpoint::GetPosition,
         Endpoint::PositionHistory,
         Endpoint::ExportHistory,
+        Endpoint::PositionChart,
+        Endpoint::PortfolioChart,
+        Endpoint::PoolChart,
         Endpoint::CreatePosition,
         Endpoint::ClosePosition,
         Endpoint::CollectFees,
@@ -125,6 +135,9 @@ impl Endpoint {
             Endpoint::GetPosition => "get-position",
             Endpoint::PositionHistory => "position-history",
             Endpoint::ExportHistory => "export-history",
+            Endpoint::PositionChart => "position-chart",
+            Endpoint::PortfolioChart => "portfolio-chart",
+            Endpoint::PoolChart => "pool-chart",
             Endpoint::CreatePosition => "create-position",
             Endpoint::ClosePosition => "close-position",
             Endpoint::CollectFees => "collect-fees",
@@ -190,6 +203,9 @@ impl Endpoint {
             Endpoint::GetPosition => "/positions/{id}",
             Endpoint::PositionHistory => "/positions/{id}/history",
             Endpoint::ExportHistory => "/history/export",
+            Endpoint::PositionChart => "/positions/{id}/chart",
+            Endpoint::PortfolioChart => "/portfolio/chart",
+            Endpoint::PoolChart => "/pools/{chain}/{pool}/chart",
             Endpoint::ClosePosition => "/positions/{id}/close",
             Endpoint::CollectFees => "/positions/{id}/collect",
             Endpoint::HarvestRewards => "/positions/{id}/harvest",
@@ -248,6 +264,9 @@ impl Endpoint {
             Endpoint::GetPosition => handlers::get_position(app, &request).await,
             Endpoint::PositionHistory => handlers::position_history(app, &request).await,
             Endpoint::ExportHistory => handlers::export_history(app, &request).await,
+            Endpoint::PositionChart => chart_handlers::position_chart(app, &request).await,
+            Endpoint::PortfolioChart => chart_handlers::portfolio_chart(app, &request).await,
+            Endpoint::PoolChart => chart_handlers::pool_chart(app, &request).await,
             Endpoint::CreatePosition => handlers::create_position(app, &request).await,
             Endpoint::ClosePosition => handlers::close_position(app, &request).await,
             Endpoint::CollectFees => actions::collect(app, &request).await,

@@ -20,7 +20,7 @@ use super::v4::{
 };
 use super::wallets::{held_at, owners_of, ChainPosition, Unread, MAX_POSITIONS_PER_MANAGER};
 use crate::domain::catalog::{Deployment, NATIVE};
-use crate::domain::history::{EventKind, PositionEvent};
+use crate::domain::history::{EventKind, Kept, PositionEvent};
 use crate::domain::market::PoolState;
 use crate::domain::math::fees::FeeAccounting;
 use crate::domain::math::{Curve, U256};
@@ -435,6 +435,11 @@ pub async fn value_modifications(
             )
             .map_err(bad)?;
         event.paid = Some(paid);
+        // v4 pays what is owed at every modification: nothing owed after it.
+        event.kept = Some(Kept {
+            inside_last: to,
+            owed: [U256::ZERO; 2],
+        });
         event.amounts = match event.kind {
             EventKind::Collect => paid,
             _ => [principal.amount0, principal.amount1],

@@ -5,9 +5,13 @@
 
 mod position;
 mod sums;
+mod views;
 
 pub use position::{simulated_point, wallet_point, PointFigures, SimulatedSubject, WalletSubject};
-pub use sums::{changes, group_points, sum_points, Change, Group, GroupBy, PortfolioPoint};
+pub use sums::{
+    changes, group_points, sum_points, Change, Group, GroupBy, Part, PortfolioPoint,
+};
+pub use views::*;
 
 use crate::domain::market::PoolState;
 use bigdecimal::BigDecimal;

@@ -186,10 +186,21 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
     let kept = if burnt {
         Some(Kept::default())
     } else {
-        upto.iter()
-            .rev()
-            .take_while(|e| e.block == last.block)
-            .find_map(|e| e.kept.clone())
+        // The latest read, unless an event that changes what the manager keeps came after it.
+        let mut found = None;
+        for e in upto.iter().rev() {
+            if let Some(kept) = &e.kept {
+                found = Some(kept.clone());
+                break;
+            }
+            if matches!(
+                e.kind,
+                EventKind::Deposit | EventKind::Withdraw | EventKind::Collect
+            ) {
+                break;
+            }
+        }
+        found
     };
     let accounting = FeeAccounting::of(subject.curve);
     let owed = match (kept, growth_inside(point, accounting, subject.range)) {
@@ -199,7 +210,7 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
         })),
         (None, _) => {
             reasons.push(format!(
-                "what its position manager kept at block {} was not read",
+                "what its position manager kept after block {} was not read",
                 last.block
             ));
             None

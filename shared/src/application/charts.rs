@@ -1,0 +1,377 @@
+//! The chart use cases (decision 66): a position's, the portfolio's and a pool's figures at the
+//! series' boundaries, and the portfolio's changes. Nothing is written: a position's figures at
+//! a boundary are computed from its stored events and its pool's shared point there.
+//! Costs: the position(s), one history `Query` per wallet position, one `Query` per pool and
+//! tier read (see `docs/figures/charts.md`).
+
+use crate::application::app::App;
+use crate::application::error::{Outcome, UseCaseError};
+use crate::domain::catalog::{curve_of, Catalog, Pool};
+use crate::domain::chart::{
+    change_view, changes, group_points, pool_point_view, portfolio_point_view,
+    position_point_view, simulated_point, sum_points, wallet_point, ChangeView, ChartView,
+    GroupBy, GroupView, GroupedChartView, Part, Period, PointFigures, PoolPoint, PoolPointView,
+    PortfolioPoint, PortfolioPointView, PositionPointView, SimulatedSubject, Tier, WalletSubject,
+    DAY, FIVE_MINUTES, HOUR,
+};
+use crate::domain::history::PositionEvent;
+use crate::domain::model::{Chain, HeldToken, Position, Status};
+use std::collections::HashMap;
+
+/// A position's tokens (protocol order) and whether tokenA is token0.
+fn tokens_of(position: &Position, catalog: &Catalog) -> Option<([HeldToken; 2], bool)> {
+    let pool = catalog.find(position.chain, position.protocol, &position.pool);
+    let base_is_token0 = pool.is_none_or(|p| p.orientation.base_is_token0);
+    if let Some(holding) = position.holding.as_deref() {
+        return Some((holding.tokens.clone(), base_is_token0));
+    }
+    let pool = pool?;
+    let held = |t: &crate::domain::catalog::Token| HeldToken {
+        symbol: t.symbol.clone(),
+        address: t.address.clone(),
+        decimals: t.decimals,
+    };
+    let (a, b) = (held(&pool.token_a), held(&pool.token_b));
+    Some((if base_is_token0 { [a, b] } else { [b, a] }, base_is_token0))
+}
+
+/// When the position's chart starts: its holder's count, else its creation.
+fn start_of(position: &Position) -> i64 {
+    let counted = position
+        .holding
+        .as_deref()
+        .and_then(|h| h.history.as_ref()?.first_time)
+        .and_then(|t| i64::try_from(t).ok());
+    counted.unwrap_or(position.created_at.timestamp())
+}
+
+/// One position and what its figures are computed from.
+struct Charted {
+    position: Position,
+    tokens: [HeldToken; 2],
+    base_is_token0: bool,
+    events: Vec<PositionEvent>,
+}
+
+impl Charted {
+    async fn read(app: &App, position: Position, catalog: &Catalog) -> Outcome<Option<Charted>> {
+        let Some((tokens, base_is_token0)) = tokens_of(&position, catalog) else {
+            return Ok(None);
+        };
+        let events = match position.holding {
+            Some(_) => {
+                app.history
+                    .history_page(&position.owner, &position.id, 0, u64::MAX)
+                    .await?
+            }
+            None => Vec::new(),
+        };
+        Ok(Some(Charted {
+            position,
+            tokens,
+            base_is_token0,
+            events,
+        }))
+    }
+
+    /// Its figures at each of `points` (its pool's, aligned with the chart's times).
+    fn figures(&self, points: &[Option<&PoolPoint>], first: Option<&PoolPoint>) -> Vec<Option<PointFigures>> {
+        let p = &self.position;
+        let range = (p.tick_lower, p.tick_upper);
+        let curve = curve_of(p.protocol);
+        let at = |point: &PoolPoint| match p.holding.as_deref() {
+            Some(holding) => wallet_point(
+                &WalletSubject {
+                    events: &self.events,
+                    wallet: &holding.wallet,
+                    tokens: &self.tokens,
+                    range,
+                    curve,
+                    whole: holding.history.as_ref().is_some_and(|h| h.complete),
+                },
+                point,
+            ),
+            None => {
+                let from = p.activated_at?.timestamp();
+                simulated_point(
+                    &SimulatedSubject {
+                        tokens: &self.tokens,
+                        range,
+                        curve,
+                        liquidity: p.liquidity,
+                        cost_basis: p.cost_basis_usd.clone(),
+                        from,
+                        until: p.closing.as_ref().map(|c| c.closed_at.timestamp()),
+                    },
+                    point,
+                    first,
+                )
+            }
+        };
+        points.iter().map(|point| point.and_then(at)).collect()
+    }
+}
+
+/// The points of each pool the positions are on, at `times` (`tiers` holding them).
+async fn pool_points(
+    app: &App,
+    positions: &[Charted],
+    times: &[i64],
+    tiers: &[Tier],
+) -> Outcome<HashMap<(Chain, String), Vec<PoolPoint>>> {
+    let mut points = HashMap::new();
+    let (Some(first), Some(last)) = (times.first(), times.last()) else {
+        return Ok(points);
+    };
+    for c in positions {
+        let key = (c.position.chain, c.position.pool.to_ascii_lowercase());
+        if points.contains_key(&key) || c.position.chain == Chain::Solana {
+            continue;
+        }
+        let read = app
+            .series
+            .points(c.position.chain, &c.position.pool, (*first, *last), tiers)
+            .await?;
+        points.insert(key, read);
+    }
+    Ok(points)
+}
+
+/// Each of `times`' point of the position's pool, where there is one.
+fn aligned<'a>(
+    points: &'a HashMap<(Chain, String), Vec<PoolPoint>>,
+    position: &Position,
+    times: &[i64],
+) -> Vec<Option<&'a PoolPoint>> {
+    let key = (position.chain, position.pool.to_ascii_lowercase());
+    let pool = points.get(&key);
+    times
+        .iter()
+        .map(|t| pool.and_then(|p| p.iter().find(|p| p.time == *t)))
+        .collect()
+}
+
+/// A simulated position's first point after it was sized: what its fees count from.
+async fn first_point(app: &App, c: &Charted) -> Outcome<Option<PoolPoint>> {
+    let p = &c.position;
+    let Some(from) = p.activated_at.filter(|_| p.holding.is_none()) else {
+        return Ok(None);
+    };
+    let from = from.timestamp();
+    let points = app
+        .series
+        .points(p.chain, &p.pool, (from, from + DAY), &Tier::ALL)
+        .await?;
+    Ok(points.into_iter().next())
+}
+
+/// `GET /positions/{id}/chart`.
+pub async fn position_chart(
+    app: &App,
+    owner: &str,
+    id: &str,
+    period: Period,
+) -> Outcome<ChartView<PositionPointView>> {
+    let (position, catalog) = app.own_position(owner, id).await?;
+    let now = app.clock.now().timestamp();
+    let (interval, times) = period.boundaries(now, Some(start_of(&position)));
+    let Some(charted) = Charted::read(app, position, &catalog).await? else {
+        return Err(UseCaseError::Unavailable(
+            "the position's pool is no longer in the catalog".into(),
+        ));
+    };
+    let charted = [charted];
+    let points = pool_points(app, &charted, &times, Tier::holding(interval)).await?;
+    let c = &charted[0];
+    let first = first_point(app, c).await?;
+    let figures = c.figures(&aligned(&points, &c.position, &times), first.as_ref());
+    Ok(ChartView {
+        period,
+        interval_seconds: interval,
+        points: figures
+            .iter()
+            .flatten()
+            .map(|f| position_point_view(f, &c.tokens, c.base_is_token0))
+            .collect(),
+    })
+}
+
+/// The caller's positions that have figures over time: open and closed on chain, sized.
+async fn book(app: &App, owner: &str) -> Outcome<(Vec<Charted>, std::sync::Arc<Catalog>)> {
+    let (inputs, catalog) = tokio::try_join!(app.store.portfolio_inputs(owner), async {
+        app.market.catalog().await
+    })?;
+    let mut book = Vec::new();
+    for position in inputs.open.into_iter().chain(inputs.closed_on_chain) {
+        if position.status == Status::Pending {
+            continue;
+        }
+        if let Some(c) = Charted::read(app, position, &catalog).await? {
+            book.push(c);
+        }
+    }
+    Ok((book, catalog))
+}
+
+/// Each position's figures at `times`.
+async fn figures_of(
+    app: &App,
+    book: &[Charted],
+    times: &[i64],
+    tiers: &[Tier],
+) -> Outcome<Vec<Vec<Option<PointFigures>>>> {
+    let points = pool_points(app, book, times, tiers).await?;
+    let mut all = Vec::with_capacity(book.len());
+    for c in book {
+        let first = first_point(app, c).await?;
+        all.push(c.figures(&aligned(&points, &c.position, times), first.as_ref()));
+    }
+    Ok(all)
+}
+
+/// What `GET /portfolio/chart` answers: one series, or one per group.
+pub enum PortfolioChart {
+    Whole(ChartView<PortfolioPointView>),
+    Grouped(GroupedChartView),
+}
+
+/// `GET /portfolio/chart`.
+pub async fn portfolio_chart(
+    app: &App,
+    owner: &str,
+    period: Period,
+    group_by: Option<GroupBy>,
+) -> Outcome<PortfolioChart> {
+    let (book, _) = book(app, owner).await?;
+    let now = app.clock.now().timestamp();
+    let since = book.iter().map(|c| start_of(&c.position)).min();
+    let (interval, times) = period.boundaries(now, since);
+    let figures = figures_of(app, &book, &times, Tier::holding(interval)).await?;
+    let Some(by) = group_by else {
+        let parts: Vec<Vec<_>> = figures
+            .iter()
+            .map(|f| f.iter().map(|f| f.as_ref().map(|f| (Part::whole(f), f))).collect())
+            .collect();
+        let points = sum_points(&times, &parts);
+        return Ok(PortfolioChart::Whole(ChartView {
+            period,
+            interval_seconds: interval,
+            points: shown(&points).map(portfolio_point_view).collect(),
+        }));
+    };
+    let keyed: Vec<_> = book
+        .iter()
+        .zip(figures)
+        .map(|(c, f)| {
+            let key = match by {
+                GroupBy::Chain => c.position.chain.as_str().to_string(),
+                _ => c.position.protocol.as_str().to_string(),
+            };
+            (f, c.tokens.clone().map(|t| t.symbol), key)
+        })
+        .collect();
+    let groups = group_points(&times, &keyed, by)
+        .into_iter()
+        .map(|g| GroupView {
+            points: shown(&g.points).map(portfolio_point_view).collect(),
+            key: g.key,
+        })
+        .collect();
+    Ok(PortfolioChart::Grouped(GroupedChartView {
+        period,
+        interval_seconds: interval,
+        group_by: by,
+        groups,
+    }))
+}
+
+/// The points where some position was counted.
+fn shown(points: &[PortfolioPoint]) -> impl Iterator<Item = &PortfolioPoint> {
+    points.iter().filter(|p| p.positions > 0)
+}
+
+/// The changes over the last day, week and month (`GET /portfolio`'s `changes`): from the
+/// latest 5-minute boundary every counted pool has a point at, against the point a day before
+/// it and the hourly points a week and a month before (the 5-minute ones are not kept that
+/// long). `None` for a period the series does not reach back to.
+pub async fn portfolio_changes(
+    app: &App,
+    owner: &str,
+) -> Outcome<Vec<(&'static str, Option<ChangeView>)>> {
+    let (book, _) = book(app, owner).await?;
+    let now = app.clock.now().timestamp();
+    let latest = now.div_euclid(FIVE_MINUTES) * FIVE_MINUTES;
+    // The last hour's boundaries: the newest at which every pool had its point is `to`.
+    let recent: Vec<i64> = (0..12).rev().map(|i| latest - i * FIVE_MINUTES).collect();
+    let points = pool_points(app, &book, &recent, &Tier::ALL).await?;
+    let to = recent.iter().rev().copied().find(|t| {
+        points.values().all(|p| p.iter().any(|p| p.time == *t)) && !points.is_empty()
+    });
+    let Some(to) = to else {
+        return Ok(["1d", "7d", "30d"].into_iter().map(|l| (l, None)).collect());
+    };
+    let hour = |t: i64| t.div_euclid(HOUR) * HOUR;
+    let periods = [("1d", to - DAY), ("7d", hour(to - 7 * DAY)), ("30d", hour(to - 30 * DAY))];
+    let mut times: Vec<i64> = periods.iter().map(|(_, t)| *t).collect();
+    times.push(to);
+    let mut sums = Vec::new();
+    for t in &times {
+        let figures = figures_of(app, &book, &[*t], &Tier::ALL).await?;
+        let parts: Vec<Vec<_>> = figures
+            .iter()
+            .map(|f| f.iter().map(|f| f.as_ref().map(|f| (Part::whole(f), f))).collect())
+            .collect();
+        sums.push(sum_points(&[*t], &parts).remove(0));
+    }
+    let now_point = sums.pop().unwrap_or_default();
+    let then: Vec<(&'static str, Option<&PortfolioPoint>)> = periods
+        .iter()
+        .zip(&sums)
+        .map(|((label, _), p)| (*label, (p.positions > 0).then_some(p)))
+        .collect();
+    Ok(changes((&now_point.value, &now_point.pnl), &then)
+        .into_iter()
+        .zip(&periods)
+        .map(|((label, change), (_, from))| (label, change.map(|c| change_view(&c, (*from, to)))))
+        .collect())
+}
+
+/// `GET /pools/{chain}/{pool}/chart`: the shared series as stored.
+pub async fn pool_chart(
+    app: &App,
+    chain: Chain,
+    pool: &str,
+    period: Period,
+) -> Outcome<ChartView<PoolPointView>> {
+    let catalog = app.market.catalog().await?;
+    let found: Option<&Pool> = catalog
+        .pools
+        .iter()
+        .find(|p| p.chain == chain && p.is_named(pool));
+    let Some(found) = found else {
+        return Err(UseCaseError::NotFound("pool not found".into()));
+    };
+    let now = app.clock.now().timestamp();
+    let (interval, times) = period.boundaries(now, None);
+    let (first, last) = (times[0], times[times.len() - 1]);
+    let points = app
+        .series
+        .points(chain, &found.id, (first, last), Tier::holding(interval))
+        .await?;
+    let held = |t: &crate::domain::catalog::Token| HeldToken {
+        symbol: t.symbol.clone(),
+        address: t.address.clone(),
+        decimals: t.decimals,
+    };
+    let (a, b) = (held(&found.token_a), held(&found.token_b));
+    let tokens = if found.orientation.base_is_token0 { [a, b] } else { [b, a] };
+    Ok(ChartView {
+        period,
+        interval_seconds: interval,
+        points: points
+            .iter()
+            .filter(|p| (p.time - first) % interval == 0)
+            .map(|p| pool_point_view(p, &tokens, &found.orientation))
+            .collect(),
+    })
+}
