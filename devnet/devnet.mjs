@@ -2,9 +2,10 @@
 // their npm artifacts (v3-core 1.0.1's factory and pool, v3-periphery 1.4.4's position manager
 // and router), two test tokens, one pool with liquidity, and commands to swap and read.
 //
-//   node devnet/devnet.mjs up [--catalog-out FILE] [--state-out FILE] [--price P] [--pancake true]
+//   node devnet/devnet.mjs up [--catalog-out FILE] [--state-out FILE] [--price P] [--pancake true] [--since UNIX]
 //       start anvil, deploy, write a catalog file (the format of shared/data/pools.json) and
-//       the deployment's addresses; print {"rpc": URL, ...} on one line; run until killed.
+//       the deployment's addresses; print {"rpc": URL, ...} on one line; run until killed. --since
+//       starts the chain's clock at that unix time (its genesis), so blocks can be placed after it.
 //       --serve true then runs commands sent on stdin, one JSON line each, answering one line
 //       each on stdout (the tests' way: no node started per command).
 //       --pancake true also deploys PancakeSwap v3 (its real contracts from npm) and
@@ -119,10 +120,12 @@ function isqrt(n) {
 
 let anvil; // stopped when a command fails, so that no chain outlives its deployment
 
-/** Starts anvil on a free loopback port; resolves with the child and its URL. */
-function startAnvil() {
+/** Starts anvil on a free loopback port (its genesis at unix time `since`, where given, so that
+ * a test can place blocks at chosen past times); resolves with the child and its URL. */
+function startAnvil(since) {
   const bin = join(here, "node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil");
-  const child = spawn(bin, ["--host", "127.0.0.1", "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+  const args = ["--host", "127.0.0.1", "--port", "0", ...(since ? ["--timestamp", since] : [])];
+  const child = spawn(bin, args, { stdio: ["ignore", "pipe", "inherit"] });
   anvil = child;
   return new Promise((resolve, reject) => {
     let seen = "";
@@ -252,7 +255,7 @@ async function deployPancake(signer, provider, owner, usdc, weth, token0, token1
 }
 
 async function up(opts) {
-  const { child, rpc } = await startAnvil();
+  const { child, rpc } = await startAnvil(opts.since);
   const stop = () => { child.kill("SIGTERM"); process.exit(0); };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);

@@ -8,6 +8,10 @@
 //! formulas of decisions 28 and 44. Events after the link appear after the next sync. On memory and on
 //! DynamoDB (moto).
 
+/// Charts exact at named blocks (issue 50).
+#[path = "history_devnet/charts.rs"]
+mod charts;
+
 use alloy_primitives::{keccak256, U256};
 use lambda_http::http::{Method, StatusCode};
 use serde_json::{json, Value};

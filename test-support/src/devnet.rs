@@ -59,6 +59,23 @@ impl Devnet {
         Devnet::up_with(price, &["--v4", "true"]).await
     }
 
+    /// The devnet with its clock started at unix time `since` (anvil's genesis there): blocks
+    /// can then be placed at chosen past times (`mine_at`), as charts of the past need.
+    pub async fn since(price: u64, since: i64) -> Devnet {
+        Devnet::up_with(price, &["--since", &since.to_string()]).await
+    }
+
+    /// Mines the next block at unix time `time` (after the latest block's).
+    pub async fn mine_at(&self, time: i64) {
+        self.rpc("evm_setNextBlockTimestamp", json!([time])).await;
+        self.rpc("evm_mine", json!([])).await;
+    }
+
+    /// The next transaction's block at unix time `time`.
+    pub async fn next_block_at(&self, time: i64) {
+        self.rpc("evm_setNextBlockTimestamp", json!([time])).await;
+    }
+
     async fn up_with(price: u64, extra: &[&str]) -> Devnet {
         for attempt in 1..=3 {
             if let Some(devnet) = Devnet::try_up(price, extra).await {

@@ -8,11 +8,11 @@ use crate::application::app::App;
 use crate::application::error::{Outcome, UseCaseError};
 use crate::domain::catalog::{curve_of, Catalog, Pool};
 use crate::domain::chart::{
-    change_view, changes, group_points, pool_point_view, portfolio_point_view,
-    position_point_view, simulated_point, sum_points, wallet_point, ChangeView, ChartView,
-    GroupBy, GroupView, GroupedChartView, Part, Period, PointFigures, PoolPoint, PoolPointView,
-    PortfolioPoint, PortfolioPointView, PositionPointView, SimulatedSubject, Tier, WalletSubject,
-    DAY, FIVE_MINUTES, HOUR,
+    change_view, changes, group_points, pool_point_view, portfolio_point_view, position_point_view,
+    simulated_point, sum_points, wallet_point, ChangeView, ChartView, GroupBy, GroupView,
+    GroupedChartView, Part, Period, PointFigures, PoolPoint, PoolPointView, PortfolioPoint,
+    PortfolioPointView, PositionPointView, SimulatedSubject, Tier, WalletSubject, DAY,
+    FIVE_MINUTES, HOUR,
 };
 use crate::domain::history::PositionEvent;
 use crate::domain::model::{Chain, HeldToken, Position, Status};
@@ -75,7 +75,11 @@ impl Charted {
     }
 
     /// Its figures at each of `points` (its pool's, aligned with the chart's times).
-    fn figures(&self, points: &[Option<&PoolPoint>], first: Option<&PoolPoint>) -> Vec<Option<PointFigures>> {
+    fn figures(
+        &self,
+        points: &[Option<&PoolPoint>],
+        first: Option<&PoolPoint>,
+    ) -> Vec<Option<PointFigures>> {
         let p = &self.position;
         let range = (p.tick_lower, p.tick_upper);
         let curve = curve_of(p.protocol);
@@ -250,7 +254,11 @@ pub async fn portfolio_chart(
     let Some(by) = group_by else {
         let parts: Vec<Vec<_>> = figures
             .iter()
-            .map(|f| f.iter().map(|f| f.as_ref().map(|f| (Part::whole(f), f))).collect())
+            .map(|f| {
+                f.iter()
+                    .map(|f| f.as_ref().map(|f| (Part::whole(f), f)))
+                    .collect()
+            })
             .collect();
         let points = sum_points(&times, &parts);
         return Ok(PortfolioChart::Whole(ChartView {
@@ -291,7 +299,7 @@ fn shown(points: &[PortfolioPoint]) -> impl Iterator<Item = &PortfolioPoint> {
 }
 
 /// The changes over the last day, week and month (`GET /portfolio`'s `changes`): from the
-/// latest 5-minute boundary every counted pool has a point at, against the point a day before
+/// latest 5-minute boundary (of the last two hours) every counted pool has a point at, against the point a day before
 /// it and the hourly points a week and a month before (the 5-minute ones are not kept that
 /// long). `None` for a period the series does not reach back to.
 pub async fn portfolio_changes(
@@ -301,17 +309,23 @@ pub async fn portfolio_changes(
     let (book, _) = book(app, owner).await?;
     let now = app.clock.now().timestamp();
     let latest = now.div_euclid(FIVE_MINUTES) * FIVE_MINUTES;
-    // The last hour's boundaries: the newest at which every pool had its point is `to`.
-    let recent: Vec<i64> = (0..12).rev().map(|i| latest - i * FIVE_MINUTES).collect();
+    // The last two hours' boundaries (one Query per pool): the newest at which every pool had
+    // its point is `to`.
+    let recent: Vec<i64> = (0..24).rev().map(|i| latest - i * FIVE_MINUTES).collect();
     let points = pool_points(app, &book, &recent, &Tier::ALL).await?;
-    let to = recent.iter().rev().copied().find(|t| {
-        points.values().all(|p| p.iter().any(|p| p.time == *t)) && !points.is_empty()
-    });
+    let to =
+        recent.iter().rev().copied().find(|t| {
+            points.values().all(|p| p.iter().any(|p| p.time == *t)) && !points.is_empty()
+        });
     let Some(to) = to else {
         return Ok(["1d", "7d", "30d"].into_iter().map(|l| (l, None)).collect());
     };
     let hour = |t: i64| t.div_euclid(HOUR) * HOUR;
-    let periods = [("1d", to - DAY), ("7d", hour(to - 7 * DAY)), ("30d", hour(to - 30 * DAY))];
+    let periods = [
+        ("1d", to - DAY),
+        ("7d", hour(to - 7 * DAY)),
+        ("30d", hour(to - 30 * DAY)),
+    ];
     let mut times: Vec<i64> = periods.iter().map(|(_, t)| *t).collect();
     times.push(to);
     let mut sums = Vec::new();
@@ -319,7 +333,11 @@ pub async fn portfolio_changes(
         let figures = figures_of(app, &book, &[*t], &Tier::ALL).await?;
         let parts: Vec<Vec<_>> = figures
             .iter()
-            .map(|f| f.iter().map(|f| f.as_ref().map(|f| (Part::whole(f), f))).collect())
+            .map(|f| {
+                f.iter()
+                    .map(|f| f.as_ref().map(|f| (Part::whole(f), f)))
+                    .collect()
+            })
             .collect();
         sums.push(sum_points(&[*t], &parts).remove(0));
     }
@@ -364,7 +382,11 @@ pub async fn pool_chart(
         decimals: t.decimals,
     };
     let (a, b) = (held(&found.token_a), held(&found.token_b));
-    let tokens = if found.orientation.base_is_token0 { [a, b] } else { [b, a] };
+    let tokens = if found.orientation.base_is_token0 {
+        [a, b]
+    } else {
+        [b, a]
+    };
     Ok(ChartView {
         period,
         interval_seconds: interval,

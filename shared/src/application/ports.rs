@@ -1,8 +1,8 @@
 //! What the handlers need from persistence: positions behind [`PositionStore`], the pool
 //! catalog and market state behind [`Market`]. Each backend implements both beside each other.
 
-use crate::domain::chart::{PoolPoint, SeriesCursor, Tier};
 use crate::domain::catalog::{Catalog, Pool, PoolMarket, PoolRecord};
+use crate::domain::chart::{PoolPoint, SeriesCursor, Tier};
 use crate::domain::fee_ticks::FeeTick;
 use crate::domain::history::{HistoryProgress, PositionEvent};
 use crate::domain::market::{PoolState, Succession};

@@ -35,7 +35,12 @@ fn time_of(block: &Block) -> Result<i64, RpcError> {
 
 /// The last block at or before `time`, between `low` (at or before it) and `high` (after it):
 /// rounds of [`PROBES`] blocks in one batch each, the first guesses placed by the blocks' pace.
-async fn block_at(rpc: &RpcClient, time: i64, mut low: Block, mut high: Block) -> Result<Block, RpcError> {
+async fn block_at(
+    rpc: &RpcClient,
+    time: i64,
+    mut low: Block,
+    mut high: Block,
+) -> Result<Block, RpcError> {
     while high.number > low.number + 1 {
         let (t_low, t_high) = (time_of(&low)?, time_of(&high)?);
         let span = high.number - low.number;
@@ -44,7 +49,11 @@ async fn block_at(rpc: &RpcClient, time: i64, mut low: Block, mut high: Block) -
         let guess = low.number + ((span as f64 * pace) as u64).clamp(1, span - 1);
         let step = (span / (PROBES * 4)).max(1);
         let mut numbers: Vec<u64> = (0..PROBES)
-            .map(|i| guess.saturating_add(i * step).saturating_sub(PROBES / 2 * step))
+            .map(|i| {
+                guess
+                    .saturating_add(i * step)
+                    .saturating_sub(PROBES / 2 * step)
+            })
             .filter(|n| *n > low.number && *n < high.number)
             .collect();
         numbers.dedup();
@@ -70,12 +79,20 @@ async fn first_low(rpc: &RpcClient, target: &Block, behind: i64) -> Result<Block
     let back = u64::try_from(behind.max(0)).unwrap_or(0).saturating_mul(16) + 1;
     let near = target.number.saturating_sub(back);
     for number in [near, 0] {
-        let found = evm::blocks(rpc, &[number]).await?.into_iter().flatten().next();
-        if let Some(block) = found.filter(|b| time_of(b).is_ok_and(|t| t <= time_of(target).unwrap_or(0) - behind)) {
+        let found = evm::blocks(rpc, &[number])
+            .await?
+            .into_iter()
+            .flatten()
+            .next();
+        if let Some(block) =
+            found.filter(|b| time_of(b).is_ok_and(|t| t <= time_of(target).unwrap_or(0) - behind))
+        {
             return Ok(block);
         }
     }
-    Err(RpcError::Malformed("no block was found before the boundary"))
+    Err(RpcError::Malformed(
+        "no block was found before the boundary",
+    ))
 }
 
 /// Records the boundaries `chain`'s confirmed block `target` has passed (and those whose
@@ -87,12 +104,17 @@ pub async fn record(
     chain: Chain,
     target: &Block,
 ) -> Result<Recorded, String> {
-    let cursor = series.series_cursor(chain).await.map_err(|e| e.to_string())?;
+    let cursor = series
+        .series_cursor(chain)
+        .await
+        .map_err(|e| e.to_string())?;
     let target_time = time_of(target).map_err(|e| e.to_string())?;
     let mut due = due_boundaries(cursor.through, target_time);
     // The recent boundaries' blocks, checked in one batch: a replaced one is read again.
     let numbers: Vec<u64> = cursor.recent.iter().map(|r| r.block).collect();
-    let known = evm::blocks(rpc, &numbers).await.map_err(|e| e.to_string())?;
+    let known = evm::blocks(rpc, &numbers)
+        .await
+        .map_err(|e| e.to_string())?;
     for (recorded, block) in cursor.recent.iter().zip(&known) {
         if block.as_ref().is_none_or(|b| b.hash != recorded.hash) {
             tracing::warn!(%chain, boundary = recorded.time, "a point's block was replaced: recorded again");
@@ -175,7 +197,12 @@ async fn points_at(
         .iter()
         .flat_map(|p| [&p.token_a, &p.token_b])
         .filter(|t| t.priced)
-        .map(|t| (t.address.to_ascii_lowercase(), t.price_usd.normalized().to_string()))
+        .map(|t| {
+            (
+                t.address.to_ascii_lowercase(),
+                t.price_usd.normalized().to_string(),
+            )
+        })
         .collect();
     Ok(pools
         .iter()

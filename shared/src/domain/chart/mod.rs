@@ -8,9 +8,7 @@ mod sums;
 mod views;
 
 pub use position::{simulated_point, wallet_point, PointFigures, SimulatedSubject, WalletSubject};
-pub use sums::{
-    changes, group_points, sum_points, Change, Group, GroupBy, Part, PortfolioPoint,
-};
+pub use sums::{changes, group_points, sum_points, Change, Group, GroupBy, Part, PortfolioPoint};
 pub use views::*;
 
 use crate::domain::market::PoolState;
@@ -144,7 +142,11 @@ pub fn due_boundaries(through: Option<i64>, block_time: i64) -> Vec<i64> {
             due.push(t);
         }
         // Past what 5-minute points are kept for, only hours are due: step by them.
-        t += if kept(t + FIVE_MINUTES) || t % HOUR != 0 { FIVE_MINUTES } else { HOUR };
+        t += if kept(t + FIVE_MINUTES) || t % HOUR != 0 {
+            FIVE_MINUTES
+        } else {
+            HOUR
+        };
     }
     due
 }
@@ -235,7 +237,11 @@ mod tests {
         // Ten years daily would be 3,651 points: every 10 days, at most 400.
         let (interval, points) = Period::All.boundaries(now, Some(now - 3_650 * DAY));
         assert_eq!(interval, 10 * DAY);
-        assert!(points.len() <= 400 && points.len() >= 365, "{}", points.len());
+        assert!(
+            points.len() <= 400 && points.len() >= 365,
+            "{}",
+            points.len()
+        );
         let (interval, points) = Period::All.boundaries(now, Some(now - 3 * DAY));
         assert_eq!((interval, points.len()), (DAY, 4));
     }

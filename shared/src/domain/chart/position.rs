@@ -5,9 +5,9 @@
 
 use super::PoolPoint;
 use crate::domain::history::{count_start, summarize, units, EventKind, Kept, PositionEvent};
-use crate::domain::math::price::base_units_to_decimal;
 use crate::domain::market::TickState;
 use crate::domain::math::fees::{BoundTick, FeeAccounting};
+use crate::domain::math::price::base_units_to_decimal;
 use crate::domain::math::{Curve, U256};
 use crate::domain::model::HeldToken;
 use bigdecimal::{BigDecimal, Zero};
@@ -116,7 +116,11 @@ fn parsed(texts: &[Option<String>; 2]) -> [Option<BigDecimal>; 2] {
 
 /// Fee growth inside the range at the point, as the pool computes it from the ticks' records
 /// the point holds; `None` where it holds no record of one.
-fn growth_inside(point: &PoolPoint, accounting: FeeAccounting, range: (i32, i32)) -> Option<[U256; 2]> {
+fn growth_inside(
+    point: &PoolPoint,
+    accounting: FeeAccounting,
+    range: (i32, i32),
+) -> Option<[U256; 2]> {
     let state = &point.state;
     let tick = |t: i32| state.ticks.iter().find(|r| r.tick == t);
     let (lower, upper) = (tick(range.0)?, tick(range.1)?);
@@ -126,12 +130,19 @@ fn growth_inside(point: &PoolPoint, accounting: FeeAccounting, range: (i32, i32)
         outside: [r.fee_growth_outside0, r.fee_growth_outside1][i],
     };
     let global = [state.fee_growth_global0, state.fee_growth_global1];
-    Some([0, 1].map(|i| {
-        accounting.growth_inside(state.tick, global[i], bound(lower, i), bound(upper, i))
-    }))
+    Some(
+        [0, 1].map(|i| {
+            accounting.growth_inside(state.tick, global[i], bound(lower, i), bound(upper, i))
+        }),
+    )
 }
 
-fn principal(point: &PoolPoint, curve: Curve, range: (i32, i32), liquidity: u128) -> Option<[U256; 2]> {
+fn principal(
+    point: &PoolPoint,
+    curve: Curve,
+    range: (i32, i32),
+    liquidity: u128,
+) -> Option<[U256; 2]> {
     let held = curve
         .amounts_for_liquidity(
             point.state.sqrt_price,
@@ -167,7 +178,13 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
     }
     let mut reasons: Vec<String> = Vec::new();
     let decimals = subject.tokens.clone().map(|t| t.decimals);
-    let summary = summarize(&upto, subject.wallet, decimals, (block, subject.whole), None);
+    let summary = summarize(
+        &upto,
+        subject.wallet,
+        decimals,
+        (block, subject.whole),
+        None,
+    );
     if let Some(why) = &summary.reason {
         reasons.push(why.clone());
     }
@@ -206,7 +223,8 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
     let owed = match (kept, growth_inside(point, accounting, subject.range)) {
         (Some(kept), _) if liquidity == 0 => Some(kept.owed),
         (Some(kept), Some(inside)) => Some([0, 1].map(|t| {
-            kept.owed[t] + U256::from(accounting.collect_owed(liquidity, kept.inside_last[t], inside[t]))
+            kept.owed[t]
+                + U256::from(accounting.collect_owed(liquidity, kept.inside_last[t], inside[t]))
         })),
         (None, _) => {
             reasons.push(format!(

@@ -61,11 +61,7 @@ impl Part {
             .map(|(d, o)| d - o);
         Part {
             value: token.value.clone(),
-            pnl: token
-                .value
-                .clone()
-                .zip(net.clone())
-                .map(|(v, n)| v - n),
+            pnl: token.value.clone().zip(net.clone()).map(|(v, n)| v - n),
             fees_earned: token.fees_earned.clone(),
             rewards: Some(BigDecimal::zero()),
             net_deposits: net,

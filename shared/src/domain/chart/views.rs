@@ -173,7 +173,11 @@ pub fn pool_point_view(
     tokens: &[HeldToken; 2],
     orientation: &Orientation,
 ) -> PoolPointView {
-    let [a, b] = if orientation.base_is_token0 { [0, 1] } else { [1, 0] };
+    let [a, b] = if orientation.base_is_token0 {
+        [0, 1]
+    } else {
+        [1, 0]
+    };
     let token = |t: usize| TokenPriceView {
         symbol: tokens[t].symbol.clone(),
         address: tokens[t].address.clone(),

@@ -10,9 +10,7 @@ mod events;
 mod summary;
 mod views;
 
-pub use events::{
-    mark_staking, EventKind, HistoryProgress, Kept, Ledger, PositionEvent, Priced,
-};
+pub use events::{mark_staking, EventKind, HistoryProgress, Kept, Ledger, PositionEvent, Priced};
 pub use summary::{
     count_start, decimals, summarize, units, usd_of, Arrival, FeeState, HistorySummary,
 };

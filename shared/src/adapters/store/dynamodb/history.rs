@@ -78,9 +78,10 @@ fn event_item(owner: &str, id: &str, event: &PositionEvent) -> Result<Item, Stor
             .clone()
             .map(|p| p.map(|p| p.normalized().to_string())),
         priced: event.priced.map(|p| p.as_str().to_string()),
-        kept: event.kept.as_ref().map(|k| {
-            [k.inside_last, k.owed].map(|pair| pair.map(|v| v.to_string()))
-        }),
+        kept: event
+            .kept
+            .as_ref()
+            .map(|k| [k.inside_last, k.owed].map(|pair| pair.map(|v| v.to_string()))),
     };
     let json = serde_json::to_string(&record).map_err(|e| StoreError::Failure(e.into()))?;
     Ok(Item::from([

@@ -60,8 +60,9 @@ impl SeriesStore for DynamoDbStore {
     async fn series_cursor(&self, chain: Chain) -> StoreResult<SeriesCursor> {
         match self.item(cursor_key(chain), &["cursor"]).await? {
             None => Ok(SeriesCursor::default()),
-            Some(item) => serde_json::from_str(text(&item, "cursor")?)
-                .map_err(|_| malformed("series cursor")),
+            Some(item) => {
+                serde_json::from_str(text(&item, "cursor")?).map_err(|_| malformed("series cursor"))
+            }
         }
     }
 
@@ -142,7 +143,8 @@ impl SeriesStore for DynamoDbStore {
                     .send()
                     .await
                     .map_err(classify)?;
-                self.meter.items(ReadKind::PositionItems, page.items(), false);
+                self.meter
+                    .items(ReadKind::PositionItems, page.items(), false);
                 for item in page.items() {
                     let point: PoolPoint = serde_json::from_str(text(item, "point")?)
                         .map_err(|_| malformed("series point"))?;

@@ -1,0 +1,335 @@
+//! The book over time (issue 50, decision 66) on the devnet, its blocks placed at chosen past
+//! times (anvil's genesis a day and more ago, `evm_setNextBlockTimestamp`): a position minted,
+//! swaps across its range over hours, a collect, a partial withdrawal left owed, a second
+//! position, a deposit; the syncs record each pool's points as they pass the boundaries. Each
+//! hourly point of each position is what the position manager answers at the point's block
+//! (`decreaseLiquidity` and `collect` as `eth_call`s) to the unit, its USD at that block's price;
+//! the portfolio's points are the sum of its positions'; a deposit moves the value and the net
+//! deposits, not the PnL; `changes.1d` is the point a day ago against the latest; a point whose
+//! block a reorg replaced is recorded again.
+
+use super::{history, number, position, protocol_order, units, weth_usd};
+use alloy_primitives::U256;
+use lambda_http::http::{Method, StatusCode};
+use serde_json::{json, Value};
+use std::str::FromStr;
+use test_support::client::TestClient;
+use test_support::devnet::Devnet;
+use test_support::json::text;
+use test_support::world;
+
+const HOUR: i64 = 3_600;
+
+fn unix(time: &Value) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(&text(time))
+        .unwrap()
+        .timestamp()
+}
+
+async fn get(client: &TestClient, path: &str) -> Value {
+    let reply = client.send(Method::GET, path, &[], b"").await;
+    assert_eq!(reply.status, StatusCode::OK, "{path}: {}", reply.text());
+    reply.json
+}
+
+/// Syncs until the pool's series reaches `time` (each sync records at most 12 boundaries).
+async fn sync_through(ops: &TestClient, alice: &TestClient, pool: &str, time: i64) {
+    for _ in 0..60 {
+        let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
+        assert_eq!(report.status, StatusCode::OK, "{}", report.text());
+        let chart = get(alice, &format!("/pools/ethereum/{pool}/chart?period=1d")).await;
+        let last = chart["points"]
+            .as_array()
+            .unwrap()
+            .last()
+            .map(|p| unix(&p["time"]));
+        if last.is_some_and(|t| t >= time - time.rem_euclid(300)) {
+            return;
+        }
+    }
+    panic!("the series did not reach {time}");
+}
+
+/// The withdrawn principal not collected yet at `block`, per protocol token, from the history.
+fn uncollected_at(events: &[Value], order: [&str; 2], block: u64) -> [U256; 2] {
+    let mut owed = [U256::ZERO; 2];
+    for e in events
+        .iter()
+        .filter(|e| e["block"].as_u64().unwrap() <= block)
+    {
+        for (t, side) in order.iter().enumerate() {
+            match text(&e["kind"]).as_str() {
+                "withdraw" => owed[t] += units(&e[side]["amount"]),
+                "collect" => owed[t] -= units(&e[side]["principal"]),
+                _ => {}
+            }
+        }
+    }
+    owed
+}
+
+/// Each point of the position's hourly chart against the chain at its block.
+async fn assert_points_are_the_chains(
+    devnet: &Devnet,
+    alice: &TestClient,
+    view: &Value,
+) -> Vec<Value> {
+    let id = text(&view["id"]);
+    let chart = get(alice, &format!("/positions/{id}/chart?period=7d")).await;
+    assert_eq!(chart["intervalSeconds"], 3600, "{chart}");
+    let points = chart["points"].as_array().unwrap().clone();
+    assert!(points.len() >= 2, "{chart}");
+    let events = history(alice, &id).await;
+    let order = protocol_order(view, devnet);
+    let token = text(&view["tokenId"]);
+    let mut previous = 0;
+    for point in &points {
+        let (time, block) = (unix(&point["time"]), point["block"].as_u64().unwrap());
+        assert_eq!(time % HOUR, 0, "{point}");
+        assert!(
+            time > previous && unix(&point["blockTime"]) <= time,
+            "{point}"
+        );
+        previous = time;
+        // The last block at or before the boundary: the next one is after it.
+        let next = devnet
+            .rpc(
+                "eth_getBlockByNumber",
+                json!([format!("0x{:x}", block + 1), false]),
+            )
+            .await;
+        if !next.is_null() {
+            let next_time =
+                i64::from_str_radix(text(&next["timestamp"]).trim_start_matches("0x"), 16).unwrap();
+            assert!(
+                next_time > time,
+                "{point}: block {} is at {next_time}",
+                block + 1
+            );
+        }
+        assert_eq!(point["exact"], true, "{point}");
+        let quote = devnet
+            .run(
+                "position-quote",
+                &["--token-id", &token, "--block", &block.to_string()],
+            )
+            .await;
+        let owed_principal = uncollected_at(&events, order, block);
+        let weth = weth_usd(devnet, block).await;
+        let mut value = 0.0;
+        for (t, side) in order.iter().enumerate() {
+            let chain = |field: &str| {
+                U256::from_str(&text(&quote[format!("{field}{t}").as_str()])).unwrap()
+            };
+            assert_eq!(
+                units(&point[side]["amount"]),
+                chain("amount"),
+                "{point}: {quote}"
+            );
+            assert_eq!(
+                units(&point[side]["feesUnclaimed"]) + owed_principal[t],
+                chain("fees"),
+                "{point}: {quote}"
+            );
+            let usdc = text(&view[side]["address"]).eq_ignore_ascii_case(&devnet.address("usdc"));
+            let whole = |v: U256| f64::from_str(&v.to_string()).unwrap() / 1e18;
+            value += whole(chain("amount") + chain("fees")) * if usdc { 1.0 } else { weth };
+        }
+        assert!(
+            (number(&point["valueUsd"]) - value).abs() < 0.011,
+            "{point}: {value}"
+        );
+        // The formula at the point: value less the net deposits.
+        let pnl = number(&point["valueUsd"]) - number(&point["netDepositsUsd"]);
+        assert!((number(&point["pnlUsd"]) - pnl).abs() < 0.011, "{point}");
+    }
+    points
+}
+
+async fn book_over_time(store_args: &[&str]) {
+    let now = chrono::Utc::now().timestamp();
+    let top = now - now.rem_euclid(HOUR);
+    let devnet = Devnet::since(3000, top - 27 * HOUR).await;
+    let wallet = text(&devnet.run("account", &["--index", "1"]).await["address"]);
+    devnet.run("fund", &["--account", &wallet]).await;
+    let max = U256::MAX.to_string();
+    for token in ["usdc", "weth"] {
+        let args = ["--account", &wallet, "--token", token, "--amount", &max];
+        devnet.run("approve", &args).await;
+    }
+    let pool = devnet.address("pool");
+    let server = world::local_api(&devnet, &devnet.rpc, store_args).await;
+    let alice = world::user(&server, "alice").await;
+    let ops = world::operator(&server).await;
+    devnet.link_account(&alice, &wallet).await;
+
+    let (lower, upper) = devnet.range_around(1200).await;
+    let mint = |at: i64, offset: i32| {
+        let (devnet, wallet) = (&devnet, &wallet);
+        async move {
+            devnet.next_block_at(at).await;
+            let (l, u) = ((lower - offset).to_string(), (upper + offset).to_string());
+            let args = [
+                "--account",
+                wallet.as_str(),
+                "--lower",
+                &l,
+                "--upper",
+                &u,
+                "--amount0",
+                "1000000000000000000000",
+                "--amount1",
+                "1000000000000000000000",
+            ];
+            text(&devnet.run("mint", &args).await["tokenId"])
+        }
+    };
+    let first = mint(top - 26 * HOUR + 100, 0).await;
+    devnet.next_block_at(top - 26 * HOUR + 1_800).await;
+    devnet.swap_both_ways("20", "30000").await;
+    devnet.next_block_at(top - 25 * HOUR + 100).await;
+    devnet
+        .run("swap", &["--sell", "weth", "--amount", "15"])
+        .await;
+    sync_through(&ops, &alice, &pool, top - 25 * HOUR + 100).await;
+    devnet.next_block_at(top - 4 * HOUR + 100).await;
+    let part = [
+        "--account",
+        wallet.as_str(),
+        "--token-id",
+        &first,
+        "--amount0",
+        "1000000000000000",
+        "--amount1",
+        "1000000000000000",
+    ];
+    devnet.run("collect", &part).await;
+    devnet.next_block_at(top - 3 * HOUR + 100).await;
+    let quote = devnet.run("position-quote", &["--token-id", &first]).await;
+    let third = (text(&quote["liquidity"]).parse::<u128>().unwrap() / 3).to_string();
+    devnet.withdraw(&wallet, &first, Some(&third)).await;
+    devnet.next_block_at(top - 3 * HOUR + 1_900).await;
+    devnet.swap_both_ways("10", "20000").await;
+    let second = mint(top - 2 * HOUR + 100, 600).await;
+    sync_through(&ops, &alice, &pool, top - 2 * HOUR + 100).await;
+    devnet.next_block_at(top - HOUR + 100).await;
+    let added = [
+        "--account",
+        wallet.as_str(),
+        "--token-id",
+        &first,
+        "--amount0",
+        "300000000000000000000",
+        "--amount1",
+        "300000000000000000000",
+    ];
+    devnet.run("increase", &added).await;
+    devnet.mine_at(top).await;
+    sync_through(&ops, &alice, &pool, top).await;
+
+    let (one, two) = (
+        position(&alice, &first).await,
+        position(&alice, &second).await,
+    );
+    let points_one = assert_points_are_the_chains(&devnet, &alice, &one).await;
+    let points_two = assert_points_are_the_chains(&devnet, &alice, &two).await;
+    assert_eq!(
+        unix(&points_one[0]["time"]),
+        top - 25 * HOUR,
+        "before its mint: none"
+    );
+    assert_eq!(unix(&points_two[0]["time"]), top - HOUR);
+
+    // The portfolio's points are the sum of its positions'.
+    let portfolio = get(&alice, "/portfolio/chart?period=7d").await;
+    let at =
+        |points: &[Value], time: i64| points.iter().find(|p| unix(&p["time"]) == time).cloned();
+    for point in portfolio["points"].as_array().unwrap() {
+        let time = unix(&point["time"]);
+        let parts: Vec<Value> = [at(&points_one, time), at(&points_two, time)]
+            .into_iter()
+            .flatten()
+            .collect();
+        assert_eq!(point["positions"], parts.len(), "{point}");
+        for field in ["valueUsd", "pnlUsd", "feesEarnedUsd", "netDepositsUsd"] {
+            let sum: f64 = parts.iter().map(|p| number(&p[field])).sum();
+            assert!(
+                (number(&point[field]) - sum).abs() < 0.011 * parts.len() as f64,
+                "{field}: {point}"
+            );
+        }
+    }
+    // A deposit (between these two hours, no swap) moves the value and the net deposits alike.
+    let points = portfolio["points"].as_array().unwrap();
+    let (before, after) = (at(points, top - HOUR).unwrap(), at(points, top).unwrap());
+    let moved = |f: &str| number(&after[f]) - number(&before[f]);
+    assert!(moved("valueUsd") > 1_000.0, "{before} {after}");
+    assert!(
+        (moved("valueUsd") - moved("netDepositsUsd")).abs() < 0.03,
+        "{before} {after}"
+    );
+    assert!(moved("pnlUsd").abs() < 0.03, "{before} {after}");
+    // Grouped by chain: one series, the same sums.
+    let grouped = get(&alice, "/portfolio/chart?period=7d&groupBy=chain").await;
+    assert_eq!(grouped["groups"][0]["key"], "ethereum", "{grouped}");
+    assert_eq!(grouped["groups"][0]["points"], portfolio["points"]);
+
+    // The changes: the latest point (the top of the hour) against the one a day before it.
+    let overview = get(&alice, "/portfolio").await;
+    let day = &overview["changes"]["1d"];
+    assert_eq!(unix(&day["to"]), top, "{overview}");
+    assert_eq!(unix(&day["from"]), top - 24 * HOUR, "{overview}");
+    let then = at(points, top - 24 * HOUR).unwrap();
+    let change = |f: &str| number(&after[f]) - number(&then[f]);
+    assert!(
+        (number(&day["valueUsd"]) - change("valueUsd")).abs() < 0.021,
+        "{day} {then} {after}"
+    );
+    assert!(
+        (number(&day["pnlUsd"]) - change("pnlUsd")).abs() < 0.021,
+        "{day}"
+    );
+    assert!(
+        overview["changes"]["30d"].is_null(),
+        "the series does not reach back a month"
+    );
+
+    // A reorg replaces the block of the latest point: the next sync records it again.
+    let snapshot = devnet.rpc("evm_snapshot", json!([])).await;
+    devnet.next_block_at(top + 300).await;
+    devnet
+        .run("swap", &["--sell", "weth", "--amount", "5"])
+        .await;
+    sync_through(&ops, &alice, &pool, top + 300).await;
+    devnet.rpc("evm_revert", json!([snapshot])).await;
+    devnet.next_block_at(top + 300).await;
+    devnet
+        .run("swap", &["--sell", "usdc", "--amount", "9000"])
+        .await;
+    let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
+    assert_eq!(report.status, StatusCode::OK, "{}", report.text());
+    let chart = get(&alice, &format!("/pools/ethereum/{pool}/chart?period=1d")).await;
+    let last = chart["points"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(unix(&last["time"]), top + 300, "{last}");
+    let block = last["block"].as_u64().unwrap();
+    let read = devnet.run("pool", &["--block", &block.to_string()]).await;
+    assert_eq!(
+        text(&last["sqrtPrice"]),
+        text(&read["sqrtPriceX96"]),
+        "{last}"
+    );
+
+    // Another caller: the position's chart is not found.
+    let bob = world::user(&server, "bob").await;
+    let reply = bob
+        .send(
+            Method::GET,
+            &format!("/positions/{}/chart", text(&one["id"])),
+            &[],
+            b"",
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::NOT_FOUND, "{}", reply.text());
+}
+
+test_support::on_both_stores!(the_book_over_time => book_over_time);
