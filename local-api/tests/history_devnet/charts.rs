@@ -32,22 +32,49 @@ async fn get(client: &TestClient, path: &str) -> Value {
     reply.json
 }
 
-/// Syncs until the pool's series reaches `time` (each sync records at most 12 boundaries).
+/// Syncs until the pool's series reaches `time` (each sync records at most 12 boundaries): its
+/// 5-minute point within the last day, its hourly one before.
 async fn sync_through(ops: &TestClient, alice: &TestClient, pool: &str, time: i64) {
+    let recent = time > chrono::Utc::now().timestamp() - 23 * HOUR;
+    let (period, step) = if recent { ("1d", 300) } else { ("7d", HOUR) };
+    let path = format!("/pools/ethereum/{pool}/chart?period={period}");
     for _ in 0..60 {
         let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
         assert_eq!(report.status, StatusCode::OK, "{}", report.text());
-        let chart = get(alice, &format!("/pools/ethereum/{pool}/chart?period=1d")).await;
+        let chart = get(alice, &path).await;
         let last = chart["points"]
             .as_array()
             .unwrap()
             .last()
             .map(|p| unix(&p["time"]));
-        if last.is_some_and(|t| t >= time - time.rem_euclid(300)) {
+        if last.is_some_and(|t| t >= time - time.rem_euclid(step)) {
             return;
         }
     }
-    panic!("the series did not reach {time}");
+    panic!(
+        "the series did not reach {time}: {}",
+        get(alice, &path).await
+    );
+}
+
+/// One sync, then until the wallet read that follows it has stored the position `token` (its
+/// ticks followed from then on: the points recorded after it hold them).
+async fn found(ops: &TestClient, alice: &TestClient, token: &str) {
+    let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
+    assert_eq!(report.status, StatusCode::OK, "{}", report.text());
+    for _ in 0..100 {
+        let listed = alice.list("source=wallet&limit=100").await.json;
+        if listed["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["tokenId"] == token)
+        {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("position {token} was not read");
 }
 
 /// The withdrawn principal not collected yet at `block`, per protocol token, from the history.
@@ -185,6 +212,7 @@ async fn book_over_time(store_args: &[&str]) {
         }
     };
     let first = mint(top - 26 * HOUR + 100, 0).await;
+    found(&ops, &alice, &first).await;
     devnet.next_block_at(top - 26 * HOUR + 1_800).await;
     devnet.swap_both_ways("20", "30000").await;
     devnet.next_block_at(top - 25 * HOUR + 100).await;
@@ -211,6 +239,7 @@ async fn book_over_time(store_args: &[&str]) {
     devnet.next_block_at(top - 3 * HOUR + 1_900).await;
     devnet.swap_both_ways("10", "20000").await;
     let second = mint(top - 2 * HOUR + 100, 600).await;
+    found(&ops, &alice, &second).await;
     sync_through(&ops, &alice, &pool, top - 2 * HOUR + 100).await;
     devnet.next_block_at(top - HOUR + 100).await;
     let added = [
@@ -251,6 +280,12 @@ async fn book_over_time(store_args: &[&str]) {
             .flatten()
             .collect();
         assert_eq!(point["positions"], parts.len(), "{point}");
+        // A position without a figure there is counted apart, never as zero.
+        let (priced, unpriced): (Vec<Value>, Vec<Value>) =
+            parts.into_iter().partition(|p| !p["valueUsd"].is_null());
+        assert_eq!(point["unpricedPositions"], unpriced.len(), "{point}");
+        assert_eq!(point["exact"], unpriced.is_empty(), "{point}");
+        let parts = priced;
         for field in ["valueUsd", "pnlUsd", "feesEarnedUsd", "netDepositsUsd"] {
             let sum: f64 = parts.iter().map(|p| number(&p[field])).sum();
             assert!(
