@@ -104,18 +104,7 @@ pub struct PortfolioView {
     pub chains: Vec<ChainView>,
     /// The changes over the last day, week and month by the series (decision 66); `null` for a
     /// period it does not reach back to.
-    pub changes: ChangesView,
-}
-
-/// `GET /portfolio`'s `changes`.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct ChangesView {
-    #[serde(rename = "1d")]
-    pub day: Option<crate::domain::chart::ChangeView>,
-    #[serde(rename = "7d")]
-    pub week: Option<crate::domain::chart::ChangeView>,
-    #[serde(rename = "30d")]
-    pub month: Option<crate::domain::chart::ChangeView>,
+    pub changes: crate::domain::chart::ChangesView,
 }
 
 /// Whole tokens of one reward token that has no USD price, over the caller's positions.
@@ -497,7 +486,7 @@ pub fn portfolio(
                 })
             })
             .collect(),
-        changes: ChangesView::default(),
+        changes: Default::default(),
     })
 }
 
@@ -597,7 +586,7 @@ mod tests {
         let json = serde_json::to_value(&view).unwrap();
         assert_eq!(
             json,
-            serde_json::json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "unrealizedPnlUsd": 0, "realizedPnlUsd": 0, "totalFeesEarnedUsd": 0, "totalRewardsUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "unvaluedPositions": 0, "unpricedPositions": 0, "unpricedRewards": [], "assets": [], "chains": []})
+            serde_json::json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "unrealizedPnlUsd": 0, "realizedPnlUsd": 0, "totalFeesEarnedUsd": 0, "totalRewardsUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "unvaluedPositions": 0, "unpricedPositions": 0, "unpricedRewards": [], "assets": [], "chains": [], "changes": {"1d": null, "7d": null, "30d": null}})
         );
     }
 }

@@ -366,7 +366,7 @@ async fn portfolio_sums_open_positions_by_asset() {
     let empty = alice.portfolio().await;
     assert_eq!(
         empty.json,
-        json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "unrealizedPnlUsd": 0, "realizedPnlUsd": 0, "totalFeesEarnedUsd": 0, "totalRewardsUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "unvaluedPositions": 0, "unpricedPositions": 0, "unpricedRewards": [], "assets": [], "chains": []})
+        json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "unrealizedPnlUsd": 0, "realizedPnlUsd": 0, "totalFeesEarnedUsd": 0, "totalRewardsUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "unvaluedPositions": 0, "unpricedPositions": 0, "unpricedRewards": [], "assets": [], "chains": [], "changes": {"1d": null, "7d": null, "30d": null}})
     );
     let eth = alice.open(json!({})).await;
     let sol = alice.open(solana()).await;

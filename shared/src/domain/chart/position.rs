@@ -3,7 +3,7 @@
 //! manager kept at its last event's block) and the point's state and prices; a simulated one's
 //! from its own liquidity. The formulas are the position's (decisions 28, 44, 58–60).
 
-use super::PoolPoint;
+use super::series::PoolPoint;
 use crate::domain::history::{count_start, summarize, units, EventKind, Kept, PositionEvent};
 use crate::domain::market::TickState;
 use crate::domain::math::fees::{BoundTick, FeeAccounting};

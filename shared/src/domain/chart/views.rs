@@ -2,8 +2,8 @@
 //! rule), USD rounded once when written, times in the API's format, `tokenA` the base asset.
 
 use super::position::{PointFigures, TokenFigures};
+use super::series::{Period, PoolPoint};
 use super::sums::{Change, PortfolioPoint};
-use super::{Period, PoolPoint};
 use crate::domain::json::{format_time, plain_exact, Percent, Usd};
 use crate::domain::math::price::{base_units_to_decimal, Orientation};
 use crate::domain::model::HeldToken;
@@ -140,7 +140,7 @@ pub struct GroupView {
 pub struct GroupedChartView {
     pub period: Period,
     pub interval_seconds: i64,
-    pub group_by: super::GroupBy,
+    pub group_by: super::sums::GroupBy,
     pub groups: Vec<GroupView>,
 }
 
@@ -214,4 +214,15 @@ pub fn change_view(change: &Change, (from, to): (i64, i64)) -> ChangeView {
         value_percent: change.percent.clone().map(Percent::new),
         pnl_usd: Usd::new(change.pnl.clone()),
     }
+}
+
+/// `GET /portfolio`'s `changes`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ChangesView {
+    #[serde(rename = "1d")]
+    pub day: Option<ChangeView>,
+    #[serde(rename = "7d")]
+    pub week: Option<ChangeView>,
+    #[serde(rename = "30d")]
+    pub month: Option<ChangeView>,
 }
