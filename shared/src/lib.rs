@@ -18,8 +18,8 @@ pub mod wiring;
 
 pub use application::app;
 pub use domain::{
-    calldata, catalog, clock, export, fee_ticks, figures, history, json, limits, market, math,
-    model, orders, portfolio, pricing, valuation, wallets,
+    calldata, catalog, chart, clock, export, fee_ticks, figures, history, json, limits, market,
+    math, model, orders, portfolio, pricing, valuation, wallets,
 };
 pub use edge::{
     caller, error, event, handlers, http, idempotency, order_handlers, routes, validation,

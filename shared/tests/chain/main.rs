@@ -9,6 +9,7 @@ mod follow_bench;
 mod history;
 mod history_bench;
 mod orca_wallets;
+mod series;
 mod solana;
 mod support;
 mod ticks_bench;

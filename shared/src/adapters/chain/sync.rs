@@ -42,6 +42,9 @@ pub struct Syncer {
     alerts: Option<Alerts>,
     /// Where the pools' points go at each boundary passed; `None`: none are recorded.
     series: Option<Arc<dyn SeriesStore>>,
+    /// The confirmed block each EVM chain was read at by this sync: where its points are
+    /// recorded to (no request of their own for it).
+    read_at: std::sync::Mutex<BTreeMap<Chain, evm::Block>>,
 }
 
 /// One chain's read: the height read, the head as the node reports it, and per pool its state
@@ -80,6 +83,7 @@ impl Syncer {
             confirmations: Confirmations::from(0),
             alerts: None,
             series: None,
+            read_at: Default::default(),
         }
     }
 
@@ -95,15 +99,20 @@ impl Syncer {
         self
     }
 
-    /// Each EVM chain's points at the boundaries its confirmed block passed: its head and that
-    /// block (two requests), then per boundary the probes and one batch of pool reads. A chain
-    /// that fails records nothing this time; the next sync takes the same boundaries.
+    /// Each EVM chain's points at the boundaries its confirmed block passed (the block this sync
+    /// read it at; where it read none of its pools, its head and that block: two requests), then
+    /// per boundary the probes and one batch of pool reads. A chain that fails records nothing
+    /// this time; the next sync takes the same boundaries.
     async fn record_series(&self, series: &dyn SeriesStore, catalog: &Catalog) {
         let chains = self.endpoints.iter().filter(|(chain, _)| {
             **chain != Chain::Solana && catalog.pools.iter().any(|p| p.chain == **chain)
         });
         let records = chains.map(|(chain, rpc)| async move {
+            let read = self.read_at.lock().ok().and_then(|mut r| r.remove(chain));
             let target = async {
+                if let Some(block) = read {
+                    return Ok(vec![Some(block)]);
+                }
                 let head = evm::block_number(rpc).await?;
                 let number = head.saturating_sub(self.confirmations.of(*chain));
                 evm::blocks(rpc, &[number]).await
@@ -193,6 +202,9 @@ impl Syncer {
             ));
         };
         let states = pools::read_pools(rpc, pools, &block, self.clock.now()).await;
+        if let Ok(mut read_at) = self.read_at.lock() {
+            read_at.insert(chain, block.clone());
+        }
         let stored_block = |pool: &Pool| {
             let Some(stored) = pool.state.as_ref() else {
                 return StoredBlock::Unchecked;
