@@ -2,9 +2,12 @@
 //! their position, in chain order, paged from any offset, the progress moving only from the
 //! one an append continued from, and taken back from a replaced block on.
 
+use shared::chart::{PoolPoint, RecordedBoundary, SeriesCursor, Tier, DAY, HOUR};
 use shared::history::{EventKind, HistoryProgress, Kept, PositionEvent, Priced};
+use shared::market::{PoolState, TickState};
 use shared::math::U256;
-use shared::store::{HistoryStore, StoreError};
+use shared::model::Chain;
+use shared::store::{HistoryStore, SeriesStore, StoreError};
 
 fn event(i: u64) -> PositionEvent {
     let kinds = [
@@ -138,5 +141,91 @@ pub async fn history_appends_once_and_pages_in_chain_order(store: &dyn HistorySt
     assert_eq!(
         store.history_progress(owner, "01OTHER").await.unwrap(),
         None
+    );
+}
+
+/// A pool's point at `time`, its state's big integers past 2^53 (they must survive the store).
+fn point(time: i64, block: u64) -> PoolPoint {
+    PoolPoint {
+        time,
+        block_time: time - 7,
+        state: PoolState {
+            sqrt_price: U256::from(u128::MAX) * U256::from(3u8),
+            tick: -887_000,
+            liquidity: u128::MAX - 5,
+            fee_growth_global0: U256::MAX - U256::from(block),
+            fee_growth_global1: U256::from(block),
+            height: block,
+            block_hash: Some(format!("0x{block:064x}")),
+            observed_at: chrono::DateTime::from_timestamp(time - 7, 0).unwrap(),
+            ticks: vec![TickState {
+                tick: -60,
+                initialized: true,
+                fee_growth_outside0: U256::MAX,
+                fee_growth_outside1: U256::from(9u8),
+            }],
+            balances: None,
+        },
+        prices: [Some("3012.000000000000000000001".into()), None],
+    }
+}
+
+/// The series store's contract (decision 66): points kept per pool (EVM ids in any case) and
+/// boundary, read by range and tier, oldest first; a boundary recorded again replaced; the
+/// cursor as saved; chains and pools apart.
+pub async fn series_points_are_kept_per_pool_and_boundary(store: &dyn SeriesStore) {
+    let chain = Chain::Ethereum;
+    let pool = "0x88e6A0c2dDD26FEEb64F039a2c41296FcB3f5640";
+    assert_eq!(
+        store.series_cursor(chain).await.unwrap(),
+        SeriesCursor::default()
+    );
+    let day = 20_000 * DAY;
+    let times = [day - 300, day, day + 300, day + HOUR, day + 2 * HOUR];
+    for (i, time) in times.iter().enumerate() {
+        let marks = [RecordedBoundary {
+            time: *time,
+            block: 100 + i as u64,
+            hash: format!("0x{:064x}", 100 + i),
+        }];
+        let cursor = store.series_cursor(chain).await.unwrap().after(&marks);
+        let points = [(pool.to_string(), point(*time, 100 + i as u64))];
+        store.save_points(chain, &points, &cursor).await.unwrap();
+    }
+    let cursor = store.series_cursor(chain).await.unwrap();
+    assert_eq!(cursor.through, Some(day + 2 * HOUR));
+    assert_eq!(cursor.recent.len(), times.len());
+    let all = store
+        .points(chain, &pool.to_lowercase(), (0, i64::MAX), &Tier::ALL)
+        .await
+        .unwrap();
+    assert_eq!(all.iter().map(|p| p.time).collect::<Vec<_>>(), times);
+    assert_eq!(all[1], point(day, 101), "kept exactly");
+    // Hours and days only; a range.
+    let hourly = store
+        .points(chain, pool, (day, day + HOUR), Tier::holding(HOUR))
+        .await
+        .unwrap();
+    assert_eq!(
+        hourly.iter().map(|p| p.time).collect::<Vec<_>>(),
+        [day, day + HOUR]
+    );
+    // A boundary recorded again (a reorg's) is replaced.
+    let again = [(pool.to_string(), point(day + HOUR, 999))];
+    store.save_points(chain, &again, &cursor).await.unwrap();
+    let replaced = store
+        .points(chain, pool, (day + HOUR, day + HOUR), &Tier::ALL)
+        .await
+        .unwrap();
+    assert_eq!(replaced, [point(day + HOUR, 999)]);
+    // Another chain or pool has none.
+    let other = store
+        .points(Chain::Base, pool, (0, i64::MAX), &Tier::ALL)
+        .await
+        .unwrap();
+    assert!(other.is_empty());
+    assert_eq!(
+        store.series_cursor(Chain::Base).await.unwrap(),
+        SeriesCursor::default()
     );
 }

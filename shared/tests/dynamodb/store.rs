@@ -136,3 +136,9 @@ async fn the_alert_store_contract_on_dynamodb() {
     let store = dynamodb_store().await;
     test_support::alerts::alert_store_keeps_its_contract(&store).await;
 }
+
+#[tokio::test]
+async fn series_points_are_kept_per_pool_and_boundary() {
+    let store = dynamodb_store().await;
+    test_support::history::series_points_are_kept_per_pool_and_boundary(&store).await;
+}

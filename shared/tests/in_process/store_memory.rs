@@ -98,3 +98,9 @@ async fn the_alert_store_contract_in_memory() {
     let store = shared::store::MemoryAlerts::default();
     test_support::alerts::alert_store_keeps_its_contract(&store).await;
 }
+
+#[tokio::test]
+async fn series_points_are_kept_per_pool_and_boundary() {
+    let store = shared::store::MemorySeries::default();
+    test_support::history::series_points_are_kept_per_pool_and_boundary(&store).await;
+}
