@@ -128,12 +128,16 @@ pub struct Group {
     pub points: Vec<PortfolioPoint>,
 }
 
+/// A position's figures at a chart's times (`None` where it has no point), its tokens' assets
+/// and its chain's or protocol's key.
+pub type Keyed = (Vec<Option<PointFigures>>, [String; 2], String);
+
 /// Each position's figures at `times` (aligned: `None` where it has no point), with the keys of
 /// the groups it belongs to, summed per group: a position's tokens split across assets (each
 /// token's own value, fees and PnL), its whole to its chain or protocol.
 pub fn group_points(
     times: &[i64],
-    positions: &[(Vec<Option<PointFigures>>, [String; 2], String)],
+    positions: &[Keyed],
     by: GroupBy,
 ) -> Vec<Group> {
     let mut keys: Vec<String> = Vec::new();
@@ -174,10 +178,10 @@ pub fn group_points(
 }
 
 /// Each time's part, where the position has a point then.
-fn aligned<'a>(
-    figures: &'a [Option<PointFigures>],
+fn aligned(
+    figures: &[Option<PointFigures>],
     part: impl Fn(&PointFigures) -> Part,
-) -> Vec<Option<(Part, &'a PointFigures)>> {
+) -> Vec<Option<(Part, &PointFigures)>> {
     figures
         .iter()
         .map(|f| f.as_ref().map(|f| (part(f), f)))
