@@ -135,11 +135,7 @@ pub type Keyed = (Vec<Option<PointFigures>>, [String; 2], String);
 /// Each position's figures at `times` (aligned: `None` where it has no point), with the keys of
 /// the groups it belongs to, summed per group: a position's tokens split across assets (each
 /// token's own value, fees and PnL), its whole to its chain or protocol.
-pub fn group_points(
-    times: &[i64],
-    positions: &[Keyed],
-    by: GroupBy,
-) -> Vec<Group> {
+pub fn group_points(times: &[i64], positions: &[Keyed], by: GroupBy) -> Vec<Group> {
     let mut keys: Vec<String> = Vec::new();
     for (_, assets, key) in positions {
         let own: Vec<&String> = match by {
