@@ -98,6 +98,8 @@ async fn a_sync_records_each_boundary_it_passed_at_its_block() {
         points.len(),
         extra as f64 / points.len() as f64
     );
+    let size = serde_json::to_string(&points[0]).unwrap().len();
+    println!("series: a point of a pool with no tracked tick is {size} bytes of JSON");
     // Nothing due: the recent blocks checked, one request.
     let before = rpc.stats.requests.load(Ordering::Relaxed);
     syncer.sync().await.unwrap();
