@@ -6,12 +6,13 @@ import { saveSettings, showFeed, showPositionAlerts, showSettings } from "./aler
 import { ApiError, claims, client } from "./api.js";
 import { breakdown, rangeBar } from "./charts.js";
 import { amount, percent, price, signedUsd, time, usd } from "./format.js";
+import { showChanges, showPortfolioChart, showPositionChart } from "./over-time.js";
 import * as wallet from "./wallet.js";
 
 const PAGE_SIZE = 10;
 const $ = (id) => document.getElementById(id);
 
-const state = { api: null, status: "", source: "", offset: 0, total: 0, pools: [], wallets: [], detail: null };
+const state = { api: null, status: "", source: "", offset: 0, total: 0, pools: [], wallets: [], detail: null, period: "7d" };
 
 // ---- session --------------------------------------------------------------------------------
 
@@ -114,6 +115,20 @@ async function showPortfolio() {
   });
   $("assets").replaceChildren(breakdown(assets, usd));
   $("chains").replaceChildren(breakdown(items(p.chains, "chain"), usd));
+  showChanges($("changes"), p.changes);
+  await showPortfolioChart(state.api, $("portfolio-chart"), state.period);
+}
+
+for (const button of document.querySelectorAll("#periods button")) {
+  button.addEventListener("click", async () => {
+    state.period = button.dataset.period;
+    for (const b of document.querySelectorAll("#periods button")) b.setAttribute("aria-pressed", String(b === button));
+    try {
+      await showPortfolioChart(state.api, $("portfolio-chart"), state.period);
+    } catch (e) {
+      fail(e);
+    }
+  });
 }
 
 // ---- positions ------------------------------------------------------------------------------
@@ -347,8 +362,9 @@ async function showHistory(id) {
 async function showDetail(id) {
   try {
     clearError();
-    renderDetail(await state.api.get(`/positions/${id}`));
-    await Promise.all([showHistory(id), showPositionAlerts(state.api, id)]);
+    const shown = await state.api.get(`/positions/${id}`);
+    renderDetail(shown);
+    await Promise.all([showHistory(id), showPositionAlerts(state.api, id), showPositionChart(state.api, $("detail-chart"), shown)]);
     $("detail-progress").textContent = "";
     $("detail").hidden = false;
     $("detail").focus();

@@ -64,3 +64,59 @@ export function rangeBar(position) {
   svg.append(el("title", {}, `${lower} – ${upper}, now ${current}`));
   return svg;
 }
+
+/** A line chart of `series` ([{key, label, values: [number|null]}]) over `count` points: each
+ * series a polyline (a gap where a value is null), flat `levels` ([{label, value}]) as dashed
+ * lines, and one column per point that, hovered or focused, calls `describe(i)` for the readout
+ * (the point's figures and its block). */
+export function lineChart(count, series, { levels = [], describe, label }) {
+  const figure = document.createElement("div");
+  figure.className = "line-chart";
+  const readout = document.createElement("p");
+  readout.className = "chart-readout muted";
+  readout.setAttribute("aria-live", "polite");
+  const values = [...series.flatMap((s) => s.values), ...levels.map((l) => l.value)].filter((v) => Number.isFinite(v));
+  if (count === 0 || values.length === 0) {
+    readout.textContent = "No points yet: the series starts when the syncs pass their first boundaries.";
+    figure.append(readout);
+    return figure;
+  }
+  let [low, high] = [Math.min(...values), Math.max(...values)];
+  if (high - low < 1e-9) [low, high] = [low - 1, high + 1];
+  const pad = (high - low) * 0.08;
+  [low, high] = [low - pad, high + pad];
+  const x = (i) => (count === 1 ? 50 : 2 + (96 * i) / (count - 1));
+  const y = (v) => 38 - (36 * (v - low)) / (high - low);
+  const svg = el("svg", { viewBox: "0 0 100 40", preserveAspectRatio: "none", class: "line", role: "img", "aria-label": label });
+  for (const level of levels) {
+    if (!Number.isFinite(level.value)) continue;
+    svg.append(el("line", { x1: 0, x2: 100, y1: y(level.value), y2: y(level.value), class: "chart-level", "data-level": level.label }));
+  }
+  for (const s of series) {
+    let run = [];
+    const flush = () => {
+      if (run.length) svg.append(el("polyline", { points: run.join(" "), class: `chart-line chart-${s.key}`, "data-series": s.key }));
+      run = [];
+    };
+    s.values.forEach((v, i) => (Number.isFinite(v) ? run.push(`${x(i).toFixed(3)},${y(v).toFixed(3)}`) : flush()));
+    flush();
+  }
+  const show = (i) => { readout.textContent = describe(i); };
+  for (let i = 0; i < count; i++) {
+    const width = count === 1 ? 100 : 96 / (count - 1);
+    const column = el("rect", { x: x(i) - width / 2, y: 0, width, height: 40, class: "chart-hit", "data-point": i, tabindex: -1 });
+    column.addEventListener("mouseenter", () => show(i));
+    svg.append(column);
+  }
+  show(count - 1);
+  const legend = document.createElement("p");
+  legend.className = "chart-legend";
+  for (const s of [...series, ...levels]) {
+    const key = document.createElement("span");
+    key.className = `legend-${s.key ?? "level"}`;
+    key.textContent = s.label;
+    legend.append(key);
+  }
+  figure.append(svg, legend, readout);
+  return figure;
+}
