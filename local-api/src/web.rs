@@ -18,6 +18,7 @@ pub const FILES: &[(&str, &str, &str)] = &[
     ("/alerts.js", JS, include_str!("../../web/alerts.js")),
     ("/api.js", JS, include_str!("../../web/api.js")),
     ("/charts.js", JS, include_str!("../../web/charts.js")),
+    ("/over-time.js", JS, include_str!("../../web/over-time.js")),
     ("/format.js", JS, include_str!("../../web/format.js")),
     ("/wallet.js", JS, include_str!("../../web/wallet.js")),
     ("/style.css", CSS, include_str!("../../web/style.css")),

@@ -38,7 +38,9 @@ fn root() -> PathBuf {
 #[tokio::test]
 async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
     let started = std::time::SystemTime::now();
-    let devnet = Devnet::up(3000).await;
+    // The chain's clock starts two hours back: a position held since then has points to chart.
+    let now = chrono::Utc::now().timestamp();
+    let devnet = Devnet::since(3000, now - 2 * 3600).await;
     let wallet = text(&devnet.run("account", &["--index", "1"]).await["address"]);
     devnet.run("fund", &["--account", &wallet]).await;
     // The wallet also holds a position on a pool of two tokens no route prices.
@@ -69,10 +71,62 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
         "500",
     ];
     devnet.run("mint", &mint_args).await;
+    // Another of the user's wallets holds a position on the catalog pool from then on.
+    let keeper = text(&devnet.run("account", &["--index", "2"]).await["address"]);
+    devnet.run("fund", &["--account", &keeper]).await;
+    let max = alloy_primitives::U256::MAX.to_string();
+    for token in ["usdc", "weth"] {
+        let args = ["--account", &keeper, "--token", token, "--amount", &max];
+        devnet.run("approve", &args).await;
+    }
+    let (lower, upper) = devnet.range_around(1200).await;
+    let (lower, upper) = (lower.to_string(), upper.to_string());
+    let kept = [
+        "--account",
+        &keeper,
+        "--lower",
+        &lower,
+        "--upper",
+        &upper,
+        "--amount0",
+        units,
+        "--amount1",
+        units,
+    ];
+    devnet.run("mint", &kept).await;
     let server = world::local_api(&devnet, &devnet.rpc, &[]).await;
     let token = JwtSettings::local_default().issue("paula", 3600);
     let paula = server.client(Some(&token));
     let ops = JwtSettings::local_default().issue_with_scope("ops", 3600, Some("markets:sync"));
+    devnet.link_account(&paula, &keeper).await;
+    let pool = devnet.address("pool");
+    // Found by a sync (its ticks followed), then the chain's clock catches up with the wall's:
+    // the syncs record the boundaries passed (12 a sync).
+    let operator = server.client(Some(&ops));
+    operator.send(Method::POST, "/markets/sync", &[], b"").await;
+    devnet.mine_at(now - 30).await;
+    for _ in 0..3 {
+        let report = operator.send(Method::POST, "/markets/sync", &[], b"").await;
+        assert_eq!(report.status, StatusCode::OK, "{}", report.text());
+    }
+    let day_chart = paula
+        .send(Method::GET, "/portfolio/chart?period=1d", &[], b"")
+        .await
+        .json;
+    let charted = day_chart["points"].as_array().unwrap().len();
+    let pool_chart = paula
+        .send(
+            Method::GET,
+            &format!("/pools/ethereum/{pool}/chart?period=1d"),
+            &[],
+            b"",
+        )
+        .await
+        .json;
+    assert!(
+        charted >= 20,
+        "two hours of 5-minute points: {day_chart} {pool_chart}"
+    );
 
     // 23 simulated positions: in range, and out of it on either side (more than two pages).
     let pool = devnet.address("pool");
@@ -187,11 +241,26 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
     }
     assert_eq!(shown["chains"][0]["label"], "ethereum");
 
+    // The portfolio over the last day: a point drawn for each of the API's, the hovered one's
+    // figures in the readout; the changes beside the total (none reaches back a day yet).
+    assert_eq!(shown["chart"]["points"], charted, "{shown}");
+    assert_eq!(shown["chart"]["columns"], charted, "{shown}");
+    assert_eq!(shown["chart"]["lines"], json!(["value", "pnl"]), "{shown}");
+    let readout = text(&shown["chart"]["readout"]);
+    let first = &day_chart["points"][0];
+    assert!(readout.contains("value $"), "{readout}");
+    assert!(
+        readout.contains(&format!("{} position(s)", first["positions"])),
+        "{readout} for {first}"
+    );
+    assert_eq!(shown["changes"]["1d"], "—", "{shown}");
+
     // Every position, in the API's order, over three pages of ten.
     let data = listed["data"].as_array().unwrap();
     let rows = shown["rows"].as_array().unwrap();
     assert_eq!(shown["pages"], 3);
-    assert_eq!(shown["pageInfo"], "1–10 of 23");
+    // The 23 simulated positions and the one the other wallet holds.
+    assert_eq!(shown["pageInfo"], "1–10 of 24");
     assert_eq!(rows.len(), data.len());
     let (mut inside, mut outside) = (0, 0);
     for (row, position) in rows.iter().zip(data) {

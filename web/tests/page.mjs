@@ -124,6 +124,19 @@ try {
     label: r.dataset.label, usd: r.querySelector("[data-usd]").textContent, percent: r.querySelector("[data-percent]").textContent,
   })));
   out.pageInfo = await page.textContent("#page-info");
+  // The chart over the last day: its lines, a column per point; the first point hovered.
+  await page.click('#periods button[data-period="1d"]');
+  await page.waitForSelector('#portfolio-chart .chart-hit, #portfolio-chart .chart-readout');
+  await page.waitForFunction(() => document.querySelector("#periods button[data-period='1d']").getAttribute("aria-pressed") === "true");
+  await page.waitForFunction(() => document.querySelectorAll("#portfolio-chart .chart-hit").length === Number(document.querySelector("#portfolio-chart").dataset.points));
+  await page.hover('#portfolio-chart .chart-hit[data-point="0"]');
+  out.chart = {
+    points: Number(await page.getAttribute("#portfolio-chart", "data-points")),
+    columns: await page.$$eval("#portfolio-chart .chart-hit", (cs) => cs.length),
+    lines: await page.$$eval("#portfolio-chart polyline", (ls) => [...new Set(ls.map((l) => l.dataset.series))]),
+    readout: await page.textContent("#portfolio-chart .chart-readout"),
+  };
+  out.changes = await page.$$eval("#changes dd", (dds) => Object.fromEntries(dds.map((d) => [d.dataset.period, d.textContent])));
   await page.screenshot({ path: join(config.screenshots, "page-desktop.png"), fullPage: true });
   out.rows = [];
   out.pages = 0;

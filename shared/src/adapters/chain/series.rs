@@ -10,7 +10,7 @@ use super::pools;
 use super::rpc::{RpcClient, RpcError};
 use crate::application::ports::SeriesStore;
 use crate::domain::catalog::{Catalog, Pool};
-use crate::domain::chart::{due_boundaries, PoolPoint, RecordedBoundary};
+use crate::domain::chart::{due_boundaries, PoolPoint, RecordedBoundary, SeriesCursor};
 use crate::domain::market::{PoolKey, PoolState};
 use crate::domain::model::Chain;
 use chrono::DateTime;
@@ -74,8 +74,14 @@ async fn block_at(
 }
 
 /// A block at or before a boundary `behind` seconds before `target`, with none recorded yet:
-/// one as many blocks back as a quarter-second chain makes in four times that, else genesis.
-async fn first_low(rpc: &RpcClient, target: &Block, behind: i64) -> Result<Block, RpcError> {
+/// one as many blocks back as a quarter-second chain makes in four times that, else genesis;
+/// `None` when the chain starts after the boundary (it has no block there).
+async fn first_low(
+    rpc: &RpcClient,
+    target: &Block,
+    behind: i64,
+) -> Result<Option<Block>, RpcError> {
+    let boundary = time_of(target)? - behind;
     let back = u64::try_from(behind.max(0)).unwrap_or(0).saturating_mul(16) + 1;
     let near = target.number.saturating_sub(back);
     for number in [near, 0] {
@@ -84,15 +90,13 @@ async fn first_low(rpc: &RpcClient, target: &Block, behind: i64) -> Result<Block
             .into_iter()
             .flatten()
             .next();
-        if let Some(block) =
-            found.filter(|b| time_of(b).is_ok_and(|t| t <= time_of(target).unwrap_or(0) - behind))
-        {
-            return Ok(block);
+        match found {
+            Some(block) if time_of(&block)? <= boundary => return Ok(Some(block)),
+            Some(_) if number == 0 => return Ok(None),
+            _ => {}
         }
     }
-    Err(RpcError::Malformed(
-        "no block was found before the boundary",
-    ))
+    Err(RpcError::Malformed("the node knows no genesis block"))
 }
 
 /// Records the boundaries `chain`'s confirmed block `target` has passed (and those whose
@@ -138,10 +142,22 @@ pub async fn record(
             continue;
         }
         let low = match lows.range(..=boundary).next_back() {
-            Some((_, b)) => b.clone(),
+            Some((_, b)) => Some(b.clone()),
             None => first_low(rpc, target, target_time - boundary)
                 .await
                 .map_err(|e| e.to_string())?,
+        };
+        let Some(low) = low else {
+            // Before the chain's first block: nothing to record, the cursor moves past it.
+            let past = SeriesCursor {
+                through: cursor.through.max(Some(boundary)),
+                ..cursor.after(&done)
+            };
+            series
+                .save_points(chain, &[], &past)
+                .await
+                .map_err(|e| e.to_string())?;
+            continue;
         };
         let block = if target_time <= boundary {
             target.clone()
