@@ -167,6 +167,7 @@ fn point(time: i64, block: u64) -> PoolPoint {
             balances: None,
         },
         prices: [Some("3012.000000000000000000001".into()), None],
+        unread: (block % 2 == 0).then(|| "not an archive node".to_string()),
     }
 }
 
@@ -190,7 +191,10 @@ pub async fn series_points_are_kept_per_pool_and_boundary(store: &dyn SeriesStor
         }];
         let cursor = store.series_cursor(chain).await.unwrap().after(&marks);
         let points = [(pool.to_string(), point(*time, 100 + i as u64))];
-        store.save_points(chain, &points, &cursor).await.unwrap();
+        store
+            .save_points(chain, &points, Some(&cursor))
+            .await
+            .unwrap();
     }
     let cursor = store.series_cursor(chain).await.unwrap();
     assert_eq!(cursor.through, Some(day + 2 * HOUR));
@@ -212,7 +216,12 @@ pub async fn series_points_are_kept_per_pool_and_boundary(store: &dyn SeriesStor
     );
     // A boundary recorded again (a reorg's) is replaced.
     let again = [(pool.to_string(), point(day + HOUR, 999))];
-    store.save_points(chain, &again, &cursor).await.unwrap();
+    store.save_points(chain, &again, None).await.unwrap();
+    assert_eq!(
+        store.series_cursor(chain).await.unwrap(),
+        cursor,
+        "no cursor: kept"
+    );
     let replaced = store
         .points(chain, pool, (day + HOUR, day + HOUR), &Tier::ALL)
         .await
@@ -224,6 +233,11 @@ pub async fn series_points_are_kept_per_pool_and_boundary(store: &dyn SeriesStor
         .await
         .unwrap();
     assert!(other.is_empty());
+    let backwards = store
+        .points(chain, pool, (day, day - 1), &Tier::ALL)
+        .await
+        .unwrap();
+    assert!(backwards.is_empty(), "an empty range, no error");
     assert_eq!(
         store.series_cursor(Chain::Base).await.unwrap(),
         SeriesCursor::default()

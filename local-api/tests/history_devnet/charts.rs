@@ -19,6 +19,7 @@ use test_support::json::text;
 use test_support::world;
 
 const HOUR: i64 = 3_600;
+const DAY: i64 = 86_400;
 
 fn unix(time: &Value) -> i64 {
     chrono::DateTime::parse_from_rfc3339(&text(time))
@@ -368,3 +369,114 @@ async fn book_over_time(store_args: &[&str]) {
 }
 
 test_support::on_both_stores!(the_book_over_time => book_over_time);
+
+/// A position older than the series (minted three days before local-api first synced): its
+/// pool's daily points since its mint are backfilled by the syncs from the chain, each exact at
+/// its block as the position manager answers there.
+async fn past_days_backfilled(store_args: &[&str]) {
+    let now = chrono::Utc::now().timestamp();
+    let today = now - now.rem_euclid(DAY);
+    let devnet = Devnet::since(3000, today - 4 * DAY).await;
+    let wallet = devnet.account(1).await;
+    let range = devnet.range_around(1200).await;
+    devnet.next_block_at(today - 3 * DAY - HOUR).await;
+    let token = devnet
+        .mint_to(&wallet, range, None, "1000000000000000000000")
+        .await;
+    for day in [3, 2, 1] {
+        devnet.next_block_at(today - day * DAY + HOUR).await;
+        devnet.swap_both_ways("10", "20000").await;
+    }
+    devnet.mine_at(now - 30).await;
+    let pool = devnet.address("pool");
+    let server = world::local_api(&devnet, &devnet.rpc, store_args).await;
+    let alice = world::user(&server, "alice").await;
+    let ops = world::operator(&server).await;
+    devnet.link_account(&alice, &wallet).await;
+    found(&ops, &alice, &token).await;
+    let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
+    assert_eq!(report.status, StatusCode::OK, "{}", report.text());
+    let view = position(&alice, &token).await;
+    let points = assert_points_are_the_chains(&devnet, &alice, &view).await;
+    let days: Vec<i64> = points
+        .iter()
+        .map(|p| unix(&p["time"]))
+        .filter(|t| t % DAY == 0)
+        .collect();
+    for day in [3, 2, 1] {
+        assert!(
+            days.contains(&(today - day * DAY)),
+            "day -{day}: {points:?}"
+        );
+    }
+    let pool_chart = get(&alice, &format!("/pools/ethereum/{pool}/chart?period=7d")).await;
+    assert!(
+        pool_chart["points"].as_array().unwrap().len() >= 3,
+        "{pool_chart}"
+    );
+}
+
+test_support::on_both_stores!(past_days_are_backfilled => past_days_backfilled);
+
+/// The same from a node that keeps no state older than its last blocks: the past days are
+/// points not read, each saying why, their figures `null`, never zero.
+#[tokio::test]
+async fn past_days_from_a_pruned_node_are_marked_not_exact() {
+    use test_support::rpc_stub::RpcStub;
+    let now = chrono::Utc::now().timestamp();
+    let today = now - now.rem_euclid(DAY);
+    let devnet = Devnet::since(3000, today - 3 * DAY).await;
+    let wallet = devnet.account(1).await;
+    let range = devnet.range_around(1200).await;
+    devnet.next_block_at(today - 2 * DAY - HOUR).await;
+    let token = devnet
+        .mint_to(&wallet, range, None, "1000000000000000000000")
+        .await;
+    devnet.next_block_at(today - DAY + HOUR).await;
+    devnet.swap_both_ways("10", "20000").await;
+    devnet.mine_at(now - 30).await;
+    let head = devnet.rpc("eth_blockNumber", json!([])).await;
+    let head = u64::from_str_radix(text(&head).trim_start_matches("0x"), 16).unwrap();
+    let mut hashes = std::collections::BTreeMap::new();
+    for n in 0..=head {
+        let block = devnet
+            .rpc("eth_getBlockByNumber", json!([format!("0x{n:x}"), false]))
+            .await;
+        hashes.insert(text(&block["hash"]).to_lowercase(), n);
+    }
+    // State is served at the head only.
+    let proxy = RpcStub::proxy(&devnet.rpc, move |call| {
+        if call["method"].as_str()? != "eth_call" {
+            return None;
+        }
+        let hash = call["params"][1]["blockHash"].as_str()?.to_lowercase();
+        (*hashes.get(&hash)? < head).then(|| {
+            Err(json!({"code": -32000, "message": "missing trie node 4f1c (path ) state is not available"}))
+        })
+    })
+    .await;
+    let server = world::local_api(&devnet, &proxy.url, &[]).await;
+    let alice = world::user(&server, "alice").await;
+    let ops = world::operator(&server).await;
+    devnet.link_account(&alice, &wallet).await;
+    found(&ops, &alice, &token).await;
+    let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
+    assert_eq!(report.status, StatusCode::OK, "{}", report.text());
+    let view = position(&alice, &token).await;
+    let id = text(&view["id"]);
+    let chart = get(&alice, &format!("/positions/{id}/chart?period=1y")).await;
+    let points = chart["points"].as_array().unwrap();
+    let past: Vec<&Value> = points.iter().filter(|p| unix(&p["time"]) < today).collect();
+    assert_eq!(past.len(), 2, "{chart}");
+    for point in past {
+        assert_eq!(point["exact"], false, "{point}");
+        assert!(
+            text(&point["reason"]).contains("not an archive node"),
+            "{point}"
+        );
+        for field in ["valueUsd", "pnlUsd", "feesEarnedUsd"] {
+            assert!(point[field].is_null(), "{field}: {point}");
+        }
+        assert!(point["tokenA"]["amount"].is_null(), "never zero: {point}");
+    }
+}

@@ -392,7 +392,7 @@ pub async fn pool_chart(
         interval_seconds: interval,
         points: points
             .iter()
-            .filter(|p| (p.time - first) % interval == 0)
+            .filter(|p| (p.time - first) % interval == 0 && p.unread.is_none())
             .map(|p| pool_point_view(p, &tokens, &found.orientation))
             .collect(),
     })

@@ -364,7 +364,24 @@ pub trait SeriesStore: Send + Sync {
         &self,
         chain: Chain,
         points: &[(String, PoolPoint)],
-        cursor: &SeriesCursor,
+        cursor: Option<&SeriesCursor>,
+    ) -> StoreResult<()>;
+
+    /// Asks for `pool`'s daily points from `since` (unix seconds) on: a position older than the
+    /// series appeared on it. An earlier `since` asked before stands.
+    async fn want_days(&self, chain: Chain, pool: &str, since: i64) -> StoreResult<()>;
+
+    /// The pools of `chain` whose daily points are wanted, and from when.
+    async fn wanted_days(&self, chain: Chain) -> StoreResult<Vec<(String, i64)>>;
+
+    /// `pool`'s days are recorded up to `through`: what is still wanted starts after it (nothing
+    /// once `through` reaches the series), unless an earlier `since` was asked meanwhile.
+    async fn days_done(
+        &self,
+        chain: Chain,
+        pool: &str,
+        since: i64,
+        through: Option<i64>,
     ) -> StoreResult<()>;
 
     /// A pool's points at boundaries within `range` (unix seconds, both ends in) kept in

@@ -193,6 +193,7 @@ async fn bench_backfill() {
                 chain: Chain::Ethereum,
                 catalog: &catalog,
                 history: &counted,
+                series: None,
                 store: store.as_ref(),
                 alerts: &shared::App::in_memory().alerts,
                 log_range: DEFAULT_LOG_RANGE,

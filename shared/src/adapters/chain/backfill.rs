@@ -14,7 +14,7 @@ use super::scan::REORG_WINDOW;
 use super::v4_wallets::{owed_at, value_modifications};
 use super::wallets::IPositionManager::positionsCall;
 use crate::application::alert_ports::Alerts;
-use crate::application::ports::{HistoryStore, PositionStore, StoreError};
+use crate::application::ports::{HistoryStore, PositionStore, SeriesStore, StoreError};
 use crate::application::watches::{emit_history, retract_history};
 use crate::domain::catalog::{Catalog, Deployment, Pool};
 use crate::domain::history::{
@@ -45,6 +45,8 @@ pub struct HistoryReader<'a> {
     pub chain: Chain,
     pub catalog: &'a Catalog,
     pub history: &'a dyn HistoryStore,
+    /// Where a position older than the series asks for its pool's past days (decision 66).
+    pub series: Option<&'a dyn SeriesStore>,
     pub store: &'a dyn PositionStore,
     /// Where the alerts its new events make go (decision 61).
     pub alerts: &'a Alerts,
@@ -234,6 +236,13 @@ impl HistoryReader<'_> {
                     other => other?,
                 }
                 added = events.len() as u64;
+                // A first read: the syncs record its pool's days since then the series lacks.
+                let start = events.iter().filter_map(|e| e.timestamp).min();
+                if let (None, Some(series), Some(start)) = (progress, self.series, start) {
+                    let since = i64::try_from(start).unwrap_or(i64::MAX);
+                    let asked = series.want_days(self.chain, &position.pool, since).await;
+                    asked.unwrap_or_else(|e| tracing::warn!(cause = %e, "past days not asked"));
+                }
             }
         }
         // Nothing new for a whole history: nothing to sum again, nothing to write.

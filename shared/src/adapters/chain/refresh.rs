@@ -14,7 +14,7 @@ use super::wallets::{
 };
 use crate::application::alert_ports::Alerts;
 use crate::application::app::{App, Refreshed, WalletRefresh};
-use crate::application::ports::{HistoryStore, Market, PositionStore, StoreError};
+use crate::application::ports::{HistoryStore, Market, PositionStore, SeriesStore, StoreError};
 use crate::application::wallet_reads::{close_burned, mark_unread, record, WALLET_NOT_READ};
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::clock::Clock;
@@ -33,6 +33,8 @@ pub struct WalletReader {
     store: Arc<dyn PositionStore>,
     clock: Arc<dyn Clock>,
     history: Arc<dyn HistoryStore>,
+    /// Where a position older than the series asks for its pool's past days.
+    series: Arc<dyn SeriesStore>,
     alerts: Alerts,
     confirmations: Confirmations,
     log_ranges: LogRanges,
@@ -50,6 +52,7 @@ impl WalletReader {
             store: app.store.clone(),
             clock: app.clock.clone(),
             history: app.history.clone(),
+            series: app.series.clone(),
             alerts: app.alerts.clone(),
             confirmations: confirmations.into(),
             log_ranges: LogRanges::default(),
@@ -378,6 +381,7 @@ impl WalletReader {
             chain: wallet.chain,
             catalog,
             history: self.history.as_ref(),
+            series: Some(self.series.as_ref()),
             store: self.store.as_ref(),
             alerts: &self.alerts,
             log_range: self.log_ranges.of(wallet.chain),

@@ -10,7 +10,7 @@ use super::pools;
 use super::rpc::{RpcClient, RpcError};
 use crate::application::ports::SeriesStore;
 use crate::domain::catalog::{Catalog, Pool};
-use crate::domain::chart::{due_boundaries, PoolPoint, RecordedBoundary, SeriesCursor};
+use crate::domain::chart::{due_boundaries, PoolPoint, RecordedBoundary, SeriesCursor, Tier, DAY};
 use crate::domain::market::{PoolKey, PoolState};
 use crate::domain::model::Chain;
 use chrono::DateTime;
@@ -18,6 +18,10 @@ use std::collections::{BTreeMap, HashMap};
 
 /// Blocks one probe round asks for at once.
 const PROBES: u64 = 8;
+/// Days one sync backfills on a chain at most (one pool's), oldest first.
+pub const DAYS_PER_SYNC: usize = 30;
+/// How far back a backfill reaches.
+pub const MAX_BACKFILL_DAYS: i64 = 1_100;
 
 /// What one chain's recording did: the boundaries recorded, and the requests it sent.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -154,7 +158,7 @@ pub async fn record(
                 ..cursor.after(&done)
             };
             series
-                .save_points(chain, &[], &past)
+                .save_points(chain, &[], Some(&past))
                 .await
                 .map_err(|e| e.to_string())?;
             continue;
@@ -176,7 +180,7 @@ pub async fn record(
         done.push(mark.clone());
         lows.insert(boundary, block);
         series
-            .save_points(chain, &points, &cursor.after(&done))
+            .save_points(chain, &points, Some(&cursor.after(&done)))
             .await
             .map_err(|e| e.to_string())?;
         recorded.boundaries += 1;
@@ -224,6 +228,7 @@ async fn points_at(
         .iter()
         .filter_map(|pool| {
             let state = states.get(&pool.key())?.clone();
+            let unread = None;
             let (t0, t1) = if pool.orientation.base_is_token0 {
                 (&pool.token_a, &pool.token_b)
             } else {
@@ -237,8 +242,185 @@ async fn points_at(
                 block_time,
                 state,
                 prices: [price(t0), price(t1)],
+                unread,
             };
             Some((pool.id.clone(), point))
         })
         .collect())
+}
+
+/// The last block at or before each of `times` (ascending), all searched at once: each round
+/// one batch probing every unresolved time (by the pace between its bounds, every other round
+/// halfway); `None` for a time before `low`.
+async fn blocks_at(
+    rpc: &RpcClient,
+    times: &[i64],
+    low: Block,
+    high: Block,
+) -> Result<Vec<Option<Block>>, RpcError> {
+    let mut bounds: Vec<(Block, Block)> = vec![(low, high); times.len()];
+    for round in 0..64 {
+        let mut numbers: Vec<u64> = Vec::new();
+        for ((lo, hi), time) in bounds.iter().zip(times) {
+            if hi.number <= lo.number + 1 || time_of(lo)? > *time || time_of(hi)? <= *time {
+                continue;
+            }
+            let span = hi.number - lo.number;
+            let guess = if round % 2 == 0 {
+                let pace =
+                    (time - time_of(lo)?) as f64 / (time_of(hi)? - time_of(lo)?).max(1) as f64;
+                (span as f64 * pace) as u64
+            } else {
+                span / 2
+            };
+            numbers.push(lo.number + guess.clamp(1, span - 1));
+        }
+        if numbers.is_empty() {
+            break;
+        }
+        numbers.sort_unstable();
+        numbers.dedup();
+        let found: Vec<Block> = evm::blocks(rpc, &numbers)
+            .await?
+            .into_iter()
+            .flatten()
+            .collect();
+        for ((lo, hi), time) in bounds.iter_mut().zip(times) {
+            for block in &found {
+                if block.number > lo.number && block.number < hi.number {
+                    if time_of(block)? <= *time {
+                        *lo = block.clone();
+                    } else {
+                        *hi = block.clone();
+                    }
+                }
+            }
+        }
+    }
+    bounds
+        .into_iter()
+        .zip(times)
+        .map(|((lo, hi), time)| {
+            if time_of(&hi)? <= *time {
+                Ok(Some(hi))
+            } else if time_of(&lo)? <= *time {
+                Ok(Some(lo))
+            } else {
+                Ok(None)
+            }
+        })
+        .collect()
+}
+
+/// One step of the daily points a position older than the series wants
+/// (`SeriesStore::want_days`): one wanted pool of `chain` a sync, its missing days oldest first,
+/// at most [`DAYS_PER_SYNC`]: their blocks found at once (`blocks_at`), then the pool and those
+/// pricing its tokens read at each block (one batch a day). A day the node cannot serve (a
+/// pruned node: no state that old) is kept as a point not read, with why: its positions' figures
+/// there are `null`, said so, never zero.
+pub async fn backfill_days(
+    rpc: &RpcClient,
+    series: &dyn SeriesStore,
+    catalog: &Catalog,
+    chain: Chain,
+    target: &Block,
+) -> Result<usize, String> {
+    let text = |e: &dyn std::fmt::Display| e.to_string();
+    let wanted = series.wanted_days(chain).await.map_err(|e| text(&e))?;
+    let Some((id, since)) = wanted.into_iter().next() else {
+        return Ok(0);
+    };
+    let Some(pool) = catalog
+        .pools
+        .iter()
+        .find(|p| p.chain == chain && p.is_named(&id))
+    else {
+        // No longer in the catalog: nothing to record.
+        return series
+            .days_done(chain, &id, since, None)
+            .await
+            .map(|_| 0)
+            .map_err(|e| text(&e));
+    };
+    let target_time = time_of(target).map_err(|e| text(&e))?;
+    let first = since.max(target_time - MAX_BACKFILL_DAYS * DAY);
+    let first = (first + DAY - 1).div_euclid(DAY) * DAY;
+    let last = target_time.div_euclid(DAY) * DAY;
+    let have = series
+        .points(chain, &pool.id, (first, last), &[Tier::Days])
+        .await
+        .map_err(|e| text(&e))?;
+    let all_missing: Vec<i64> = (0..)
+        .map(|i| first + i * DAY)
+        .take_while(|d| *d <= last)
+        .filter(|d| !have.iter().any(|p| p.time == *d))
+        .collect();
+    let missing: Vec<i64> = all_missing.iter().copied().take(DAYS_PER_SYNC).collect();
+    if missing.is_empty() {
+        return series
+            .days_done(chain, &id, since, None)
+            .await
+            .map(|_| 0)
+            .map_err(|e| text(&e));
+    }
+    let genesis = evm::blocks(rpc, &[0])
+        .await
+        .map_err(|e| text(&e))?
+        .into_iter()
+        .flatten()
+        .next()
+        .ok_or("the node knows no genesis block")?;
+    let blocks = blocks_at(rpc, &missing, genesis, target.clone())
+        .await
+        .map_err(|e| text(&e))?;
+    let tokens = [pool.token_a.address.as_str(), pool.token_b.address.as_str()];
+    let mut read: Vec<&Pool> = catalog.pricing_pools(chain, &tokens);
+    if !read.iter().any(|p| p.key() == pool.key()) {
+        read.push(pool);
+    }
+    let mut points = Vec::new();
+    for (day, block) in missing.iter().zip(blocks) {
+        let Some(block) = block else { continue };
+        match points_at(rpc, catalog, &read, &block, *day).await {
+            Ok(found) if found.iter().any(|(p, _)| pool.is_named(p)) => points.extend(found),
+            Ok(_) | Err(_) => points.push((pool.id.clone(), unread_point(&block, *day))),
+        }
+    }
+    let written = points.len();
+    series
+        .save_points(chain, &points, None)
+        .await
+        .map_err(|e| text(&e))?;
+    let through = (all_missing.len() > missing.len()).then(|| missing[missing.len() - 1]);
+    series
+        .days_done(chain, &id, since, through)
+        .await
+        .map_err(|e| text(&e))?;
+    Ok(written)
+}
+
+/// A day the node could not serve the pool's state at: its block, and why no figure stands.
+fn unread_point(block: &Block, day: i64) -> PoolPoint {
+    let block_time = time_of(block).unwrap_or(day);
+    PoolPoint {
+        time: day,
+        block_time,
+        state: PoolState {
+            sqrt_price: crate::domain::math::U256::ZERO,
+            tick: 0,
+            liquidity: 0,
+            fee_growth_global0: crate::domain::math::U256::ZERO,
+            fee_growth_global1: crate::domain::math::U256::ZERO,
+            height: block.number,
+            block_hash: Some(block.hash.clone()),
+            observed_at: DateTime::from_timestamp(block_time, 0).unwrap_or_default(),
+            ticks: Vec::new(),
+            balances: None,
+        },
+        prices: [None, None],
+        unread: Some(format!(
+            "the node could not serve the pool's state at block {} (not an archive node)",
+            block.number
+        )),
+    }
 }

@@ -132,6 +132,11 @@ impl Syncer {
                 Ok(_) => {}
                 Err(why) => tracing::warn!(%chain, %why, "points not recorded"),
             }
+            match series::backfill_days(rpc, series, catalog, *chain, &target).await {
+                Ok(0) => {}
+                Ok(points) => tracing::info!(%chain, points, "past days recorded"),
+                Err(why) => tracing::warn!(%chain, %why, "past days not recorded"),
+            }
         });
         join_all(records).await;
     }

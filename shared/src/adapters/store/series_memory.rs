@@ -14,6 +14,8 @@ type Points = BTreeMap<(Chain, String, i64), PoolPoint>;
 pub struct MemorySeries {
     cursors: RwLock<HashMap<Chain, SeriesCursor>>,
     points: RwLock<Points>,
+    /// The daily points wanted from when, by (chain, pool).
+    wanted: RwLock<BTreeMap<(Chain, String), i64>>,
 }
 
 /// A pool id as the series keys it (EVM addresses and v4 ids in lower case).
@@ -36,15 +38,53 @@ impl SeriesStore for MemorySeries {
         &self,
         chain: Chain,
         points: &[(String, PoolPoint)],
-        cursor: &SeriesCursor,
+        cursor: Option<&SeriesCursor>,
     ) -> StoreResult<()> {
         let mut stored = self.points.write().unwrap_or_else(|e| e.into_inner());
         for (pool, point) in points {
             stored.insert((chain, series_pool(chain, pool), point.time), point.clone());
         }
         drop(stored);
-        let mut cursors = self.cursors.write().unwrap_or_else(|e| e.into_inner());
-        cursors.insert(chain, cursor.clone());
+        if let Some(cursor) = cursor {
+            let mut cursors = self.cursors.write().unwrap_or_else(|e| e.into_inner());
+            cursors.insert(chain, cursor.clone());
+        }
+        Ok(())
+    }
+
+    async fn want_days(&self, chain: Chain, pool: &str, since: i64) -> StoreResult<()> {
+        let mut wanted = self.wanted.write().unwrap_or_else(|e| e.into_inner());
+        let entry = wanted
+            .entry((chain, series_pool(chain, pool)))
+            .or_insert(since);
+        *entry = (*entry).min(since);
+        Ok(())
+    }
+
+    async fn wanted_days(&self, chain: Chain) -> StoreResult<Vec<(String, i64)>> {
+        let wanted = self.wanted.read().unwrap_or_else(|e| e.into_inner());
+        Ok(wanted
+            .iter()
+            .filter(|((c, _), _)| *c == chain)
+            .map(|((_, pool), since)| (pool.clone(), *since))
+            .collect())
+    }
+
+    async fn days_done(
+        &self,
+        chain: Chain,
+        pool: &str,
+        since: i64,
+        through: Option<i64>,
+    ) -> StoreResult<()> {
+        let mut wanted = self.wanted.write().unwrap_or_else(|e| e.into_inner());
+        let key = (chain, series_pool(chain, pool));
+        if wanted.get(&key) == Some(&since) {
+            match through {
+                Some(through) => wanted.insert(key, through + 1),
+                None => wanted.remove(&key),
+            };
+        }
         Ok(())
     }
 
@@ -55,6 +95,9 @@ impl SeriesStore for MemorySeries {
         (from, to): (i64, i64),
         tiers: &[Tier],
     ) -> StoreResult<Vec<PoolPoint>> {
+        if from > to {
+            return Ok(Vec::new());
+        }
         let pool = series_pool(chain, pool);
         let stored = self.points.read().unwrap_or_else(|e| e.into_inner());
         Ok(stored

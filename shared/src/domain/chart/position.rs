@@ -40,10 +40,10 @@ pub struct SimulatedSubject<'a> {
 /// One token's figures at a point (USD `None` without a price).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TokenFigures {
-    /// Principal held, base units.
-    pub amount: U256,
-    /// Fees owed and not collected, base units.
-    pub fees_unclaimed: U256,
+    /// Principal held, base units (`None` at a point whose state was not read).
+    pub amount: Option<U256>,
+    /// Fees owed and not collected, base units (`None` where not known).
+    pub fees_unclaimed: Option<U256>,
     /// Principal and all that `collect` would pay, in USD.
     pub value: Option<BigDecimal>,
     pub fees_earned: Option<BigDecimal>,
@@ -155,6 +155,21 @@ fn principal(
     Some([held.amount0, held.amount1])
 }
 
+/// A point whose pool state was not read: every figure `None`, with why.
+fn unread(point: &PoolPoint, why: &str) -> PointFigures {
+    PointFigures {
+        time: point.time,
+        block: point.block(),
+        block_time: point.block_time,
+        tokens: Default::default(),
+        liquidity: 0,
+        in_range: false,
+        rewards: None,
+        exact: false,
+        reason: Some(why.to_string()),
+    }
+}
+
 /// A wallet position's figures at `point`, for its holder: `None` before the holder had it, and
 /// at and after a transfer out of the holder's wallet (its chart stops there). After a burn its
 /// figures stand: nothing held, what it paid out counted.
@@ -175,6 +190,9 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
     });
     if gone {
         return None;
+    }
+    if let Some(why) = &point.unread {
+        return Some(unread(point, why));
     }
     let mut reasons: Vec<String> = Vec::new();
     let decimals = subject.tokens.clone().map(|t| t.decimals);
@@ -257,8 +275,8 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
         let value = owed.and_then(|o| usd(held[t] + o[t], d, &prices[t]));
         let held_withdrawn = usd(uncollected[t], d, &prices[t]);
         TokenFigures {
-            amount: held[t],
-            fees_unclaimed: unclaimed.unwrap_or_default(),
+            amount: Some(held[t]),
+            fees_unclaimed: unclaimed,
             value,
             fees_earned: unclaimed
                 .and_then(|u| Some(collected_usd[t].clone()? + usd(u, d, &prices[t])?)),
@@ -307,6 +325,9 @@ pub fn simulated_point(
     if point.time < subject.from || subject.until.is_some_and(|u| point.time > u) {
         return None;
     }
+    if let Some(why) = &point.unread {
+        return Some(unread(point, why));
+    }
     let held = principal(point, subject.curve, subject.range, subject.liquidity)?;
     let accounting = FeeAccounting::of(subject.curve);
     let fees = first
@@ -321,8 +342,8 @@ pub fn simulated_point(
         let d = decimals[t];
         let unclaimed = fees.map(|f| f[t]);
         TokenFigures {
-            amount: held[t],
-            fees_unclaimed: unclaimed.unwrap_or_default(),
+            amount: Some(held[t]),
+            fees_unclaimed: unclaimed,
             value: unclaimed.and_then(|u| usd(held[t] + u, d, &prices[t])),
             fees_earned: unclaimed.and_then(|u| usd(u, d, &prices[t])),
             deposited: None,

@@ -151,6 +151,10 @@ pub struct PoolPoint {
     pub block_time: i64,
     pub state: PoolState,
     pub prices: [Option<String>; 2],
+    /// Why the pool's state at the point's block could not be read (a backfill from a node that
+    /// keeps no state that old): `state` then holds only its block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unread: Option<String>,
 }
 
 impl PoolPoint {

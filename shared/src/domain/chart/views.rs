@@ -31,8 +31,8 @@ pub struct ChartView<P> {
 #[serde(rename_all = "camelCase")]
 pub struct PointTokenView {
     pub symbol: String,
-    pub amount: String,
-    pub fees_unclaimed: String,
+    pub amount: Option<String>,
+    pub fees_unclaimed: Option<String>,
     pub value_usd: Option<Usd>,
 }
 
@@ -44,7 +44,7 @@ pub struct PositionPointView {
     pub block_time: String,
     pub token_a: PointTokenView,
     pub token_b: PointTokenView,
-    pub liquidity: String,
+    pub liquidity: Option<String>,
     pub in_range: bool,
     pub value_usd: Option<Usd>,
     pub fees_earned_usd: Option<Usd>,
@@ -70,8 +70,8 @@ pub fn position_point_view(
         let whole = |units| plain_exact(&base_units_to_decimal(units, tokens[t].decimals));
         PointTokenView {
             symbol: tokens[t].symbol.clone(),
-            amount: whole(figures.amount),
-            fees_unclaimed: whole(figures.fees_unclaimed),
+            amount: figures.amount.map(whole),
+            fees_unclaimed: figures.fees_unclaimed.map(whole),
             value_usd: usd(figures.value.clone()),
         }
     };
@@ -82,7 +82,7 @@ pub fn position_point_view(
         block_time: time(f.block_time),
         token_a: token(a),
         token_b: token(b),
-        liquidity: f.liquidity.to_string(),
+        liquidity: f.tokens[0].amount.map(|_| f.liquidity.to_string()),
         in_range: f.in_range,
         value_usd: usd(f.value()),
         fees_earned_usd: usd(f.fees_earned()),

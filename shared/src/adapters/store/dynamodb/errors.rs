@@ -38,6 +38,22 @@ where
     }
 }
 
+/// Any conditional write refused: its condition failed (a conflict), or as [`classify`].
+pub(super) fn classify_conditional<E>(
+    error: SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>,
+) -> StoreError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    let failed =
+        error.as_service_error().and_then(|e| e.code()) == Some("ConditionalCheckFailedException");
+    if failed {
+        StoreError::Conflict
+    } else {
+        classify(error)
+    }
+}
+
 /// A conditional `PutItem` refused: its condition failed (a conflict), or as [`classify`].
 pub(super) fn classify_put(
     error: SdkError<

@@ -4,8 +4,8 @@
 //! chain, `SERIES#{chain}` / `CURSOR`, says where its series stands. A chart reads one `Query`
 //! per pool and tier (eventually consistent: a point is written once, at a confirmed block).
 
-use super::errors::{back_off, build_error, classify};
-use super::item::{malformed, text};
+use super::errors::{back_off, build_error, classify, classify_conditional};
+use super::item::{malformed, parsed, text};
 use super::keys::{s, Item};
 use super::metrics::ReadKind;
 use super::store::DynamoDbStore;
@@ -14,7 +14,7 @@ use crate::application::ports::{SeriesStore, StoreError, StoreResult};
 use crate::domain::chart::{PoolPoint, SeriesCursor, Tier};
 use crate::domain::model::Chain;
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
 
 /// Items one `BatchWriteItem` takes at most.
 const BATCH_WRITE_LIMIT: usize = 25;
@@ -26,6 +26,23 @@ fn pool_partition(chain: Chain, pool: &str) -> String {
 
 fn point_sort_key(time: i64) -> String {
     format!("{}#{time:012}", Tier::of(time).as_str())
+}
+
+/// The sort key prefix of a pool's wanted days, under its chain's partition.
+const WANT: &str = "WANT#";
+
+fn want_key(chain: Chain, pool: &str) -> Item {
+    Item::from([
+        ("PK".into(), s(format!("SERIES#{chain}"))),
+        (
+            "SK".into(),
+            s(format!("{WANT}{}", series_pool(chain, pool))),
+        ),
+    ])
+}
+
+fn n(value: i64) -> AttributeValue {
+    AttributeValue::N(value.to_string())
 }
 
 fn cursor_key(chain: Chain) -> Item {
@@ -49,7 +66,7 @@ fn point_item(chain: Chain, pool: &str, point: &PoolPoint) -> Result<Item, Store
         ),
     ]);
     if let Some(kept) = Tier::of(point.time).kept_for() {
-        let at = aws_sdk_dynamodb::types::AttributeValue::N((point.time + kept).to_string());
+        let at = AttributeValue::N((point.time + kept).to_string());
         item.insert(EXPIRES.into(), at);
     }
     Ok(item)
@@ -70,7 +87,7 @@ impl SeriesStore for DynamoDbStore {
         &self,
         chain: Chain,
         points: &[(String, PoolPoint)],
-        cursor: &SeriesCursor,
+        cursor: Option<&SeriesCursor>,
     ) -> StoreResult<()> {
         let items: Vec<Item> = points
             .iter()
@@ -105,6 +122,9 @@ impl SeriesStore for DynamoDbStore {
             }
         }
         // The cursor last: a sync that fails before it records the same boundary again.
+        let Some(cursor) = cursor else {
+            return Ok(());
+        };
         let mut item = cursor_key(chain);
         let json = serde_json::to_string(cursor).map_err(json_failure)?;
         item.insert("cursor".into(), s(json));
@@ -118,6 +138,85 @@ impl SeriesStore for DynamoDbStore {
         Ok(())
     }
 
+    async fn want_days(&self, chain: Chain, pool: &str, since: i64) -> StoreResult<()> {
+        let update = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(want_key(chain, pool)))
+            .update_expression("SET since = :s")
+            .condition_expression("attribute_not_exists(since) OR since > :s")
+            .expression_attribute_values(":s", n(since))
+            .send()
+            .await;
+        match update.map_err(classify_conditional) {
+            Ok(_) | Err(StoreError::Conflict) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn wanted_days(&self, chain: Chain) -> StoreResult<Vec<(String, i64)>> {
+        self.meter.request();
+        let page = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("PK = :pk AND begins_with(SK, :want)")
+            .expression_attribute_values(":pk", s(format!("SERIES#{chain}")))
+            .expression_attribute_values(":want", s(WANT))
+            .send()
+            .await
+            .map_err(classify)?;
+        page.items()
+            .iter()
+            .map(|item| {
+                let pool = text(item, "SK")?.trim_start_matches(WANT).to_string();
+                Ok((pool, parsed(item, "since")?))
+            })
+            .collect()
+    }
+
+    async fn days_done(
+        &self,
+        chain: Chain,
+        pool: &str,
+        since: i64,
+        through: Option<i64>,
+    ) -> StoreResult<()> {
+        let key = Some(want_key(chain, pool));
+        let done = match through {
+            Some(through) => self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .set_key(key)
+                .update_expression("SET since = :next")
+                .condition_expression("since = :s")
+                .expression_attribute_values(":s", n(since))
+                .expression_attribute_values(":next", n(through + 1))
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(classify_conditional),
+            None => self
+                .client
+                .delete_item()
+                .table_name(&self.table)
+                .set_key(key)
+                .condition_expression("since = :s")
+                .expression_attribute_values(":s", n(since))
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(classify_conditional),
+        };
+        match done {
+            // An earlier `since` was asked meanwhile: it stands.
+            Ok(()) | Err(StoreError::Conflict) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     async fn points(
         &self,
         chain: Chain,
@@ -126,6 +225,9 @@ impl SeriesStore for DynamoDbStore {
         tiers: &[Tier],
     ) -> StoreResult<Vec<PoolPoint>> {
         let mut points = Vec::new();
+        if from > to {
+            return Ok(points);
+        }
         for tier in tiers {
             let bound = |t: i64| format!("{}#{t:012}", tier.as_str());
             let mut start = None;
