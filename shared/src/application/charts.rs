@@ -6,7 +6,7 @@
 
 use crate::application::app::App;
 use crate::application::error::{Outcome, UseCaseError};
-use crate::domain::catalog::{curve_of, Catalog, Pool};
+use crate::domain::catalog::{curve_of, Catalog, Pool, Token};
 use crate::domain::chart::{
     change_view, changes, group_points, pool_point_view, portfolio_point_view, position_point_view,
     simulated_point, sum_points, wallet_point, ChangeView, ChartView, GroupBy, GroupView,
@@ -18,21 +18,29 @@ use crate::domain::history::PositionEvent;
 use crate::domain::model::{Chain, HeldToken, Position, Status};
 use std::collections::HashMap;
 
-/// A position's tokens (protocol order) and whether tokenA is token0.
-fn tokens_of(position: &Position, catalog: &Catalog) -> Option<([HeldToken; 2], bool)> {
-    let pool = catalog.find(position.chain, position.protocol, &position.pool);
-    let base_is_token0 = pool.is_none_or(|p| p.orientation.base_is_token0);
-    if let Some(holding) = position.holding.as_deref() {
-        return Some((holding.tokens.clone(), base_is_token0));
-    }
-    let pool = pool?;
-    let held = |t: &crate::domain::catalog::Token| HeldToken {
+/// A catalog pool's tokens in protocol order.
+fn pool_tokens(pool: &Pool) -> [HeldToken; 2] {
+    let held = |t: &Token| HeldToken {
         symbol: t.symbol.clone(),
         address: t.address.clone(),
         decimals: t.decimals,
     };
     let (a, b) = (held(&pool.token_a), held(&pool.token_b));
-    Some((if base_is_token0 { [a, b] } else { [b, a] }, base_is_token0))
+    if pool.orientation.base_is_token0 {
+        [a, b]
+    } else {
+        [b, a]
+    }
+}
+
+/// A position's tokens (protocol order) and whether tokenA is token0.
+fn tokens_of(position: &Position, catalog: &Catalog) -> Option<([HeldToken; 2], bool)> {
+    let pool = catalog.find(position.chain, position.protocol, &position.pool);
+    let base_is_token0 = pool.is_none_or(|p| p.orientation.base_is_token0);
+    match position.holding.as_deref() {
+        Some(holding) => Some((holding.tokens.clone(), base_is_token0)),
+        None => Some((pool_tokens(pool?), base_is_token0)),
+    }
 }
 
 /// When the position's chart starts: its holder's count, else its creation.
@@ -179,10 +187,13 @@ pub async fn position_chart(
     let (position, catalog) = app.own_position(owner, id).await?;
     let now = app.clock.now().timestamp();
     let (interval, times) = period.boundaries(now, Some(start_of(&position)));
+    // A simulated position whose pool left the catalog has nothing to chart.
     let Some(charted) = Charted::read(app, position, &catalog).await? else {
-        return Err(UseCaseError::Unavailable(
-            "the position's pool is no longer in the catalog".into(),
-        ));
+        return Ok(ChartView {
+            period,
+            interval_seconds: interval,
+            points: Vec::new(),
+        });
     };
     let charted = [charted];
     let points = pool_points(app, &charted, &times, Tier::holding(interval)).await?;
@@ -376,17 +387,7 @@ pub async fn pool_chart(
         .series
         .points(chain, &found.id, (first, last), Tier::holding(interval))
         .await?;
-    let held = |t: &crate::domain::catalog::Token| HeldToken {
-        symbol: t.symbol.clone(),
-        address: t.address.clone(),
-        decimals: t.decimals,
-    };
-    let (a, b) = (held(&found.token_a), held(&found.token_b));
-    let tokens = if found.orientation.base_is_token0 {
-        [a, b]
-    } else {
-        [b, a]
-    };
+    let tokens = pool_tokens(found);
     Ok(ChartView {
         period,
         interval_seconds: interval,
