@@ -289,13 +289,19 @@ async fn events_alone_keep_the_wallet_as_the_chain_holds_it_on_dynamodb() {
     events_alone_keep_the_wallet_as_the_chain_holds_it(true).await;
 }
 
-/// The JSON-RPC requests one sync sends after a swap.
+/// The JSON-RPC requests one sync sends after a swap: the fewer of two syncs, so that one that
+/// also records the pools' points at a 5-minute boundary it passed (decision 66: requests per
+/// boundary, not per wallet) does not count.
 async fn requests_of_a_sync(world: &World) -> usize {
-    world.swaps().await;
-    let before = world.node.requests();
-    let report = world.sync().await;
-    assert_eq!(report["wallets"]["refreshed"], 0, "{report}");
-    world.node.requests() - before
+    let mut fewest = usize::MAX;
+    for _ in 0..2 {
+        world.swaps().await;
+        let before = world.node.requests();
+        let report = world.sync().await;
+        assert_eq!(report["wallets"]["refreshed"], 0, "{report}");
+        fewest = fewest.min(world.node.requests() - before);
+    }
+    fewest
 }
 
 #[tokio::test]

@@ -432,12 +432,18 @@ async fn the_back_scan_stops_at_the_last_arrival_and_idle_wallets_cost_nothing()
     );
     assert_eq!(positions(&alice).await.len(), 2);
 
+    // The fewer of two syncs: one that also records the pools' points at a 5-minute boundary
+    // it passed (decision 66: requests per boundary, not per wallet) does not count.
     let requests_of_a_sync = || async {
-        world.swap().await;
-        let before = world.node.requests();
-        let report = sync(&ops).await;
-        assert_eq!(report["wallets"]["refreshed"], 0, "{report}");
-        world.node.requests() - before
+        let mut fewest = usize::MAX;
+        for _ in 0..2 {
+            world.swap().await;
+            let before = world.node.requests();
+            let report = sync(&ops).await;
+            assert_eq!(report["wallets"]["refreshed"], 0, "{report}");
+            fewest = fewest.min(world.node.requests() - before);
+        }
+        fewest
     };
     let one = requests_of_a_sync().await;
     for seed in 0..49u64 {
