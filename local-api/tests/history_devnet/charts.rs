@@ -4,8 +4,8 @@
 //! position, a deposit; the syncs record each pool's points as they pass the boundaries. Each
 //! hourly point of each position is what the position manager answers at the point's block
 //! (`decreaseLiquidity` and `collect` as `eth_call`s) to the unit, its USD at that block's price;
-//! the portfolio's points are the sum of its positions'; a deposit moves the value and the net
-//! deposits, not the PnL; `changes.1d` is the point a day ago against the latest; a point whose
+//! the portfolio's points are the sum of its positions'; a deposit, and a transfer to the user's
+//! other wallet, move the value and the net deposits, not the PnL (the transfer neither); `changes.1d` is the point a day ago against the latest; a point whose
 //! block a reorg replaced is recorded again.
 
 use super::{history, number, position, protocol_order, units, weth_usd};
@@ -190,6 +190,9 @@ async fn book_over_time(store_args: &[&str]) {
     let alice = world::user(&server, "alice").await;
     let ops = world::operator(&server).await;
     devnet.link_account(&alice, &wallet).await;
+    // The user's other wallet: a position moved to it stays the user's, its count going on.
+    let other = devnet.account(2).await;
+    devnet.link_account(&alice, &other).await;
 
     let (lower, upper) = devnet.range_around(1200).await;
     let mint = |at: i64, offset: i32| {
@@ -254,12 +257,18 @@ async fn book_over_time(store_args: &[&str]) {
         "300000000000000000000",
     ];
     devnet.run("increase", &added).await;
+    devnet.next_block_at(top - HOUR + 200).await;
+    devnet.transfer(&wallet, &second, &other).await;
     devnet.mine_at(top).await;
     sync_through(&ops, &alice, &pool, top).await;
 
     let (one, two) = (
         position(&alice, &first).await,
         position(&alice, &second).await,
+    );
+    assert!(
+        text(&two["wallet"]).eq_ignore_ascii_case(&other),
+        "moved: {two}"
     );
     let points_one = assert_points_are_the_chains(&devnet, &alice, &one).await;
     let points_two = assert_points_are_the_chains(&devnet, &alice, &two).await;

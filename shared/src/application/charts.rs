@@ -16,6 +16,7 @@ use crate::domain::chart::{
 };
 use crate::domain::history::PositionEvent;
 use crate::domain::model::{Chain, HeldToken, Position, Status};
+use crate::domain::wallets::LinkedWallet;
 use std::collections::HashMap;
 
 /// A catalog pool's tokens in protocol order.
@@ -59,10 +60,17 @@ struct Charted {
     tokens: [HeldToken; 2],
     base_is_token0: bool,
     events: Vec<PositionEvent>,
+    /// Its owner's wallets on its chain, lower case.
+    own: Vec<String>,
 }
 
 impl Charted {
-    async fn read(app: &App, position: Position, catalog: &Catalog) -> Outcome<Option<Charted>> {
+    async fn read(
+        app: &App,
+        position: Position,
+        catalog: &Catalog,
+        wallets: &[LinkedWallet],
+    ) -> Outcome<Option<Charted>> {
         let Some((tokens, base_is_token0)) = tokens_of(&position, catalog) else {
             return Ok(None);
         };
@@ -74,11 +82,17 @@ impl Charted {
             }
             None => Vec::new(),
         };
+        let own = wallets
+            .iter()
+            .filter(|w| w.chain == position.chain)
+            .map(|w| w.address.to_ascii_lowercase())
+            .collect();
         Ok(Some(Charted {
             position,
             tokens,
             base_is_token0,
             events,
+            own,
         }))
     }
 
@@ -96,6 +110,7 @@ impl Charted {
                 &WalletSubject {
                     events: &self.events,
                     wallet: &holding.wallet,
+                    own: &self.own,
                     tokens: &self.tokens,
                     range,
                     curve,
@@ -188,7 +203,8 @@ pub async fn position_chart(
     let now = app.clock.now().timestamp();
     let (interval, times) = period.boundaries(now, Some(start_of(&position)));
     // A simulated position whose pool left the catalog has nothing to chart.
-    let Some(charted) = Charted::read(app, position, &catalog).await? else {
+    let wallets = app.wallets.wallets(owner).await?;
+    let Some(charted) = Charted::read(app, position, &catalog, &wallets).await? else {
         return Ok(ChartView {
             period,
             interval_seconds: interval,
@@ -213,15 +229,17 @@ pub async fn position_chart(
 
 /// The caller's positions that have figures over time: open and closed on chain, sized.
 async fn book(app: &App, owner: &str) -> Outcome<(Vec<Charted>, std::sync::Arc<Catalog>)> {
-    let (inputs, catalog) = tokio::try_join!(app.store.portfolio_inputs(owner), async {
-        app.market.catalog().await
-    })?;
+    let (inputs, catalog, wallets) = tokio::try_join!(
+        app.store.portfolio_inputs(owner),
+        app.market.catalog(),
+        app.wallets.wallets(owner)
+    )?;
     let mut book = Vec::new();
     for position in inputs.open.into_iter().chain(inputs.closed_on_chain) {
         if position.status == Status::Pending {
             continue;
         }
-        if let Some(c) = Charted::read(app, position, &catalog).await? {
+        if let Some(c) = Charted::read(app, position, &catalog, &wallets).await? {
             book.push(c);
         }
     }

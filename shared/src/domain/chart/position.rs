@@ -18,6 +18,9 @@ pub struct WalletSubject<'a> {
     /// Every stored event, chain order.
     pub events: &'a [PositionEvent],
     pub wallet: &'a str,
+    /// Every wallet of its owner on its chain (lower case): a transfer between two of them
+    /// moves no token and starts no new count.
+    pub own: &'a [String],
     pub tokens: &'a [HeldToken; 2],
     pub range: (i32, i32),
     pub curve: Curve,
@@ -175,19 +178,35 @@ fn unread(point: &PoolPoint, why: &str) -> PointFigures {
 /// figures stand: nothing held, what it paid out counted.
 pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<PointFigures> {
     let block = point.block();
-    let upto: Vec<PositionEvent> = subject
+    let own = |address: &Option<String>| {
+        address
+            .as_deref()
+            .is_some_and(|a| subject.own.iter().any(|w| w.eq_ignore_ascii_case(a)))
+    };
+    // Transfers between the owner's own wallets are no arrival: the count starts where the
+    // position came to one of them from elsewhere (its mint, or a stranger's transfer).
+    let mut upto: Vec<PositionEvent> = subject
         .events
         .iter()
         .filter(|e| e.block <= block)
         .cloned()
         .collect();
+    for event in upto.iter_mut().filter(|e| e.kind == EventKind::Transfer) {
+        if own(&event.from) && own(&event.to) {
+            event.to = None;
+        } else if own(&event.to) {
+            event.to = Some(subject.wallet.to_string());
+        }
+    }
+    if let Some(mint) = upto.iter_mut().find(|e| e.kind == EventKind::Mint) {
+        if own(&mint.to) {
+            mint.to = Some(subject.wallet.to_string());
+        }
+    }
     let start = count_start(&upto, subject.wallet)?;
-    let gone = upto[start + 1..].iter().any(|e| {
-        e.kind == EventKind::Transfer
-            && e.to
-                .as_deref()
-                .is_some_and(|to| !to.eq_ignore_ascii_case(subject.wallet))
-    });
+    let gone = upto[start + 1..]
+        .iter()
+        .any(|e| e.kind == EventKind::Transfer && e.to.is_some() && !own(&e.to));
     if gone {
         return None;
     }
