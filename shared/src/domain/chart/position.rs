@@ -173,9 +173,9 @@ fn unread(point: &PoolPoint, why: &str) -> PointFigures {
     }
 }
 
-/// A wallet position's figures at `point`, for its holder: `None` before the holder had it, and
-/// at and after a transfer out of the holder's wallet (its chart stops there). After a burn its
-/// figures stand: nothing held, what it paid out counted.
+/// A wallet position's figures at `point`, for its owner: `None` before one of the owner's
+/// wallets had it, and after a transfer to a wallet not the owner's (its chart stops there).
+/// After a burn its figures stand: nothing held, what it paid out counted.
 pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<PointFigures> {
     let block = point.block();
     let own = |address: &Option<String>| {
