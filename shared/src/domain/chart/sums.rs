@@ -215,3 +215,106 @@ pub fn changes(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::chart::position::TokenFigures;
+    use std::str::FromStr;
+
+    fn d(text: &str) -> BigDecimal {
+        BigDecimal::from_str(text).unwrap()
+    }
+
+    /// A position at `time` worth `values` per token, with `deposited` per token and nothing
+    /// taken out.
+    fn at(time: i64, values: [&str; 2], deposited: [&str; 2]) -> PointFigures {
+        let token = |t: usize| TokenFigures {
+            value: Some(d(values[t])),
+            fees_earned: Some(d("1")),
+            deposited: Some(d(deposited[t])),
+            withdrawn: Some(d("0")),
+            taken_out: Some(d("0")),
+            ..TokenFigures::default()
+        };
+        PointFigures {
+            time,
+            block: 1,
+            block_time: time,
+            tokens: [token(0), token(1)],
+            liquidity: 1,
+            in_range: true,
+            rewards: Some(d("0")),
+            exact: true,
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn a_position_without_a_figure_is_counted_apart_never_as_zero() {
+        let mut unpriced = at(0, ["1", "1"], ["1", "1"]);
+        unpriced.tokens[1].value = None;
+        unpriced.exact = false;
+        unpriced.reason = Some("a token had no USD price at the point".into());
+        let priced = at(0, ["10", "20"], ["15", "10"]);
+        let parts = vec![
+            vec![Some((Part::whole(&priced), &priced))],
+            vec![Some((Part::whole(&unpriced), &unpriced))],
+        ];
+        let sum = sum_points(&[0], &parts).remove(0);
+        assert_eq!((sum.positions, sum.unpriced), (2, 1));
+        assert_eq!(sum.value, d("30"));
+        assert_eq!(sum.pnl, d("5"));
+        assert_eq!(sum.net_deposits, d("25"));
+        assert!(!sum.exact && sum.reasons.len() == 1);
+    }
+
+    #[test]
+    fn by_asset_each_token_keeps_its_own_share_and_the_shares_add_up() {
+        let weth_usdc = at(0, ["10", "20"], ["15", "10"]);
+        let weth_dai = at(0, ["5", "7"], ["5", "8"]);
+        let positions: Vec<Keyed> = vec![
+            (
+                vec![Some(weth_usdc)],
+                ["WETH".into(), "USDC".into()],
+                "ethereum".into(),
+            ),
+            (
+                vec![Some(weth_dai)],
+                ["WETH".into(), "DAI".into()],
+                "base".into(),
+            ),
+        ];
+        let groups = group_points(&[0], &positions, GroupBy::Asset);
+        let keys: Vec<&str> = groups.iter().map(|g| g.key.as_str()).collect();
+        assert_eq!(keys, ["DAI", "USDC", "WETH"]);
+        let weth = &groups[2].points[0];
+        assert_eq!((weth.value.clone(), weth.pnl.clone()), (d("15"), d("-5")));
+        assert_eq!(weth.positions, 2);
+        let total: BigDecimal = groups.iter().map(|g| g.points[0].pnl.clone()).sum();
+        assert_eq!(total, d("4"), "the assets' PnL adds up to the positions'");
+        let chains = group_points(&[0], &positions, GroupBy::Chain);
+        assert_eq!(chains.len(), 2);
+        assert_eq!(chains[0].key, "base");
+        assert_eq!(chains[0].points[0].value, d("12"));
+    }
+
+    #[test]
+    fn a_change_counts_deposits_out_of_the_pnl() {
+        let then = PortfolioPoint {
+            value: d("100"),
+            pnl: d("10"),
+            positions: 1,
+            ..PortfolioPoint::default()
+        };
+        // A deposit of 50 and a gain of 5 since: the value moved 55, the PnL 5.
+        let moved = changes((&d("155"), &d("15")), &[("1d", Some(&then)), ("7d", None)]);
+        let day = moved[0].1.clone().unwrap();
+        assert_eq!((day.value, day.pnl), (d("55"), d("5")));
+        assert_eq!(day.percent, Some(d("55")));
+        assert!(moved[1].1.is_none());
+        let from_nothing = PortfolioPoint::default();
+        let fresh = changes((&d("1"), &d("0")), &[("1d", Some(&from_nothing))]);
+        assert_eq!(fresh[0].1.clone().unwrap().percent, None, "no percent of 0");
+    }
+}
