@@ -1,8 +1,9 @@
 //! The chart use cases (decision 66): a position's, the portfolio's and a pool's figures at the
 //! series' boundaries, and the portfolio's changes. Nothing is written: a position's figures at
 //! a boundary are computed from its stored events and its pool's shared point there.
-//! Costs: the position(s), one history `Query` per wallet position, one `Query` per pool and
-//! tier read (see `docs/figures/charts.md`).
+//! Costs: the position(s), the caller's wallets (one `Query`: a transfer between two of them
+//! starts no new count), one history `Query` per wallet position, one `Query` per pool and tier
+//! read (see `docs/figures/charts.md`).
 
 use crate::application::app::App;
 use crate::application::error::{Outcome, UseCaseError};
