@@ -379,33 +379,55 @@ async fn book_over_time(store_args: &[&str]) {
 
 test_support::on_both_stores!(the_book_over_time => book_over_time);
 
-/// A position older than the series (minted three days before local-api first synced): its
-/// pool's daily points since its mint are backfilled by the syncs from the chain, each exact at
-/// its block as the position manager answers there.
-async fn past_days_backfilled(store_args: &[&str]) {
+/// A devnet whose clock started `days + 1` days before today, a wallet (anvil's account 1)
+/// holding a position minted `days` days before today (an hour before the day's boundary), a
+/// swap each day since: a position older than the series, which starts when local-api first
+/// syncs. Answers the devnet, the wallet, the token and today's boundary.
+async fn older_than_the_series(days: i64) -> (Devnet, String, String, i64) {
     let now = chrono::Utc::now().timestamp();
     let today = now - now.rem_euclid(DAY);
-    let devnet = Devnet::since(3000, today - 4 * DAY).await;
+    let devnet = Devnet::since(3000, today - (days + 1) * DAY).await;
     let wallet = devnet.account(1).await;
     let range = devnet.range_around(1200).await;
-    devnet.next_block_at(today - 3 * DAY - HOUR).await;
+    devnet.next_block_at(today - days * DAY - HOUR).await;
     let token = devnet
         .mint_to(&wallet, range, None, "1000000000000000000000")
         .await;
-    for day in [3, 2, 1] {
+    for day in (1..=days).rev() {
         devnet.next_block_at(today - day * DAY + HOUR).await;
         devnet.swap_both_ways("10", "20000").await;
     }
     devnet.mine_at(now - 30).await;
-    let pool = devnet.address("pool");
-    let server = world::local_api(&devnet, &devnet.rpc, store_args).await;
+    (devnet, wallet, token, today)
+}
+
+/// local-api reading the chain at `rpc`, `wallet` linked to alice, its position `token` found,
+/// then one sync more (the one that backfills its pool's past days); the position as listed.
+async fn linked_and_synced(
+    devnet: &Devnet,
+    (rpc, store_args): (&str, &[&str]),
+    wallet: &str,
+    token: &str,
+) -> (test_support::local_api::LocalApi, TestClient, Value) {
+    let server = world::local_api(devnet, rpc, store_args).await;
     let alice = world::user(&server, "alice").await;
     let ops = world::operator(&server).await;
-    devnet.link_account(&alice, &wallet).await;
-    found(&ops, &alice, &token).await;
+    devnet.link_account(&alice, wallet).await;
+    found(&ops, &alice, token).await;
     let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
     assert_eq!(report.status, StatusCode::OK, "{}", report.text());
-    let view = position(&alice, &token).await;
+    let view = position(&alice, token).await;
+    (server, alice, view)
+}
+
+/// A position older than the series (minted three days before local-api first synced): its
+/// pool's daily points since its mint are backfilled by the syncs from the chain, each exact at
+/// its block as the position manager answers there.
+async fn past_days_backfilled(store_args: &[&str]) {
+    let (devnet, wallet, token, today) = older_than_the_series(3).await;
+    let pool = devnet.address("pool");
+    let (_server, alice, view) =
+        linked_and_synced(&devnet, (&devnet.rpc, store_args), &wallet, &token).await;
     let points = assert_points_are_the_chains(&devnet, &alice, &view).await;
     let days: Vec<i64> = points
         .iter()
@@ -432,18 +454,7 @@ test_support::on_both_stores!(past_days_are_backfilled => past_days_backfilled);
 #[tokio::test]
 async fn past_days_from_a_pruned_node_are_marked_not_exact() {
     use test_support::rpc_stub::RpcStub;
-    let now = chrono::Utc::now().timestamp();
-    let today = now - now.rem_euclid(DAY);
-    let devnet = Devnet::since(3000, today - 3 * DAY).await;
-    let wallet = devnet.account(1).await;
-    let range = devnet.range_around(1200).await;
-    devnet.next_block_at(today - 2 * DAY - HOUR).await;
-    let token = devnet
-        .mint_to(&wallet, range, None, "1000000000000000000000")
-        .await;
-    devnet.next_block_at(today - DAY + HOUR).await;
-    devnet.swap_both_ways("10", "20000").await;
-    devnet.mine_at(now - 30).await;
+    let (devnet, wallet, token, today) = older_than_the_series(2).await;
     let head = devnet.rpc("eth_blockNumber", json!([])).await;
     let head = u64::from_str_radix(text(&head).trim_start_matches("0x"), 16).unwrap();
     let mut hashes = std::collections::BTreeMap::new();
@@ -464,14 +475,8 @@ async fn past_days_from_a_pruned_node_are_marked_not_exact() {
         })
     })
     .await;
-    let server = world::local_api(&devnet, &proxy.url, &[]).await;
-    let alice = world::user(&server, "alice").await;
-    let ops = world::operator(&server).await;
-    devnet.link_account(&alice, &wallet).await;
-    found(&ops, &alice, &token).await;
-    let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
-    assert_eq!(report.status, StatusCode::OK, "{}", report.text());
-    let view = position(&alice, &token).await;
+    let (_server, alice, view) =
+        linked_and_synced(&devnet, (&proxy.url, &[]), &wallet, &token).await;
     let id = text(&view["id"]);
     let chart = get(&alice, &format!("/positions/{id}/chart?period=1y")).await;
     let points = chart["points"].as_array().unwrap();

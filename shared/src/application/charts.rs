@@ -10,8 +10,8 @@ use crate::application::error::{Outcome, UseCaseError};
 use crate::domain::catalog::{curve_of, Catalog, Pool, Token};
 use crate::domain::chart::{
     change_view, changes, group_points, pool_point_view, portfolio_point_view, position_point_view,
-    simulated_point, sum_points, wallet_point, ChangeView, ChartView, GroupBy, GroupView,
-    GroupedChartView, Part, Period, PointFigures, PoolPoint, PoolPointView, PortfolioPoint,
+    simulated_point, sum_whole, wallet_point, ChangeView, ChartView, GroupBy, GroupView,
+    GroupedChartView, Period, PointFigures, PoolPoint, PoolPointView, PortfolioPoint,
     PortfolioPointView, PositionPointView, SimulatedSubject, Tier, WalletSubject, DAY,
     FIVE_MINUTES, HOUR,
 };
@@ -63,6 +63,8 @@ struct Charted {
     events: Vec<PositionEvent>,
     /// Its owner's wallets on its chain, lower case.
     own: Vec<String>,
+    /// A simulated position's first point after it was sized: what its fees count from.
+    first: Option<PoolPoint>,
 }
 
 impl Charted {
@@ -88,21 +90,19 @@ impl Charted {
             .filter(|w| w.chain == position.chain)
             .map(|w| w.address.to_ascii_lowercase())
             .collect();
+        let first = first_point(app, &position).await?;
         Ok(Some(Charted {
             position,
             tokens,
             base_is_token0,
             events,
             own,
+            first,
         }))
     }
 
     /// Its figures at each of `points` (its pool's, aligned with the chart's times).
-    fn figures(
-        &self,
-        points: &[Option<&PoolPoint>],
-        first: Option<&PoolPoint>,
-    ) -> Vec<Option<PointFigures>> {
+    fn figures(&self, points: &[Option<&PoolPoint>]) -> Vec<Option<PointFigures>> {
         let p = &self.position;
         let range = (p.tick_lower, p.tick_upper);
         let curve = curve_of(p.protocol);
@@ -132,7 +132,7 @@ impl Charted {
                         until: p.closing.as_ref().map(|c| c.closed_at.timestamp()),
                     },
                     point,
-                    first,
+                    self.first.as_ref(),
                 )
             }
         };
@@ -179,9 +179,9 @@ fn aligned<'a>(
         .collect()
 }
 
-/// A simulated position's first point after it was sized: what its fees count from.
-async fn first_point(app: &App, c: &Charted) -> Outcome<Option<PoolPoint>> {
-    let p = &c.position;
+/// A simulated position's first point after it was sized: what its fees count from (one
+/// `Query`; none for a wallet position).
+async fn first_point(app: &App, p: &Position) -> Outcome<Option<PoolPoint>> {
     let Some(from) = p.activated_at.filter(|_| p.holding.is_none()) else {
         return Ok(None);
     };
@@ -215,8 +215,7 @@ pub async fn position_chart(
     let charted = [charted];
     let points = pool_points(app, &charted, &times, Tier::holding(interval)).await?;
     let c = &charted[0];
-    let first = first_point(app, c).await?;
-    let figures = c.figures(&aligned(&points, &c.position, &times), first.as_ref());
+    let figures = c.figures(&aligned(&points, &c.position, &times));
     Ok(ChartView {
         period,
         interval_seconds: interval,
@@ -228,39 +227,34 @@ pub async fn position_chart(
     })
 }
 
-/// The caller's positions that have figures over time: open and closed on chain, sized.
-async fn book(app: &App, owner: &str) -> Outcome<(Vec<Charted>, std::sync::Arc<Catalog>)> {
-    let (inputs, catalog, wallets) = tokio::try_join!(
-        app.store.portfolio_inputs(owner),
-        app.market.catalog(),
-        app.wallets.wallets(owner)
-    )?;
+/// The positions that have figures over time (not pending), each with its events.
+async fn book(
+    app: &App,
+    positions: Vec<Position>,
+    catalog: &Catalog,
+    wallets: &[LinkedWallet],
+) -> Outcome<Vec<Charted>> {
     let mut book = Vec::new();
-    for position in inputs.open.into_iter().chain(inputs.closed_on_chain) {
+    for position in positions {
         if position.status == Status::Pending {
             continue;
         }
-        if let Some(c) = Charted::read(app, position, &catalog, &wallets).await? {
+        if let Some(c) = Charted::read(app, position, catalog, wallets).await? {
             book.push(c);
         }
     }
-    Ok((book, catalog))
+    Ok(book)
 }
 
-/// Each position's figures at `times`.
-async fn figures_of(
-    app: &App,
+/// Each position's figures at `times`, from `points` (its pool's, as read).
+fn figures_at(
     book: &[Charted],
+    points: &HashMap<(Chain, String), Vec<PoolPoint>>,
     times: &[i64],
-    tiers: &[Tier],
-) -> Outcome<Vec<Vec<Option<PointFigures>>>> {
-    let points = pool_points(app, book, times, tiers).await?;
-    let mut all = Vec::with_capacity(book.len());
-    for c in book {
-        let first = first_point(app, c).await?;
-        all.push(c.figures(&aligned(&points, &c.position, times), first.as_ref()));
-    }
-    Ok(all)
+) -> Vec<Vec<Option<PointFigures>>> {
+    book.iter()
+        .map(|c| c.figures(&aligned(points, &c.position, times)))
+        .collect()
 }
 
 /// What `GET /portfolio/chart` answers: one series, or one per group.
@@ -276,21 +270,20 @@ pub async fn portfolio_chart(
     period: Period,
     group_by: Option<GroupBy>,
 ) -> Outcome<PortfolioChart> {
-    let (book, _) = book(app, owner).await?;
+    let (inputs, catalog, wallets) = tokio::try_join!(
+        app.store.portfolio_inputs(owner),
+        app.market.catalog(),
+        app.wallets.wallets(owner)
+    )?;
+    let positions = inputs.open.into_iter().chain(inputs.closed_on_chain);
+    let book = book(app, positions.collect(), &catalog, &wallets).await?;
     let now = app.clock.now().timestamp();
     let since = book.iter().map(|c| start_of(&c.position)).min();
     let (interval, times) = period.boundaries(now, since);
-    let figures = figures_of(app, &book, &times, Tier::holding(interval)).await?;
+    let points = pool_points(app, &book, &times, Tier::holding(interval)).await?;
+    let figures = figures_at(&book, &points, &times);
     let Some(by) = group_by else {
-        let parts: Vec<Vec<_>> = figures
-            .iter()
-            .map(|f| {
-                f.iter()
-                    .map(|f| f.as_ref().map(|f| (Part::whole(f), f)))
-                    .collect()
-            })
-            .collect();
-        let points = sum_points(&times, &parts);
+        let points = sum_whole(&times, &figures);
         return Ok(PortfolioChart::Whole(ChartView {
             period,
             interval_seconds: interval,
@@ -328,19 +321,22 @@ fn shown(points: &[PortfolioPoint]) -> impl Iterator<Item = &PortfolioPoint> {
     points.iter().filter(|p| p.positions > 0)
 }
 
-/// The changes over the last day, week and month (`GET /portfolio`'s `changes`): from the
-/// latest 5-minute boundary (of the last two hours) every counted pool has a point at, against the point a day before
-/// it and the hourly points a week and a month before (the 5-minute ones are not kept that
-/// long). `None` for a period the series does not reach back to.
+/// The changes over the last day, week and month (`GET /portfolio`'s `changes`) of `positions`
+/// (the portfolio's, as it read them): from the latest 5-minute boundary of the last two hours
+/// every counted pool has a point at, against the point a day before it and the hourly points a
+/// week and a month before (the 5-minute ones are not kept that long). `None` for a period the
+/// series does not reach back to. Reads the caller's wallets, each wallet position's history,
+/// and per pool one `Query` per tier of the last two hours and one per period.
 pub async fn portfolio_changes(
     app: &App,
     owner: &str,
+    positions: Vec<Position>,
+    catalog: &Catalog,
 ) -> Outcome<Vec<(&'static str, Option<ChangeView>)>> {
-    let (book, _) = book(app, owner).await?;
+    let wallets = app.wallets.wallets(owner).await?;
+    let book = book(app, positions, catalog, &wallets).await?;
     let now = app.clock.now().timestamp();
     let latest = now.div_euclid(FIVE_MINUTES) * FIVE_MINUTES;
-    // The last two hours' boundaries (one Query per pool): the newest at which every pool had
-    // its point is `to`.
     let recent: Vec<i64> = (0..24).rev().map(|i| latest - i * FIVE_MINUTES).collect();
     let points = pool_points(app, &book, &recent, &Tier::ALL).await?;
     let to =
@@ -350,28 +346,19 @@ pub async fn portfolio_changes(
     let Some(to) = to else {
         return Ok(["1d", "7d", "30d"].into_iter().map(|l| (l, None)).collect());
     };
+    let now_point = sum_whole(&[to], &figures_at(&book, &points, &[to])).remove(0);
     let hour = |t: i64| t.div_euclid(HOUR) * HOUR;
     let periods = [
         ("1d", to - DAY),
         ("7d", hour(to - 7 * DAY)),
         ("30d", hour(to - 30 * DAY)),
     ];
-    let mut times: Vec<i64> = periods.iter().map(|(_, t)| *t).collect();
-    times.push(to);
     let mut sums = Vec::new();
-    for t in &times {
-        let figures = figures_of(app, &book, &[*t], &Tier::ALL).await?;
-        let parts: Vec<Vec<_>> = figures
-            .iter()
-            .map(|f| {
-                f.iter()
-                    .map(|f| f.as_ref().map(|f| (Part::whole(f), f)))
-                    .collect()
-            })
-            .collect();
-        sums.push(sum_points(&[*t], &parts).remove(0));
+    for (_, t) in &periods {
+        // One boundary: only its own tier holds it.
+        let points = pool_points(app, &book, &[*t], &[Tier::of(*t)]).await?;
+        sums.push(sum_whole(&[*t], &figures_at(&book, &points, &[*t])).remove(0));
     }
-    let now_point = sums.pop().unwrap_or_default();
     let then: Vec<(&'static str, Option<&PortfolioPoint>)> = periods
         .iter()
         .zip(&sums)

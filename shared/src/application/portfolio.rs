@@ -15,7 +15,9 @@ pub async fn portfolio_of(app: &App, owner: &str) -> Outcome<PortfolioView> {
     },)?;
     let realized = with_closed_wallet_positions(inputs.realized, &inputs.closed_on_chain, &catalog);
     let mut view = portfolio(&inputs.open, &realized, &catalog, app.clock.now())?;
-    for (label, change) in portfolio_changes(app, owner).await? {
+    // The changes from the same reads: the positions, open and closed on chain, and the catalog.
+    let positions = inputs.open.into_iter().chain(inputs.closed_on_chain);
+    for (label, change) in portfolio_changes(app, owner, positions.collect(), &catalog).await? {
         match label {
             "1d" => view.changes.day = change,
             "7d" => view.changes.week = change,

@@ -205,6 +205,7 @@ async fn points_at(
         .zip(&reads)
         .filter_map(|(p, r)| Some((p.key(), r.as_ref().ok()?.clone())))
         .collect();
+    // None answered: the node is down or serves no state that old; the caller decides.
     if states.is_empty() && !pools.is_empty() {
         return Err(format!("no pool answered at block {}", block.number));
     }
@@ -224,11 +225,21 @@ async fn points_at(
             )
         })
         .collect();
+    // A pool that did not answer while others did is named, not left out: a point not read.
     Ok(pools
         .iter()
-        .filter_map(|pool| {
-            let state = states.get(&pool.key())?.clone();
-            let unread = None;
+        .zip(reads)
+        .map(|(pool, read)| {
+            let state = match read {
+                Ok(state) => state,
+                Err(why) => {
+                    let why = format!(
+                        "the pool's state at block {} was not read: {why}",
+                        block.number
+                    );
+                    return (pool.id.clone(), unread_point(block, boundary, why));
+                }
+            };
             let (t0, t1) = if pool.orientation.base_is_token0 {
                 (&pool.token_a, &pool.token_b)
             } else {
@@ -242,9 +253,9 @@ async fn points_at(
                 block_time,
                 state,
                 prices: [price(t0), price(t1)],
-                unread,
+                unread: None,
             };
-            Some((pool.id.clone(), point))
+            (pool.id.clone(), point)
         })
         .collect())
 }
@@ -382,8 +393,11 @@ pub async fn backfill_days(
     for (day, block) in missing.iter().zip(blocks) {
         let Some(block) = block else { continue };
         match points_at(rpc, catalog, &read, &block, *day).await {
-            Ok(found) if found.iter().any(|(p, _)| pool.is_named(p)) => points.extend(found),
-            Ok(_) | Err(_) => points.push((pool.id.clone(), unread_point(&block, *day))),
+            Ok(found) => points.extend(found),
+            Err(why) => {
+                let why = format!("{why} (the node serves no state this old: not an archive node)");
+                points.push((pool.id.clone(), unread_point(&block, *day, why)));
+            }
         }
     }
     let written = points.len();
@@ -399,11 +413,11 @@ pub async fn backfill_days(
     Ok(written)
 }
 
-/// A day the node could not serve the pool's state at: its block, and why no figure stands.
-fn unread_point(block: &Block, day: i64) -> PoolPoint {
-    let block_time = time_of(block).unwrap_or(day);
+/// A point whose pool state was not read at `block`: its block, and `why` no figure stands.
+fn unread_point(block: &Block, time: i64, why: String) -> PoolPoint {
+    let block_time = time_of(block).unwrap_or(time);
     PoolPoint {
-        time: day,
+        time,
         block_time,
         state: PoolState {
             sqrt_price: crate::domain::math::U256::ZERO,
@@ -418,9 +432,6 @@ fn unread_point(block: &Block, day: i64) -> PoolPoint {
             balances: None,
         },
         prices: [None, None],
-        unread: Some(format!(
-            "the node could not serve the pool's state at block {} (not an archive node)",
-            block.number
-        )),
+        unread: Some(why),
     }
 }

@@ -11,5 +11,5 @@ mod views;
 
 pub use position::{simulated_point, wallet_point, PointFigures, SimulatedSubject, WalletSubject};
 pub use series::*;
-pub use sums::{changes, group_points, sum_points, Change, Group, GroupBy, Part, PortfolioPoint};
+pub use sums::{changes, group_points, sum_whole, Change, GroupBy, PortfolioPoint};
 pub use views::*;

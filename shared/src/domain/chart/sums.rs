@@ -122,6 +122,12 @@ pub fn sum_points(
         .collect()
 }
 
+/// Each position's whole figures (aligned with `times`) summed at each time.
+pub fn sum_whole(times: &[i64], figures: &[Vec<Option<PointFigures>>]) -> Vec<PortfolioPoint> {
+    let parts: Vec<Vec<_>> = figures.iter().map(|f| aligned(f, Part::whole)).collect();
+    sum_points(times, &parts)
+}
+
 /// A group's series.
 pub struct Group {
     pub key: String,
@@ -188,7 +194,6 @@ fn aligned(
 /// deposits or withdrawals).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {
-    pub label: &'static str,
     pub value: BigDecimal,
     pub percent: Option<BigDecimal>,
     pub pnl: BigDecimal,
@@ -204,7 +209,6 @@ pub fn changes(
             let change = point.map(|p| {
                 let value = now.0 - &p.value;
                 Change {
-                    label,
                     percent: (!p.value.is_zero())
                         .then(|| &value * BigDecimal::from(100) / &p.value),
                     value,

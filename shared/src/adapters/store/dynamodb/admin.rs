@@ -132,7 +132,7 @@ impl DynamoDbStore {
     }
 
     /// `items` put in batches of 25, unprocessed ones retried with backoff.
-    async fn put_all(&self, items: &[Item]) -> Result<(), StoreError> {
+    pub(super) async fn put_all(&self, items: &[Item]) -> Result<(), StoreError> {
         for chunk in items.chunks(25) {
             let mut pending: Vec<WriteRequest> = chunk
                 .iter()

@@ -105,7 +105,7 @@ fn with_body(mut item: Item, body: AttributeValue, expires: Option<DateTime<Utc>
 }
 
 impl DynamoDbStore {
-    async fn put_plain(&self, item: Item) -> StoreResult<()> {
+    pub(super) async fn put_plain(&self, item: Item) -> StoreResult<()> {
         self.client
             .put_item()
             .table_name(&self.table)

@@ -1,10 +1,11 @@
 //! The pools' series in the table (decision 66): one item per pool and boundary,
 //! `SERIES#{chain}#{pool}` / `{tier}#{time}` holding the point (JSON) and, for the 5-minute and
 //! hourly tiers, `expiresAt` (2 days, 95 days on); a day's point is kept for ever. One item per
-//! chain, `SERIES#{chain}` / `CURSOR`, says where its series stands. A chart reads one `Query`
+//! chain, `SERIES#{chain}` / `CURSOR`, says where its series stands; `SERIES#{chain}` /
+//! `WANT#{pool}` holds from when a pool's past days are wanted. A chart reads one `Query`
 //! per pool and tier (eventually consistent: a point is written once, at a confirmed block).
 
-use super::errors::{back_off, build_error, classify, classify_conditional};
+use super::errors::{classify, classify_conditional};
 use super::item::{malformed, parsed, text};
 use super::keys::{s, Item};
 use super::metrics::ReadKind;
@@ -14,10 +15,8 @@ use crate::application::ports::{SeriesStore, StoreError, StoreResult};
 use crate::domain::chart::{PoolPoint, SeriesCursor, Tier};
 use crate::domain::model::Chain;
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
+use aws_sdk_dynamodb::types::AttributeValue;
 
-/// Items one `BatchWriteItem` takes at most.
-const BATCH_WRITE_LIMIT: usize = 25;
 const EXPIRES: &str = "expiresAt";
 
 fn pool_partition(chain: Chain, pool: &str) -> String {
@@ -93,34 +92,7 @@ impl SeriesStore for DynamoDbStore {
             .iter()
             .map(|(pool, point)| point_item(chain, pool, point))
             .collect::<Result<_, _>>()?;
-        for chunk in items.chunks(BATCH_WRITE_LIMIT) {
-            let mut pending: Vec<WriteRequest> = chunk
-                .iter()
-                .map(|item| {
-                    let put = PutRequest::builder()
-                        .set_item(Some(item.clone()))
-                        .build()
-                        .map_err(build_error)?;
-                    Ok(WriteRequest::builder().put_request(put).build())
-                })
-                .collect::<Result<_, StoreError>>()?;
-            let mut attempt = 0u32;
-            while !pending.is_empty() {
-                back_off(&mut attempt, "BatchWriteItem left points unprocessed").await?;
-                let output = self
-                    .client
-                    .batch_write_item()
-                    .request_items(&self.table, pending)
-                    .send()
-                    .await
-                    .map_err(classify)?;
-                pending = output
-                    .unprocessed_items()
-                    .and_then(|u| u.get(&self.table))
-                    .cloned()
-                    .unwrap_or_default();
-            }
-        }
+        self.put_all(&items).await?;
         // The cursor last: a sync that fails before it records the same boundary again.
         let Some(cursor) = cursor else {
             return Ok(());
@@ -128,14 +100,7 @@ impl SeriesStore for DynamoDbStore {
         let mut item = cursor_key(chain);
         let json = serde_json::to_string(cursor).map_err(json_failure)?;
         item.insert("cursor".into(), s(json));
-        self.client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .send()
-            .await
-            .map_err(classify)?;
-        Ok(())
+        self.put_plain(item).await
     }
 
     async fn want_days(&self, chain: Chain, pool: &str, since: i64) -> StoreResult<()> {
