@@ -204,7 +204,11 @@ pub async fn position_chart(
     let now = app.clock.now().timestamp();
     let (interval, times) = period.boundaries(now, Some(start_of(&position)));
     // A simulated position whose pool left the catalog has nothing to chart.
-    let wallets = app.wallets.wallets(owner).await?;
+    // The owner's wallets tell a transfer between two of them (a wallet position's only).
+    let wallets = match position.holding {
+        Some(_) => app.wallets.wallets(owner).await?,
+        None => Vec::new(),
+    };
     let Some(charted) = Charted::read(app, position, &catalog, &wallets).await? else {
         return Ok(ChartView {
             period,

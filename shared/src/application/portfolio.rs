@@ -16,13 +16,19 @@ pub async fn portfolio_of(app: &App, owner: &str) -> Outcome<PortfolioView> {
     let realized = with_closed_wallet_positions(inputs.realized, &inputs.closed_on_chain, &catalog);
     let mut view = portfolio(&inputs.open, &realized, &catalog, app.clock.now())?;
     // The changes from the same reads: the positions, open and closed on chain, and the catalog.
+    // Reads that fail leave them null and the rest of the portfolio answered.
     let positions = inputs.open.into_iter().chain(inputs.closed_on_chain);
-    for (label, change) in portfolio_changes(app, owner, positions.collect(), &catalog).await? {
-        match label {
-            "1d" => view.changes.day = change,
-            "7d" => view.changes.week = change,
-            _ => view.changes.month = change,
+    match portfolio_changes(app, owner, positions.collect(), &catalog).await {
+        Ok(changes) => {
+            for (label, change) in changes {
+                match label {
+                    "1d" => view.changes.day = change,
+                    "7d" => view.changes.week = change,
+                    _ => view.changes.month = change,
+                }
+            }
         }
+        Err(e) => tracing::warn!(cause = %e, "the portfolio's changes were not read"),
     }
     Ok(view)
 }
