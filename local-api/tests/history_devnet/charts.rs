@@ -33,6 +33,70 @@ async fn get(client: &TestClient, path: &str) -> Value {
     reply.json
 }
 
+/// `value` fits `schema` of the contract (`openapi.yaml`, as local-api serves it): every field
+/// declared (`additionalProperties: false` holds for every object of the answers), every
+/// required one present, through `$ref`, `oneOf`, properties and items; `null` only where the
+/// schema allows it.
+fn fits(document: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+    if let Some(name) = schema.get("$ref").and_then(Value::as_str) {
+        let name = name.trim_start_matches("#/components/schemas/");
+        return fits(
+            document,
+            &document["components"]["schemas"][name],
+            value,
+            at,
+        );
+    }
+    if let Some(options) = schema.get("oneOf").and_then(Value::as_array) {
+        let fitted: Vec<Result<(), String>> = options
+            .iter()
+            .map(|o| fits(document, o, value, at))
+            .collect();
+        return match fitted.iter().find(|f| f.is_ok()) {
+            Some(_) => Ok(()),
+            None => Err(format!("{at}: no oneOf fits: {fitted:?}")),
+        };
+    }
+    let types: Vec<&str> = match &schema["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    match value {
+        Value::Null if types.contains(&"null") || types.is_empty() => Ok(()),
+        Value::Null => Err(format!("{at}: null where {types:?}")),
+        Value::Object(fields) => {
+            let properties = schema["properties"].as_object();
+            for (key, field) in fields {
+                let Some(declared) = properties.and_then(|p| p.get(key)) else {
+                    return Err(format!("{at}.{key}: not in the schema"));
+                };
+                fits(document, declared, field, &format!("{at}.{key}"))?;
+            }
+            for required in schema["required"].as_array().into_iter().flatten() {
+                let key = required.as_str().unwrap_or_default();
+                if !fields.contains_key(key) {
+                    return Err(format!("{at}.{key}: required, missing"));
+                }
+            }
+            Ok(())
+        }
+        Value::Array(items) => items.iter().enumerate().try_for_each(|(i, item)| {
+            fits(document, &schema["items"], item, &format!("{at}[{i}]"))
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The answer fits the contract's schema `name`.
+fn assert_fits(name: &str, value: &Value) {
+    let document = local_api::openapi::document().expect("the contract parses");
+    let schema = json!({ "$ref": format!("#/components/schemas/{name}") });
+    if let Err(why) = fits(&document, &schema, value, name) {
+        panic!("the answer does not fit {name}: {why}");
+    }
+}
+
 /// Syncs until the pool's series reaches `time` (each sync records at most 12 boundaries): its
 /// 5-minute point within the last day, its hourly one before.
 async fn sync_through(ops: &TestClient, alice: &TestClient, pool: &str, time: i64) {
@@ -104,6 +168,7 @@ async fn assert_points_are_the_chains(
 ) -> Vec<Value> {
     let id = text(&view["id"]);
     let chart = get(alice, &format!("/positions/{id}/chart?period=7d")).await;
+    assert_fits("PositionChart", &chart);
     assert_eq!(chart["intervalSeconds"], 3600, "{chart}");
     let points = chart["points"].as_array().unwrap().clone();
     assert!(points.len() >= 2, "{chart}");
@@ -281,6 +346,7 @@ async fn book_over_time(store_args: &[&str]) {
 
     // The portfolio's points are the sum of its positions'.
     let portfolio = get(&alice, "/portfolio/chart?period=7d").await;
+    assert_fits("PortfolioChart", &portfolio);
     let at =
         |points: &[Value], time: i64| points.iter().find(|p| unix(&p["time"]) == time).cloned();
     for point in portfolio["points"].as_array().unwrap() {
@@ -316,11 +382,13 @@ async fn book_over_time(store_args: &[&str]) {
     assert!(moved("pnlUsd").abs() < 0.03, "{before} {after}");
     // Grouped by chain: one series, the same sums.
     let grouped = get(&alice, "/portfolio/chart?period=7d&groupBy=chain").await;
+    assert_fits("GroupedPortfolioChart", &grouped);
     assert_eq!(grouped["groups"][0]["key"], "ethereum", "{grouped}");
     assert_eq!(grouped["groups"][0]["points"], portfolio["points"]);
 
     // The changes: the latest point (the top of the hour) against the one a day before it.
     let overview = get(&alice, "/portfolio").await;
+    assert_fits("Portfolio", &overview);
     let day = &overview["changes"]["1d"];
     assert_eq!(unix(&day["to"]), top, "{overview}");
     assert_eq!(unix(&day["from"]), top - 24 * HOUR, "{overview}");
@@ -441,6 +509,7 @@ async fn past_days_backfilled(store_args: &[&str]) {
         );
     }
     let pool_chart = get(&alice, &format!("/pools/ethereum/{pool}/chart?period=7d")).await;
+    assert_fits("PoolChart", &pool_chart);
     assert!(
         pool_chart["points"].as_array().unwrap().len() >= 3,
         "{pool_chart}"
@@ -479,6 +548,7 @@ async fn past_days_from_a_pruned_node_are_marked_not_exact() {
         linked_and_synced(&devnet, (&proxy.url, &[]), &wallet, &token).await;
     let id = text(&view["id"]);
     let chart = get(&alice, &format!("/positions/{id}/chart?period=1y")).await;
+    assert_fits("PositionChart", &chart);
     let points = chart["points"].as_array().unwrap();
     let past: Vec<&Value> = points.iter().filter(|p| unix(&p["time"]) < today).collect();
     assert_eq!(past.len(), 2, "{chart}");
