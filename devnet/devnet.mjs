@@ -13,8 +13,9 @@
 //   Every command that acts on a position or the pool takes --protocol pancakeswap-v3 to act
 //   on PancakeSwap's (default Uniswap's).
 //   node devnet/devnet.mjs swap  --state FILE --sell usdc|weth --amount WHOLE_TOKENS
-//   node devnet/devnet.mjs pool  --state FILE [--block N] [--ticks T,T...]
+//   node devnet/devnet.mjs pool  --state FILE [--block N] [--ticks T,T...] [--address POOL]
 //       the pool's getters at a block (the latest by default), with ticks(t) of the ticks given
+//       (--address: another pool of the protocol, e.g. PancakeSwap's CAKE/USDC)
 //   node devnet/devnet.mjs mint  --state FILE --lower T --upper T --amount0 RAW --amount1 RAW
 //       [--recipient ADDRESS] [--token0 A --token1 B --fee F]   (the deployer pays; the recipient holds)
 //   node devnet/devnet.mjs new-pool --state FILE --symbol S [--fee F] [--with SYMBOL2]
@@ -591,7 +592,7 @@ async function poolCommand(opts) {
   const { state, provider } = await connect(opts);
   const block = opts.block === undefined ? await provider.getBlockNumber() : Number(opts.block);
   const ticks = opts.ticks ? opts.ticks.split(",").map(Number) : [];
-  print(await readPool(provider, state.pool, block, ticks, state.poolAbi));
+  print(await readPool(provider, opts.address ?? state.pool, block, ticks, state.poolAbi));
 }
 
 // Gives an account `amount` whole tokens of both of the pool's tokens (from the deployer).
@@ -658,21 +659,28 @@ async function stake(opts) {
   print({ block: receipt.blockNumber, hash: receipt.hash });
 }
 
+// What the chef paid in a transaction: its Harvest logs' rewards (a call made before it is
+// mined would answer at another block's time).
+function paid(masterChef, receipt) {
+  return receipt.logs
+    .map((log) => { try { return masterChef.interface.parseLog(log); } catch { return null; } })
+    .filter((parsed) => parsed?.name === "Harvest")
+    .reduce((sum, parsed) => sum + parsed.args.reward, 0n);
+}
+
 // `--to` sends the NFT (and the rewards) to another address than the staker's.
 async function unstake(opts) {
   const { chef: masterChef, tokenId } = await chef(opts);
   const to = opts.to ?? opts.account;
-  const reward = await masterChef.withdraw.staticCall(tokenId, to, { from: opts.account });
   const receipt = await mined(masterChef.withdraw(tokenId, to, GAS));
-  print({ block: receipt.blockNumber, hash: receipt.hash, reward });
+  print({ block: receipt.blockNumber, hash: receipt.hash, reward: paid(masterChef, receipt) });
 }
 
 async function harvest(opts) {
   const { chef: masterChef, tokenId } = await chef(opts);
   const to = opts.to ?? opts.account;
-  const reward = await masterChef.harvest.staticCall(tokenId, to, { from: opts.account });
   const receipt = await mined(masterChef.harvest(tokenId, to, GAS));
-  print({ block: receipt.blockNumber, hash: receipt.hash, reward });
+  print({ block: receipt.blockNumber, hash: receipt.hash, reward: paid(masterChef, receipt) });
 }
 
 async function chefCollect(opts) {

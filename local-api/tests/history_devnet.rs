@@ -11,6 +11,9 @@
 /// Charts exact at named blocks (issue 50).
 #[path = "history_devnet/charts.rs"]
 mod charts;
+/// A staked position's rewards over time (issue 50).
+#[path = "history_devnet/staked.rs"]
+mod staked;
 
 use alloy_primitives::{keccak256, U256};
 use lambda_http::http::{Method, StatusCode};

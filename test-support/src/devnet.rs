@@ -65,6 +65,12 @@ impl Devnet {
         Devnet::up_with(price, &["--since", &since.to_string()]).await
     }
 
+    /// [`Devnet::with_pancake`] with its clock started at unix time `since` ([`Devnet::since`]).
+    pub async fn pancake_since(price: u64, since: i64) -> Devnet {
+        let since = since.to_string();
+        Devnet::up_with(price, &["--pancake", "true", "--since", &since]).await
+    }
+
     /// Mines the next block at unix time `time` (after the latest block's).
     pub async fn mine_at(&self, time: i64) {
         self.rpc("evm_setNextBlockTimestamp", json!([time])).await;

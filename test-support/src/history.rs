@@ -2,7 +2,9 @@
 //! their position, in chain order, paged from any offset, the progress moving only from the
 //! one an append continued from, and taken back from a replaced block on.
 
-use shared::chart::{PoolPoint, RecordedBoundary, SeriesCursor, Tier, DAY, HOUR};
+use shared::chart::{
+    FarmPoint, FollowedStake, PoolPoint, RecordedBoundary, SeriesCursor, StakeEnd, Tier, DAY, HOUR,
+};
 use shared::history::{EventKind, HistoryProgress, Kept, PositionEvent, Priced};
 use shared::market::{PoolState, TickState};
 use shared::math::U256;
@@ -168,6 +170,11 @@ fn point(time: i64, block: u64) -> PoolPoint {
         },
         prices: [Some("3012.000000000000000000001".into()), None],
         unread: (block % 2 == 0).then(|| "not an archive node".to_string()),
+        farm: (block % 3 == 0).then(|| FarmPoint {
+            reward_token: "0x0e09fabb73bd3ade0a17ecc321fd13a19e81ce82".into(),
+            reward_price: Some("2.5".into()),
+            pending: [("7".to_string(), U256::MAX.to_string())].into(),
+        }),
     }
 }
 
@@ -242,4 +249,52 @@ pub async fn series_points_are_kept_per_pool_and_boundary(store: &dyn SeriesStor
         store.series_cursor(Chain::Base).await.unwrap(),
         SeriesCursor::default()
     );
+}
+
+/// The series store's followed stakes (decision 66): followed per chain, an EVM pool in any
+/// case, followed again replaced (its end), never twice.
+pub async fn series_follows_stakes(store: &dyn SeriesStore) {
+    let chain = Chain::Bsc;
+    let stake = |pool: &str, token: &str, until: Option<StakeEnd>| FollowedStake {
+        pool: pool.to_string(),
+        farm: "0x556B9306565093C855AEA9AE92A594704c2Cd59e".into(),
+        token: token.to_string(),
+        until,
+    };
+    let pool = "0x36696169C63e42cd08ce11f5deeBbCeBae652050";
+    assert!(store.followed_stakes(chain).await.unwrap().is_empty());
+    for token in ["12", "13", "12"] {
+        store
+            .follow_stake(chain, &stake(pool, token, None))
+            .await
+            .unwrap();
+    }
+    let lower = pool.to_lowercase();
+    let mut followed = store.followed_stakes(chain).await.unwrap();
+    followed.sort();
+    assert_eq!(
+        followed,
+        [stake(&lower, "12", None), stake(&lower, "13", None)]
+    );
+    assert!(store
+        .followed_stakes(Chain::Ethereum)
+        .await
+        .unwrap()
+        .is_empty());
+    // Unstaked: followed for the points before its block.
+    let end = Some(StakeEnd {
+        block: 51_000_000,
+        time: 1_780_000_000,
+    });
+    store
+        .follow_stake(chain, &stake(pool, "12", end))
+        .await
+        .unwrap();
+    let mut followed = store.followed_stakes(chain).await.unwrap();
+    followed.sort();
+    assert_eq!(
+        followed,
+        [stake(&lower, "12", end), stake(&lower, "13", None)]
+    );
+    assert!(followed[0].staked_at(50_999_999) && !followed[0].staked_at(51_000_000));
 }

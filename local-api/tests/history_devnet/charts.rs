@@ -18,16 +18,16 @@ use test_support::devnet::Devnet;
 use test_support::json::text;
 use test_support::world;
 
-const HOUR: i64 = 3_600;
+pub(super) const HOUR: i64 = 3_600;
 const DAY: i64 = 86_400;
 
-fn unix(time: &Value) -> i64 {
+pub(super) fn unix(time: &Value) -> i64 {
     chrono::DateTime::parse_from_rfc3339(&text(time))
         .unwrap()
         .timestamp()
 }
 
-async fn get(client: &TestClient, path: &str) -> Value {
+pub(super) async fn get(client: &TestClient, path: &str) -> Value {
     let reply = client.send(Method::GET, path, &[], b"").await;
     assert_eq!(reply.status, StatusCode::OK, "{path}: {}", reply.text());
     reply.json
@@ -89,7 +89,7 @@ fn fits(document: &Value, schema: &Value, value: &Value, at: &str) -> Result<(),
 }
 
 /// The answer fits the contract's schema `name`.
-fn assert_fits(name: &str, value: &Value) {
+pub(super) fn assert_fits(name: &str, value: &Value) {
     let document = local_api::openapi::document().expect("the contract parses");
     let schema = json!({ "$ref": format!("#/components/schemas/{name}") });
     if let Err(why) = fits(&document, &schema, value, name) {
@@ -99,7 +99,7 @@ fn assert_fits(name: &str, value: &Value) {
 
 /// Syncs until the pool's series reaches `time` (each sync records at most 12 boundaries): its
 /// 5-minute point within the last day, its hourly one before.
-async fn sync_through(ops: &TestClient, alice: &TestClient, pool: &str, time: i64) {
+pub(super) async fn sync_through(ops: &TestClient, alice: &TestClient, pool: &str, time: i64) {
     let recent = time > chrono::Utc::now().timestamp() - 23 * HOUR;
     let (period, step) = if recent { ("1d", 300) } else { ("7d", HOUR) };
     let path = format!("/pools/ethereum/{pool}/chart?period={period}");
@@ -124,7 +124,7 @@ async fn sync_through(ops: &TestClient, alice: &TestClient, pool: &str, time: i6
 
 /// One sync, then until the wallet read that follows it has stored the position `token` (its
 /// ticks followed from then on: the points recorded after it hold them).
-async fn found(ops: &TestClient, alice: &TestClient, token: &str) {
+pub(super) async fn found(ops: &TestClient, alice: &TestClient, token: &str) {
     let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
     assert_eq!(report.status, StatusCode::OK, "{}", report.text());
     for _ in 0..100 {

@@ -116,6 +116,8 @@ impl Charted {
                     range,
                     curve,
                     whole: holding.history.as_ref().is_some_and(|h| h.complete),
+                    token: &holding.token,
+                    reward_decimals: holding.staked.as_ref().map(|s| s.reward_token.decimals),
                 },
                 point,
             ),

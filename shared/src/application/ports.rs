@@ -2,7 +2,7 @@
 //! catalog and market state behind [`Market`]. Each backend implements both beside each other.
 
 use crate::domain::catalog::{Catalog, Pool, PoolMarket, PoolRecord};
-use crate::domain::chart::{PoolPoint, SeriesCursor, Tier};
+use crate::domain::chart::{FollowedStake, PoolPoint, SeriesCursor, Tier};
 use crate::domain::fee_ticks::FeeTick;
 use crate::domain::history::{HistoryProgress, PositionEvent};
 use crate::domain::market::{PoolState, Succession};
@@ -383,6 +383,14 @@ pub trait SeriesStore: Send + Sync {
         since: i64,
         through: Option<i64>,
     ) -> StoreResult<()>;
+
+    /// Follows a staked position's pending reward at its pool's points (from its stake; its
+    /// end once unstaked), replacing what was followed of the same pool and token. An ended
+    /// stake goes a few days after its end (time enough for any sync to pass it).
+    async fn follow_stake(&self, chain: Chain, stake: &FollowedStake) -> StoreResult<()>;
+
+    /// The staked positions of `chain` whose pending rewards the points hold.
+    async fn followed_stakes(&self, chain: Chain) -> StoreResult<Vec<FollowedStake>>;
 
     /// A pool's points at boundaries within `range` (unix seconds, both ends in) kept in
     /// `tiers`, oldest first.

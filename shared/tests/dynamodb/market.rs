@@ -97,6 +97,20 @@ async fn racing_writes_leave_the_newest_state_and_ticks_accumulate() {
     );
     let reread = pool(&cold).await;
     assert_eq!(reread.tracked_ticks, expected);
+    // In the file's order, not the sort keys': prices route by catalog order (decision 21).
+    let loaded: Vec<String> = cold
+        .catalog()
+        .await
+        .unwrap()
+        .pools
+        .iter()
+        .map(|p| p.id.clone())
+        .collect();
+    let seeded: Vec<String> = shared::catalog::embedded_records()
+        .into_iter()
+        .map(|r| r.pool)
+        .collect();
+    assert_eq!(loaded, seeded);
     let state = reread.state.clone().unwrap();
     assert_eq!(state.height, 20);
     assert_eq!(state, {

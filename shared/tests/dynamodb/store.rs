@@ -142,3 +142,9 @@ async fn series_points_are_kept_per_pool_and_boundary() {
     let store = dynamodb_store().await;
     test_support::history::series_points_are_kept_per_pool_and_boundary(&store).await;
 }
+
+#[tokio::test]
+async fn series_follows_stakes() {
+    let store = dynamodb_store().await;
+    test_support::history::series_follows_stakes(&store).await;
+}

@@ -104,3 +104,9 @@ async fn series_points_are_kept_per_pool_and_boundary() {
     let store = shared::store::MemorySeries::default();
     test_support::history::series_points_are_kept_per_pool_and_boundary(&store).await;
 }
+
+#[tokio::test]
+async fn series_follows_stakes() {
+    let store = shared::store::MemorySeries::default();
+    test_support::history::series_follows_stakes(&store).await;
+}

@@ -236,12 +236,10 @@ impl HistoryReader<'_> {
                     other => other?,
                 }
                 added = events.len() as u64;
-                // A first read: the syncs record its pool's days since then the series lacks.
-                let start = events.iter().filter_map(|e| e.timestamp).min();
-                if let (None, Some(series), Some(start)) = (progress, self.series, start) {
-                    let since = i64::try_from(start).unwrap_or(i64::MAX);
-                    let asked = series.want_days(self.chain, &position.pool, since).await;
-                    asked.unwrap_or_else(|e| tracing::warn!(cause = %e, "past days not asked"));
+                if let Some(series) = self.series {
+                    let subject = (position.pool.as_str(), holding.token.as_str());
+                    let farm = (self.farm(&holding.manager), progress.is_none());
+                    super::series::after_history(series, self.chain, subject, farm, &events).await;
                 }
             }
         }

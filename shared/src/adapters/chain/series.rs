@@ -6,15 +6,22 @@
 //! replaced is recorded again. EVM chains (Solana serves no past account state).
 
 use super::evm::{self, Block};
-use super::pools;
 use super::rpc::{RpcClient, RpcError};
+use super::{pools, staking};
 use crate::application::ports::SeriesStore;
 use crate::domain::catalog::{Catalog, Pool};
-use crate::domain::chart::{due_boundaries, PoolPoint, RecordedBoundary, SeriesCursor, Tier, DAY};
+use crate::domain::chart::{
+    due_boundaries, FarmPoint, FollowedStake, PoolPoint, RecordedBoundary, SeriesCursor, StakeEnd,
+    Tier, DAY,
+};
+use crate::domain::history::{EventKind, PositionEvent};
 use crate::domain::market::{PoolKey, PoolState};
+use crate::domain::math::U256;
 use crate::domain::model::Chain;
+use alloy_primitives::Address;
 use chrono::DateTime;
 use std::collections::{BTreeMap, HashMap};
+use std::str::FromStr;
 
 /// Blocks one probe round asks for at once.
 const PROBES: u64 = 8;
@@ -132,6 +139,10 @@ pub async fn record(
     due.sort_unstable();
     due.dedup();
     let pools: Vec<&Pool> = catalog.pools.iter().filter(|p| p.chain == chain).collect();
+    let stakes = series
+        .followed_stakes(chain)
+        .await
+        .map_err(|e| e.to_string())?;
     let mut done = Vec::new();
     let mut recorded = Recorded::default();
     // The lowest block known at or before each boundary: the last recorded one before it.
@@ -170,7 +181,7 @@ pub async fn record(
                 .await
                 .map_err(|e| e.to_string())?
         };
-        let points = points_at(rpc, catalog, &pools, &block, boundary).await?;
+        let points = points_at(rpc, catalog, (&pools, &stakes), &block, boundary).await?;
         recorded.points += points.len();
         let mark = RecordedBoundary {
             time: boundary,
@@ -188,12 +199,46 @@ pub async fn record(
     Ok(recorded)
 }
 
+/// The farm of `pool`'s deployment, where it has one (PancakeSwap's MasterChefV3).
+fn farm_of(catalog: &Catalog, pool: &Pool) -> Option<Address> {
+    catalog
+        .deployments_on(pool.chain)
+        .filter(|d| d.protocol == pool.protocol)
+        .find_map(|d| Address::from_str(d.staking.as_deref()?).ok())
+}
+
+/// The farms of `pools` and, for each, the followed staked positions on them (one batch at a
+/// point: their reward token and pending rewards).
+fn farms_of(
+    catalog: &Catalog,
+    pools: &[&Pool],
+    stakes: &[&FollowedStake],
+) -> BTreeMap<Address, Vec<U256>> {
+    let mut farms: BTreeMap<Address, Vec<U256>> = BTreeMap::new();
+    for pool in pools {
+        let Some(farm) = farm_of(catalog, pool) else {
+            continue;
+        };
+        let tokens = farms.entry(farm).or_default();
+        for stake in stakes.iter().filter(|s| pool.is_named(&s.pool)) {
+            let same_farm = Address::from_str(&stake.farm).is_ok_and(|f| f == farm);
+            match U256::from_str(&stake.token) {
+                Ok(token) if same_farm && !tokens.contains(&token) => tokens.push(token),
+                _ => {}
+            }
+        }
+    }
+    farms
+}
+
 /// Every pool's point at `block` for `boundary`: one batch of reads, priced by the catalog's
-/// routes at those states. A pool that would not answer has no point there.
+/// routes at those states; a pool of a deployment with a farm holds the farm's reward price and
+/// the followed `stakes`' pending rewards there (a second batch). A pool that would not answer
+/// is a point not read.
 async fn points_at(
     rpc: &RpcClient,
     catalog: &Catalog,
-    pools: &[&Pool],
+    (pools, stakes): (&[&Pool], &[FollowedStake]),
     block: &Block,
     boundary: i64,
 ) -> Result<Vec<(String, PoolPoint)>, String> {
@@ -225,6 +270,34 @@ async fn points_at(
             )
         })
         .collect();
+    let stakes: Vec<&FollowedStake> = stakes
+        .iter()
+        .filter(|s| s.staked_at(block.number))
+        .collect();
+    let wanted = farms_of(catalog, pools, &stakes);
+    let farms = staking::farms_at(rpc, &wanted, block)
+        .await
+        .unwrap_or_else(|why| {
+            tracing::warn!(block = block.number, cause = %why, "the farms' rewards not read at a point");
+            BTreeMap::new()
+        });
+    let farm_point = |pool: &Pool| {
+        let at = farms.get(&farm_of(catalog, pool)?)?;
+        let reward_token = at.reward_token.to_string().to_ascii_lowercase();
+        let pending = stakes
+            .iter()
+            .filter(|s| pool.is_named(&s.pool))
+            .filter_map(|s| {
+                let owed = at.pending.get(&U256::from_str(&s.token).ok()?)?;
+                Some((s.token.clone(), owed.to_string()))
+            })
+            .collect();
+        Some(FarmPoint {
+            reward_price: prices.get(&reward_token).cloned(),
+            reward_token,
+            pending,
+        })
+    };
     // A pool that did not answer while others did is named, not left out: a point not read.
     Ok(pools
         .iter()
@@ -254,6 +327,7 @@ async fn points_at(
                 state,
                 prices: [price(t0), price(t1)],
                 unread: None,
+                farm: farm_point(pool),
             };
             (pool.id.clone(), point)
         })
@@ -385,14 +459,19 @@ pub async fn backfill_days(
         .await
         .map_err(|e| text(&e))?;
     let tokens = [pool.token_a.address.as_str(), pool.token_b.address.as_str()];
-    let mut read: Vec<&Pool> = catalog.pricing_pools(chain, &tokens);
+    // A farm's pool: every pool of the chain, as a live point, for its reward token's price.
+    let mut read: Vec<&Pool> = match farm_of(catalog, pool) {
+        Some(_) => catalog.pools.iter().filter(|p| p.chain == chain).collect(),
+        None => catalog.pricing_pools(chain, &tokens),
+    };
     if !read.iter().any(|p| p.key() == pool.key()) {
         read.push(pool);
     }
+    let stakes = series.followed_stakes(chain).await.map_err(|e| text(&e))?;
     let mut points = Vec::new();
     for (day, block) in missing.iter().zip(blocks) {
         let Some(block) = block else { continue };
-        match points_at(rpc, catalog, &read, &block, *day).await {
+        match points_at(rpc, catalog, (&read, &stakes), &block, *day).await {
             Ok(found) => points.extend(found),
             Err(why) => {
                 let why = format!("{why} (the node serves no state this old: not an archive node)");
@@ -420,11 +499,11 @@ fn unread_point(block: &Block, time: i64, why: String) -> PoolPoint {
         time,
         block_time,
         state: PoolState {
-            sqrt_price: crate::domain::math::U256::ZERO,
+            sqrt_price: U256::ZERO,
             tick: 0,
             liquidity: 0,
-            fee_growth_global0: crate::domain::math::U256::ZERO,
-            fee_growth_global1: crate::domain::math::U256::ZERO,
+            fee_growth_global0: U256::ZERO,
+            fee_growth_global1: U256::ZERO,
             height: block.number,
             block_hash: Some(block.hash.clone()),
             observed_at: DateTime::from_timestamp(block_time, 0).unwrap_or_default(),
@@ -433,5 +512,47 @@ fn unread_point(block: &Block, time: i64, why: String) -> PoolPoint {
         },
         prices: [None, None],
         unread: Some(why),
+        farm: None,
+    }
+}
+
+/// What the series needs after a history read of position `(pool, token)` found `events`: a
+/// `first` read asks for its pool's days since its first event the series lacks; on a farm's
+/// deployment, its pending reward is followed at its pool's points from a stake, up to the
+/// block of an unstake or burn, as the newest of them says. A failure costs points, never a figure
+/// (said at read).
+pub async fn after_history(
+    series: &dyn SeriesStore,
+    chain: Chain,
+    (pool, token): (&str, &str),
+    (farm, first): (Option<&str>, bool),
+    events: &[PositionEvent],
+) {
+    let start = events.iter().filter_map(|e| e.timestamp).min();
+    if let (true, Some(start)) = (first, start) {
+        let since = i64::try_from(start).unwrap_or(i64::MAX);
+        let asked = series.want_days(chain, pool, since).await;
+        asked.unwrap_or_else(|e| tracing::warn!(cause = %e, "past days not asked"));
+    }
+    let staking = [EventKind::Stake, EventKind::Unstake, EventKind::Burn];
+    let newest = events.iter().rev().find(|e| staking.contains(&e.kind));
+    let (Some(farm), Some(newest)) = (farm, newest) else {
+        return;
+    };
+    let until = (newest.kind != EventKind::Stake).then(|| StakeEnd {
+        block: newest.block,
+        time: newest
+            .timestamp
+            .and_then(|t| i64::try_from(t).ok())
+            .unwrap_or_default(),
+    });
+    let stake = FollowedStake {
+        pool: pool.to_string(),
+        farm: farm.to_string(),
+        token: token.to_string(),
+        until,
+    };
+    if let Err(e) = series.follow_stake(chain, &stake).await {
+        tracing::warn!(%token, cause = %e, "a stake's rewards not followed at points");
     }
 }

@@ -111,3 +111,51 @@ pub async fn stakes(
     }
     Ok((found, rewards))
 }
+
+/// A farm at a block: its reward token and `pendingCake` of each of the asked token ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FarmAt {
+    pub reward_token: Address,
+    /// By token id, base units.
+    pub pending: BTreeMap<U256, U256>,
+}
+
+/// Each farm's reward token and the pending reward of its `tokens` at `block` (the series'
+/// points, decision 66): one batch for all of them.
+pub async fn farms_at(
+    rpc: &RpcClient,
+    farms: &BTreeMap<Address, Vec<U256>>,
+    block: &Block,
+) -> Result<BTreeMap<Address, FarmAt>, String> {
+    let mut calls = Vec::new();
+    for (farm, tokens) in farms {
+        calls.push(call(*farm, CAKECall {}.abi_encode(), block));
+        for id in tokens {
+            let token_id = alloy_primitives::U256::from_limbs(*id.as_limbs());
+            let data = pendingCakeCall { tokenId: token_id }.abi_encode();
+            calls.push(call(*farm, data, block));
+        }
+    }
+    if calls.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let mut answers = rpc.batch(&calls).await.into_iter();
+    let mut next = |what: &str| answers.next().ok_or(format!("{what}: no answer"));
+    let mut found = BTreeMap::new();
+    for (farm, tokens) in farms {
+        let reward_token = decoded::<CAKECall>(next("CAKE")?, 1, "CAKE")?;
+        let mut pending = BTreeMap::new();
+        for id in tokens {
+            let owed = decoded::<pendingCakeCall>(next("pendingCake")?, 1, "pendingCake")?;
+            pending.insert(*id, U256::from_limbs(*owed.as_limbs()));
+        }
+        found.insert(
+            *farm,
+            FarmAt {
+                reward_token,
+                pending,
+            },
+        );
+    }
+    Ok(found)
+}

@@ -1,10 +1,10 @@
 //! The pools' series in memory: the embedded default's and the fast tests' (nothing expires).
 
 use crate::application::ports::{SeriesStore, StoreResult};
-use crate::domain::chart::{PoolPoint, SeriesCursor, Tier};
+use crate::domain::chart::{FollowedStake, PoolPoint, SeriesCursor, Tier};
 use crate::domain::model::Chain;
 use async_trait::async_trait;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::RwLock;
 
 /// Points by (chain, pool in the key's spelling, boundary).
@@ -16,6 +16,7 @@ pub struct MemorySeries {
     points: RwLock<Points>,
     /// The daily points wanted from when, by (chain, pool).
     wanted: RwLock<BTreeMap<(Chain, String), i64>>,
+    stakes: RwLock<BTreeSet<(Chain, FollowedStake)>>,
 }
 
 /// A pool id as the series keys it (EVM addresses and v4 ids in lower case).
@@ -86,6 +87,26 @@ impl SeriesStore for MemorySeries {
             };
         }
         Ok(())
+    }
+
+    async fn follow_stake(&self, chain: Chain, stake: &FollowedStake) -> StoreResult<()> {
+        let mut stakes = self.stakes.write().unwrap_or_else(|e| e.into_inner());
+        let stake = FollowedStake {
+            pool: series_pool(chain, &stake.pool),
+            ..stake.clone()
+        };
+        stakes.retain(|(c, s)| (*c, &s.pool, &s.token) != (chain, &stake.pool, &stake.token));
+        stakes.insert((chain, stake));
+        Ok(())
+    }
+
+    async fn followed_stakes(&self, chain: Chain) -> StoreResult<Vec<FollowedStake>> {
+        let stakes = self.stakes.read().unwrap_or_else(|e| e.into_inner());
+        Ok(stakes
+            .iter()
+            .filter(|(c, _)| *c == chain)
+            .map(|(_, s)| s.clone())
+            .collect())
     }
 
     async fn points(

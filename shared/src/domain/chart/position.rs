@@ -26,6 +26,9 @@ pub struct WalletSubject<'a> {
     pub curve: Curve,
     /// Its history was read from its mint, nothing left unread.
     pub whole: bool,
+    /// Its token id, and its farm's reward token's decimals where it was ever staked.
+    pub token: &'a str,
+    pub reward_decimals: Option<u8>,
 }
 
 /// What a simulated position's points are computed from.
@@ -307,17 +310,8 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
             held_instead: usd(deposited[t].saturating_sub(withdrawn[t]), d, &prices[t]),
         }
     });
-    // Decision 60: a staked position's PnL counts its rewards, pending ones read per position;
-    // the series keeps none, so they are not stood behind at a point.
-    let staked = upto
-        .iter()
-        .any(|e| matches!(e.kind, EventKind::Stake | EventKind::Harvest));
-    let rewards = if staked {
-        reasons.push("a staked position's rewards are not kept at points".into());
-        None
-    } else {
-        Some(BigDecimal::zero())
-    };
+    let harvested = summary.rewards_harvested.as_deref();
+    let rewards = rewards_at(subject, (&upto[start..], harvested), point, &mut reasons);
     Some(PointFigures {
         time: point.time,
         block,
@@ -331,6 +325,58 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
         exact: reasons.is_empty(),
         reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
     })
+}
+
+/// Decision 60's rewards at the point, in USD at the point's price of the farm's reward token:
+/// what its harvests paid since the count's start (`counted`) and, while staked at the point's
+/// block, what the farm owed it there (the point's `pendingCake`). Zero for a position its
+/// owner never staked; `None`, with why, where a part is not known.
+fn rewards_at(
+    subject: &WalletSubject<'_>,
+    (counted, harvested): (&[PositionEvent], Option<&str>),
+    point: &PoolPoint,
+    reasons: &mut Vec<String>,
+) -> Option<BigDecimal> {
+    let farming = [EventKind::Stake, EventKind::Harvest];
+    if !counted.iter().any(|e| farming.contains(&e.kind)) {
+        return Some(BigDecimal::zero());
+    }
+    let staking = [EventKind::Stake, EventKind::Unstake, EventKind::Burn];
+    let staked = counted
+        .iter()
+        .rev()
+        .find(|e| staking.contains(&e.kind))
+        .is_some_and(|e| e.kind == EventKind::Stake);
+    let farm = point.farm.as_ref();
+    let pending = if staked {
+        let owed = farm.and_then(|f| f.pending.get(subject.token));
+        let Some(owed) = owed.and_then(|o| U256::from_str(o).ok()) else {
+            reasons.push(
+                "its farm's pending reward was not recorded at this point (followed from the sync after its stake was read)"
+                    .into(),
+            );
+            return None;
+        };
+        owed
+    } else {
+        U256::ZERO
+    };
+    let total = harvested
+        .and_then(|h| U256::from_str(h).ok())
+        .unwrap_or_default()
+        + pending;
+    if total.is_zero() {
+        return Some(BigDecimal::zero());
+    }
+    let price = farm.and_then(|f| f.reward_price.as_deref());
+    let (Some(decimals), Some(price)) = (
+        subject.reward_decimals,
+        price.and_then(|p| BigDecimal::from_str(p).ok()),
+    ) else {
+        reasons.push("its farm's reward token had no USD price at the point".into());
+        return None;
+    };
+    Some(base_units_to_decimal(total, decimals) * price)
 }
 
 /// A simulated position's figures at `point`: its own liquidity's principal at the point's

@@ -3,6 +3,7 @@
 use crate::domain::market::PoolState;
 use bigdecimal::BigDecimal;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::str::FromStr;
 
 pub const FIVE_MINUTES: i64 = 300;
@@ -155,6 +156,48 @@ pub struct PoolPoint {
     /// keeps no state that old): `state` then holds only its block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unread: Option<String>,
+    /// A pool of a deployment with a farm: the farm's reward and what it owed the followed
+    /// staked positions at the point's block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub farm: Option<FarmPoint>,
+}
+
+/// A farm at a point (decision 60's rewards over time): its reward token's USD price there by
+/// the catalog's routes, and `pendingCake` at the point's block of each staked position the
+/// series follows on the pool, by token id (base units, decimal strings).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FarmPoint {
+    /// Lower case.
+    pub reward_token: String,
+    pub reward_price: Option<String>,
+    pub pending: BTreeMap<String, String>,
+}
+
+/// A staked position whose farm's pending reward the series reads at each point of its pool:
+/// followed from its history's stake, for points before its unstake or burn (`until`: a sync
+/// catching up records points before it after it was read).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FollowedStake {
+    pub pool: String,
+    pub farm: String,
+    pub token: String,
+    pub until: Option<StakeEnd>,
+}
+
+/// Where a followed stake ended: its unstake's or burn's block and time (unix seconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct StakeEnd {
+    pub block: u64,
+    pub time: i64,
+}
+
+impl FollowedStake {
+    /// Whether a point at `block` holds its pending reward.
+    pub fn staked_at(&self, block: u64) -> bool {
+        self.until.is_none_or(|end| block < end.block)
+    }
 }
 
 impl PoolPoint {

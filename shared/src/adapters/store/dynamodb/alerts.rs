@@ -116,6 +116,17 @@ impl DynamoDbStore {
         Ok(())
     }
 
+    pub(super) async fn delete_plain(&self, key: Item) -> StoreResult<()> {
+        self.client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .send()
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
     /// Every item of partition `pk`, page after page (`forward`: ascending sort keys).
     async fn partition(&self, pk: String, forward: bool) -> StoreResult<Vec<Item>> {
         self.query_items(pk, None, !forward, u64::MAX, ReadKind::PositionItems)
@@ -215,14 +226,7 @@ impl AlertStore for DynamoDbStore {
     }
 
     async fn unwatch(&self, watched: &Watched) -> StoreResult<()> {
-        self.client
-            .delete_item()
-            .table_name(&self.table)
-            .set_key(Some(watch_key(watched)))
-            .send()
-            .await
-            .map_err(classify)?;
-        Ok(())
+        self.delete_plain(watch_key(watched)).await
     }
 
     async fn keep_unqueued(&self, jobs: &[DeliveryJob]) -> StoreResult<()> {
@@ -245,13 +249,7 @@ impl AlertStore for DynamoDbStore {
 
     async fn queued(&self, jobs: &[DeliveryJob]) -> StoreResult<()> {
         for job in jobs {
-            self.client
-                .delete_item()
-                .table_name(&self.table)
-                .set_key(Some(outbox_key(job)))
-                .send()
-                .await
-                .map_err(classify)?;
+            self.delete_plain(outbox_key(job)).await?;
         }
         Ok(())
     }

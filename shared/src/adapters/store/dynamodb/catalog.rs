@@ -130,9 +130,10 @@ fn add_tick(market: &mut PoolMarket, (tick, uses, record): (i32, i64, Option<Fee
 
 impl DynamoDbStore {
     /// Loads catalog records into the table (the documented seeding step); existing entries
-    /// are updated in place, their synced state and tracked ticks kept.
+    /// are updated in place, their synced state and tracked ticks kept. Each keeps its place
+    /// in the file (`rank`): prices route by catalog order (decision 21), not by sort key.
     pub async fn seed_catalog(&self, records: &[PoolRecord]) -> Result<(), StoreError> {
-        for record in records {
+        for (rank, record) in records.iter().enumerate() {
             let body = serde_json::to_string(record).map_err(json_failure)?;
             let sort_key = catalog_sort_key(record.chain, record.protocol, &record.pool);
             self.client
@@ -140,9 +141,11 @@ impl DynamoDbStore {
                 .table_name(&self.table)
                 .key("PK", s(CATALOG_PK))
                 .key("SK", s(sort_key))
-                .update_expression("SET #record = :record")
+                .update_expression("SET #record = :record, #rank = :rank")
                 .expression_attribute_names("#record", "record")
+                .expression_attribute_names("#rank", "rank")
                 .expression_attribute_values(":record", s(body))
+                .expression_attribute_values(":rank", AttributeValue::N(rank.to_string()))
                 .send()
                 .await
                 .map_err(classify)?;
@@ -202,7 +205,12 @@ impl DynamoDbStore {
                 let key = PoolKey::new(record.chain, record.protocol, &record.pool);
                 by_sort_key.insert(sort_key.to_string(), key.clone());
                 markets.insert(key, market);
-                records.push(record);
+                // Discovered pools (no rank) after the seeded ones, in sort key order.
+                let rank = match item.get("rank") {
+                    Some(AttributeValue::N(n)) => n.parse().map_err(|_| malformed("rank"))?,
+                    _ => u64::MAX,
+                };
+                records.push((rank, record));
             }
             start = page.last_evaluated_key().cloned();
             if start.is_none() {
@@ -214,6 +222,8 @@ impl DynamoDbStore {
                 "the catalog is empty: run the seed step".into(),
             ));
         }
+        records.sort_by_key(|(rank, _)| *rank);
+        let records: Vec<PoolRecord> = records.into_iter().map(|(_, r)| r).collect();
         Ok(Catalog::build(&records, markets, rules)
             .map_err(|e| StoreError::Failure(Box::new(e)))?
             .with_deployments(deployments))

@@ -2,7 +2,9 @@
 //! `SERIES#{chain}#{pool}` / `{tier}#{time}` holding the point (JSON) and, for the 5-minute and
 //! hourly tiers, `expiresAt` (2 days, 95 days on); a day's point is kept for ever. One item per
 //! chain, `SERIES#{chain}` / `CURSOR`, says where its series stands; `SERIES#{chain}` /
-//! `WANT#{pool}` holds from when a pool's past days are wanted. A chart reads one `Query`
+//! `WANT#{pool}` holds from when a pool's past days are wanted, `SERIES#{chain}` /
+//! `STAKE#{pool}#{token}` (its `farm`; once ended, `until` and `endedAt`, expiring three days
+//! on) a staked position whose pending reward the points hold. A chart reads one `Query`
 //! per pool and tier (eventually consistent: a point is written once, at a confirmed block).
 
 use super::errors::{classify, classify_conditional};
@@ -12,7 +14,7 @@ use super::metrics::ReadKind;
 use super::store::DynamoDbStore;
 use crate::adapters::store::series_pool;
 use crate::application::ports::{SeriesStore, StoreError, StoreResult};
-use crate::domain::chart::{PoolPoint, SeriesCursor, Tier};
+use crate::domain::chart::{FollowedStake, PoolPoint, SeriesCursor, StakeEnd, Tier};
 use crate::domain::model::Chain;
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -37,6 +39,20 @@ fn want_key(chain: Chain, pool: &str) -> Item {
             "SK".into(),
             s(format!("{WANT}{}", series_pool(chain, pool))),
         ),
+    ])
+}
+
+/// The sort key prefix of the followed stakes, under their chain's partition.
+const STAKE: &str = "STAKE#";
+/// How long an ended stake is kept after its end: past any sync's catching up (the 5-minute
+/// points' two days).
+const STAKE_KEPT: i64 = 3 * 86_400;
+
+fn stake_key(chain: Chain, stake: &FollowedStake) -> Item {
+    let pool = series_pool(chain, &stake.pool);
+    Item::from([
+        ("PK".into(), s(format!("SERIES#{chain}"))),
+        ("SK".into(), s(format!("{STAKE}{pool}#{}", stake.token))),
     ])
 }
 
@@ -121,18 +137,8 @@ impl SeriesStore for DynamoDbStore {
     }
 
     async fn wanted_days(&self, chain: Chain) -> StoreResult<Vec<(String, i64)>> {
-        self.meter.request();
-        let page = self
-            .client
-            .query()
-            .table_name(&self.table)
-            .key_condition_expression("PK = :pk AND begins_with(SK, :want)")
-            .expression_attribute_values(":pk", s(format!("SERIES#{chain}")))
-            .expression_attribute_values(":want", s(WANT))
-            .send()
-            .await
-            .map_err(classify)?;
-        page.items()
+        self.chain_items(chain, WANT)
+            .await?
             .iter()
             .map(|item| {
                 let pool = text(item, "SK")?.trim_start_matches(WANT).to_string();
@@ -182,6 +188,41 @@ impl SeriesStore for DynamoDbStore {
         }
     }
 
+    async fn follow_stake(&self, chain: Chain, stake: &FollowedStake) -> StoreResult<()> {
+        let mut item = stake_key(chain, stake);
+        item.insert("farm".into(), s(&stake.farm));
+        if let Some(end) = stake.until {
+            item.insert("until".into(), n(end.block as i64));
+            item.insert("endedAt".into(), n(end.time));
+            item.insert(EXPIRES.into(), n(end.time + STAKE_KEPT));
+        }
+        self.put_plain(item).await
+    }
+
+    async fn followed_stakes(&self, chain: Chain) -> StoreResult<Vec<FollowedStake>> {
+        self.chain_items(chain, STAKE)
+            .await?
+            .iter()
+            .map(|item| {
+                let key = text(item, "SK")?.trim_start_matches(STAKE);
+                let (pool, token) = key.rsplit_once('#').ok_or_else(|| malformed("SK"))?;
+                let until = match item.get("until") {
+                    None => None,
+                    Some(_) => Some(StakeEnd {
+                        block: parsed(item, "until")?,
+                        time: parsed(item, "endedAt")?,
+                    }),
+                };
+                Ok(FollowedStake {
+                    pool: pool.to_string(),
+                    farm: text(item, "farm")?.to_string(),
+                    token: token.to_string(),
+                    until,
+                })
+            })
+            .collect()
+    }
+
     async fn points(
         &self,
         chain: Chain,
@@ -195,35 +236,64 @@ impl SeriesStore for DynamoDbStore {
         }
         for tier in tiers {
             let bound = |t: i64| format!("{}#{t:012}", tier.as_str());
-            let mut start = None;
-            loop {
-                self.meter.request();
-                let page = self
-                    .client
-                    .query()
-                    .table_name(&self.table)
-                    .key_condition_expression("PK = :pk AND SK BETWEEN :a AND :b")
-                    .expression_attribute_values(":pk", s(pool_partition(chain, pool)))
-                    .expression_attribute_values(":a", s(bound(from.max(0))))
-                    .expression_attribute_values(":b", s(bound(to.max(0))))
-                    .set_exclusive_start_key(start)
-                    .send()
-                    .await
-                    .map_err(classify)?;
-                self.meter
-                    .items(ReadKind::PositionItems, page.items(), false);
-                for item in page.items() {
-                    let point: PoolPoint = serde_json::from_str(text(item, "point")?)
-                        .map_err(|_| malformed("series point"))?;
-                    points.push(point);
-                }
-                start = page.last_evaluated_key().cloned();
-                if start.is_none() {
-                    break;
-                }
+            let condition = (
+                "SK BETWEEN :a AND :b",
+                [bound(from.max(0)), bound(to.max(0))],
+            );
+            for item in self
+                .series_items(pool_partition(chain, pool), condition)
+                .await?
+            {
+                let point: PoolPoint = serde_json::from_str(text(&item, "point")?)
+                    .map_err(|_| malformed("series point"))?;
+                points.push(point);
             }
         }
         points.sort_by_key(|p| p.time);
         Ok(points)
+    }
+}
+
+impl DynamoDbStore {
+    /// The items of `chain`'s series partition whose sort key starts with `prefix`.
+    async fn chain_items(&self, chain: Chain, prefix: &str) -> StoreResult<Vec<Item>> {
+        let condition = ("begins_with(SK, :a)", [prefix.to_string()]);
+        self.series_items(format!("SERIES#{chain}"), condition)
+            .await
+    }
+
+    /// Every item of partition `pk` whose sort key meets `condition` (on `:a` and `:b`, bound to its
+    /// values in order), page after page, eventually consistent.
+    async fn series_items<const N: usize>(
+        &self,
+        pk: String,
+        (condition, values): (&str, [String; N]),
+    ) -> StoreResult<Vec<Item>> {
+        let mut items = Vec::new();
+        let mut start = None;
+        loop {
+            self.meter.request();
+            let mut query = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression(format!("PK = :pk AND {condition}"))
+                .expression_attribute_values(":pk", s(pk.clone()));
+            for (name, value) in [":a", ":b"].iter().zip(&values) {
+                query = query.expression_attribute_values(*name, s(value));
+            }
+            let page = query
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(classify)?;
+            self.meter
+                .items(ReadKind::PositionItems, page.items(), false);
+            items.extend(page.items().iter().cloned());
+            start = page.last_evaluated_key().cloned();
+            if start.is_none() {
+                return Ok(items);
+            }
+        }
     }
 }
