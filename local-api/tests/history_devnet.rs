@@ -584,7 +584,7 @@ async fn a_positions_whole_story(store_args: &[&str]) {
         "{gone_events:?}"
     );
 
-    assert_the_export_is_the_history(&alice, &view, &events).await;
+    assert_the_export_is_the_history(&devnet, (&alice, &wallet), &view, &events).await;
 
     // Another caller sees none of it.
     let bob = world::user(&server, "bob").await;
@@ -603,8 +603,14 @@ test_support::on_both_stores!(a_positions_whole_story => a_positions_whole_story
 
 /// The export (issue 50): Koinly's and CoinTracker's headers byte for byte; the ledger's rows of
 /// `view`'s position are its history's token movements to the unit: each deposit sent, each
-/// collect's principal and fees received apart, as the history splits them.
-async fn assert_the_export_is_the_history(alice: &TestClient, view: &Value, events: &[Value]) {
+/// collect's principal and fees received apart, as the history splits them; each transaction
+/// the wallet sent has its gas, what its receipt says it cost (`gasUsed × effectiveGasPrice`).
+async fn assert_the_export_is_the_history(
+    devnet: &Devnet,
+    (alice, wallet): (&TestClient, &str),
+    view: &Value,
+    events: &[Value],
+) {
     let export = |format: &'static str| async move {
         let path = format!("/history/export?format={format}");
         let reply = alice.send(Method::GET, &path, &[], b"").await;
@@ -644,6 +650,20 @@ async fn assert_the_export_is_the_history(alice: &TestClient, view: &Value, even
             }
         }
     }
+    for tx in events
+        .iter()
+        .map(|e| text(&e["transactionHash"]).to_lowercase())
+    {
+        let receipt = devnet.rpc("eth_getTransactionReceipt", json!([tx])).await;
+        if !text(&receipt["from"]).eq_ignore_ascii_case(wallet) {
+            continue;
+        }
+        let hex = |name: &str| {
+            U256::from_str_radix(text(&receipt[name]).trim_start_matches("0x"), 16).unwrap()
+        };
+        let key = (tx.clone(), "gas".to_string(), "ETH".to_string());
+        expected.insert(key, hex("gasUsed") * hex("effectiveGasPrice"));
+    }
     let mut exported: BTreeMap<(String, String, String), U256> = BTreeMap::new();
     let mut lines = ledger.lines();
     assert_eq!(lines.next(), Some(shared::export::LEDGER_HEADER));
@@ -659,11 +679,12 @@ async fn assert_the_export_is_the_history(alice: &TestClient, view: &Value, even
         );
         *exported.entry(key).or_default() += U256::from_str(cells[10]).unwrap();
     }
-    assert!(
-        expected.keys().any(|(_, kind, _)| kind == "fees"),
-        "{events:?}"
-    );
+    for kind in ["fees", "gas"] {
+        assert!(expected.keys().any(|k| k.1 == kind), "{kind}: {events:?}");
+    }
     assert_eq!(exported, expected, "{ledger}");
+    // Koinly and CoinTracker carry the same gas in their fee columns.
+    assert!(koinly.contains(",ETH,"), "{koinly}");
 }
 
 /// A node that cannot serve old state ("missing trie node") and a provider that fails part way

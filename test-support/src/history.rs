@@ -30,6 +30,7 @@ fn event(i: u64) -> PositionEvent {
         to: (i % 4 >= 2).then(|| format!("0x{:040x}", i + 1)),
         timestamp: (i % 2 == 0).then_some(1_700_000_000 + i),
         reward: (i % 5 == 4).then(|| U256::from(1_000 + i)),
+        gas: (i % 3 == 1).then(|| U256::from(21_000u64 * 30_000_000_000 + i)),
         paid: (i % 7 == 6).then(|| [U256::from(7 + i), U256::ZERO]),
         // Prices survive the store exactly, or say there was none.
         prices: [

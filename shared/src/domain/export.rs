@@ -3,8 +3,10 @@
 //! the fee part of a collect (apart from its principal, principal first as the ledger counts)
 //! and a farm's harvest are income. Transfers of the position NFT move no token: no row (a
 //! transfer between the caller's own wallets is not taxable; one to a stranger is left to the
-//! tool, as the NFT is no currency it knows). Gas is not kept with the events: the fee columns
-//! stay empty.
+//! tool, as the NFT is no currency it knows). The gas a transaction cost the caller's wallet
+//! (kept on its first event) is in the fee columns of its first row, in the chain's native
+//! currency; a transaction that moved no token (a stake, a transfer) has a row of its fee
+//! alone. Where the receipt was not read, the fee columns stay empty.
 
 use crate::domain::history::{EventKind, Ledger, PositionEvent, Priced};
 use crate::domain::json::plain_exact;
@@ -58,6 +60,8 @@ enum What {
     Fees,
     /// A farm's reward: income.
     Reward,
+    /// A transaction's gas alone: no token moved.
+    Gas,
 }
 
 /// One token moving to or from the wallet in one event.
@@ -70,6 +74,8 @@ struct Movement<'a> {
     token: &'a HeldToken,
     raw: U256,
     price: Option<&'a BigDecimal>,
+    /// Wei its transaction cost the wallet, on the transaction's first row.
+    gas: Option<U256>,
 }
 
 impl Movement<'_> {
@@ -85,8 +91,16 @@ impl Movement<'_> {
 /// The movements of one position's events whose time is within `[from, to)`.
 fn movements<'a>(exported: &Exported<'a>, (from, to): (i64, i64)) -> Vec<Movement<'a>> {
     let mut ledger = Ledger::default();
-    let mut out = Vec::new();
+    let mut out: Vec<Movement<'a>> = Vec::new();
+    // A transaction's gas, until a row of it carries it: a row of its own otherwise.
+    let mut gas: Option<Movement<'a>> = None;
     for event in exported.events {
+        if gas
+            .as_ref()
+            .is_some_and(|g| g.event.transaction != event.transaction)
+        {
+            out.extend(gas.take());
+        }
         let before = ledger.clone();
         ledger = ledger.then(event);
         let Some(time) = event
@@ -97,22 +111,37 @@ fn movements<'a>(exported: &Exported<'a>, (from, to): (i64, i64)) -> Vec<Movemen
         else {
             continue;
         };
+        let movement = |what: What, t: usize, raw: U256, token: &'a HeldToken| Movement {
+            event,
+            position: exported.position,
+            chain: exported.chain,
+            time,
+            what,
+            token,
+            raw,
+            price: match what {
+                What::Reward | What::Gas => None,
+                _ => event.prices[t].as_ref(),
+            },
+            gas: None,
+        };
+        if let Some(wei) = event.gas {
+            let alone = movement(What::Gas, 0, U256::ZERO, &exported.tokens[0]);
+            gas = Some(Movement {
+                gas: Some(wei),
+                ..alone
+            });
+        }
         let mut moved = |what: What, t: usize, raw: U256, token: &'a HeldToken| {
             if !raw.is_zero() {
-                let price = match what {
-                    What::Reward => None,
-                    _ => event.prices[t].as_ref(),
-                };
-                out.push(Movement {
-                    event,
-                    position: exported.position,
-                    chain: exported.chain,
-                    time,
-                    what,
-                    token,
-                    raw,
-                    price,
-                });
+                let mut row = movement(what, t, raw, token);
+                if gas
+                    .as_ref()
+                    .is_some_and(|g| g.event.transaction == event.transaction)
+                {
+                    row.gas = gas.take().and_then(|g| g.gas);
+                }
+                out.push(row);
             }
         };
         for t in 0..2 {
@@ -132,6 +161,7 @@ fn movements<'a>(exported: &Exported<'a>, (from, to): (i64, i64)) -> Vec<Movemen
             moved(What::Reward, 0, reward, token);
         }
     }
+    out.extend(gas);
     out
 }
 
@@ -157,16 +187,25 @@ fn row(format: ExportFormat, m: &Movement<'_>) -> String {
         .map(|u| plain_exact(&u.round(2)))
         .unwrap_or_default();
     let sent = m.what == What::Deposit;
-    let (out_amount, out_symbol, in_amount, in_symbol) = if sent {
-        (amount.clone(), symbol.clone(), String::new(), String::new())
-    } else {
-        (String::new(), String::new(), amount.clone(), symbol.clone())
+    let (out_amount, out_symbol, in_amount, in_symbol) = match m.what {
+        What::Gas => Default::default(),
+        What::Deposit => (amount.clone(), symbol.clone(), String::new(), String::new()),
+        _ => (String::new(), String::new(), amount.clone(), symbol.clone()),
+    };
+    let (fee, fee_symbol) = match m.gas {
+        // Wei: 18 decimals on every EVM chain served.
+        Some(wei) => (
+            plain_exact(&base_units_to_decimal(wei, 18)),
+            m.chain.native_symbol().to_string(),
+        ),
+        None => Default::default(),
     };
     let kind = match m.what {
         What::Deposit => "deposit",
         What::Principal => "principal",
         What::Fees => "fees",
         What::Reward => "reward",
+        What::Gas => "gas",
     };
     let description = format!(
         "{} {kind} of position {} on {}",
@@ -189,8 +228,8 @@ fn row(format: ExportFormat, m: &Movement<'_>) -> String {
                 out_symbol,
                 in_amount,
                 in_symbol,
-                String::new(),
-                String::new(),
+                fee,
+                fee_symbol,
                 usd,
                 worth.into(),
                 label.into(),
@@ -211,8 +250,8 @@ fn row(format: ExportFormat, m: &Movement<'_>) -> String {
                 in_symbol,
                 out_amount,
                 out_symbol,
-                String::new(),
-                String::new(),
+                fee,
+                fee_symbol,
                 tag.into(),
             ])
         }
@@ -222,24 +261,47 @@ fn row(format: ExportFormat, m: &Movement<'_>) -> String {
                 Some(_) if m.price.is_some() => "its block",
                 _ => "",
             };
-            line(&[
+            let at = [
                 m.chain.to_string(),
                 m.event.block.to_string(),
                 hash,
                 m.event.log_index.to_string(),
                 m.time.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                 m.position.to_string(),
-                kind.into(),
-                if sent { "sent" } else { "received" }.into(),
-                m.token.address.clone(),
-                symbol,
-                m.raw.to_string(),
-                m.token.decimals.to_string(),
-                amount,
-                m.price.map(plain_exact).unwrap_or_default(),
-                source.into(),
-                m.usd().map(|u| plain_exact(&u)).unwrap_or_default(),
-            ])
+            ];
+            let mut lines = String::new();
+            if m.what != What::Gas {
+                let moved = [
+                    kind.into(),
+                    if sent { "sent" } else { "received" }.into(),
+                    m.token.address.clone(),
+                    symbol,
+                    m.raw.to_string(),
+                    m.token.decimals.to_string(),
+                    amount,
+                    m.price.map(plain_exact).unwrap_or_default(),
+                    source.into(),
+                    m.usd().map(|u| plain_exact(&u)).unwrap_or_default(),
+                ];
+                lines += &line(&[&at[..], &moved[..]].concat());
+            }
+            // Lossless: the gas a row of its own, in wei (the native currency has no address).
+            if let Some(wei) = m.gas {
+                let paid = [
+                    "gas".into(),
+                    "sent".into(),
+                    String::new(),
+                    fee_symbol,
+                    wei.to_string(),
+                    "18".into(),
+                    fee,
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ];
+                lines += &line(&[&at[..], &paid[..]].concat());
+            }
+            lines
         }
     }
 }
@@ -293,6 +355,7 @@ mod tests {
             to: None,
             timestamp: Some(1_780_000_000 + at * 3600),
             reward: None,
+            gas: None,
             paid: None,
             prices: [Some(BigDecimal::from(2)), None],
             priced: Some(Priced::AtBlock),
@@ -375,6 +438,57 @@ mod tests {
             lines[2].contains(",fees,received,0xWETH,WETH,500000000000000000,18,0.5,2,its block,1"),
             "{}",
             lines[2]
+        );
+    }
+
+    #[test]
+    fn gas_is_in_the_fee_columns_of_its_transactions_first_row() {
+        let tokens = [token("WETH", 18), token("USDC", 6)];
+        // A mint (no token moves) and its deposit in one transaction; a stake alone.
+        let mut mint = event(EventKind::Mint, 1, [0, 0]);
+        mint.gas = Some(U256::from(1_500_000_000_000_000u64));
+        let deposit = event(EventKind::Deposit, 1, [2_000_000_000_000_000_000, 0]);
+        let mut stake = event(EventKind::Stake, 2, [0, 0]);
+        stake.gas = Some(U256::from(7u8));
+        let events = [mint, deposit, stake];
+        let exported = || Exported {
+            position: "P",
+            chain: Chain::Bsc,
+            tokens: &tokens,
+            reward: None,
+            events: &events,
+        };
+        let all = (0, i64::MAX);
+        let koinly = export_csv(ExportFormat::Koinly, &[exported()], all).unwrap();
+        let lines: Vec<&str> = koinly.lines().collect();
+        assert_eq!(lines.len(), 3, "{koinly}");
+        assert!(
+            lines[1].contains(",2,WETH,,,0.0015,BNB,4,USD,,deposit"),
+            "{koinly}"
+        );
+        assert!(
+            lines[2].contains(",,,,,0.000000000000000007,BNB,,,,staked gas"),
+            "{koinly}"
+        );
+        let tracker = export_csv(ExportFormat::CoinTracker, &[exported()], all).unwrap();
+        assert!(
+            tracker
+                .lines()
+                .nth(1)
+                .unwrap()
+                .ends_with(",2,WETH,0.0015,BNB,"),
+            "{tracker}"
+        );
+        let ledger = export_csv(ExportFormat::Ledger, &[exported()], all).unwrap();
+        let lines: Vec<&str> = ledger.lines().collect();
+        assert_eq!(lines.len(), 4, "{ledger}");
+        assert!(
+            lines[2].ends_with(",gas,sent,,BNB,1500000000000000,18,0.0015,,,"),
+            "{ledger}"
+        );
+        assert!(
+            lines[3].ends_with(",gas,sent,,BNB,7,18,0.000000000000000007,,,"),
+            "{ledger}"
         );
     }
 

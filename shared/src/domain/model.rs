@@ -72,6 +72,15 @@ impl Chain {
     pub fn addresses_ignore_case(self) -> bool {
         self != Chain::Solana
     }
+
+    /// The native currency gas is paid in (18 decimals on every EVM chain served; SOL 9).
+    pub fn native_symbol(self) -> &'static str {
+        match self {
+            Chain::Bsc => "BNB",
+            Chain::Solana => "SOL",
+            _ => "ETH",
+        }
+    }
 }
 
 /// Token amounts in the API's orientation (tokenA, tokenB), in base units.

@@ -360,6 +360,7 @@ async fn a_transaction_included_again_is_not_retracted() {
         to: None,
         timestamp: None,
         reward: None,
+        gas: None,
         paid: None,
         prices: [None, None],
         priced: None,

@@ -24,7 +24,7 @@ use crate::domain::history::{EventKind, Kept, PositionEvent};
 use crate::domain::market::PoolState;
 use crate::domain::math::fees::FeeAccounting;
 use crate::domain::math::{Curve, U256};
-use crate::domain::model::{Chain, Protocol};
+use crate::domain::model::Protocol;
 use alloy_primitives::{Address, B256};
 use alloy_sol_types::SolCall;
 use chrono::Utc;
@@ -285,11 +285,7 @@ pub async fn read_positions(
         ]);
     }
     let mut metadata: BTreeMap<Address, Result<TokenMeta, String>> = BTreeMap::new();
-    // The chain's native currency: 18 decimals on every EVM chain served.
-    let native = match deployment.chain {
-        Chain::Bsc => "BNB",
-        _ => "ETH",
-    };
+    let native = deployment.chain.native_symbol();
     metadata.insert(
         Address::ZERO,
         Ok(TokenMeta {

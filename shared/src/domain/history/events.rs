@@ -75,6 +75,10 @@ pub struct PositionEvent {
     pub timestamp: Option<u64>,
     /// A harvest's reward, base units of the farm's reward token.
     pub reward: Option<U256>,
+    /// Wei its transaction cost the holder (`gasUsed × effectiveGasPrice`, and an OP-stack
+    /// chain's `l1Fee`), on the first event of a transaction the holder sent; `None` on the
+    /// others and where the receipt was not read.
+    pub gas: Option<U256>,
     /// Uniswap v4: the fees the modification paid out itself (v4 pays a position's accrued
     /// fees, and a withdrawal's principal, at every modification: nothing is left owed).
     pub paid: Option<[U256; 2]>,

@@ -34,6 +34,7 @@ mod tests {
             to: None,
             timestamp: None,
             reward: None,
+            gas: None,
             paid: None,
             prices: [None, None],
             priced: None,

@@ -46,6 +46,9 @@ struct EventRecord {
     /// A harvest's reward (base units of the farm's reward token).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     reward: Option<String>,
+    /// Wei its transaction cost the holder (on the transaction's first event it sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    gas: Option<String>,
     /// Uniswap v4: the fees its modification paid out (base units).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     paid: Option<[String; 2]>,
@@ -72,6 +75,7 @@ fn event_item(owner: &str, id: &str, event: &PositionEvent) -> Result<Item, Stor
         to: event.to.clone(),
         timestamp: event.timestamp,
         reward: event.reward.map(|r| r.to_string()),
+        gas: event.gas.map(|g| g.to_string()),
         paid: event.paid.map(|p| p.map(|a| a.to_string())),
         prices: event
             .prices
@@ -113,6 +117,7 @@ fn event_of(item: &Item) -> Result<PositionEvent, StoreError> {
         to: record.to,
         timestamp: record.timestamp,
         reward: record.reward.as_deref().map(amount).transpose()?,
+        gas: record.gas.as_deref().map(amount).transpose()?,
         paid: match &record.paid {
             Some([a, b]) => Some([amount(a)?, amount(b)?]),
             None => None,
