@@ -268,6 +268,46 @@ pub(super) async fn withdrawal_of(
     }))
 }
 
+/// A receipt's whole cost to its sender, in wei: `gasUsed × effectiveGasPrice`, and the L1
+/// data fee an OP-stack chain (Base) charges apart (`l1Fee`); with its sender (lower case).
+fn cost_of(receipt: &Value) -> Option<(String, U256)> {
+    let number = |name: &str| {
+        let digits = receipt.get(name)?.as_str()?.strip_prefix("0x")?;
+        U256::from_str_radix(digits, 16).ok()
+    };
+    let from = receipt.get("from")?.as_str()?.to_ascii_lowercase();
+    let execution = number("gasUsed")?.checked_mul(number("effectiveGasPrice")?)?;
+    let l1 = receipt
+        .get("l1Fee")
+        .map_or(Some(U256::ZERO), |_| number("l1Fee"))?;
+    Some((from, execution.checked_add(l1)?))
+}
+
+/// What each of `events`' transactions cost `holder`, set on its first event: their receipts
+/// in one batch, where `holder` sent the transaction. A receipt the node does not answer (or
+/// answers malformed) leaves `gas` unset: the export's fee columns stay empty there.
+pub async fn gas_paid(rpc: &RpcClient, holder: &str, events: &mut [PositionEvent]) {
+    let mut hashes: Vec<String> = events.iter().map(|e| e.transaction.clone()).collect();
+    hashes.dedup();
+    if hashes.is_empty() {
+        return;
+    }
+    let calls: Vec<_> = hashes
+        .iter()
+        .map(|h| ("eth_getTransactionReceipt", json!([h])))
+        .collect();
+    let answers = rpc.batch(&calls).await;
+    for (hash, answer) in hashes.iter().zip(answers) {
+        let cost = answer.ok().as_ref().and_then(cost_of);
+        let Some((_, wei)) = cost.filter(|(from, _)| from.eq_ignore_ascii_case(holder)) else {
+            continue;
+        };
+        if let Some(first) = events.iter_mut().find(|e| &e.transaction == hash) {
+            first.gas = Some(wei);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,46 +406,6 @@ mod tests {
             json!({"blockNumber": "0x10", "status": "0x0", "logs": [{"address": 1}]}),
         ] {
             assert!(receipt(Ok(bad.clone())).is_err(), "{bad}");
-        }
-    }
-}
-
-/// A receipt's whole cost to its sender, in wei: `gasUsed × effectiveGasPrice`, and the L1
-/// data fee an OP-stack chain (Base) charges apart (`l1Fee`); with its sender (lower case).
-fn cost_of(receipt: &Value) -> Option<(String, U256)> {
-    let number = |name: &str| {
-        let digits = receipt.get(name)?.as_str()?.strip_prefix("0x")?;
-        U256::from_str_radix(digits, 16).ok()
-    };
-    let from = receipt.get("from")?.as_str()?.to_ascii_lowercase();
-    let execution = number("gasUsed")?.checked_mul(number("effectiveGasPrice")?)?;
-    let l1 = receipt
-        .get("l1Fee")
-        .map_or(Some(U256::ZERO), |_| number("l1Fee"))?;
-    Some((from, execution.checked_add(l1)?))
-}
-
-/// What each of `events`' transactions cost `holder`, set on its first event: their receipts
-/// in one batch, where `holder` sent the transaction. A receipt the node does not answer (or
-/// answers malformed) leaves `gas` unset: the export's fee columns stay empty there.
-pub async fn gas_paid(rpc: &RpcClient, holder: &str, events: &mut [PositionEvent]) {
-    let mut hashes: Vec<String> = events.iter().map(|e| e.transaction.clone()).collect();
-    hashes.dedup();
-    if hashes.is_empty() {
-        return;
-    }
-    let calls: Vec<_> = hashes
-        .iter()
-        .map(|h| ("eth_getTransactionReceipt", json!([h])))
-        .collect();
-    let answers = rpc.batch(&calls).await;
-    for (hash, answer) in hashes.iter().zip(answers) {
-        let cost = answer.ok().as_ref().and_then(cost_of);
-        let Some((_, wei)) = cost.filter(|(from, _)| from.eq_ignore_ascii_case(holder)) else {
-            continue;
-        };
-        if let Some(first) = events.iter_mut().find(|e| &e.transaction == hash) {
-            first.gas = Some(wei);
         }
     }
 }
