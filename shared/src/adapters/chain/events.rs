@@ -408,4 +408,20 @@ mod tests {
             assert!(receipt(Ok(bad.clone())).is_err(), "{bad}");
         }
     }
+
+    #[test]
+    fn a_receipts_cost_counts_an_op_stack_l1_fee() {
+        let mut receipt = json!({
+            "from": WALLET,
+            "gasUsed": "0x5208",
+            "effectiveGasPrice": "0x3b9aca00",
+        });
+        let wallet = WALLET.to_ascii_lowercase();
+        let l2 = U256::from(21_000u64 * 1_000_000_000);
+        assert_eq!(cost_of(&receipt), Some((wallet.clone(), l2)));
+        receipt["l1Fee"] = json!("0x10");
+        assert_eq!(cost_of(&receipt), Some((wallet, l2 + U256::from(16u8))));
+        receipt["l1Fee"] = json!(null);
+        assert_eq!(cost_of(&receipt), None, "a malformed fee is no figure");
+    }
 }
