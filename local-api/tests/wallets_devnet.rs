@@ -10,6 +10,10 @@
 #[path = "wallets_devnet/v4.rs"]
 mod v4;
 
+/// Acting on Uniswap v4 positions: collect, decrease and close (issue 52).
+#[path = "wallets_devnet/v4_actions.rs"]
+mod v4_actions;
+
 /// Safes and other contract wallets, linked by ERC-1271 and ERC-6492 (issue 51).
 #[path = "wallets_devnet/contract_wallets.rs"]
 mod contract_wallets;

@@ -23,10 +23,10 @@ use test_support::rpc_stub::RpcStub;
 use test_support::wallets::{link_evm, post, EvmWallet};
 use test_support::world::{local_api, operator, sync, user};
 
-const NATIVE: &str = "0x0000000000000000000000000000000000000000";
+pub(super) const NATIVE: &str = "0x0000000000000000000000000000000000000000";
 
 /// The caller's v4 positions, by token id.
-async fn positions(client: &TestClient) -> Vec<Value> {
+pub(super) async fn positions(client: &TestClient) -> Vec<Value> {
     let reply = client.list("limit=100").await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     let mut list: Vec<Value> = reply.json["data"].as_array().unwrap().clone();
@@ -35,25 +35,25 @@ async fn positions(client: &TestClient) -> Vec<Value> {
     list
 }
 
-async fn get(client: &TestClient, id: &str) -> Value {
+pub(super) async fn get(client: &TestClient, id: &str) -> Value {
     let reply = client.get(id).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     reply.json
 }
 
-async fn history(client: &TestClient, id: &str) -> Vec<Value> {
+pub(super) async fn history(client: &TestClient, id: &str) -> Vec<Value> {
     let path = format!("/positions/{id}/history?limit=100");
     let reply = client.send(Method::GET, &path, &[], b"").await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     reply.json["data"].as_array().unwrap().clone()
 }
 
-fn kinds(events: &[Value]) -> Vec<String> {
+pub(super) fn kinds(events: &[Value]) -> Vec<String> {
     events.iter().map(|e| text(&e["kind"])).collect()
 }
 
 /// The view's `field` of each token in protocol order (currency0, currency1), base units.
-fn protocol_order(view: &Value, field: &str, currency0: &str) -> [U256; 2] {
+pub(super) fn protocol_order(view: &Value, field: &str, currency0: &str) -> [U256; 2] {
     let of = |token: &str| U256::from_str(&units(&view[token][field])).unwrap();
     if text(&view["tokenA"]["address"]).eq_ignore_ascii_case(currency0) {
         [of("tokenA"), of("tokenB")]
@@ -62,13 +62,13 @@ fn protocol_order(view: &Value, field: &str, currency0: &str) -> [U256; 2] {
     }
 }
 
-fn chain_pair(quote: &Value, a: &str, b: &str) -> [U256; 2] {
+pub(super) fn chain_pair(quote: &Value, a: &str, b: &str) -> [U256; 2] {
     [a, b].map(|f| U256::from_str(&text(&quote[f])).unwrap())
 }
 
 /// The view against the contracts at its read's block: key, ticks, liquidity, and the fees a
 /// zero decrease would pay there.
-async fn assert_view_is_the_chains(devnet: &Devnet, view: &Value) -> Value {
+pub(super) async fn assert_view_is_the_chains(devnet: &Devnet, view: &Value) -> Value {
     let block = view["readHeight"].as_u64().unwrap().to_string();
     let token = text(&view["tokenId"]);
     let quote = devnet
@@ -98,7 +98,7 @@ fn range(pool: &Value, half_width: i64) -> (String, String) {
 /// A position on the devnet's `pool` (`eth` or `erc20`) around its initial tick, `half_width`
 /// ticks each side, of `liquidity`, minted for `recipient` (the deployer pays): the command's
 /// answer (`tokenId`, `block`).
-async fn v4_mint(
+pub(super) async fn v4_mint(
     devnet: &Devnet,
     pool: &str,
     half_width: i64,
@@ -119,6 +119,26 @@ async fn v4_mint(
         recipient,
     ];
     devnet.run("v4-mint", &args).await
+}
+
+/// Swaps both ways on both of the devnet's v4 pools: fees in both currencies.
+pub(super) async fn swaps_on_both_pools(devnet: &Devnet) {
+    for (pool, amounts) in [
+        ("eth", ["2000000000000000000", "6000000000000000000000"]),
+        ("erc20", ["6000000000000000000000", "2000000000000000000"]),
+    ] {
+        for (zero_for_one, amount) in [("true", amounts[0]), ("false", amounts[1])] {
+            let args = [
+                "--pool",
+                pool,
+                "--zero-for-one",
+                zero_for_one,
+                "--amount",
+                amount,
+            ];
+            devnet.run("v4-swap", &args).await;
+        }
+    }
 }
 
 async fn v4_positions_are_followed(store: &[&str]) {
@@ -159,22 +179,7 @@ async fn v4_positions_are_followed(store: &[&str]) {
     let (eth_id, erc20_id) = (text(&listed[0]["id"]), text(&listed[1]["id"]));
 
     // Swaps both ways on both pools: fees in both currencies, followed by the sync.
-    for (pool, amounts) in [
-        ("eth", ["2000000000000000000", "6000000000000000000000"]),
-        ("erc20", ["6000000000000000000000", "2000000000000000000"]),
-    ] {
-        for (zero_for_one, amount) in [("true", amounts[0]), ("false", amounts[1])] {
-            let args = [
-                "--pool",
-                pool,
-                "--zero-for-one",
-                zero_for_one,
-                "--amount",
-                amount,
-            ];
-            devnet.run("v4-swap", &args).await;
-        }
-    }
+    swaps_on_both_pools(&devnet).await;
     sync(&ops).await;
     let view = get(&alice, &eth_id).await;
     let quote = assert_view_is_the_chains(&devnet, &view).await;
@@ -310,11 +315,12 @@ async fn v4_positions_are_followed(store: &[&str]) {
     assert_eq!(view["status"], "closed", "{view}");
     assert_eq!(view["closeReason"], "transferred", "{view}");
 
-    // No action or open on v4 yet: 409 with the reason.
+    // No add on v4 yet (its payments go through Permit2): 409 with the reason. Collect,
+    // decrease and close are answered (`v4_actions`).
     let reply = post(
         &alice,
-        &format!("/positions/{erc20_id}/collect"),
-        &json!({}),
+        &format!("/positions/{erc20_id}/increase"),
+        &json!({"amountA": "0.1", "amountB": "100"}),
     )
     .await;
     assert_eq!(reply.status, StatusCode::CONFLICT, "{}", reply.text());

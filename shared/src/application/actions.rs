@@ -10,12 +10,12 @@ use crate::application::error::{Outcome, UseCaseError};
 use crate::application::inputs::OrderLimits;
 use crate::application::keys::{keep_shown, Answering};
 use crate::application::orders::{
-    acting_from, close_on_chain, fresh_state, held_terms, order_chain, simulated, venue_of,
-    waiting_order,
+    acting_from, close_on_chain, fresh_state, held_terms, order_chain, owed_fees, simulated,
+    venue_of, waiting_order,
 };
 use crate::application::ports::StoreError;
 use crate::application::positions::offered_amounts;
-use crate::domain::catalog::Catalog;
+use crate::domain::catalog::{hook_returns_deltas, Catalog, Pool};
 use crate::domain::history::units;
 use crate::domain::holdings::entry;
 use crate::domain::model::{
@@ -27,6 +27,8 @@ use crate::domain::orders::actions::{
 };
 use crate::domain::orders::build::protocol_tokens;
 use crate::domain::orders::plan_mint;
+use crate::domain::orders::simulation::Known;
+use crate::domain::orders::v4::{decrease_transaction as v4_decrease_transaction, V4Decrease};
 use crate::domain::valuation::{TokenPair, ValuationError};
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
@@ -109,13 +111,6 @@ fn refuse(position: &Position, now: DateTime<Utc>) -> Outcome<()> {
              refresh reads it",
         );
     }
-    if position.protocol == Protocol::UniswapV4 {
-        return conflict(
-            "actions on Uniswap v4 positions are not offered yet (its PositionManager's \
-             modifyLiquidities with settlement through Permit2 is the next step): act on it \
-             from your wallet, and the next sync follows it",
-        );
-    }
     if position.status != Status::Active {
         return conflict("the position is not active: only an open position takes an action");
     }
@@ -183,9 +178,31 @@ async fn act_once(
                 ))
             })
     };
+    let v4 = position.protocol == Protocol::UniswapV4;
+    // Uniswap v4: what its `modifyLiquidities` pays, from the exact math (it answers nothing).
+    let mut paid = None;
+    let v4_decrease = |kind: &str, liquidity: u128| {
+        let fees = owed_fees(&position, holding, catalog);
+        let decrease = V4Decrease {
+            kind,
+            token_id: token,
+            ticks,
+            liquidity,
+            fees,
+        };
+        v4_decrease_transaction(pool, &terms, &decrease).map_err(UseCaseError::internal)
+    };
+    if v4 {
+        refuse_v4(pool, asked)?;
+    }
     // A range move also opens a position: pending until its mint is confirmed.
     let mut opening: Option<Position> = None;
     let (kind, transactions) = match asked {
+        Asked::Collect(_) if v4 => {
+            let (built, pays) = v4_decrease("collect", 0)?;
+            paid = Some(pays);
+            (OrderKind::Collect, vec![built])
+        }
         Asked::Collect(_) => (
             OrderKind::Collect,
             vec![collect_transaction(&terms, token).map_err(UseCaseError::internal)?],
@@ -214,8 +231,14 @@ async fn act_once(
                     position.liquidity
                 )));
             }
-            let built = decrease_transaction(pool, &terms, token, ticks, share)
-                .map_err(UseCaseError::internal)?;
+            let built = if v4 {
+                let (built, pays) = v4_decrease("decrease", share)?;
+                paid = Some(pays);
+                built
+            } else {
+                decrease_transaction(pool, &terms, token, ticks, share)
+                    .map_err(UseCaseError::internal)?
+            };
             (OrderKind::Decrease, vec![built])
         }
         Asked::Rebalance {
@@ -273,7 +296,11 @@ async fn act_once(
             (OrderKind::Rebalance, built)
         }
     };
-    let transactions = simulated(chain, pool, transactions, principal_owed).await?;
+    let known = Known {
+        principal_owed,
+        paid,
+    };
+    let transactions = simulated(chain, pool, transactions, known).await?;
     let mut order = terms.order(kind, transactions.clone());
     // A move stores its new position (pending) with the old one's order in one write: a move
     // refused (another action stored first) stores nothing.
@@ -305,4 +332,27 @@ async fn act_once(
     keep_shown(app, answering, &shown).await;
     tracing::info!(position = %position.id, %kind, "action built for the wallet");
     Ok(Some(shown))
+}
+
+/// What a Uniswap v4 action is refused for: adding to or moving the position (its payments
+/// through Permit2 are not built yet), or a pool whose hook may take or add amounts (what the
+/// modification pays is then the hook's to say, not the math's).
+fn refuse_v4(pool: &Pool, asked: &Asked) -> Outcome<()> {
+    if pool.hooks.as_deref().is_some_and(hook_returns_deltas) {
+        return Err(UseCaseError::Conflict(
+            "the pool's hook may take or add amounts when liquidity changes (its return-delta \
+             permissions): what a transaction would pay cannot be said before it runs; act on \
+             it from your wallet"
+                .into(),
+        ));
+    }
+    if matches!(asked, Asked::Increase { .. } | Asked::Rebalance { .. }) {
+        return Err(UseCaseError::Conflict(
+            "adding to or moving a Uniswap v4 position is not offered yet (its payments go \
+             through Permit2): collect, decrease and close are; add from your wallet, and the \
+             next sync follows it"
+                .into(),
+        ));
+    }
+    Ok(())
 }

@@ -9,18 +9,19 @@ use crate::application::error::{Outcome, UseCaseError};
 use crate::application::inputs::OrderLimits;
 use crate::application::keys::{keep_shown, Answering};
 use crate::application::ports::StoreError;
-use crate::domain::catalog::{Catalog, Pool};
-use crate::domain::holdings::entry;
+use crate::domain::catalog::{hook_returns_deltas, Catalog, Pool};
+use crate::domain::holdings::{entry, valued_at_pool};
 use crate::domain::lifecycle::unfunded_close;
 use crate::domain::market::PoolState;
 use crate::domain::math::U256;
 use crate::domain::model::PositionEntry;
 use crate::domain::model::{
-    Chain, ChainOrder, OrderKind, Position, Protocol, Status, TransactionRequest,
+    Chain, ChainOrder, OrderKind, Position, Protocol, Status, TransactionRequest, WalletHolding,
 };
 use crate::domain::orders::build::{open_transactions, protocol_tokens, withdraw_transaction};
 use crate::domain::orders::settle::CANCELLED;
-use crate::domain::orders::simulation::{annotate, SimulationError};
+use crate::domain::orders::simulation::{annotate, Known, SimulationError};
+use crate::domain::orders::v4::{decrease_transaction as v4_decrease_transaction, V4Decrease};
 use crate::domain::orders::{plan_mint, venue, OrderTerms, Venue};
 use crate::domain::valuation::{TokenPair, ValuationError};
 use crate::domain::wallets::address::canonical;
@@ -72,7 +73,7 @@ pub(crate) async fn simulated(
     chain: &dyn OrderChain,
     pool: &Pool,
     transactions: Vec<TransactionRequest>,
-    principal_owed: Option<[U256; 2]>,
+    known: Known,
 ) -> Result<Vec<TransactionRequest>, UseCaseError> {
     let runs = match chain.simulate(pool.chain, &transactions).await {
         Ok(runs) => runs,
@@ -83,7 +84,7 @@ pub(crate) async fn simulated(
         }
         Err(SimulationError::Unavailable(reason)) => return Err(UseCaseError::MarketStale(reason)),
     };
-    annotate(pool, transactions, &runs, principal_owed).map_err(UseCaseError::MarketStale)
+    annotate(pool, transactions, &runs, known).map_err(UseCaseError::MarketStale)
 }
 
 /// The caller's linked wallet on `chain` spelled as `address` (its canonical spelling).
@@ -193,7 +194,7 @@ pub async fn open_on_chain(
         terms.deadline(),
     )
     .map_err(UseCaseError::internal)?;
-    let transactions = simulated(chain, pool, transactions, None).await?;
+    let transactions = simulated(chain, pool, transactions, Known::default()).await?;
     Ok(Position {
         liquidity: plan.liquidity,
         cost_basis_usd: pool.value_of(&plan.deposit),
@@ -310,9 +311,36 @@ pub async fn close_on_chain(
     let chain = order_chain(app, pool.chain)?;
     let terms = held_terms(&venue, &holding.wallet, state, limits, now);
     let ticks = (position.tick_lower, position.tick_upper);
-    let withdraw = withdraw_transaction(pool, &terms, &holding.token, ticks, position.liquidity)
-        .map_err(UseCaseError::internal)?;
-    let transactions = simulated(chain, pool, vec![withdraw], None).await?;
+    let (withdraw, known) = if position.protocol == Protocol::UniswapV4 {
+        // All its liquidity and every fee owed, the NFT left empty (as v3's close leaves it).
+        if pool.hooks.as_deref().is_some_and(hook_returns_deltas) {
+            return Err(UseCaseError::Conflict(
+                "the pool's hook may take or add amounts when liquidity changes (its \
+                 return-delta permissions): what a close would pay cannot be said before it \
+                 runs; withdraw it from your wallet"
+                    .into(),
+            ));
+        }
+        let decrease = V4Decrease {
+            kind: "withdraw",
+            token_id: &holding.token,
+            ticks,
+            liquidity: position.liquidity,
+            fees: owed_fees(&position, holding, catalog),
+        };
+        let (built, paid) =
+            v4_decrease_transaction(pool, &terms, &decrease).map_err(UseCaseError::internal)?;
+        let known = Known {
+            paid: Some(paid),
+            ..Known::default()
+        };
+        (built, known)
+    } else {
+        let built = withdraw_transaction(pool, &terms, &holding.token, ticks, position.liquidity)
+            .map_err(UseCaseError::internal)?;
+        (built, Known::default())
+    };
+    let transactions = simulated(chain, pool, vec![withdraw], known).await?;
     let ordered = Position {
         order: Some(Box::new(terms.order(OrderKind::Close, transactions))),
         ..position.clone()
@@ -405,4 +433,16 @@ pub async fn report_transaction(
     Err(UseCaseError::Contended(
         "the position changed while the hash was being recorded: retry".into(),
     ))
+}
+
+/// Every fee the position is owed now (protocol order): at its pool's synced state where that
+/// is newer than its read (decision 57), else as its read found them.
+pub(crate) fn owed_fees(
+    position: &Position,
+    holding: &WalletHolding,
+    catalog: &Catalog,
+) -> [U256; 2] {
+    let at = valued_at_pool(position, holding, catalog);
+    let fees = at.as_ref().map_or(&holding.fees, |h| &h.fees);
+    fees.clone().map(|f| f.parse().unwrap_or_default())
 }

@@ -207,24 +207,119 @@ pub fn increase(i: &Increase) -> Result<Vec<u8>, CalldataError> {
     ))
 }
 
-/// `multicall(bytes[])`: the offset of the array, its length, each element's offset (from the
-/// first offset's word), then each element's length and bytes padded to whole words.
+/// `multicall(bytes[])`: the offset of the array, then the array.
 fn multicall(calls: &[Vec<u8>]) -> Vec<u8> {
     let mut data = selector("multicall(bytes[])").to_vec();
     data.extend_from_slice(&small(32));
-    data.extend_from_slice(&small(calls.len() as u64));
-    let padded = |len: usize| len.div_ceil(32) * 32;
-    let mut offset = 32 * calls.len();
-    for c in calls {
-        data.extend_from_slice(&small(offset as u64));
-        offset += 32 + padded(c.len());
-    }
-    for c in calls {
-        data.extend_from_slice(&small(c.len() as u64));
-        data.extend_from_slice(c);
-        data.resize(data.len() + padded(c.len()) - c.len(), 0);
-    }
+    data.extend_from_slice(&bytes_array(calls));
     data
+}
+
+/// A `bytes` value's tail: its length, then its bytes padded to whole words.
+fn bytes_tail(bytes: &[u8]) -> Vec<u8> {
+    let mut data = small(bytes.len() as u64).to_vec();
+    data.extend_from_slice(bytes);
+    data.resize(32 + bytes.len().div_ceil(32) * 32, 0);
+    data
+}
+
+/// A `bytes[]` value's tail: its length, each element's offset (from the first offset's
+/// word), then each element's tail.
+fn bytes_array(elements: &[Vec<u8>]) -> Vec<u8> {
+    let tails: Vec<Vec<u8>> = elements.iter().map(|e| bytes_tail(e)).collect();
+    let mut data = small(elements.len() as u64).to_vec();
+    let mut offset = 32 * elements.len();
+    for tail in &tails {
+        data.extend_from_slice(&small(offset as u64));
+        offset += tail.len();
+    }
+    data.extend(tails.concat());
+    data
+}
+
+/// The Uniswap v4 PositionManager's action codes (v4-periphery's `Actions`) this service sends.
+pub mod v4_actions {
+    pub const DECREASE_LIQUIDITY: u8 = 0x01;
+    pub const TAKE_PAIR: u8 = 0x11;
+}
+
+/// One action of a Uniswap v4 `modifyLiquidities`, with its parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum V4Action {
+    /// `DECREASE_LIQUIDITY(tokenId, liquidity, amount0Min, amount1Min, hookData = "")`: 0
+    /// liquidity collects the fees (v4 pays a position's fees at every modification).
+    Decrease {
+        token_id: U256,
+        liquidity: u128,
+        minimums: [U256; 2],
+    },
+    /// `TAKE_PAIR(currency0, currency1, recipient)`: what the actions owe the caller, paid to
+    /// `recipient` (native ETH as `address(0)`).
+    TakePair {
+        currencies: [String; 2],
+        recipient: String,
+    },
+}
+
+impl V4Action {
+    fn code(&self) -> u8 {
+        match self {
+            V4Action::Decrease { .. } => v4_actions::DECREASE_LIQUIDITY,
+            V4Action::TakePair { .. } => v4_actions::TAKE_PAIR,
+        }
+    }
+
+    /// Its parameters, `abi.encode`d as the PositionManager decodes them.
+    fn params(&self) -> Result<Vec<u8>, CalldataError> {
+        Ok(match self {
+            V4Action::Decrease {
+                token_id,
+                liquidity,
+                minimums,
+            } => [
+                uint(*token_id),
+                uint(U256::from(*liquidity)),
+                uint(minimums[0]),
+                uint(minimums[1]),
+                // `hookData`: its offset (five words), then its length, none.
+                small(5 * 32),
+                small(0),
+            ]
+            .concat(),
+            V4Action::TakePair {
+                currencies,
+                recipient,
+            } => [
+                address(&currencies[0])?,
+                address(&currencies[1])?,
+                address(recipient)?,
+            ]
+            .concat(),
+        })
+    }
+}
+
+/// `modifyLiquidities(abi.encode(actions, params), deadline)`: the actions' codes as `bytes`
+/// and their parameters as `bytes[]`, run in one unlock of the PoolManager.
+pub fn modify_liquidities(actions: &[V4Action], deadline: u64) -> Result<Vec<u8>, CalldataError> {
+    let codes: Vec<u8> = actions.iter().map(V4Action::code).collect();
+    let params: Vec<Vec<u8>> = actions
+        .iter()
+        .map(V4Action::params)
+        .collect::<Result<_, _>>()?;
+    let codes = bytes_tail(&codes);
+    let unlock = [
+        small(2 * 32).to_vec(),
+        small((2 * 32 + codes.len()) as u64).to_vec(),
+        codes,
+        bytes_array(&params),
+    ]
+    .concat();
+    let mut data = selector("modifyLiquidities(bytes,uint256)").to_vec();
+    data.extend_from_slice(&small(2 * 32));
+    data.extend_from_slice(&small(deadline));
+    data.extend_from_slice(&bytes_tail(&unlock));
+    Ok(data)
 }
 
 /// 0x-hex, lower case, as JSON-RPC takes data.
@@ -255,6 +350,7 @@ mod tests {
         function decreaseLiquidity(DecreaseAbi params);
         function collect(CollectAbi params);
         function multicall(bytes[] data);
+        function modifyLiquidities(bytes unlockData, uint256 deadline);
     }
 
     const WALLET: &str = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
@@ -394,5 +490,45 @@ mod tests {
     fn a_malformed_address_is_refused() {
         assert!(approve("0x1234", U256::ZERO).is_err());
         assert!(approve("not an address", U256::ZERO).is_err());
+    }
+
+    #[test]
+    fn a_v4_modification_is_the_position_managers_unlock_data() {
+        use alloy_primitives::Bytes;
+        use alloy_sol_types::SolValue;
+        let (token_id, liquidity) = (U256::from(77u8), u128::MAX - 3);
+        let minimums = [U256::from(5u8), U256::MAX];
+        let actions = [
+            V4Action::Decrease {
+                token_id,
+                liquidity,
+                minimums,
+            },
+            V4Action::TakePair {
+                currencies: [
+                    "0x0000000000000000000000000000000000000000".into(),
+                    TOKEN1.into(),
+                ],
+                recipient: WALLET.into(),
+            },
+        ];
+        let ours = modify_liquidities(&actions, 1_800_000_000).unwrap();
+        let decrease = (
+            token_id,
+            U256::from(liquidity),
+            minimums[0],
+            minimums[1],
+            Bytes::new(),
+        )
+            .abi_encode_params();
+        let take = (Address::ZERO, addr(TOKEN1), addr(WALLET)).abi_encode_params();
+        let codes = Bytes::from(vec![0x01u8, 0x11]);
+        let unlock = (codes, vec![Bytes::from(decrease), Bytes::from(take)]).abi_encode_params();
+        let theirs = modifyLiquiditiesCall {
+            unlockData: unlock.into(),
+            deadline: U256::from(1_800_000_000u64),
+        }
+        .abi_encode();
+        assert_eq!(hex(&ours), hex(&theirs));
     }
 }

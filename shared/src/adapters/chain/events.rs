@@ -84,6 +84,20 @@ pub(super) fn touched_in(logs: &[Log], manager: &str, token: U256) -> bool {
     })
 }
 
+/// Whether `logs` hold the PoolManager's `ModifyLiquidity` of `manager`'s position `token`
+/// (its sender the manager, its salt the token id): a Uniswap v4 action on it was mined.
+pub(super) fn modified_in(logs: &[Log], pool_manager: &str, manager: &str, token: U256) -> bool {
+    let (event, sender) = (topic(super::v4::MODIFY_LIQUIDITY), address_topic(manager));
+    let salt = token.to_be_bytes::<32>();
+    logs.iter().any(|l| {
+        l.address.eq_ignore_ascii_case(pool_manager)
+            && l.topics.first() == Some(&event)
+            && l.topics.get(2) == Some(&sender)
+            && l.data.len() == 128
+            && l.data[96..] == salt
+    })
+}
+
 /// Whether `logs` hold `farm`'s `Harvest` of `token` (its topic 3): a harvest was mined.
 pub(super) fn harvested_in(logs: &[Log], farm: &str, token: U256) -> bool {
     let (id, harvest) = (word_topic(token), topic(HARVEST));

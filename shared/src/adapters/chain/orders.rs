@@ -7,7 +7,7 @@
 //! empty. Events are read from the position manager's own logs only.
 
 use super::events::{
-    block_times, harvested_in, mint_of, minted_in, receipt, touched_in, withdrawal_of,
+    block_times, harvested_in, mint_of, minted_in, modified_in, receipt, touched_in, withdrawal_of,
     withdrawn_in, Log,
 };
 use super::evm::{self, hex_bytes};
@@ -233,7 +233,17 @@ impl ChainOrders {
                 .and_then(|h| receipts.get(h))
                 .cloned()
                 .flatten();
-            let outcome = judge(&position, order, found, (head, depth), &times, chain_time);
+            // Uniswap v4: its actions are the PoolManager's events.
+            let pool_manager = catalog
+                .deployments_on(chain)
+                .find(|d| {
+                    d.position_manager
+                        .as_deref()
+                        .is_some_and(|m| m.eq_ignore_ascii_case(&order.manager))
+                })
+                .and_then(|d| d.pool_manager.as_deref());
+            let mined = (found, pool_manager);
+            let outcome = judge(&position, order, mined, (head, depth), &times, chain_time);
             let Some(pool) = catalog.find(chain, position.protocol, &position.pool) else {
                 continue;
             };
@@ -323,15 +333,26 @@ async fn mint_matches(
     }
 }
 
-/// What the receipt (if any) and the chain's time say of `order`.
+/// A receipt's block, success and logs.
+type Mined = (u64, bool, Vec<Log>);
+
+/// What the receipt (if any) and the chain's time say of `order`; a Uniswap v4 action's done
+/// where `pool_manager`'s `ModifyLiquidity` of the position is among its logs.
 fn judge(
     position: &Position,
     order: &ChainOrder,
-    found: Option<(u64, bool, Vec<Log>)>,
+    (found, pool_manager): (Option<Mined>, Option<&str>),
     (head, depth): (u64, u64),
     times: &HashMap<u64, DateTime<Utc>>,
     chain_time: Option<DateTime<Utc>>,
 ) -> Outcome {
+    let token: Option<U256> = position.holding.as_ref().and_then(|h| h.token.parse().ok());
+    // A Uniswap v4 action: the PoolManager's `ModifyLiquidity` of the position.
+    let modified = |logs: &[Log]| {
+        token
+            .zip(pool_manager)
+            .is_some_and(|(t, pm)| modified_in(logs, pm, &order.manager, t))
+    };
     let mut mined_ok = false;
     if let Some((block, success, logs)) = found {
         mined_ok = success;
@@ -349,8 +370,7 @@ fn judge(
                 }
             }
             (true, true, OrderKind::Collect | OrderKind::Increase | OrderKind::Decrease) => {
-                let token = position.holding.as_ref().and_then(|h| h.token.parse().ok());
-                if token.is_some_and(|t| touched_in(&logs, &order.manager, t)) {
+                if token.is_some_and(|t| touched_in(&logs, &order.manager, t)) || modified(&logs) {
                     return Outcome::Applied;
                 }
                 tracing::warn!(position = %position.id, "the reported transaction did not touch the position");
@@ -358,7 +378,6 @@ fn judge(
             }
             (true, true, OrderKind::Harvest) => {
                 // Sent to the farm: the transaction's `to`.
-                let token = position.holding.as_ref().and_then(|h| h.token.parse().ok());
                 let farm = order.transactions.last().map(|t| t.to.as_str());
                 if token
                     .zip(farm)
@@ -370,8 +389,12 @@ fn judge(
                 mined_ok = false;
             }
             (true, true, OrderKind::Close | OrderKind::Rebalance) => {
-                let token = position.holding.as_ref().and_then(|h| h.token.parse().ok());
                 let paid = token.and_then(|t| withdrawn_in(&logs, &order.manager, t));
+                // A v4 close: done; the wallet's next read finds it empty and closes it, its
+                // figures from its history (v4's events carry no amounts).
+                if paid.is_none() && modified(&logs) {
+                    return Outcome::Applied;
+                }
                 match (paid, times.get(&block)) {
                     (Some((principal, collected, _)), Some(time)) => {
                         return Outcome::Withdrawn(Withdrawal {

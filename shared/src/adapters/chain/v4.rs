@@ -49,13 +49,7 @@ use IStateView::{getFeeGrowthGlobalsCall, getLiquidityCall, getSlot0Call, getTic
 pub(super) const MODIFY_LIQUIDITY: &str =
     "ModifyLiquidity(bytes32,address,int24,int24,int256,bytes32)";
 
-/// A hook may return deltas (its address's permission bits 0–3: after remove and add
-/// liquidity, after and before swap): what a withdrawal pays is then the hook's to say, and
-/// the pure math's figures are not the position's.
-pub fn hook_returns_deltas(hooks: &str) -> bool {
-    let bits = u16::from_str_radix(&hooks[hooks.len().saturating_sub(4)..], 16).unwrap_or(0xffff);
-    !crate::domain::catalog::is_native(hooks) && bits & 0b1111 != 0
-}
+pub use crate::domain::catalog::hook_returns_deltas;
 
 /// The pool's id: `keccak256(abi.encode(key))`, `0x` and 64 lower-case hex digits.
 pub fn pool_id(key: &V4PoolKey) -> String {

@@ -240,6 +240,14 @@ pub fn is_native(address: &str) -> bool {
     address.eq_ignore_ascii_case(NATIVE)
 }
 
+/// A Uniswap v4 hook may return deltas (its address's permission bits 0–3: after remove and
+/// add liquidity, after and before swap): what a modification pays is then the hook's to say,
+/// and the pure math's figures are not the position's.
+pub fn hook_returns_deltas(hooks: &str) -> bool {
+    let bits = u16::from_str_radix(&hooks[hooks.len().saturating_sub(4)..], 16).unwrap_or(0xffff);
+    !is_native(hooks) && bits & 0b1111 != 0
+}
+
 pub fn curve_of(protocol: Protocol) -> Curve {
     match protocol {
         // Every v3 fork shares Uniswap v3's math and position manager (deployments are data).

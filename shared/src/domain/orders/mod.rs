@@ -3,13 +3,15 @@
 //! the transactions (`build`), what their runs before they are answered say of them
 //! (`simulation`), what a confirmed mint or withdraw, a revert or an expiry makes of the
 //! position (`settle`), and how a position shows its order (`view`). The actions on an open
-//! position (collect, increase, decrease a share) are built in `actions`.
+//! position (collect, increase, decrease a share) are built in `actions`, Uniswap v4's through
+//! its `modifyLiquidities` in `v4`.
 
 pub mod actions;
 pub mod build;
 pub mod settle;
 pub mod simulation;
 pub mod slippage;
+pub mod v4;
 pub mod view;
 
 pub use build::{plan_mint, venue, MintPlan, OrderTerms, Venue};

@@ -213,16 +213,26 @@ pub fn rebalance_parts(returned: &[u8]) -> Option<([U256; 2], [U256; 2])> {
     }
 }
 
+/// What the builder knows of what the transactions pay, beside their runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Known {
+    /// A collect's uncollected principal (its history's, where complete): told apart from fees.
+    pub principal_owed: Option<[U256; 2]>,
+    /// What a transaction whose run answers nothing pays the wallet (protocol order): Uniswap
+    /// v4's `modifyLiquidities`, from the exact math at the state it was built at.
+    pub paid: Option<[U256; 2]>,
+}
+
 /// The transactions with their runs' gas (plus the margin) and the amounts they move, in the
 /// API's orientation and whole tokens. A collect's payment is told apart where the position's
-/// uncollected principal (`principal_owed`, protocol order) is known: principal first, the
-/// rest fees.
+/// uncollected principal (`known`, protocol order) is known: principal first, the rest fees.
 pub fn annotate(
     pool: &Pool,
     transactions: Vec<TransactionRequest>,
     runs: &[Simulated],
-    principal_owed: Option<[U256; 2]>,
+    known: Known,
 ) -> Result<Vec<TransactionRequest>, String> {
+    let principal_owed = known.principal_owed;
     if runs.len() != transactions.len() {
         return Err("the simulation answered another number of runs".into());
     }
@@ -238,7 +248,12 @@ pub fn annotate(
         .into_iter()
         .zip(runs)
         .map(|(transaction, run)| {
-            let moved = moved(&transaction.kind, &run.returned)?;
+            let moved = match known.paid {
+                Some(paid) if run.returned.is_empty() && transaction.kind != "approve" => {
+                    Some(paid)
+                }
+                _ => moved(&transaction.kind, &run.returned)?,
+            };
             let expected = moved.map(|paid| {
                 let AmountPair { token_a, token_b } = pair(paid);
                 let split = principal_owed.filter(|_| transaction.kind == "collect");
