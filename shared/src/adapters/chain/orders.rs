@@ -233,16 +233,7 @@ impl ChainOrders {
                 .and_then(|h| receipts.get(h))
                 .cloned()
                 .flatten();
-            // Uniswap v4: its actions are the PoolManager's events.
-            let pool_manager = catalog
-                .deployments_on(chain)
-                .find(|d| {
-                    d.position_manager
-                        .as_deref()
-                        .is_some_and(|m| m.eq_ignore_ascii_case(&order.manager))
-                })
-                .and_then(|d| d.pool_manager.as_deref());
-            let mined = (found, pool_manager);
+            let mined = (found, catalog.pool_manager_of(chain, &order.manager));
             let outcome = judge(&position, order, mined, (head, depth), &times, chain_time);
             let Some(pool) = catalog.find(chain, position.protocol, &position.pool) else {
                 continue;
@@ -333,7 +324,6 @@ async fn mint_matches(
     }
 }
 
-/// A receipt's block, success and logs.
 type Mined = (u64, bool, Vec<Log>);
 
 /// What the receipt (if any) and the chain's time say of `order`; a Uniswap v4 action's done
@@ -347,7 +337,6 @@ fn judge(
     chain_time: Option<DateTime<Utc>>,
 ) -> Outcome {
     let token: Option<U256> = position.holding.as_ref().and_then(|h| h.token.parse().ok());
-    // A Uniswap v4 action: the PoolManager's `ModifyLiquidity` of the position.
     let modified = |logs: &[Log]| {
         token
             .zip(pool_manager)
