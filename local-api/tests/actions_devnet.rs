@@ -27,10 +27,11 @@ impl World {
             let (hash, receipt) = self.devnet.send(t).await;
             assert_eq!(receipt["status"], "0x1", "{t}: {receipt}");
             let gas: u64 = text(&t["gas"]).parse().unwrap();
-            let used = u64::from_str_radix(text(&receipt["gasUsed"]).trim_start_matches("0x"), 16);
-            assert!(gas >= used.unwrap(), "{t} used {receipt}");
+            let used = u64::from_str_radix(text(&receipt["gasUsed"]).trim_start_matches("0x"), 16)
+                .unwrap();
+            assert!(gas >= used, "{t} used {receipt}");
             // The figure docs/figures/orders.md sets against v4's.
-            eprintln!("v3 {}: {} gas", t["kind"], used.unwrap());
+            eprintln!("v3 {}: {used} gas", t["kind"]);
             last = hash;
         }
         let path = format!("/positions/{id}/transactions");
