@@ -315,12 +315,12 @@ async fn v4_positions_are_followed(store: &[&str]) {
     assert_eq!(view["status"], "closed", "{view}");
     assert_eq!(view["closeReason"], "transferred", "{view}");
 
-    // No add on v4 yet (its payments go through Permit2): 409 with the reason. Collect,
-    // decrease and close are answered (`v4_actions`).
+    // No move of a v4 range yet: 409 with the reason. Collect, add, decrease and close are
+    // answered (`v4_actions`).
     let reply = post(
         &alice,
-        &format!("/positions/{erc20_id}/increase"),
-        &json!({"amountA": "0.1", "amountB": "100"}),
+        &format!("/positions/{erc20_id}/rebalance"),
+        &json!({"priceLower": 2000, "priceUpper": 4000}),
     )
     .await;
     assert_eq!(reply.status, StatusCode::CONFLICT, "{}", reply.text());

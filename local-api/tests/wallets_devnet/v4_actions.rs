@@ -5,7 +5,8 @@
 //! (`eth_sendTransaction` from anvil's unlocked account), mined within its answered gas, paying
 //! the wallet to the unit what `expected` said (native ETH as ETH, net of nothing: the gas is
 //! added back), reported and followed: afterwards the position is the contracts' and its
-//! history shows the action. Adding and moving answer 409 (Permit2 payments not built yet). On
+//! history shows the action. An add from a wallet whose USDC has no Permit2 approval answers
+//! the two approvals first; one already approved answers none. Moving answers 409. On
 //! memory and on DynamoDB (moto).
 
 use super::v4::{
@@ -53,9 +54,11 @@ fn expected_pair(view: &Value, expected: &Value, currency0: &str) -> [U256; 2] {
     }
 }
 
-/// Sends `answer`'s one transaction as answered: mined within its gas, it pays the wallet
-/// `expected` to the unit (the gas it cost added back on the native side); reports its hash
-/// and syncs until the order is applied.
+/// Sends `answer`'s transactions as answered, in order: each mined within its gas; what the
+/// wallet's balances moved by (protocol order; the native currency's with the gas it paid
+/// added back) is what `expected` says of the last: paid to it (`tokenA`/`tokenB`), or for an
+/// add, the deposit taken less the fees paid out (`fees`). Reports the last hash and syncs
+/// until the order is applied.
 async fn send_as_answered(
     devnet: &Devnet,
     (alice, ops): (&TestClient, &TestClient),
@@ -66,38 +69,39 @@ async fn send_as_answered(
     let currencies = [text(&quote["currency0"]), text(&quote["currency1"])];
     let wallet = text(&view["wallet"]);
     let transactions = answer["transactions"].as_array().unwrap();
-    assert_eq!(transactions.len(), 1, "nothing to approve: {answer}");
-    let tx = &transactions[0];
-    assert_eq!(
-        text(&tx["to"]).to_lowercase(),
-        text(&devnet.state["v4"]["positionManager"]).to_lowercase()
-    );
-    assert_eq!(tx["value"], "0", "{tx}");
+    let last = transactions.last().unwrap();
+    let manager = text(&devnet.state["v4"]["positionManager"]);
+    assert_eq!(text(&last["to"]).to_lowercase(), manager.to_lowercase());
     let mut before = Vec::new();
     for c in &currencies {
         before.push(balance(devnet, &wallet, c).await);
     }
-    let (hash, receipt) = devnet.send(tx).await;
-    assert_eq!(receipt["status"], "0x1", "{tx}: {receipt}");
-    let used = hex_number(&receipt["gasUsed"]);
-    assert!(
-        U256::from_str(&text(&tx["gas"])).unwrap() >= used,
-        "{tx}: {receipt}"
-    );
-    // The figure docs/figures/orders.md gives of each v4 action.
-    eprintln!("v4 {} on {}: {used} gas", tx["kind"], text(&view["pool"]));
-    let gas = used * hex_number(&receipt["effectiveGasPrice"]);
-    let mut received = Vec::new();
-    for (c, was) in currencies.iter().zip(&before) {
-        let now = balance(devnet, &wallet, c).await;
-        received.push(if c == NATIVE {
-            now + gas - *was
-        } else {
-            now - *was
-        });
+    let (mut hash, mut gas) = (String::new(), U256::ZERO);
+    for tx in transactions {
+        let (sent, receipt) = devnet.send(tx).await;
+        assert_eq!(receipt["status"], "0x1", "{tx}: {receipt}");
+        let used = hex_number(&receipt["gasUsed"]);
+        assert!(
+            U256::from_str(&text(&tx["gas"])).unwrap() >= used,
+            "{tx}: {receipt}"
+        );
+        // The figure docs/figures/orders.md gives of each v4 action.
+        eprintln!("v4 {} on {}: {used} gas", tx["kind"], text(&view["pool"]));
+        gas += used * hex_number(&receipt["effectiveGasPrice"]);
+        hash = sent;
     }
-    let expected = expected_pair(view, &tx["expected"], &currencies[0]);
-    assert_eq!(received, expected, "{tx}");
+    let expected = &last["expected"];
+    let moved = expected_pair(view, expected, &currencies[0]);
+    for (i, c) in currencies.iter().enumerate() {
+        let now = balance(devnet, &wallet, c).await;
+        let gas = if c == NATIVE { gas } else { U256::ZERO };
+        if last["kind"] == "increase" {
+            let fees = expected_pair(view, &expected["fees"], &currencies[0]);
+            assert_eq!(now + gas + moved[i], before[i] + fees[i], "{c}: {last}");
+        } else {
+            assert_eq!(now + gas, before[i] + moved[i], "{c}: {last}");
+        }
+    }
     let path = format!("/positions/{}/transactions", text(&view["id"]));
     let reply = post(alice, &path, &json!({ "hash": hash })).await;
     assert_eq!(reply.status, StatusCode::ACCEPTED, "{}", reply.text());
@@ -106,9 +110,16 @@ async fn send_as_answered(
     assert_eq!(report.json["orders"]["applied"], 1, "{}", report.text());
 }
 
+/// The kinds of `answer`'s transactions, in order.
+fn transaction_kinds(answer: &Value) -> Vec<String> {
+    let transactions = answer["transactions"].as_array().unwrap();
+    transactions.iter().map(|t| text(&t["kind"])).collect()
+}
+
 async fn v4_positions_are_acted_on(store: &[&str]) {
     let devnet = Devnet::with_v4(3000).await;
     let wallet = devnet.account(1).await;
+    devnet.run("fund", &["--account", &wallet]).await;
     let liquidity = "1000000000000000000000";
     v4_mint(&devnet, "eth", 1200, liquidity, &wallet).await;
     v4_mint(&devnet, "erc20", 600, liquidity, &wallet).await;
@@ -126,11 +137,11 @@ async fn v4_positions_are_acted_on(store: &[&str]) {
             let (alice, path) = (&alice, format!("/positions/{id}/{action}"));
             async move { post(alice, &path, &body).await }
         };
-        // Adding and moving: not yet (their payments go through Permit2).
-        let add = json!({"amountA": "0.1", "amountB": "100"});
-        let refused = act("increase", add).await;
+        // Moving: not yet.
+        let range = json!({"priceLower": 2000, "priceUpper": 4000});
+        let refused = act("rebalance", range).await;
         assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.text());
-        assert!(refused.text().contains("Permit2"), "{}", refused.text());
+        assert!(refused.text().contains("Uniswap v4"), "{}", refused.text());
 
         // Collect: every fee owed, nothing else.
         let view = get(&alice, &id).await;
@@ -143,6 +154,46 @@ async fn v4_positions_are_acted_on(store: &[&str]) {
         for side in ["tokenA", "tokenB"] {
             assert_eq!(units(&view[side]["feesUnclaimed"]), "0", "{view}");
         }
+
+        // An add: the approvals through Permit2 only where missing, the native currency as
+        // the transaction's value (its rest swept back), the fees it pays out netted. The
+        // native pool comes first: its USDC is approved by the answer; then both ERC-20s are
+        // approved from the wallet (an add of its own), and the ERC-20 pool's answer has none.
+        let view = get(&alice, &id).await;
+        let native = [&view["tokenA"], &view["tokenB"]]
+            .iter()
+            .any(|t| t["address"] == NATIVE);
+        if !native {
+            let token = text(&view["tokenId"]);
+            let own = [
+                "--account",
+                &wallet,
+                "--token-id",
+                &token,
+                "--liquidity",
+                "1",
+            ];
+            devnet.run("v4-increase", &own).await;
+            sync(&ops).await;
+        }
+        let view = get(&alice, &id).await;
+        let add = act("increase", json!({"amountA": "0.5", "amountB": "1500"})).await;
+        assert_eq!(add.status, StatusCode::OK, "{}", add.text());
+        let kinds_answered = transaction_kinds(&add.json);
+        let approvals = if native { 2 } else { 0 };
+        assert_eq!(kinds_answered.len(), approvals + 1, "{kinds_answered:?}");
+        let last = add.json["transactions"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(last["kind"], "increase");
+        assert_eq!(last["value"] != "0", native, "{last}");
+        send_as_answered(&devnet, (&alice, &ops), &view, &add.json).await;
+        sync(&ops).await;
+        let view = get(&alice, &id).await;
+        assert_view_is_the_chains(&devnet, &view).await;
 
         // Half of it out.
         let half = act("decrease", json!({"percent": 50})).await;

@@ -5,7 +5,7 @@
 //! reported, then the sync. One transaction at a time per position: another one waiting is a
 //! conflict.
 
-use crate::application::app::App;
+use crate::application::app::{Allowed, App};
 use crate::application::error::{Outcome, UseCaseError};
 use crate::application::inputs::OrderLimits;
 use crate::application::keys::{keep_shown, Answering};
@@ -28,7 +28,10 @@ use crate::domain::orders::actions::{
 use crate::domain::orders::build::protocol_tokens;
 use crate::domain::orders::plan_mint;
 use crate::domain::orders::simulation::Known;
-use crate::domain::orders::v4::{decrease_transaction as v4_decrease_transaction, V4Decrease};
+use crate::domain::orders::v4::{
+    decrease_transaction as v4_decrease_transaction,
+    increase_transactions as v4_increase_transactions, V4Decrease, V4Increase,
+};
 use crate::domain::valuation::{TokenPair, ValuationError};
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
@@ -169,7 +172,13 @@ async fn act_once(
     let allowances = || async {
         let tokens = protocol_tokens(pool).map(|t| t.address.as_str());
         chain
-            .allowances(pool.chain, state, &holding.wallet, venue.target(), tokens)
+            .allowances(&Allowed {
+                chain: pool.chain,
+                state,
+                owner: &holding.wallet,
+                spender: venue.target(),
+                tokens,
+            })
             .await
             .map_err(|e| {
                 UseCaseError::MarketStale(format!(
@@ -180,7 +189,7 @@ async fn act_once(
     };
     let v4 = position.protocol == Protocol::UniswapV4;
     // Uniswap v4: what its `modifyLiquidities` pays, from the exact math (it answers nothing).
-    let mut paid = None;
+    let (mut paid, mut fees_paid) = (None, None);
     let v4_decrease = |kind: &str, liquidity: u128| {
         let fees = owed_fees(&position, holding, catalog);
         let decrease = V4Decrease {
@@ -195,6 +204,24 @@ async fn act_once(
     if v4 {
         refuse_v4(pool, asked)?;
     }
+    let permit2_allowances = || async {
+        let tokens = protocol_tokens(pool).map(|t| t.address.as_str());
+        chain
+            .permit2_allowances(&Allowed {
+                chain: pool.chain,
+                state,
+                owner: &holding.wallet,
+                spender: &venue.manager,
+                tokens,
+            })
+            .await
+            .map_err(|e| {
+                UseCaseError::MarketStale(format!(
+                    "the wallet's Permit2 allowances cannot be read from {} ({e}): retry",
+                    pool.chain
+                ))
+            })
+    };
     // A range move also opens a position: pending until its mint is confirmed.
     let mut opening: Option<Position> = None;
     let (kind, transactions) = match asked {
@@ -219,8 +246,22 @@ async fn act_once(
         Asked::Increase { amounts, .. } => {
             let offered = offered_amounts(pool, (&amounts.0, &amounts.1))?;
             let plan = plan_at(ticks, offered)?;
-            let built = increase_transactions(pool, &terms, token, &plan, allowances().await?)
-                .map_err(UseCaseError::internal)?;
+            let built = if v4 {
+                let allowances = permit2_allowances().await?;
+                let add = V4Increase {
+                    token_id: token,
+                    ticks,
+                    liquidity: plan.liquidity,
+                    fees: owed_fees(&position, holding, catalog),
+                };
+                let (built, added) = v4_increase_transactions(pool, &terms, &add, &allowances)
+                    .map_err(UseCaseError::internal)?;
+                (paid, fees_paid) = (Some(added.deposit), Some(added.fees));
+                built
+            } else {
+                increase_transactions(pool, &terms, token, &plan, allowances().await?)
+                    .map_err(UseCaseError::internal)?
+            };
             (OrderKind::Increase, built)
         }
         Asked::Decrease { percent, .. } => {
@@ -299,6 +340,7 @@ async fn act_once(
     let known = Known {
         principal_owed,
         paid,
+        fees_paid,
     };
     let transactions = simulated(chain, pool, transactions, known).await?;
     let mut order = terms.order(kind, transactions.clone());
@@ -334,8 +376,8 @@ async fn act_once(
     Ok(Some(shown))
 }
 
-/// What a Uniswap v4 action is refused for: adding to or moving the position (its payments
-/// through Permit2 are not built yet), or a pool whose hook may take or add amounts (what the
+/// What a Uniswap v4 action is refused for: moving the position's range (not built yet), or a
+/// pool whose hook may take or add amounts (what the
 /// modification pays is then the hook's to say, not the math's).
 fn refuse_v4(pool: &Pool, asked: &Asked) -> Outcome<()> {
     if pool.hooks.as_deref().is_some_and(hook_returns_deltas) {
@@ -346,11 +388,10 @@ fn refuse_v4(pool: &Pool, asked: &Asked) -> Outcome<()> {
                 .into(),
         ));
     }
-    if matches!(asked, Asked::Increase { .. } | Asked::Rebalance { .. }) {
+    if matches!(asked, Asked::Rebalance { .. }) {
         return Err(UseCaseError::Conflict(
-            "adding to or moving a Uniswap v4 position is not offered yet (its payments go \
-             through Permit2): collect, decrease and close are; add from your wallet, and the \
-             next sync follows it"
+            "moving a Uniswap v4 position's range is not offered yet: close it and open the \
+             new range from your wallet, and the next sync follows both"
                 .into(),
         ));
     }

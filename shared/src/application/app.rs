@@ -14,6 +14,7 @@ use crate::domain::market::{ChainScan, PoolState, SyncReport, WalletFailure, Wal
 use crate::domain::math::U256;
 use crate::domain::model::{Chain, Position, TransactionRequest};
 use crate::domain::orders::simulation::{Simulated, SimulationError};
+use crate::domain::orders::v4::Permit2Allowance;
 use crate::domain::wallets::challenge::SigningDomain;
 use crate::domain::wallets::proof::ContractProof;
 use crate::domain::wallets::retry::{due, Retry, RETRIES_PER_SYNC};
@@ -48,18 +49,27 @@ pub struct App {
 }
 
 /// The chain reads building an on-chain order takes (`chain::orders`).
+/// Whose allowances of which tokens (protocol order) to whom, read at a pool state's block.
+pub struct Allowed<'a> {
+    pub chain: Chain,
+    pub state: &'a PoolState,
+    pub owner: &'a str,
+    pub spender: &'a str,
+    pub tokens: [&'a str; 2],
+}
+
 #[async_trait]
 pub trait OrderChain: Send + Sync {
-    /// `allowance(owner, spender)` of each token, at the block of `state` (by hash where it has
-    /// one): what the wallet has approved when the mint is sized.
-    async fn allowances(
+    /// `allowance(owner, spender)` of each token, at the block of the state (by hash where it
+    /// has one): what the wallet has approved when the mint is sized.
+    async fn allowances(&self, asked: &Allowed<'_>) -> Result<[U256; 2], String>;
+
+    /// What the owner lets Uniswap v4's position manager (the spender) take through Permit2 of
+    /// each token (the native currency: unlimited), at the block of the state.
+    async fn permit2_allowances(
         &self,
-        chain: Chain,
-        state: &PoolState,
-        owner: &str,
-        spender: &str,
-        tokens: [&str; 2],
-    ) -> Result<[U256; 2], String>;
+        asked: &Allowed<'_>,
+    ) -> Result<[Permit2Allowance; 2], String>;
 
     /// Runs `transactions` in order from their wallet on the chain's latest block, each seeing
     /// the allowances the approvals before it grant (decision 55): each one's gas

@@ -4,7 +4,7 @@
 //! block before it is answered, and the hash the wallet sent recorded (which the sync follows).
 //! The service builds and follows; the owner's wallet signs.
 
-use crate::application::app::{App, OrderChain};
+use crate::application::app::{Allowed, App, OrderChain};
 use crate::application::error::{Outcome, UseCaseError};
 use crate::application::inputs::OrderLimits;
 use crate::application::keys::{keep_shown, Answering};
@@ -168,7 +168,13 @@ pub async fn open_on_chain(
     })?;
     let tokens = protocol_tokens(pool).map(|t| t.address.as_str());
     let allowances = chain
-        .allowances(pool.chain, state, &wallet, &venue.manager, tokens)
+        .allowances(&Allowed {
+            chain: pool.chain,
+            state,
+            owner: &wallet,
+            spender: &venue.manager,
+            tokens,
+        })
         .await
         .map_err(|e| {
             UseCaseError::MarketStale(format!(

@@ -239,8 +239,34 @@ fn bytes_array(elements: &[Vec<u8>]) -> Vec<u8> {
 
 /// The Uniswap v4 PositionManager's action codes (v4-periphery's `Actions`) this service sends.
 pub mod v4_actions {
+    pub const INCREASE_LIQUIDITY: u8 = 0x00;
     pub const DECREASE_LIQUIDITY: u8 = 0x01;
     pub const TAKE_PAIR: u8 = 0x11;
+    pub const CLOSE_CURRENCY: u8 = 0x12;
+    pub const SWEEP: u8 = 0x14;
+}
+
+/// Permit2, at its canonical address on every chain: Uniswap v4's PositionManager takes
+/// ERC-20 payments through it.
+pub const PERMIT2: &str = "0x000000000022D473030F116dDEE9F6B43aC78BA3";
+
+/// `Permit2.approve(token, spender, amount, expiration)`: `spender` may take up to `amount`
+/// (a `uint160`) of the caller's `token` until `expiration` (unix seconds, a `uint48`).
+pub fn permit2_approve(
+    token: &str,
+    spender: &str,
+    amount: U256,
+    expiration: u64,
+) -> Result<Vec<u8>, CalldataError> {
+    Ok(call(
+        "approve(address,address,uint160,uint48)",
+        &[
+            address(token)?,
+            address(spender)?,
+            uint(amount),
+            small(expiration),
+        ],
+    ))
 }
 
 /// One action of a Uniswap v4 `modifyLiquidities`, with its parameters.
@@ -259,6 +285,18 @@ pub enum V4Action {
         currencies: [String; 2],
         recipient: String,
     },
+    /// `INCREASE_LIQUIDITY(tokenId, liquidity, amount0Max, amount1Max, hookData = "")`.
+    Increase {
+        token_id: U256,
+        liquidity: u128,
+        maximums: [U256; 2],
+    },
+    /// `CLOSE_CURRENCY(currency)`: pays what the caller owes of it, or takes what it is owed
+    /// (an add whose fees exceed its cost).
+    CloseCurrency { currency: String },
+    /// `SWEEP(currency, recipient)`: what the PositionManager holds of it back to `recipient`
+    /// (the native currency a transaction's `value` sent beyond what it paid).
+    Sweep { currency: String, recipient: String },
 }
 
 impl V4Action {
@@ -266,6 +304,9 @@ impl V4Action {
         match self {
             V4Action::Decrease { .. } => v4_actions::DECREASE_LIQUIDITY,
             V4Action::TakePair { .. } => v4_actions::TAKE_PAIR,
+            V4Action::Increase { .. } => v4_actions::INCREASE_LIQUIDITY,
+            V4Action::CloseCurrency { .. } => v4_actions::CLOSE_CURRENCY,
+            V4Action::Sweep { .. } => v4_actions::SWEEP,
         }
     }
 
@@ -275,17 +316,27 @@ impl V4Action {
             V4Action::Decrease {
                 token_id,
                 liquidity,
-                minimums,
+                minimums: limits,
+            }
+            | V4Action::Increase {
+                token_id,
+                liquidity,
+                maximums: limits,
             } => [
                 uint(*token_id),
                 uint(U256::from(*liquidity)),
-                uint(minimums[0]),
-                uint(minimums[1]),
+                uint(limits[0]),
+                uint(limits[1]),
                 // `hookData`: its offset (five words), then its length, none.
                 small(5 * 32),
                 small(0),
             ]
             .concat(),
+            V4Action::CloseCurrency { currency } => address(currency)?.to_vec(),
+            V4Action::Sweep {
+                currency,
+                recipient,
+            } => [address(currency)?, address(recipient)?].concat(),
             V4Action::TakePair {
                 currencies,
                 recipient,

@@ -6,11 +6,12 @@
 use async_trait::async_trait;
 use lambda_http::http::{Method, StatusCode};
 use serde_json::{json, Value};
-use shared::app::OrderChain;
-use shared::market::{Freshness, PoolState};
+use shared::app::{Allowed, OrderChain};
+use shared::market::Freshness;
 use shared::math::U256;
 use shared::model::{Chain, TransactionRequest};
 use shared::orders::simulation::{unhex, Simulated, SimulationError};
+use shared::orders::v4::Permit2Allowance;
 use shared::store::{MemoryMarket, MemoryStore};
 use shared::App;
 use std::sync::{Arc, Mutex};
@@ -32,15 +33,12 @@ impl Allowances {
 
 #[async_trait]
 impl OrderChain for Allowances {
-    async fn allowances(
-        &self,
-        _: Chain,
-        _: &PoolState,
-        _: &str,
-        _: &str,
-        _: [&str; 2],
-    ) -> Result<[U256; 2], String> {
+    async fn allowances(&self, _: &Allowed<'_>) -> Result<[U256; 2], String> {
         Ok(*self.0.lock().unwrap())
+    }
+
+    async fn permit2_allowances(&self, _: &Allowed<'_>) -> Result<[Permit2Allowance; 2], String> {
+        Err("no Uniswap v4 pool here".into())
     }
 
     async fn simulate(

@@ -10,6 +10,7 @@
 //! `pools` every pool of a chain in one batch whichever contract answers for it; `signatures` asks a
 //! chain whether a contract wallet signed a link's challenge. The functions' entry points are the wiring's `chain_lambda`.
 
+pub mod allowances;
 pub mod backfill;
 pub mod enumeration;
 pub mod events;

@@ -6,23 +6,24 @@
 //! open of the same wallet, pool and range was waiting for, a position a requested close left
 //! empty. Events are read from the position manager's own logs only.
 
+use super::allowances;
 use super::events::{
     block_times, harvested_in, mint_of, minted_in, modified_in, receipt, touched_in, withdrawal_of,
     withdrawn_in, Log,
 };
-use super::evm::{self, hex_bytes};
+use super::evm;
 use super::rpc::RpcClient;
 use super::trust::plausible_mint;
 use super::wallets::position_terms;
 use crate::application::alert_ports::Alerts;
-use crate::application::app::OrderChain;
+use crate::application::app::{Allowed, OrderChain};
 use crate::application::ports::{PositionStore, StoreError};
 use crate::application::watches::emit_withdrawn;
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::holdings::{holding_of, ReadPosition};
 use crate::domain::lifecycle::unfunded_close;
 use crate::domain::market::Confirmations;
-use crate::domain::market::{OrdersSettled, PoolState};
+use crate::domain::market::OrdersSettled;
 use crate::domain::math::U256;
 use crate::domain::model::WalletHolding;
 use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, Status, TransactionRequest};
@@ -31,20 +32,14 @@ use crate::domain::orders::settle::{
     holding_at_pool, opened, withdrawn, Minted, Withdrawal, EXPIRED, REVERTED,
 };
 use crate::domain::orders::simulation::{Simulated, SimulationError};
+use crate::domain::orders::v4::Permit2Allowance;
 use crate::domain::wallets::proof::ContractProof;
 use crate::domain::wallets::LinkedWallet;
-use alloy_sol_types::{sol, SolCall};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-
-sol! {
-    interface IErc20Allowance {
-        function allowance(address owner, address spender) external view returns (uint256);
-    }
-}
 
 /// The chains' RPC endpoints and the confirmations each takes.
 pub struct ChainOrders {
@@ -92,41 +87,17 @@ impl ChainOrders {
 
 #[async_trait]
 impl OrderChain for ChainOrders {
-    async fn allowances(
+    async fn allowances(&self, asked: &Allowed<'_>) -> Result<[U256; 2], String> {
+        let rpc = self.rpc(asked.chain)?;
+        allowances::erc20(rpc, asked.state, (asked.owner, asked.spender), asked.tokens).await
+    }
+
+    async fn permit2_allowances(
         &self,
-        chain: Chain,
-        state: &PoolState,
-        owner: &str,
-        spender: &str,
-        tokens: [&str; 2],
-    ) -> Result<[U256; 2], String> {
-        let rpc = self.rpc(chain)?;
-        let parse = |a: &str| a.parse().map_err(|_| format!("{a:?} is not an address"));
-        let call = IErc20Allowance::allowanceCall {
-            owner: parse(owner)?,
-            spender: parse(spender)?,
-        }
-        .abi_encode();
-        let at = match &state.block_hash {
-            Some(hash) => json!({ "blockHash": hash }),
-            None => json!(format!("0x{:x}", state.height)),
-        };
-        let calls: Vec<_> = tokens
-            .iter()
-            .map(|t| {
-                let to = json!({"to": t, "data": evm::hex_data(&call)});
-                ("eth_call", json!([to, at]))
-            })
-            .collect();
-        let mut out = [U256::ZERO; 2];
-        for (i, answer) in rpc.batch(&calls).await.into_iter().enumerate() {
-            let data = hex_bytes(&answer.map_err(|e| e.to_string())?)?;
-            if data.len() != 32 {
-                return Err("allowance answered other than one word".into());
-            }
-            out[i] = U256::from_be_slice(&data);
-        }
-        Ok(out)
+        asked: &Allowed<'_>,
+    ) -> Result<[Permit2Allowance; 2], String> {
+        let rpc = self.rpc(asked.chain)?;
+        allowances::permit2(rpc, asked.state, (asked.owner, asked.spender), asked.tokens).await
     }
 
     async fn signed_by(

@@ -3,7 +3,8 @@
 //! batch. An approval earlier in the answer is not mined yet, so the runs after it are given
 //! the allowance it grants as a state override of the token's storage; where a token keeps its
 //! allowances is found once per answer by asking the token itself (`allowance` under an
-//! override of each place it may be, in one batch). Costs 2 requests (3 with an approval):
+//! override of each place it may be, in one batch); a Permit2 approval's allowance is put where
+//! Permit2 keeps it. Costs 2 requests (3 with an ERC-20 approval):
 //! the head, [the storage probe,] the runs.
 
 use super::evm::hex_data;
@@ -77,7 +78,11 @@ fn hex_digits(bytes: &[u8]) -> String {
 fn overrides(grants: &[Grant], slots: &BTreeMap<GrantKey, B256>) -> Map<String, Value> {
     let mut by_token: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
     for grant in grants {
-        if let Some(slot) = slots.get(&key(grant)) {
+        let slot = match grant.slot {
+            Some(exact) => Some(B256::from(exact)),
+            None => slots.get(&key(grant)).copied(),
+        };
+        if let Some(slot) = slot {
             by_token
                 .entry(grant.token.clone())
                 .or_default()
@@ -132,7 +137,8 @@ async fn allowance_slots(
     at: &Value,
 ) -> Result<BTreeMap<GrantKey, B256>, SimulationError> {
     let mut wanted: BTreeMap<GrantKey, Vec<B256>> = BTreeMap::new();
-    for grant in grants {
+    // Permit2's allowances are where its layout puts them: nothing to probe.
+    for grant in grants.iter().filter(|g| g.slot.is_none()) {
         let (Some(owner), Some(spender)) =
             (address_word(&grant.owner), address_word(&grant.spender))
         else {

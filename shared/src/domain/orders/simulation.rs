@@ -10,6 +10,7 @@ use crate::domain::json::plain_exact;
 use crate::domain::math::price::base_units_to_decimal;
 use crate::domain::math::{Amounts, U256};
 use crate::domain::model::{AmountPair, ExpectedAmounts, TokenPair, TransactionRequest};
+use alloy_primitives::keccak256;
 
 /// The margin added to a gas estimate (Uniswap's interface adds the same): an estimate is
 /// exact for the state it ran on, and the block it is mined in differs a little (ticks
@@ -39,13 +40,49 @@ pub enum SimulationError {
 /// An allowance an `approve` in the answer grants once mined.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {
+    /// The contract keeping it (the token; Permit2 for a Permit2 allowance).
     pub token: String,
     pub owner: String,
     pub spender: String,
+    /// The word stored (Permit2's packs the amount and its expiration).
     pub amount: U256,
+    /// Where it is stored, where its layout says so (Permit2's `allowance[owner][token]
+    /// [spender]` at slot 1); a token's is found by probing.
+    pub slot: Option<[u8; 32]>,
 }
 
 const APPROVE: [u8; 4] = [0x09, 0x5e, 0xa7, 0xb3];
+/// `Permit2.approve(address,address,uint160,uint48)`.
+const PERMIT2_APPROVE: [u8; 4] = [0x87, 0x51, 0x7c, 0x45];
+
+/// `keccak256(key . slot)`: a mapping's entry.
+fn entry(key: &[u8], slot: &[u8; 32]) -> [u8; 32] {
+    let mut word = [0u8; 32];
+    word[32 - key.len()..].copy_from_slice(key);
+    keccak256([word.as_slice(), slot.as_slice()].concat()).0
+}
+
+/// The allowance a `Permit2.approve(token, spender, amount, expiration)` grants its caller:
+/// the packed word `amount | expiration << 160` (nonce 0: an allowance's transfer reads no
+/// nonce) at `allowance[owner][token][spender]`.
+fn permit2_grant(transaction: &TransactionRequest, data: &[u8]) -> Option<Grant> {
+    let address = |at: usize| data.get(at + 12..at + 32);
+    let owner = unhex(&transaction.from).filter(|o| o.len() == 20)?;
+    let (token, spender) = (address(4)?, address(36)?);
+    let slot = entry(
+        spender,
+        &entry(token, &entry(&owner, &U256::from(1u8).to_be_bytes())),
+    );
+    let amount = word(data, 68)? & ((U256::from(1u8) << 160) - U256::from(1u8));
+    let expiration = word(data, 100)? & ((U256::from(1u8) << 48) - U256::from(1u8));
+    Some(Grant {
+        token: transaction.to.clone(),
+        owner: transaction.from.clone(),
+        spender: format!("0x{}", hex_digits(spender)),
+        amount: amount | (expiration << 160),
+        slot: Some(slot),
+    })
+}
 const ERROR_STRING: [u8; 4] = [0x08, 0xc3, 0x79, 0xa0];
 const PANIC: [u8; 4] = [0x4e, 0x48, 0x7b, 0x71];
 
@@ -64,6 +101,9 @@ pub fn unhex(text: &str) -> Option<Vec<u8>> {
 /// The allowance an `approve(spender, amount)` transaction grants; `None` for any other.
 pub fn grant_of(transaction: &TransactionRequest) -> Option<Grant> {
     let data = unhex(&transaction.data)?;
+    if data.len() == 132 && data[..4] == PERMIT2_APPROVE {
+        return permit2_grant(transaction, &data);
+    }
     if data.len() != 68 || data[..4] != APPROVE {
         return None;
     }
@@ -73,6 +113,7 @@ pub fn grant_of(transaction: &TransactionRequest) -> Option<Grant> {
         owner: transaction.from.clone(),
         spender,
         amount: U256::from_be_slice(&data[36..68]),
+        slot: None,
     })
 }
 
@@ -93,6 +134,7 @@ pub fn grants_before(transactions: &[TransactionRequest]) -> Vec<Vec<Grant>> {
                 g.token.eq_ignore_ascii_case(&grant.token)
                     && g.owner.eq_ignore_ascii_case(&grant.owner)
                     && g.spender.eq_ignore_ascii_case(&grant.spender)
+                    && g.slot == grant.slot
             };
             granted.retain(|g| !same(g));
             granted.push(grant);
@@ -218,9 +260,12 @@ pub fn rebalance_parts(returned: &[u8]) -> Option<([U256; 2], [U256; 2])> {
 pub struct Known {
     /// A collect's uncollected principal (its history's, where complete): told apart from fees.
     pub principal_owed: Option<[U256; 2]>,
-    /// What a transaction whose run answers nothing pays the wallet (protocol order): Uniswap
-    /// v4's `modifyLiquidities`, from the exact math at the state it was built at.
+    /// What a transaction whose run answers nothing moves (protocol order): Uniswap v4's
+    /// `modifyLiquidities`, from the exact math at the state it was built at; what it pays the
+    /// wallet, what an add takes.
     pub paid: Option<[U256; 2]>,
+    /// The fees a Uniswap v4 add pays out in the same transaction, netted with what it takes.
+    pub fees_paid: Option<[U256; 2]>,
 }
 
 /// The transactions with their runs' gas (plus the margin) and the amounts they move, in the
@@ -261,11 +306,12 @@ pub fn annotate(
                 let moved = (transaction.kind == "rebalance")
                     .then(|| rebalance_parts(&run.returned))
                     .flatten();
+                let fees = principal.map(|p| [0, 1].map(|t| paid[t] - p[t]));
                 ExpectedAmounts {
                     token_a,
                     token_b,
                     principal: principal.map(pair),
-                    fees: principal.map(|p| pair([0, 1].map(|t| paid[t] - p[t]))),
+                    fees: fees.or(known.fees_paid).map(pair),
                     withdrawn: moved.map(|(w, _)| pair(w)),
                     deposited: moved.map(|(_, d)| pair(d)),
                     leftover: moved.map(|_| pair(paid)),
@@ -284,6 +330,39 @@ pub fn annotate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_permit2_approval_grants_at_its_allowance_slot() {
+        let sig = keccak256("approve(address,address,uint160,uint48)");
+        assert_eq!(sig[..4], PERMIT2_APPROVE);
+        let owner = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8";
+        let token = "0x5fbdb2315678afecb367f032d93f642f64180aa3";
+        let spender = "0xa51c1fc2f0d1a1b8494ed1fe312d7c3a78ed91c0";
+        let data = calldata::permit2_approve(token, spender, U256::from(5u8), 77).unwrap();
+        let transaction = TransactionRequest {
+            kind: "approve".into(),
+            chain_id: 1,
+            from: owner.into(),
+            to: calldata::PERMIT2.into(),
+            data: calldata::hex(&data),
+            value: "0".into(),
+            gas: None,
+            expected: None,
+        };
+        let grant = grant_of(&transaction).unwrap();
+        assert_eq!(grant.amount, U256::from(5u8) | (U256::from(77u8) << 160));
+        // allowance[owner][token][spender], the mapping at slot 1.
+        let word = |a: &str| {
+            let mut w = [0u8; 32];
+            w[12..].copy_from_slice(&unhex(a).unwrap());
+            w
+        };
+        let h1 = keccak256([word(owner), U256::from(1u8).to_be_bytes()].concat());
+        let h2 = keccak256([word(token).as_slice(), h1.as_slice()].concat());
+        let h3 = keccak256([word(spender).as_slice(), h2.as_slice()].concat());
+        assert_eq!(grant.slot, Some(h3.0));
+        assert_eq!(grant.spender, spender);
+    }
     use crate::domain::calldata;
 
     fn approve(token: &str, amount: u64) -> TransactionRequest {

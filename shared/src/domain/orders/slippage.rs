@@ -7,7 +7,7 @@
 use crate::domain::math::uniswap::{
     amounts_for_liquidity, liquidity_for_amounts, sqrt_ratio_at_tick, MAX_TICK, MIN_TICK,
 };
-use crate::domain::math::{MathError, U256, U512};
+use crate::domain::math::{Amounts, MathError, U256, U512};
 
 /// The slippage tolerance's denominator: basis points.
 pub const BPS: u32 = 10_000;
@@ -67,9 +67,8 @@ pub fn mint_minimums(
 ) -> Result<[U256; 2], MathError> {
     let (a, b) = bounds(tick_lower, tick_upper)?;
     let liquidity = liquidity_for_amounts(sqrt_price, (a, b), (desired[0], desired[1]))?;
-    let (lower, upper) = ratios_after_slippage(sqrt_price, bps)?;
-    let at_upper = amounts_for_liquidity(upper, a, b, liquidity, true)?;
-    let at_lower = amounts_for_liquidity(lower, a, b, liquidity, true)?;
+    let ticks = (tick_lower, tick_upper);
+    let (at_lower, at_upper) = at_slippage(ticks, sqrt_price, (liquidity, true), bps)?;
     Ok([at_upper.amount0, at_lower.amount1])
 }
 
@@ -81,16 +80,63 @@ pub fn burn_minimums(
     liquidity: u128,
     bps: u32,
 ) -> Result<[U256; 2], MathError> {
+    let ticks = (tick_lower, tick_upper);
+    let (at_lower, at_upper) = at_slippage(ticks, sqrt_price, (liquidity, false), bps)?;
+    Ok([at_upper.amount0, at_lower.amount1])
+}
+
+/// What `liquidity` holds in the range at the pool's price moved by `bps` down and up (a
+/// burn's rounding down; an add's up, as v4 takes it where `round_up`).
+fn at_slippage(
+    (tick_lower, tick_upper): (i32, i32),
+    sqrt_price: U256,
+    (liquidity, round_up): (u128, bool),
+    bps: u32,
+) -> Result<(Amounts, Amounts), MathError> {
     let (a, b) = bounds(tick_lower, tick_upper)?;
     let (lower, upper) = ratios_after_slippage(sqrt_price, bps)?;
-    let at_upper = amounts_for_liquidity(upper, a, b, liquidity, false)?;
-    let at_lower = amounts_for_liquidity(lower, a, b, liquidity, false)?;
-    Ok([at_upper.amount0, at_lower.amount1])
+    Ok((
+        amounts_for_liquidity(lower, a, b, liquidity, round_up)?,
+        amounts_for_liquidity(upper, a, b, liquidity, round_up)?,
+    ))
+}
+
+/// The maximums a Uniswap v4 add of `liquidity` may take (the v4 SDK's
+/// `mintAmountsWithSlippage`): what it takes, rounded up as an add charges, token0 at the
+/// lower price and token1 at the upper, each the most it takes within the tolerance.
+pub fn mint_maximums(
+    sqrt_price: U256,
+    (tick_lower, tick_upper): (i32, i32),
+    liquidity: u128,
+    bps: u32,
+) -> Result<[U256; 2], MathError> {
+    let ticks = (tick_lower, tick_upper);
+    let (at_lower, at_upper) = at_slippage(ticks, sqrt_price, (liquidity, true), bps)?;
+    let (a, b) = bounds(tick_lower, tick_upper)?;
+    let now = amounts_for_liquidity(sqrt_price, a, b, liquidity, true)?;
+    Ok([
+        at_lower.amount0.max(now.amount0),
+        at_upper.amount1.max(now.amount1),
+    ])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn maximums_cover_what_an_add_takes_within_the_tolerance() {
+        let sqrt_price = sqrt_ratio_at_tick(-200).unwrap();
+        let (ticks, liquidity) = ((-600, 600), 10u128.pow(21));
+        let (a, b) = bounds(ticks.0, ticks.1).unwrap();
+        let now = amounts_for_liquidity(sqrt_price, a, b, liquidity, true).unwrap();
+        let max = mint_maximums(sqrt_price, ticks, liquidity, 50).unwrap();
+        assert!(max[0] > now.amount0 && max[1] > now.amount1, "{max:?}");
+        assert_eq!(
+            mint_maximums(sqrt_price, ticks, liquidity, 0).unwrap(),
+            [now.amount0, now.amount1]
+        );
+    }
 
     #[test]
     fn isqrt_floors() {

@@ -2,15 +2,18 @@
 //! `modifyLiquidities` with v4-periphery's action sequences: a collect is `DECREASE_LIQUIDITY`
 //! of no liquidity (v4 pays a position's fees at every modification), a decrease of a share or
 //! of all its liquidity (the close) the same of that liquidity, each then `TAKE_PAIR` of both
-//! currencies to the wallet (native ETH paid as ETH). The wallet pays nothing: no approval.
+//! currencies to the wallet (native ETH paid as ETH). An add is `INCREASE_LIQUIDITY` with the
+//! v4 SDK's maximums, each currency closed (paid, or taken where the fees it pays out exceed
+//! its cost), the native currency's rest swept back; the ERC-20s through Permit2, approved by
+//! transactions where short.
 //! `modifyLiquidities` answers nothing, so what it pays is the exact math at the state it is
 //! built at: the share's principal (rounded down, as the pool pays it) and every fee owed; its
 //! minimums are the SDK's burn minimums of the principal, which is what v4 checks them against.
 
 use super::build::{protocol_tokens, request, OrderTerms, WithdrawError};
-use super::slippage::burn_minimums;
+use super::slippage::{burn_minimums, mint_maximums};
 use crate::domain::calldata::{self, V4Action};
-use crate::domain::catalog::Pool;
+use crate::domain::catalog::{is_native, Pool};
 use crate::domain::math::U256;
 use crate::domain::model::TransactionRequest;
 
@@ -74,4 +77,128 @@ pub fn decrease_transaction(
         principal.amount1.saturating_add(decrease.fees[1]),
     ];
     Ok((built, paid))
+}
+
+/// What a wallet lets Uniswap v4's PositionManager take of one token through Permit2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Permit2Allowance {
+    /// The token's ERC-20 allowance to Permit2.
+    pub to_permit2: U256,
+    /// Permit2's allowance to the PositionManager, and when it expires (unix seconds).
+    pub amount: U256,
+    pub expiration: u64,
+}
+
+/// An add of `liquidity` to the position: its maximums within the slippage, and what it pays
+/// (the liquidity's amounts at the pool's state, rounded up as an add charges) against the
+/// `fees` owed it pays out in the same unlock.
+pub struct V4Increase<'a> {
+    pub token_id: &'a str,
+    pub ticks: (i32, i32),
+    pub liquidity: u128,
+    pub fees: [U256; 2],
+}
+
+/// What an add moves (protocol order): the deposit its liquidity takes, and the fees the
+/// position's modification pays out, netted with it by `CLOSE_CURRENCY`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Added {
+    pub deposit: [U256; 2],
+    pub fees: [U256; 2],
+}
+
+/// Permit2's approvals an add of `maximums` needs from `wallet`, answered only where short: per
+/// ERC-20 token, `approve(Permit2, max)` where its allowance to Permit2 is below it (after an
+/// `approve` of 0 where it is above 0, for tokens such as USDT), then
+/// `Permit2.approve(token, PositionManager, max, deadline)` where Permit2's allowance is below
+/// it or expires before the transaction's deadline.
+fn permit2_approvals(
+    pool: &Pool,
+    terms: &OrderTerms<'_>,
+    maximums: [U256; 2],
+    allowances: &[Permit2Allowance; 2],
+) -> Result<Vec<TransactionRequest>, WithdrawError> {
+    let (venue, wallet) = (terms.venue, terms.wallet);
+    let tokens = protocol_tokens(pool);
+    let mut out = Vec::new();
+    for i in 0..2 {
+        let (need, have, token) = (maximums[i], &allowances[i], &tokens[i].address);
+        if need.is_zero() || is_native(token) {
+            continue;
+        }
+        if have.to_permit2 < need {
+            if !have.to_permit2.is_zero() {
+                let reset = calldata::approve(calldata::PERMIT2, U256::ZERO)?;
+                out.push(request("approve", venue, wallet, token, &reset));
+            }
+            let approve = calldata::approve(calldata::PERMIT2, need)?;
+            out.push(request("approve", venue, wallet, token, &approve));
+        }
+        if have.amount < need || have.expiration < terms.deadline() {
+            let data = calldata::permit2_approve(token, &venue.manager, need, terms.deadline())?;
+            out.push(request("approve", venue, wallet, calldata::PERMIT2, &data));
+        }
+    }
+    Ok(out)
+}
+
+/// The approvals an add needs (`permit2_approvals`), then `modifyLiquidities([
+/// INCREASE_LIQUIDITY, CLOSE_CURRENCY ×2, SWEEP])` with the native currency's maximum as the
+/// transaction's `value` (its rest swept back to the wallet); and what it moves.
+pub fn increase_transactions(
+    pool: &Pool,
+    terms: &OrderTerms<'_>,
+    add: &V4Increase<'_>,
+    allowances: &[Permit2Allowance; 2],
+) -> Result<(Vec<TransactionRequest>, Added), WithdrawError> {
+    let curve = pool.curve();
+    let (lower, upper) = add.ticks;
+    let taken = curve.amounts_for_liquidity(
+        pool.sqrt_price,
+        curve.sqrt_price_at_tick(lower)?,
+        curve.sqrt_price_at_tick(upper)?,
+        add.liquidity,
+        true,
+    )?;
+    let maximums = mint_maximums(
+        pool.sqrt_price,
+        add.ticks,
+        add.liquidity,
+        terms.slippage_bps,
+    )?;
+    let mut transactions = permit2_approvals(pool, terms, maximums, allowances)?;
+    let token_id = add.token_id.parse().map_err(|_| WithdrawError::TokenId)?;
+    let currencies = protocol_tokens(pool).map(|t| t.address.clone());
+    let mut actions = vec![
+        V4Action::Increase {
+            token_id,
+            liquidity: add.liquidity,
+            maximums,
+        },
+        V4Action::CloseCurrency {
+            currency: currencies[0].clone(),
+        },
+        V4Action::CloseCurrency {
+            currency: currencies[1].clone(),
+        },
+    ];
+    let native = currencies.iter().position(|c| is_native(c));
+    if let Some(i) = native {
+        actions.push(V4Action::Sweep {
+            currency: currencies[i].clone(),
+            recipient: terms.wallet.into(),
+        });
+    }
+    let data = calldata::modify_liquidities(&actions, terms.deadline())?;
+    let venue = terms.venue;
+    let mut add_request = request("increase", venue, terms.wallet, &venue.manager, &data);
+    if let Some(i) = native {
+        add_request.value = maximums[i].to_string();
+    }
+    transactions.push(add_request);
+    let added = Added {
+        deposit: [taken.amount0, taken.amount1],
+        fees: add.fees,
+    };
+    Ok((transactions, added))
 }
