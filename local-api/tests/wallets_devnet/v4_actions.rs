@@ -1,7 +1,8 @@
 //! Acting on Uniswap v4 positions (issue 52) on the devnet with v4's real contracts: a wallet's
 //! positions on the native-ETH pool and on the USDC/WETH pool, fees accrued by swaps, then a
-//! collect, half decreased and the close, each built by the API as `modifyLiquidities`
-//! (`DECREASE_LIQUIDITY`, `TAKE_PAIR`), run before it is answered, sent exactly as answered
+//! collect, an add, half decreased and the close, each built by the API as
+//! `modifyLiquidities` (`DECREASE_LIQUIDITY`, `INCREASE_LIQUIDITY` with `CLOSE_CURRENCY` and
+//! `SWEEP`, `BURN_POSITION`; `TAKE_PAIR`), run before it is answered, sent exactly as answered
 //! (`eth_sendTransaction` from anvil's unlocked account), mined within its answered gas, paying
 //! the wallet to the unit what `expected` said (native ETH as ETH, net of nothing: the gas is
 //! added back), reported and followed: afterwards the position is the contracts' and its
@@ -218,10 +219,15 @@ async fn v4_positions_are_acted_on(store: &[&str]) {
             closed = get(&alice, &id).await;
         }
         assert_eq!(closed["status"], "closed", "{closed}");
-        let quote = devnet
-            .run("v4-quote", &["--token-id", &text(&closed["tokenId"])])
-            .await;
-        assert_eq!(text(&quote["liquidity"]), "0", "{quote}");
+        assert_eq!(closed["closeReason"], "withdrawn", "{closed}");
+        // Burnt: its manager knows no owner of it any more.
+        let token = U256::from_str(&text(&closed["tokenId"])).unwrap();
+        let owner_of = format!("0x6352211e{token:064x}");
+        let manager = text(&devnet.state["v4"]["positionManager"]);
+        let rpc = shared::chain::RpcClient::new(&devnet.rpc, std::time::Duration::from_secs(30));
+        let asked = json!([{"to": manager, "data": owner_of}, "latest"]);
+        let burnt = rpc.unwrap().call("eth_call", asked).await;
+        assert!(burnt.is_err(), "ownerOf answered {burnt:?}");
         let events = kinds(&history(&alice, &id).await);
         let withdrawals = events.iter().filter(|k| *k == "withdraw").count();
         assert!(withdrawals >= 2, "the decrease and the close: {events:?}");

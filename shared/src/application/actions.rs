@@ -198,6 +198,7 @@ async fn act_once(
             ticks,
             liquidity,
             fees,
+            burn: false,
         };
         v4_decrease_transaction(pool, &terms, &decrease).map_err(UseCaseError::internal)
     };

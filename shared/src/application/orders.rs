@@ -318,7 +318,7 @@ pub async fn close_on_chain(
     let terms = held_terms(&venue, &holding.wallet, state, limits, now);
     let ticks = (position.tick_lower, position.tick_upper);
     let (withdraw, known) = if position.protocol == Protocol::UniswapV4 {
-        // All its liquidity and every fee owed, the NFT left empty (as v3's close leaves it).
+        // All its liquidity and every fee owed, the NFT burnt (`BURN_POSITION`).
         if pool.hooks.as_deref().is_some_and(hook_returns_deltas) {
             return Err(UseCaseError::Conflict(
                 "the pool's hook may take or add amounts when liquidity changes (its \
@@ -333,6 +333,7 @@ pub async fn close_on_chain(
             ticks,
             liquidity: position.liquidity,
             fees: owed_fees(&position, holding, catalog),
+            burn: true,
         };
         let (built, paid) =
             v4_decrease_transaction(pool, &terms, &decrease).map_err(UseCaseError::internal)?;

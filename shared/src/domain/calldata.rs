@@ -241,6 +241,7 @@ fn bytes_array(elements: &[Vec<u8>]) -> Vec<u8> {
 pub mod v4_actions {
     pub const INCREASE_LIQUIDITY: u8 = 0x00;
     pub const DECREASE_LIQUIDITY: u8 = 0x01;
+    pub const BURN_POSITION: u8 = 0x03;
     pub const TAKE_PAIR: u8 = 0x11;
     pub const CLOSE_CURRENCY: u8 = 0x12;
     pub const SWEEP: u8 = 0x14;
@@ -279,6 +280,9 @@ pub enum V4Action {
         liquidity: u128,
         minimums: [U256; 2],
     },
+    /// `BURN_POSITION(tokenId, amount0Min, amount1Min, hookData = "")`: all its liquidity and
+    /// every fee owed out, the NFT burnt.
+    Burn { token_id: U256, minimums: [U256; 2] },
     /// `TAKE_PAIR(currency0, currency1, recipient)`: what the actions owe the caller, paid to
     /// `recipient` (native ETH as `address(0)`).
     TakePair {
@@ -304,6 +308,7 @@ impl V4Action {
         match self {
             V4Action::Decrease { .. } => v4_actions::DECREASE_LIQUIDITY,
             V4Action::TakePair { .. } => v4_actions::TAKE_PAIR,
+            V4Action::Burn { .. } => v4_actions::BURN_POSITION,
             V4Action::Increase { .. } => v4_actions::INCREASE_LIQUIDITY,
             V4Action::CloseCurrency { .. } => v4_actions::CLOSE_CURRENCY,
             V4Action::Sweep { .. } => v4_actions::SWEEP,
@@ -329,6 +334,15 @@ impl V4Action {
                 uint(limits[1]),
                 // `hookData`: its offset (five words), then its length, none.
                 small(5 * 32),
+                small(0),
+            ]
+            .concat(),
+            V4Action::Burn { token_id, minimums } => [
+                uint(*token_id),
+                uint(minimums[0]),
+                uint(minimums[1]),
+                // `hookData`: its offset (four words), then its length, none.
+                small(4 * 32),
                 small(0),
             ]
             .concat(),
@@ -575,6 +589,9 @@ mod tests {
         let take = (Address::ZERO, addr(TOKEN1), addr(WALLET)).abi_encode_params();
         let codes = Bytes::from(vec![0x01u8, 0x11]);
         let unlock = (codes, vec![Bytes::from(decrease), Bytes::from(take)]).abi_encode_params();
+        let burn = V4Action::Burn { token_id, minimums };
+        let theirs_burn = (token_id, minimums[0], minimums[1], Bytes::new()).abi_encode_params();
+        assert_eq!(burn.params().unwrap(), theirs_burn);
         let theirs = modifyLiquiditiesCall {
             unlockData: unlock.into(),
             deadline: U256::from(1_800_000_000u64),

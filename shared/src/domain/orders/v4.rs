@@ -1,14 +1,14 @@
 //! Uniswap v4 actions on a wallet position (issue 52), through its PositionManager's
 //! `modifyLiquidities` with v4-periphery's action sequences: a collect is `DECREASE_LIQUIDITY`
-//! of no liquidity (v4 pays a position's fees at every modification), a decrease of a share or
-//! of all its liquidity (the close) the same of that liquidity, each then `TAKE_PAIR` of both
-//! currencies to the wallet (native ETH paid as ETH). An add is `INCREASE_LIQUIDITY` with the
-//! v4 SDK's maximums, each currency closed (paid, or taken where the fees it pays out exceed
-//! its cost), the native currency's rest swept back; the ERC-20s through Permit2, approved by
-//! transactions where short.
-//! `modifyLiquidities` answers nothing, so what it pays is the exact math at the state it is
-//! built at: the share's principal (rounded down, as the pool pays it) and every fee owed; its
-//! minimums are the SDK's burn minimums of the principal, which is what v4 checks them against.
+//! of no liquidity (v4 pays a position's fees at every modification), a decrease of a share the
+//! same of that share, the close `BURN_POSITION` (all of it and every fee, the NFT burnt); each
+//! then `TAKE_PAIR` of both currencies to the wallet (native ETH paid as ETH). An add is
+//! `INCREASE_LIQUIDITY` with the v4 SDK's maximums, each currency closed (paid, or taken where
+//! the fees it pays out exceed its cost), the native currency's rest swept back; the ERC-20s
+//! through Permit2, approved by transactions where short. `modifyLiquidities` answers nothing,
+//! so what it moves is the exact math at the state it is built at: the principal (rounded down
+//! as the pool pays it, up as it takes it) and every fee owed; a withdrawal's minimums are the
+//! SDK's burn minimums of the principal, which is what v4 checks them against.
 
 use super::build::{protocol_tokens, request, OrderTerms, WithdrawError};
 use super::slippage::{burn_minimums, mint_maximums};
@@ -25,9 +25,11 @@ pub struct V4Decrease<'a> {
     pub ticks: (i32, i32),
     pub liquidity: u128,
     pub fees: [U256; 2],
+    /// All of it, the NFT burnt (the close).
+    pub burn: bool,
 }
 
-/// `modifyLiquidities([DECREASE_LIQUIDITY, TAKE_PAIR])` for the wallet to sign, and what it
+/// `modifyLiquidities([DECREASE_LIQUIDITY or BURN_POSITION, TAKE_PAIR])` for the wallet to sign, and what it
 /// pays the wallet at the pool's state.
 pub fn decrease_transaction(
     pool: &Pool,
@@ -58,12 +60,18 @@ pub fn decrease_transaction(
         .parse()
         .map_err(|_| WithdrawError::TokenId)?;
     let [token0, token1] = protocol_tokens(pool);
-    let actions = [
+    // The close burns the NFT with all its liquidity (v4's `BURN_POSITION`).
+    let out = if decrease.burn {
+        V4Action::Burn { token_id, minimums }
+    } else {
         V4Action::Decrease {
             token_id,
             liquidity,
             minimums,
-        },
+        }
+    };
+    let actions = [
+        out,
         V4Action::TakePair {
             currencies: [token0.address.clone(), token1.address.clone()],
             recipient: terms.wallet.into(),
