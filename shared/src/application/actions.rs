@@ -10,12 +10,12 @@ use crate::application::error::{Outcome, UseCaseError};
 use crate::application::inputs::OrderLimits;
 use crate::application::keys::{keep_shown, Answering};
 use crate::application::orders::{
-    acting_from, close_on_chain, fresh_state, held_terms, order_chain, owed_fees, simulated,
-    venue_of, waiting_order,
+    acting_from, allowances_read, close_on_chain, fresh_state, held_terms, order_chain, owed_fees,
+    refuse_hooked, simulated, venue_of, waiting_order,
 };
 use crate::application::ports::StoreError;
 use crate::application::positions::offered_amounts;
-use crate::domain::catalog::{hook_returns_deltas, Catalog, Pool};
+use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::history::units;
 use crate::domain::holdings::entry;
 use crate::domain::model::{
@@ -169,23 +169,17 @@ async fn act_once(
             other => other.into(),
         })
     };
+    let tokens = protocol_tokens(pool).map(|t| t.address.as_str());
+    let allowed = |spender| Allowed {
+        chain: pool.chain,
+        state,
+        owner: &holding.wallet,
+        spender,
+        tokens,
+    };
     let allowances = || async {
-        let tokens = protocol_tokens(pool).map(|t| t.address.as_str());
-        chain
-            .allowances(&Allowed {
-                chain: pool.chain,
-                state,
-                owner: &holding.wallet,
-                spender: venue.target(),
-                tokens,
-            })
-            .await
-            .map_err(|e| {
-                UseCaseError::MarketStale(format!(
-                    "the wallet's allowances cannot be read from {} ({e}): retry",
-                    pool.chain
-                ))
-            })
+        let read = chain.allowances(&allowed(venue.target())).await;
+        allowances_read(read, pool.chain, "allowances")
     };
     let v4 = position.protocol == Protocol::UniswapV4;
     // Uniswap v4: what its `modifyLiquidities` pays, from the exact math (it answers nothing).
@@ -206,22 +200,8 @@ async fn act_once(
         refuse_v4(pool, asked)?;
     }
     let permit2_allowances = || async {
-        let tokens = protocol_tokens(pool).map(|t| t.address.as_str());
-        chain
-            .permit2_allowances(&Allowed {
-                chain: pool.chain,
-                state,
-                owner: &holding.wallet,
-                spender: &venue.manager,
-                tokens,
-            })
-            .await
-            .map_err(|e| {
-                UseCaseError::MarketStale(format!(
-                    "the wallet's Permit2 allowances cannot be read from {} ({e}): retry",
-                    pool.chain
-                ))
-            })
+        let read = chain.permit2_allowances(&allowed(&venue.manager)).await;
+        allowances_read(read, pool.chain, "Permit2 allowances")
     };
     // A range move also opens a position: pending until its mint is confirmed.
     let mut opening: Option<Position> = None;
@@ -377,18 +357,10 @@ async fn act_once(
     Ok(Some(shown))
 }
 
-/// What a Uniswap v4 action is refused for: moving the position's range (not built yet), or a
-/// pool whose hook may take or add amounts (what the
-/// modification pays is then the hook's to say, not the math's).
+/// What a Uniswap v4 action is refused for: a pool whose hook may take or add amounts, or a
+/// move of the range (not built yet).
 fn refuse_v4(pool: &Pool, asked: &Asked) -> Outcome<()> {
-    if pool.hooks.as_deref().is_some_and(hook_returns_deltas) {
-        return Err(UseCaseError::Conflict(
-            "the pool's hook may take or add amounts when liquidity changes (its return-delta \
-             permissions): what a transaction would pay cannot be said before it runs; act on \
-             it from your wallet"
-                .into(),
-        ));
-    }
+    refuse_hooked(pool)?;
     if matches!(asked, Asked::Rebalance { .. }) {
         return Err(UseCaseError::Conflict(
             "moving a Uniswap v4 position's range is not offered yet: close it and open the \

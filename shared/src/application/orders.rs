@@ -167,21 +167,14 @@ pub async fn open_on_chain(
         other => other.into(),
     })?;
     let tokens = protocol_tokens(pool).map(|t| t.address.as_str());
-    let allowances = chain
-        .allowances(&Allowed {
-            chain: pool.chain,
-            state,
-            owner: &wallet,
-            spender: &venue.manager,
-            tokens,
-        })
-        .await
-        .map_err(|e| {
-            UseCaseError::MarketStale(format!(
-                "the wallet's allowances cannot be read from {} ({e}): retry",
-                pool.chain
-            ))
-        })?;
+    let asked = Allowed {
+        chain: pool.chain,
+        state,
+        owner: &wallet,
+        spender: &venue.manager,
+        tokens,
+    };
+    let allowances = allowances_read(chain.allowances(&asked).await, pool.chain, "allowances")?;
     let terms = OrderTerms {
         venue: &venue,
         wallet: &wallet,
@@ -319,14 +312,7 @@ pub async fn close_on_chain(
     let ticks = (position.tick_lower, position.tick_upper);
     let (withdraw, known) = if position.protocol == Protocol::UniswapV4 {
         // All its liquidity and every fee owed, the NFT burnt (`BURN_POSITION`).
-        if pool.hooks.as_deref().is_some_and(hook_returns_deltas) {
-            return Err(UseCaseError::Conflict(
-                "the pool's hook may take or add amounts when liquidity changes (its \
-                 return-delta permissions): what a close would pay cannot be said before it \
-                 runs; withdraw it from your wallet"
-                    .into(),
-            ));
-        }
+        refuse_hooked(pool)?;
         let decrease = V4Decrease {
             kind: "withdraw",
             token_id: &holding.token,
@@ -452,4 +438,28 @@ pub(crate) fn owed_fees(
     let at = valued_at_pool(position, holding, catalog);
     let fees = at.as_ref().map_or(&holding.fees, |h| &h.fees);
     fees.clone().map(|f| f.parse().unwrap_or_default())
+}
+
+/// 409 for a Uniswap v4 pool whose hook may take or add amounts when liquidity changes (its
+/// return-delta permissions): what a transaction would move is then the hook's to say, not
+/// the math's, and nothing is answered that cannot say it.
+pub(crate) fn refuse_hooked(pool: &Pool) -> Outcome<()> {
+    if pool.hooks.as_deref().is_some_and(hook_returns_deltas) {
+        return Err(UseCaseError::Conflict(
+            "the pool's hook may take or add amounts when liquidity changes (its return-delta \
+             permissions): what a transaction would move cannot be said before it runs; act on \
+             it from your wallet"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The wallet's allowances `read`, or 503 saying which could not be read.
+pub(crate) fn allowances_read<T>(read: Result<T, String>, chain: Chain, what: &str) -> Outcome<T> {
+    read.map_err(|e| {
+        UseCaseError::MarketStale(format!(
+            "the wallet's {what} cannot be read from {chain} ({e}): retry"
+        ))
+    })
 }

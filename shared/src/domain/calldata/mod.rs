@@ -1,59 +1,17 @@
 //! Calldata of the transactions a linked wallet signs for an on-chain open, close or action:
 //! ERC-20 `approve`, and the NonfungiblePositionManager's `mint`, `increaseLiquidity`,
-//! `collect` and `multicall([decreaseLiquidity, collect])` (Uniswap v3 and PancakeSwap v3 share these signatures). Every argument is a static
-//! ABI type, so the encoding is the words themselves; `multicall`'s `bytes[]` is the one
-//! dynamic value. Addresses come from the catalog and the caller's own linked wallet only.
+//! `collect` and `multicall([decreaseLiquidity, collect])` (Uniswap v3 and PancakeSwap v3 share
+//! these signatures); Uniswap v4's `modifyLiquidities` and Permit2's `approve` (`v4`). The words
+//! and the `bytes` tails are `abi`'s. Addresses come from the catalog and the caller's own
+//! linked wallet only.
 
 use crate::domain::math::U256;
-use alloy_primitives::{keccak256, Address};
-use std::str::FromStr;
+use abi::{address, bytes_array, call, int, selector, small, uint};
 
-/// A value that cannot be encoded (an address that is not 20 bytes of hex): a catalog or store
-/// fault, never a client's.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("cannot encode calldata: {0}")]
-pub struct CalldataError(String);
-
-/// `type(uint128).max`: `collect` takes everything owed.
-pub const MAX_UINT128: u128 = u128::MAX;
-
-fn selector(signature: &str) -> [u8; 4] {
-    let hash = keccak256(signature.as_bytes());
-    [hash[0], hash[1], hash[2], hash[3]]
-}
-
-fn uint(value: U256) -> [u8; 32] {
-    value.to_be_bytes::<32>()
-}
-
-fn small(value: u64) -> [u8; 32] {
-    uint(U256::from(value))
-}
-
-/// An `int24` word: two's complement, sign-extended to 256 bits.
-fn int(value: i32) -> [u8; 32] {
-    let fill = if value < 0 { 0xff } else { 0 };
-    let mut word = [fill; 32];
-    word[28..].copy_from_slice(&value.to_be_bytes());
-    word
-}
-
-fn address(text: &str) -> Result<[u8; 32], CalldataError> {
-    let parsed = Address::from_str(text)
-        .map_err(|_| CalldataError(format!("{text:?} is not an EVM address")))?;
-    let mut word = [0u8; 32];
-    word[12..].copy_from_slice(parsed.as_slice());
-    Ok(word)
-}
-
-fn call(signature: &str, words: &[[u8; 32]]) -> Vec<u8> {
-    let mut data = Vec::with_capacity(4 + 32 * words.len());
-    data.extend_from_slice(&selector(signature));
-    for word in words {
-        data.extend_from_slice(word);
-    }
-    data
-}
+mod abi;
+mod v4;
+pub use abi::{CalldataError, MAX_UINT128};
+pub use v4::*;
 
 /// `approve(spender, amount)`.
 pub fn approve(spender: &str, amount: U256) -> Result<Vec<u8>, CalldataError> {
@@ -215,178 +173,6 @@ fn multicall(calls: &[Vec<u8>]) -> Vec<u8> {
     data
 }
 
-/// A `bytes` value's tail: its length, then its bytes padded to whole words.
-fn bytes_tail(bytes: &[u8]) -> Vec<u8> {
-    let mut data = small(bytes.len() as u64).to_vec();
-    data.extend_from_slice(bytes);
-    data.resize(32 + bytes.len().div_ceil(32) * 32, 0);
-    data
-}
-
-/// A `bytes[]` value's tail: its length, each element's offset (from the first offset's
-/// word), then each element's tail.
-fn bytes_array(elements: &[Vec<u8>]) -> Vec<u8> {
-    let tails: Vec<Vec<u8>> = elements.iter().map(|e| bytes_tail(e)).collect();
-    let mut data = small(elements.len() as u64).to_vec();
-    let mut offset = 32 * elements.len();
-    for tail in &tails {
-        data.extend_from_slice(&small(offset as u64));
-        offset += tail.len();
-    }
-    data.extend(tails.concat());
-    data
-}
-
-/// The Uniswap v4 PositionManager's action codes (v4-periphery's `Actions`) this service sends.
-pub mod v4_actions {
-    pub const INCREASE_LIQUIDITY: u8 = 0x00;
-    pub const DECREASE_LIQUIDITY: u8 = 0x01;
-    pub const BURN_POSITION: u8 = 0x03;
-    pub const TAKE_PAIR: u8 = 0x11;
-    pub const CLOSE_CURRENCY: u8 = 0x12;
-    pub const SWEEP: u8 = 0x14;
-}
-
-/// Permit2, at its canonical address on every chain: Uniswap v4's PositionManager takes
-/// ERC-20 payments through it.
-pub const PERMIT2: &str = "0x000000000022D473030F116dDEE9F6B43aC78BA3";
-
-/// `Permit2.approve(token, spender, amount, expiration)`: `spender` may take up to `amount`
-/// (a `uint160`) of the caller's `token` until `expiration` (unix seconds, a `uint48`).
-pub fn permit2_approve(
-    token: &str,
-    spender: &str,
-    amount: U256,
-    expiration: u64,
-) -> Result<Vec<u8>, CalldataError> {
-    Ok(call(
-        "approve(address,address,uint160,uint48)",
-        &[
-            address(token)?,
-            address(spender)?,
-            uint(amount),
-            small(expiration),
-        ],
-    ))
-}
-
-/// One action of a Uniswap v4 `modifyLiquidities`, with its parameters.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum V4Action {
-    /// `DECREASE_LIQUIDITY(tokenId, liquidity, amount0Min, amount1Min, hookData = "")`: 0
-    /// liquidity collects the fees (v4 pays a position's fees at every modification).
-    Decrease {
-        token_id: U256,
-        liquidity: u128,
-        minimums: [U256; 2],
-    },
-    /// `BURN_POSITION(tokenId, amount0Min, amount1Min, hookData = "")`: all its liquidity and
-    /// every fee owed out, the NFT burnt.
-    Burn { token_id: U256, minimums: [U256; 2] },
-    /// `TAKE_PAIR(currency0, currency1, recipient)`: what the actions owe the caller, paid to
-    /// `recipient` (native ETH as `address(0)`).
-    TakePair {
-        currencies: [String; 2],
-        recipient: String,
-    },
-    /// `INCREASE_LIQUIDITY(tokenId, liquidity, amount0Max, amount1Max, hookData = "")`.
-    Increase {
-        token_id: U256,
-        liquidity: u128,
-        maximums: [U256; 2],
-    },
-    /// `CLOSE_CURRENCY(currency)`: pays what the caller owes of it, or takes what it is owed
-    /// (an add whose fees exceed its cost).
-    CloseCurrency { currency: String },
-    /// `SWEEP(currency, recipient)`: what the PositionManager holds of it back to `recipient`
-    /// (the native currency a transaction's `value` sent beyond what it paid).
-    Sweep { currency: String, recipient: String },
-}
-
-impl V4Action {
-    fn code(&self) -> u8 {
-        match self {
-            V4Action::Decrease { .. } => v4_actions::DECREASE_LIQUIDITY,
-            V4Action::TakePair { .. } => v4_actions::TAKE_PAIR,
-            V4Action::Burn { .. } => v4_actions::BURN_POSITION,
-            V4Action::Increase { .. } => v4_actions::INCREASE_LIQUIDITY,
-            V4Action::CloseCurrency { .. } => v4_actions::CLOSE_CURRENCY,
-            V4Action::Sweep { .. } => v4_actions::SWEEP,
-        }
-    }
-
-    /// Its parameters, `abi.encode`d as the PositionManager decodes them.
-    fn params(&self) -> Result<Vec<u8>, CalldataError> {
-        Ok(match self {
-            V4Action::Decrease {
-                token_id,
-                liquidity,
-                minimums: limits,
-            }
-            | V4Action::Increase {
-                token_id,
-                liquidity,
-                maximums: limits,
-            } => [
-                uint(*token_id),
-                uint(U256::from(*liquidity)),
-                uint(limits[0]),
-                uint(limits[1]),
-                // `hookData`: its offset (five words), then its length, none.
-                small(5 * 32),
-                small(0),
-            ]
-            .concat(),
-            V4Action::Burn { token_id, minimums } => [
-                uint(*token_id),
-                uint(minimums[0]),
-                uint(minimums[1]),
-                // `hookData`: its offset (four words), then its length, none.
-                small(4 * 32),
-                small(0),
-            ]
-            .concat(),
-            V4Action::CloseCurrency { currency } => address(currency)?.to_vec(),
-            V4Action::Sweep {
-                currency,
-                recipient,
-            } => [address(currency)?, address(recipient)?].concat(),
-            V4Action::TakePair {
-                currencies,
-                recipient,
-            } => [
-                address(&currencies[0])?,
-                address(&currencies[1])?,
-                address(recipient)?,
-            ]
-            .concat(),
-        })
-    }
-}
-
-/// `modifyLiquidities(abi.encode(actions, params), deadline)`: the actions' codes as `bytes`
-/// and their parameters as `bytes[]`, run in one unlock of the PoolManager.
-pub fn modify_liquidities(actions: &[V4Action], deadline: u64) -> Result<Vec<u8>, CalldataError> {
-    let codes: Vec<u8> = actions.iter().map(V4Action::code).collect();
-    let params: Vec<Vec<u8>> = actions
-        .iter()
-        .map(V4Action::params)
-        .collect::<Result<_, _>>()?;
-    let codes = bytes_tail(&codes);
-    let unlock = [
-        small(2 * 32).to_vec(),
-        small((2 * 32 + codes.len()) as u64).to_vec(),
-        codes,
-        bytes_array(&params),
-    ]
-    .concat();
-    let mut data = selector("modifyLiquidities(bytes,uint256)").to_vec();
-    data.extend_from_slice(&small(2 * 32));
-    data.extend_from_slice(&small(deadline));
-    data.extend_from_slice(&bytes_tail(&unlock));
-    Ok(data)
-}
-
 /// 0x-hex, lower case, as JSON-RPC takes data.
 pub fn hex(bytes: &[u8]) -> String {
     let mut text = String::with_capacity(2 + 2 * bytes.len());
@@ -400,7 +186,9 @@ pub fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloy_primitives::Address;
     use alloy_sol_types::{sol, SolCall};
+    use std::str::FromStr;
 
     sol! {
         struct MintParamsAbi {
@@ -415,7 +203,6 @@ mod tests {
         function decreaseLiquidity(DecreaseAbi params);
         function collect(CollectAbi params);
         function multicall(bytes[] data);
-        function modifyLiquidities(bytes unlockData, uint256 deadline);
     }
 
     const WALLET: &str = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
@@ -555,48 +342,5 @@ mod tests {
     fn a_malformed_address_is_refused() {
         assert!(approve("0x1234", U256::ZERO).is_err());
         assert!(approve("not an address", U256::ZERO).is_err());
-    }
-
-    #[test]
-    fn a_v4_modification_is_the_position_managers_unlock_data() {
-        use alloy_primitives::Bytes;
-        use alloy_sol_types::SolValue;
-        let (token_id, liquidity) = (U256::from(77u8), u128::MAX - 3);
-        let minimums = [U256::from(5u8), U256::MAX];
-        let actions = [
-            V4Action::Decrease {
-                token_id,
-                liquidity,
-                minimums,
-            },
-            V4Action::TakePair {
-                currencies: [
-                    "0x0000000000000000000000000000000000000000".into(),
-                    TOKEN1.into(),
-                ],
-                recipient: WALLET.into(),
-            },
-        ];
-        let ours = modify_liquidities(&actions, 1_800_000_000).unwrap();
-        let decrease = (
-            token_id,
-            U256::from(liquidity),
-            minimums[0],
-            minimums[1],
-            Bytes::new(),
-        )
-            .abi_encode_params();
-        let take = (Address::ZERO, addr(TOKEN1), addr(WALLET)).abi_encode_params();
-        let codes = Bytes::from(vec![0x01u8, 0x11]);
-        let unlock = (codes, vec![Bytes::from(decrease), Bytes::from(take)]).abi_encode_params();
-        let burn = V4Action::Burn { token_id, minimums };
-        let theirs_burn = (token_id, minimums[0], minimums[1], Bytes::new()).abi_encode_params();
-        assert_eq!(burn.params().unwrap(), theirs_burn);
-        let theirs = modifyLiquiditiesCall {
-            unlockData: unlock.into(),
-            deadline: U256::from(1_800_000_000u64),
-        }
-        .abi_encode();
-        assert_eq!(hex(&ours), hex(&theirs));
     }
 }

@@ -1,0 +1,241 @@
+//! Uniswap v4's calldata: the PositionManager's `modifyLiquidities` (its actions' codes as
+//! `bytes`, their parameters as `bytes[]`) and Permit2's `approve`.
+
+use super::abi::{address, bytes_array, bytes_tail, call, selector, small, uint, CalldataError};
+use crate::domain::math::U256;
+
+/// The Uniswap v4 PositionManager's action codes (v4-periphery's `Actions`) this service sends.
+pub mod v4_actions {
+    pub const INCREASE_LIQUIDITY: u8 = 0x00;
+    pub const DECREASE_LIQUIDITY: u8 = 0x01;
+    pub const BURN_POSITION: u8 = 0x03;
+    pub const TAKE_PAIR: u8 = 0x11;
+    pub const CLOSE_CURRENCY: u8 = 0x12;
+    pub const SWEEP: u8 = 0x14;
+}
+
+/// Permit2, at its canonical address on every chain: Uniswap v4's PositionManager takes
+/// ERC-20 payments through it.
+pub const PERMIT2: &str = "0x000000000022D473030F116dDEE9F6B43aC78BA3";
+
+/// `Permit2.approve(token, spender, amount, expiration)`: `spender` may take up to `amount`
+/// (a `uint160`) of the caller's `token` until `expiration` (unix seconds, a `uint48`).
+pub fn permit2_approve(
+    token: &str,
+    spender: &str,
+    amount: U256,
+    expiration: u64,
+) -> Result<Vec<u8>, CalldataError> {
+    Ok(call(
+        "approve(address,address,uint160,uint48)",
+        &[
+            address(token)?,
+            address(spender)?,
+            uint(amount),
+            small(expiration),
+        ],
+    ))
+}
+
+/// One action of a Uniswap v4 `modifyLiquidities`, with its parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum V4Action {
+    /// `DECREASE_LIQUIDITY(tokenId, liquidity, amount0Min, amount1Min, hookData = "")`: 0
+    /// liquidity collects the fees (v4 pays a position's fees at every modification).
+    Decrease {
+        token_id: U256,
+        liquidity: u128,
+        minimums: [U256; 2],
+    },
+    /// `BURN_POSITION(tokenId, amount0Min, amount1Min, hookData = "")`: all its liquidity and
+    /// every fee owed out, the NFT burnt.
+    Burn { token_id: U256, minimums: [U256; 2] },
+    /// `TAKE_PAIR(currency0, currency1, recipient)`: what the actions owe the caller, paid to
+    /// `recipient` (native ETH as `address(0)`).
+    TakePair {
+        currencies: [String; 2],
+        recipient: String,
+    },
+    /// `INCREASE_LIQUIDITY(tokenId, liquidity, amount0Max, amount1Max, hookData = "")`.
+    Increase {
+        token_id: U256,
+        liquidity: u128,
+        maximums: [U256; 2],
+    },
+    /// `CLOSE_CURRENCY(currency)`: pays what the caller owes of it, or takes what it is owed
+    /// (an add whose fees exceed its cost).
+    CloseCurrency { currency: String },
+    /// `SWEEP(currency, recipient)`: what the PositionManager holds of it back to `recipient`
+    /// (the native currency a transaction's `value` sent beyond what it paid).
+    Sweep { currency: String, recipient: String },
+}
+
+impl V4Action {
+    fn code(&self) -> u8 {
+        match self {
+            V4Action::Decrease { .. } => v4_actions::DECREASE_LIQUIDITY,
+            V4Action::TakePair { .. } => v4_actions::TAKE_PAIR,
+            V4Action::Burn { .. } => v4_actions::BURN_POSITION,
+            V4Action::Increase { .. } => v4_actions::INCREASE_LIQUIDITY,
+            V4Action::CloseCurrency { .. } => v4_actions::CLOSE_CURRENCY,
+            V4Action::Sweep { .. } => v4_actions::SWEEP,
+        }
+    }
+
+    /// Its parameters, `abi.encode`d as the PositionManager decodes them.
+    fn params(&self) -> Result<Vec<u8>, CalldataError> {
+        Ok(match self {
+            V4Action::Decrease {
+                token_id,
+                liquidity,
+                minimums: limits,
+            }
+            | V4Action::Increase {
+                token_id,
+                liquidity,
+                maximums: limits,
+            } => [
+                uint(*token_id),
+                uint(U256::from(*liquidity)),
+                uint(limits[0]),
+                uint(limits[1]),
+                // `hookData`: its offset (five words), then its length, none.
+                small(5 * 32),
+                small(0),
+            ]
+            .concat(),
+            V4Action::Burn { token_id, minimums } => [
+                uint(*token_id),
+                uint(minimums[0]),
+                uint(minimums[1]),
+                // `hookData`: its offset (four words), then its length, none.
+                small(4 * 32),
+                small(0),
+            ]
+            .concat(),
+            V4Action::CloseCurrency { currency } => address(currency)?.to_vec(),
+            V4Action::Sweep {
+                currency,
+                recipient,
+            } => [address(currency)?, address(recipient)?].concat(),
+            V4Action::TakePair {
+                currencies,
+                recipient,
+            } => [
+                address(&currencies[0])?,
+                address(&currencies[1])?,
+                address(recipient)?,
+            ]
+            .concat(),
+        })
+    }
+}
+
+/// `modifyLiquidities(abi.encode(actions, params), deadline)`: the actions' codes as `bytes`
+/// and their parameters as `bytes[]`, run in one unlock of the PoolManager.
+pub fn modify_liquidities(actions: &[V4Action], deadline: u64) -> Result<Vec<u8>, CalldataError> {
+    let codes: Vec<u8> = actions.iter().map(V4Action::code).collect();
+    let params: Vec<Vec<u8>> = actions
+        .iter()
+        .map(V4Action::params)
+        .collect::<Result<_, _>>()?;
+    let codes = bytes_tail(&codes);
+    let unlock = [
+        small(2 * 32).to_vec(),
+        small((2 * 32 + codes.len()) as u64).to_vec(),
+        codes,
+        bytes_array(&params),
+    ]
+    .concat();
+    let mut data = selector("modifyLiquidities(bytes,uint256)").to_vec();
+    data.extend_from_slice(&small(2 * 32));
+    data.extend_from_slice(&small(deadline));
+    data.extend_from_slice(&bytes_tail(&unlock));
+    Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::calldata::hex;
+    use alloy_primitives::Address;
+    use alloy_sol_types::{sol, SolCall};
+    use std::str::FromStr;
+
+    sol! {
+        function modifyLiquidities(bytes unlockData, uint256 deadline);
+    }
+
+    const WALLET: &str = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+    const TOKEN1: &str = "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2";
+
+    fn addr(text: &str) -> Address {
+        Address::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn a_v4_modification_is_the_position_managers_unlock_data() {
+        use alloy_primitives::Bytes;
+        use alloy_sol_types::SolValue;
+        let (token_id, liquidity) = (U256::from(77u8), u128::MAX - 3);
+        let limits = [U256::from(5u8), U256::MAX];
+        let (native, token) = (Address::ZERO.to_string(), TOKEN1.to_string());
+        let decrease = V4Action::Decrease {
+            token_id,
+            liquidity,
+            minimums: limits,
+        };
+        let currencies = [native.clone(), token.clone()];
+        let take = V4Action::TakePair {
+            currencies,
+            recipient: WALLET.into(),
+        };
+        let ours = modify_liquidities(&[decrease, take], 1_800_000_000).unwrap();
+        let (l, none) = (U256::from(liquidity), Bytes::new());
+        let decrease = (token_id, l, limits[0], limits[1], none.clone()).abi_encode_params();
+        let take = (Address::ZERO, addr(TOKEN1), addr(WALLET)).abi_encode_params();
+        let codes = Bytes::from(vec![0x01u8, 0x11]);
+        let unlock = (codes, vec![Bytes::from(decrease), Bytes::from(take)]).abi_encode_params();
+        let deadline = U256::from(1_800_000_000u64);
+        let theirs = modifyLiquiditiesCall {
+            unlockData: unlock.into(),
+            deadline,
+        }
+        .abi_encode();
+        assert_eq!(hex(&ours), hex(&theirs));
+        // The other actions' parameters, each as `abi.encode` lays them out.
+        let burn = (token_id, limits[0], limits[1], none.clone()).abi_encode_params();
+        let increase = (token_id, l, limits[0], limits[1], none).abi_encode_params();
+        let sweep = (Address::ZERO, addr(WALLET)).abi_encode_params();
+        for (action, theirs) in [
+            (
+                V4Action::Burn {
+                    token_id,
+                    minimums: limits,
+                },
+                burn,
+            ),
+            (
+                V4Action::Increase {
+                    token_id,
+                    liquidity,
+                    maximums: limits,
+                },
+                increase,
+            ),
+            (
+                V4Action::CloseCurrency { currency: token },
+                addr(TOKEN1).abi_encode(),
+            ),
+            (
+                V4Action::Sweep {
+                    currency: native,
+                    recipient: WALLET.into(),
+                },
+                sweep,
+            ),
+        ] {
+            assert_eq!(action.params().unwrap(), theirs, "{action:?}");
+        }
+    }
+}
