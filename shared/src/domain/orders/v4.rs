@@ -29,22 +29,32 @@ pub struct V4Decrease<'a> {
     pub burn: bool,
 }
 
-/// `modifyLiquidities([DECREASE_LIQUIDITY or BURN_POSITION, TAKE_PAIR])` for the wallet to sign, and what it
-/// pays the wallet at the pool's state.
+/// What `liquidity` holds in the range at the pool's state (protocol order), rounded as the
+/// pool pays it out (down) or takes it in (`up`).
+fn held(
+    pool: &Pool,
+    (lower, upper): (i32, i32),
+    liquidity: u128,
+    up: bool,
+) -> Result<[U256; 2], WithdrawError> {
+    let curve = pool.curve();
+    let (a, b) = (
+        curve.sqrt_price_at_tick(lower)?,
+        curve.sqrt_price_at_tick(upper)?,
+    );
+    let held = curve.amounts_for_liquidity(pool.sqrt_price, a, b, liquidity, up)?;
+    Ok([held.amount0, held.amount1])
+}
+
+/// `modifyLiquidities([DECREASE_LIQUIDITY or BURN_POSITION, TAKE_PAIR])` for the wallet to
+/// sign, and what it pays the wallet at the pool's state.
 pub fn decrease_transaction(
     pool: &Pool,
     terms: &OrderTerms<'_>,
     decrease: &V4Decrease<'_>,
 ) -> Result<(TransactionRequest, [U256; 2]), WithdrawError> {
-    let (liquidity, (lower, upper)) = (decrease.liquidity, decrease.ticks);
-    let curve = pool.curve();
-    let principal = curve.amounts_for_liquidity(
-        pool.sqrt_price,
-        curve.sqrt_price_at_tick(lower)?,
-        curve.sqrt_price_at_tick(upper)?,
-        liquidity,
-        false,
-    )?;
+    let liquidity = decrease.liquidity;
+    let principal = held(pool, decrease.ticks, liquidity, false)?;
     let minimums = if liquidity == 0 {
         [U256::ZERO; 2]
     } else {
@@ -80,10 +90,7 @@ pub fn decrease_transaction(
     let data = calldata::modify_liquidities(&actions, terms.deadline())?;
     let venue = terms.venue;
     let built = request(decrease.kind, venue, terms.wallet, &venue.manager, &data);
-    let paid = [
-        principal.amount0.saturating_add(decrease.fees[0]),
-        principal.amount1.saturating_add(decrease.fees[1]),
-    ];
+    let paid = [0, 1].map(|t| principal[t].saturating_add(decrease.fees[t]));
     Ok((built, paid))
 }
 
@@ -159,15 +166,7 @@ pub fn increase_transactions(
     add: &V4Increase<'_>,
     allowances: &[Permit2Allowance; 2],
 ) -> Result<(Vec<TransactionRequest>, Added), WithdrawError> {
-    let curve = pool.curve();
-    let (lower, upper) = add.ticks;
-    let taken = curve.amounts_for_liquidity(
-        pool.sqrt_price,
-        curve.sqrt_price_at_tick(lower)?,
-        curve.sqrt_price_at_tick(upper)?,
-        add.liquidity,
-        true,
-    )?;
+    let taken = held(pool, add.ticks, add.liquidity, true)?;
     let maximums = mint_maximums(
         pool.sqrt_price,
         add.ticks,
@@ -205,7 +204,7 @@ pub fn increase_transactions(
     }
     transactions.push(add_request);
     let added = Added {
-        deposit: [taken.amount0, taken.amount1],
+        deposit: taken,
         fees: add.fees,
     };
     Ok((transactions, added))
