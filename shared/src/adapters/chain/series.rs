@@ -139,10 +139,11 @@ pub async fn record(
     due.sort_unstable();
     due.dedup();
     let pools: Vec<&Pool> = catalog.pools.iter().filter(|p| p.chain == chain).collect();
-    let stakes = series
-        .followed_stakes(chain)
-        .await
-        .map_err(|e| e.to_string())?;
+    let stakes = if due.is_empty() {
+        Vec::new()
+    } else {
+        stakes_on(series, catalog, chain, &pools).await?
+    };
     let mut done = Vec::new();
     let mut recorded = Recorded::default();
     // The lowest block known at or before each boundary: the last recorded one before it.
@@ -205,6 +206,23 @@ fn farm_of(catalog: &Catalog, pool: &Pool) -> Option<Address> {
         .deployments_on(pool.chain)
         .filter(|d| d.protocol == pool.protocol)
         .find_map(|d| Address::from_str(d.staking.as_deref()?).ok())
+}
+
+/// The staked positions followed on `chain`, read only where one of `pools` is a farm's (one
+/// `Query`): a chain without farms, or a sync with no boundary due, reads none.
+async fn stakes_on(
+    series: &dyn SeriesStore,
+    catalog: &Catalog,
+    chain: Chain,
+    pools: &[&Pool],
+) -> Result<Vec<FollowedStake>, String> {
+    if !pools.iter().any(|p| farm_of(catalog, p).is_some()) {
+        return Ok(Vec::new());
+    }
+    series
+        .followed_stakes(chain)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// The farms of `pools` and, for each, the followed staked positions on them (one batch at a
@@ -467,7 +485,7 @@ pub async fn backfill_days(
     if !read.iter().any(|p| p.key() == pool.key()) {
         read.push(pool);
     }
-    let stakes = series.followed_stakes(chain).await.map_err(|e| text(&e))?;
+    let stakes = stakes_on(series, catalog, chain, &read).await?;
     let mut points = Vec::new();
     for (day, block) in missing.iter().zip(blocks) {
         let Some(block) = block else { continue };
