@@ -282,6 +282,8 @@ async fn acts_on_a_wallet_position(store_args: &[&str]) {
     for t in answer["transactions"].as_array().unwrap() {
         let (hash, receipt) = devnet.send(t).await;
         assert_eq!(receipt["status"], "0x1", "{t}: {receipt}");
+        let used = u64::from_str_radix(text(&receipt["gasUsed"]).trim_start_matches("0x"), 16);
+        eprintln!("v3 {}: {} gas", t["kind"], used.unwrap());
         last = hash;
     }
     let path = format!("/positions/{id}/transactions");

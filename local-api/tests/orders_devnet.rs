@@ -281,7 +281,10 @@ fn assert_gas_covers(transactions: &Value, receipts: &[(String, Value)]) {
     for (t, (_, receipt)) in transactions.as_array().unwrap().iter().zip(receipts) {
         let gas: u64 = text(&t["gas"]).parse().unwrap();
         let used = u64::from_str_radix(text(&receipt["gasUsed"]).trim_start_matches("0x"), 16);
-        assert!(gas >= used.unwrap(), "{t} used {receipt}");
+        let used = used.unwrap();
+        assert!(gas >= used, "{t} used {receipt}");
+        // The figure docs/figures/orders.md sets against v4's.
+        eprintln!("v3 {}: {used} gas", t["kind"]);
     }
 }
 

@@ -10,9 +10,13 @@
 #[path = "wallets_devnet/v4.rs"]
 mod v4;
 
-/// Acting on Uniswap v4 positions: collect, decrease and close (issue 52).
+/// Acting on Uniswap v4 positions: collect, add, decrease and close (issue 52).
 #[path = "wallets_devnet/v4_actions.rs"]
 mod v4_actions;
+
+/// Opening and moving Uniswap v4 positions (issue 52).
+#[path = "wallets_devnet/v4_opens.rs"]
+mod v4_opens;
 
 /// Safes and other contract wallets, linked by ERC-1271 and ERC-6492 (issue 51).
 #[path = "wallets_devnet/contract_wallets.rs"]

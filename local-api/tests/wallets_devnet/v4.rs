@@ -10,7 +10,7 @@
 use alloy_primitives::U256;
 use lambda_http::http::{Method, StatusCode};
 use local_api::auth::JwtSettings;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use test_support::json::text;
 use test_support::local_api::LocalApi;
 use test_support::on_both_stores;
 use test_support::rpc_stub::RpcStub;
-use test_support::wallets::{link_evm, post, EvmWallet};
+use test_support::wallets::{link_evm, EvmWallet};
 use test_support::world::{local_api, operator, sync, user};
 
 pub(super) const NATIVE: &str = "0x0000000000000000000000000000000000000000";
@@ -314,17 +314,6 @@ async fn v4_positions_are_followed(store: &[&str]) {
     let view = get(&alice, &eth_id).await;
     assert_eq!(view["status"], "closed", "{view}");
     assert_eq!(view["closeReason"], "transferred", "{view}");
-
-    // No move of a v4 range yet: 409 with the reason. Collect, add, decrease and close are
-    // answered (`v4_actions`).
-    let reply = post(
-        &alice,
-        &format!("/positions/{erc20_id}/rebalance"),
-        &json!({"priceLower": 2000, "priceUpper": 4000}),
-    )
-    .await;
-    assert_eq!(reply.status, StatusCode::CONFLICT, "{}", reply.text());
-    assert!(reply.text().contains("Uniswap v4"), "{}", reply.text());
 
     // Burned (BURN_POSITION): a close, as a withdrawal closed on chain is, holding nothing.
     let burn = ["--account", &wallet, "--token-id", &on_erc20];

@@ -7,8 +7,8 @@
 //! the wallet to the unit what `expected` said (native ETH as ETH, net of nothing: the gas is
 //! added back), reported and followed: afterwards the position is the contracts' and its
 //! history shows the action. An add from a wallet whose USDC has no Permit2 approval answers
-//! the two approvals first; one already approved answers none. Moving answers 409. On
-//! memory and on DynamoDB (moto).
+//! the two approvals first; one already approved answers none (opening and moving:
+//! `v4_opens`). On memory and on DynamoDB (moto).
 
 use super::v4::{
     assert_view_is_the_chains, get, history, kinds, positions, swaps_on_both_pools, v4_mint, NATIVE,
@@ -29,7 +29,7 @@ fn hex_number(value: &Value) -> U256 {
 }
 
 /// The wallet's balance of `currency` (native ETH at `address(0)`) at the latest block.
-async fn balance(devnet: &Devnet, wallet: &str, currency: &str) -> U256 {
+pub(super) async fn balance(devnet: &Devnet, wallet: &str, currency: &str) -> U256 {
     if currency == NATIVE {
         return hex_number(
             &devnet
@@ -46,13 +46,33 @@ async fn balance(devnet: &Devnet, wallet: &str, currency: &str) -> U256 {
 }
 
 /// `expected` (tokenA/tokenB, whole tokens) in protocol order (currency0, currency1).
-fn expected_pair(view: &Value, expected: &Value, currency0: &str) -> [U256; 2] {
+pub(super) fn expected_pair(view: &Value, expected: &Value, currency0: &str) -> [U256; 2] {
     let of = |side: &str| U256::from_str(&units(&expected[side])).unwrap();
     if text(&view["tokenA"]["address"]).eq_ignore_ascii_case(currency0) {
         [of("tokenA"), of("tokenB")]
     } else {
         [of("tokenB"), of("tokenA")]
     }
+}
+
+/// Sends `answer`'s transactions as answered, in order, each mined within its gas (the gas of
+/// each printed, on `pool`): the last one's hash, and the wei their gas cost.
+pub(super) async fn send_all(devnet: &Devnet, answer: &Value, pool: &str) -> (String, U256) {
+    let (mut hash, mut gas) = (String::new(), U256::ZERO);
+    for tx in answer["transactions"].as_array().unwrap() {
+        let (sent, receipt) = devnet.send(tx).await;
+        assert_eq!(receipt["status"], "0x1", "{tx}: {receipt}");
+        let used = hex_number(&receipt["gasUsed"]);
+        assert!(
+            U256::from_str(&text(&tx["gas"])).unwrap() >= used,
+            "{tx}: {receipt}"
+        );
+        // The figure docs/figures/orders.md gives of each v4 action.
+        eprintln!("v4 {} on {pool}: {used} gas", tx["kind"]);
+        gas += used * hex_number(&receipt["effectiveGasPrice"]);
+        hash = sent;
+    }
+    (hash, gas)
 }
 
 /// Sends `answer`'s transactions as answered, in order: each mined within its gas; what the
@@ -77,20 +97,7 @@ async fn send_as_answered(
     for c in &currencies {
         before.push(balance(devnet, &wallet, c).await);
     }
-    let (mut hash, mut gas) = (String::new(), U256::ZERO);
-    for tx in transactions {
-        let (sent, receipt) = devnet.send(tx).await;
-        assert_eq!(receipt["status"], "0x1", "{tx}: {receipt}");
-        let used = hex_number(&receipt["gasUsed"]);
-        assert!(
-            U256::from_str(&text(&tx["gas"])).unwrap() >= used,
-            "{tx}: {receipt}"
-        );
-        // The figure docs/figures/orders.md gives of each v4 action.
-        eprintln!("v4 {} on {}: {used} gas", tx["kind"], text(&view["pool"]));
-        gas += used * hex_number(&receipt["effectiveGasPrice"]);
-        hash = sent;
-    }
+    let (hash, gas) = send_all(devnet, answer, &text(&view["pool"])).await;
     let expected = &last["expected"];
     let moved = expected_pair(view, expected, &currencies[0]);
     for (i, c) in currencies.iter().enumerate() {
@@ -112,7 +119,7 @@ async fn send_as_answered(
 }
 
 /// The kinds of `answer`'s transactions, in order.
-fn transaction_kinds(answer: &Value) -> Vec<String> {
+pub(super) fn transaction_kinds(answer: &Value) -> Vec<String> {
     let transactions = answer["transactions"].as_array().unwrap();
     transactions.iter().map(|t| text(&t["kind"])).collect()
 }
@@ -138,12 +145,6 @@ async fn v4_positions_are_acted_on(store: &[&str]) {
             let (alice, path) = (&alice, format!("/positions/{id}/{action}"));
             async move { post(alice, &path, &body).await }
         };
-        // Moving: not yet.
-        let range = json!({"priceLower": 2000, "priceUpper": 4000});
-        let refused = act("rebalance", range).await;
-        assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.text());
-        assert!(refused.text().contains("Uniswap v4"), "{}", refused.text());
-
         // Collect: every fee owed, nothing else.
         let view = get(&alice, &id).await;
         let collect = act("collect", json!({})).await;

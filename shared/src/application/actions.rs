@@ -11,11 +11,11 @@ use crate::application::inputs::OrderLimits;
 use crate::application::keys::{keep_shown, Answering};
 use crate::application::orders::{
     acting_from, allowances_read, close_on_chain, fresh_state, held_terms, order_chain, owed_fees,
-    refuse_hooked, simulated, venue_of, waiting_order,
+    refuse_hooked, simulated, v4_key, venue_of, waiting_order,
 };
 use crate::application::ports::StoreError;
 use crate::application::positions::offered_amounts;
-use crate::domain::catalog::{Catalog, Pool};
+use crate::domain::catalog::Catalog;
 use crate::domain::history::units;
 use crate::domain::holdings::entry;
 use crate::domain::model::{
@@ -30,7 +30,8 @@ use crate::domain::orders::plan_mint;
 use crate::domain::orders::simulation::Known;
 use crate::domain::orders::v4::{
     decrease_transaction as v4_decrease_transaction,
-    increase_transactions as v4_increase_transactions, V4Decrease, V4Increase,
+    increase_transactions as v4_increase_transactions, move_plan as v4_move_plan,
+    move_transactions as v4_move_transactions, V4Decrease, V4Increase, V4Move,
 };
 use crate::domain::valuation::{TokenPair, ValuationError};
 use bigdecimal::BigDecimal;
@@ -183,7 +184,7 @@ async fn act_once(
     };
     let v4 = position.protocol == Protocol::UniswapV4;
     // Uniswap v4: what its `modifyLiquidities` pays, from the exact math (it answers nothing).
-    let (mut paid, mut fees_paid) = (None, None);
+    let (mut paid, mut fees_paid, mut parts) = (None, None, None);
     let v4_decrease = |kind: &str, liquidity: u128| {
         let fees = owed_fees(&position, holding, catalog);
         let decrease = V4Decrease {
@@ -197,7 +198,7 @@ async fn act_once(
         v4_decrease_transaction(pool, &terms, &decrease).map_err(UseCaseError::internal)
     };
     if v4 {
-        refuse_v4(pool, asked)?;
+        refuse_hooked(pool)?;
     }
     let permit2_allowances = || async {
         let read = chain.permit2_allowances(&allowed(&venue.manager)).await;
@@ -286,27 +287,54 @@ async fn act_once(
                     "the new range is the position's own: nothing to move".into(),
                 ));
             }
-            let owed = holding.fees.clone().map(|f| f.parse().unwrap_or_default());
-            let funds = move_funds(pool, ticks, position.liquidity, owed)?;
-            let plan = plan_at(to, funds)?;
-            let moving = Move {
-                token_id: token,
-                from: ticks,
-                liquidity: position.liquidity,
-                to,
-                plan: &plan,
+            let (built, liquidity, deposit) = if v4 {
+                // One unlock: the burn's credit minted in the new range (decision 67).
+                let key = v4_key(pool)?;
+                let moving = V4Move {
+                    token_id: token,
+                    from: ticks,
+                    liquidity: position.liquidity,
+                    fees: owed_fees(&position, holding, catalog),
+                    to,
+                };
+                let plan = v4_move_plan(pool, &moving).map_err(UseCaseError::internal)?;
+                if plan.liquidity == 0 {
+                    return Err(UseCaseError::Conflict(
+                        "what the position holds makes no liquidity in the new range".into(),
+                    ));
+                }
+                let allowances = permit2_allowances().await?;
+                let built = v4_move_transactions(pool, &terms, (&key, &moving), &plan, &allowances)
+                    .map_err(UseCaseError::internal)?;
+                (paid, parts) = (
+                    Some(plan.leftover()),
+                    Some((plan.withdrawn, plan.deposited)),
+                );
+                (built, plan.liquidity, plan.deposit)
+            } else {
+                let owed = holding.fees.clone().map(|f| f.parse().unwrap_or_default());
+                let funds = move_funds(pool, ticks, position.liquidity, owed)?;
+                let plan = plan_at(to, funds)?;
+                let moving = Move {
+                    token_id: token,
+                    from: ticks,
+                    liquidity: position.liquidity,
+                    to,
+                    plan: &plan,
+                };
+                let built = rebalance_transactions(pool, &terms, &moving, allowances().await?)
+                    .map_err(UseCaseError::internal)?;
+                (built, plan.liquidity, plan.deposit)
             };
-            let built = rebalance_transactions(pool, &terms, &moving, allowances().await?)
-                .map_err(UseCaseError::internal)?;
             let id = ulid::Ulid::from_datetime(terms.now.into()).to_string();
             let new = Position {
                 id,
                 status: Status::Pending,
                 tick_lower: to.0,
                 tick_upper: to.1,
-                liquidity: plan.liquidity,
-                cost_basis_usd: pool.value_of(&plan.deposit),
-                deposit: Some(plan.deposit),
+                liquidity,
+                cost_basis_usd: pool.value_of(&deposit),
+                deposit: Some(deposit),
                 fee_checkpoint: None,
                 closing: None,
                 created_at: terms.now,
@@ -322,6 +350,7 @@ async fn act_once(
         principal_owed,
         paid,
         fees_paid,
+        parts,
     };
     let transactions = simulated(chain, pool, transactions, known).await?;
     let mut order = terms.order(kind, transactions.clone());
@@ -355,18 +384,4 @@ async fn act_once(
     keep_shown(app, answering, &shown).await;
     tracing::info!(position = %position.id, %kind, "action built for the wallet");
     Ok(Some(shown))
-}
-
-/// What a Uniswap v4 action is refused for: a pool whose hook may take or add amounts, or a
-/// move of the range (not built yet).
-fn refuse_v4(pool: &Pool, asked: &Asked) -> Outcome<()> {
-    refuse_hooked(pool)?;
-    if matches!(asked, Asked::Rebalance { .. }) {
-        return Err(UseCaseError::Conflict(
-            "moving a Uniswap v4 position's range is not offered yet: close it and open the \
-             new range from your wallet, and the next sync follows both"
-                .into(),
-        ));
-    }
-    Ok(())
 }

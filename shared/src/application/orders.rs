@@ -9,10 +9,12 @@ use crate::application::error::{Outcome, UseCaseError};
 use crate::application::inputs::OrderLimits;
 use crate::application::keys::{keep_shown, Answering};
 use crate::application::ports::StoreError;
+use crate::domain::calldata::PoolKey;
 use crate::domain::catalog::{hook_returns_deltas, Catalog, Pool};
 use crate::domain::holdings::{entry, valued_at_pool};
 use crate::domain::lifecycle::unfunded_close;
 use crate::domain::market::PoolState;
+use crate::domain::math::Amounts;
 use crate::domain::math::U256;
 use crate::domain::model::PositionEntry;
 use crate::domain::model::{
@@ -21,7 +23,10 @@ use crate::domain::model::{
 use crate::domain::orders::build::{open_transactions, protocol_tokens, withdraw_transaction};
 use crate::domain::orders::settle::CANCELLED;
 use crate::domain::orders::simulation::{annotate, Known, SimulationError};
-use crate::domain::orders::v4::{decrease_transaction as v4_decrease_transaction, V4Decrease};
+use crate::domain::orders::v4::{
+    decrease_transaction as v4_decrease_transaction, mint_transactions as v4_mint_transactions,
+    pool_key, V4Decrease,
+};
 use crate::domain::orders::{plan_mint, venue, OrderTerms, Venue};
 use crate::domain::valuation::{TokenPair, ValuationError};
 use crate::domain::wallets::address::canonical;
@@ -149,14 +154,6 @@ pub async fn open_on_chain(
              wallet, and linking the wallet (POST /wallets) tracks it",
         ));
     }
-    if pool.protocol == Protocol::UniswapV4 {
-        return Err(UseCaseError::Conflict(
-            "opening Uniswap v4 positions from the API is not offered yet (its PositionManager's \
-             modifyLiquidities with settlement through Permit2 is the next step): open it from \
-             your wallet, and the linked wallet's next read lists it"
-                .into(),
-        ));
-    }
     let wallet = linked_wallet(app, &offer.owner, pool.chain, wallet).await?;
     let state = fresh_state(catalog, pool, offer.created_at)?;
     let venue = venue_of(catalog, pool)?;
@@ -174,7 +171,6 @@ pub async fn open_on_chain(
         spender: &venue.manager,
         tokens,
     };
-    let allowances = allowances_read(chain.allowances(&asked).await, pool.chain, "allowances")?;
     let terms = OrderTerms {
         venue: &venue,
         wallet: &wallet,
@@ -183,21 +179,44 @@ pub async fn open_on_chain(
         deadline_seconds: limits.deadline_seconds,
         now: offer.created_at,
     };
-    let transactions = open_transactions(
-        pool,
-        &venue,
-        &wallet,
-        ticks,
-        &plan,
-        allowances,
-        terms.deadline(),
-    )
-    .map_err(UseCaseError::internal)?;
-    let transactions = simulated(chain, pool, transactions, Known::default()).await?;
+    let (transactions, known, deposit) = if pool.protocol == Protocol::UniswapV4 {
+        // `MINT_POSITION` of the plan's liquidity, paid through Permit2 (decision 67).
+        refuse_hooked(pool)?;
+        let key = v4_key(pool)?;
+        let read = chain.permit2_allowances(&asked).await;
+        let allowances = allowances_read(read, pool.chain, "Permit2 allowances")?;
+        let (built, taken) =
+            v4_mint_transactions(pool, &terms, &key, (ticks, plan.liquidity), &allowances)
+                .map_err(UseCaseError::internal)?;
+        let known = Known {
+            paid: Some(taken),
+            ..Known::default()
+        };
+        let [amount0, amount1] = taken;
+        (
+            built,
+            known,
+            pool.to_api_order(Amounts { amount0, amount1 }),
+        )
+    } else {
+        let allowances = allowances_read(chain.allowances(&asked).await, pool.chain, "allowances")?;
+        let built = open_transactions(
+            pool,
+            &venue,
+            &wallet,
+            ticks,
+            &plan,
+            allowances,
+            terms.deadline(),
+        )
+        .map_err(UseCaseError::internal)?;
+        (built, Known::default(), plan.deposit)
+    };
+    let transactions = simulated(chain, pool, transactions, known).await?;
     Ok(Position {
         liquidity: plan.liquidity,
-        cost_basis_usd: pool.value_of(&plan.deposit),
-        deposit: Some(plan.deposit),
+        cost_basis_usd: pool.value_of(&deposit),
+        deposit: Some(deposit),
         order: Some(Box::new(terms.order(OrderKind::Open, transactions))),
         ..offer
     })
@@ -453,6 +472,18 @@ pub(crate) fn refuse_hooked(pool: &Pool) -> Outcome<()> {
         ));
     }
     Ok(())
+}
+
+/// The Uniswap v4 pool's key, or 409 where the catalog's fee, tick spacing and hooks do not
+/// hash to its id.
+pub(crate) fn v4_key(pool: &Pool) -> Outcome<PoolKey> {
+    pool_key(pool).ok_or_else(|| {
+        UseCaseError::Conflict(format!(
+            "the catalog's key of pool {} (its fee, tick spacing and hooks) does not hash to \
+             its id: nothing is built for it; act on it from your wallet",
+            pool.id
+        ))
+    })
 }
 
 /// The wallet's allowances `read`, or 503 saying which could not be read.

@@ -11,6 +11,7 @@ use crate::domain::holdings::{
     holding_of, usd_price, value_of, ReadPosition, Staked, TRANSFERRED, WITHDRAWN,
 };
 use crate::domain::model::{Chain, Position, Status, WalletHolding};
+use crate::domain::orders::settle::MOVED;
 use crate::domain::wallets::LinkedWallet;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
@@ -327,6 +328,16 @@ pub async fn close_burned(
     Ok(changed)
 }
 
+/// Why a position gone from its wallet closed: burnt (`moved` where a range move of ours burnt
+/// it: a Uniswap v4 move closes its old position so), or transferred away.
+fn close_reason(before: &WalletHolding, burned: bool) -> &'static str {
+    match (burned, &before.moved_to) {
+        (true, Some(_)) => MOVED,
+        (true, None) => WITHDRAWN,
+        (false, _) => TRANSFERRED,
+    }
+}
+
 /// Closes the open `previous`, no longer the wallet's at `height`: transferred away (the
 /// figures of its last read kept), or `burned` (nothing left in it); its ticks released, its
 /// watch dropped. The change, unless a newer read stood or it was closed already.
@@ -349,7 +360,7 @@ async fn close_gone(
         liquidity: if burned { 0 } else { previous.liquidity },
         holding: Some(Box::new(WalletHolding {
             height,
-            close_reason: Some(if burned { WITHDRAWN } else { TRANSFERRED }.to_string()),
+            close_reason: Some(close_reason(before, burned).to_string()),
             amounts: if burned {
                 zero()
             } else {

@@ -129,6 +129,42 @@ pub(super) fn minted_in(logs: &[Log], manager: &str, wallet: &str) -> Option<Min
     })
 }
 
+/// A Uniswap v4 mint among `logs`: the PositionManager's `Transfer(0 → wallet)` of a token and,
+/// in the same transaction, the PoolManager's `ModifyLiquidity` adding liquidity to it (its
+/// sender the manager, its salt the token id). v4's events carry no amounts: they are zero
+/// here, read at the mint's block when it is confirmed (`v4_orders`).
+pub(super) fn v4_minted_in(
+    logs: &[Log],
+    (pool_manager, manager): (&str, &str),
+    wallet: &str,
+) -> Option<Minted> {
+    let (zero, to) = (word_topic(U256::ZERO), address_topic(wallet));
+    let (event, sender) = (topic(super::v4::MODIFY_LIQUIDITY), address_topic(manager));
+    logs.iter()
+        .filter(|l| l.is(manager, TRANSFER, &zero) && l.topics.len() == 4 && l.topics[2] == to)
+        .find_map(|transfer| {
+            let token = U256::from_str_radix(transfer.topics[3].trim_start_matches("0x"), 16);
+            let token = token.ok()?;
+            let salt = token.to_be_bytes::<32>();
+            let added = logs.iter().find(|l| {
+                l.address.eq_ignore_ascii_case(pool_manager)
+                    && l.topics.first() == Some(&event)
+                    && l.topics.get(2) == Some(&sender)
+                    && l.transaction == transfer.transaction
+                    && l.data.len() == 128
+                    && l.data[96..] == salt
+            })?;
+            // `liquidityDelta`, an int256: a mint's is positive and fits a u128.
+            let liquidity = u128::try_from(U256::from_be_slice(&added.data[64..96])).ok()?;
+            (liquidity > 0).then_some(Minted {
+                token_id: token,
+                liquidity,
+                amounts: [U256::ZERO; 2],
+                block: transfer.block,
+            })
+        })
+}
+
 /// The last withdraw of `token_id` among `logs`: its `DecreaseLiquidity` and the `Collect` of
 /// the same transaction (principal, everything collected), and its block.
 pub(super) fn withdrawn_in(
@@ -214,11 +250,13 @@ pub(super) async fn block_times(
         .collect())
 }
 
-/// The mint of `found`'s token between the order's block and the read's: its `Transfer` from
-/// 0 to the wallet and that transaction's `IncreaseLiquidity`.
+/// The mint of `found`'s token between the order's block and the read's: the manager's
+/// `Transfer` of it from 0 to the wallet and that transaction's `IncreaseLiquidity`; for a
+/// Uniswap v4 manager (its `pool_manager` given), the PoolManager's `ModifyLiquidity` by the
+/// manager on the token's pool instead ([`v4_minted_in`]).
 pub(super) async fn mint_of(
     rpc: &RpcClient,
-    order: &ChainOrder,
+    (order, pool_manager): (&ChainOrder, Option<&str>),
     found: &ReadPosition,
     height: u64,
 ) -> Result<Option<Minted>, String> {
@@ -226,30 +264,39 @@ pub(super) async fn mint_of(
         .token
         .parse()
         .map_err(|_| "a token id is not a number")?;
-    let range = |topics: Value| {
+    let range = |address: &str, topics: Value| {
         json!({
-            "address": order.manager,
+            "address": address,
             "fromBlock": format!("0x{:x}", order.height),
             "toBlock": format!("0x{height:x}"),
             "topics": topics,
         })
     };
     let token_topic = word_topic(token);
-    let found_logs = logs(
-        rpc,
-        &[
-            range(json!([
-                topic(TRANSFER),
-                word_topic(U256::ZERO),
-                Value::Null,
-                token_topic
-            ])),
-            range(json!([topic(INCREASE), token_topic])),
-        ],
-    )
-    .await?;
+    let transfer = json!([
+        topic(TRANSFER),
+        word_topic(U256::ZERO),
+        Value::Null,
+        token_topic
+    ]);
+    let added = match pool_manager {
+        Some(pm) => {
+            let by_manager = address_topic(&order.manager);
+            let modified = topic(super::v4::MODIFY_LIQUIDITY);
+            range(
+                pm,
+                json!([modified, found.pool.to_ascii_lowercase(), by_manager]),
+            )
+        }
+        None => range(&order.manager, json!([topic(INCREASE), token_topic])),
+    };
+    let found_logs = logs(rpc, &[range(&order.manager, transfer), added]).await?;
     let all: Vec<Log> = found_logs.into_iter().flatten().collect();
-    Ok(minted_in(&all, &order.manager, &order.wallet).filter(|m| m.token_id == token))
+    let minted = match pool_manager {
+        Some(pm) => v4_minted_in(&all, (pm, &order.manager), &order.wallet),
+        None => minted_in(&all, &order.manager, &order.wallet),
+    };
+    Ok(minted.filter(|m| m.token_id == token))
 }
 
 /// The withdraw of `token` between the order's block and the read's, with its block's time.

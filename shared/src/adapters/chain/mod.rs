@@ -4,7 +4,7 @@
 //! every catalog pool and stores the states; `secrets` reads the RPC URLs from SSM; `wallets`
 //! reads a wallet's positions at one block, `refresh` serves those reads to the API, `fanout`
 //! spreads the scheduled refresh over the queue; `orders` reads what an on-chain open needs
-//! and follows its transactions until they settle (`events`), `simulation` runs them before
+//! and follows its transactions until they settle (`events`; `mints` confirms a mint as an open's), `simulation` runs them before
 //! they are answered; `history` reads a position's events over block ranges, `scan` follows every linked wallet's
 //! and position's events chain by chain; `v4` reads Uniswap v4's singleton's pools, `v4_wallets` a wallet's v4 positions,
 //! `pools` every pool of a chain in one batch whichever contract answers for it; `signatures` asks a
@@ -18,6 +18,7 @@ pub mod evm;
 pub mod fanout;
 pub mod gone;
 pub mod history;
+pub mod mints;
 pub mod orca_wallets;
 pub mod orders;
 pub mod pools;

@@ -8,13 +8,12 @@
 
 use super::allowances;
 use super::events::{
-    block_times, harvested_in, mint_of, minted_in, modified_in, receipt, touched_in, withdrawal_of,
-    withdrawn_in, Log,
+    block_times, harvested_in, mint_of, minted_in, modified_in, receipt, touched_in, v4_minted_in,
+    withdrawal_of, withdrawn_in, Log,
 };
 use super::evm;
+use super::mints::confirmed;
 use super::rpc::RpcClient;
-use super::trust::plausible_mint;
-use super::wallets::position_terms;
 use crate::application::alert_ports::Alerts;
 use crate::application::app::{Allowed, OrderChain};
 use crate::application::ports::{PositionStore, StoreError};
@@ -27,7 +26,6 @@ use crate::domain::market::OrdersSettled;
 use crate::domain::math::U256;
 use crate::domain::model::WalletHolding;
 use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, Status, TransactionRequest};
-use crate::domain::orders::build::protocol_tokens;
 use crate::domain::orders::settle::{
     holding_at_pool, opened, withdrawn, Minted, Withdrawal, EXPIRED, REVERTED,
 };
@@ -212,11 +210,14 @@ impl ChainOrders {
             // A reported hash that minted another position of the wallet (another pool or range)
             // is not this open's mint: it waits on, until its own or its deadline.
             let outcome = match outcome {
-                Outcome::Minted(minted)
-                    if !mint_matches(rpc, pool, &position, order, &minted).await =>
-                {
-                    tracing::warn!(position = %position.id, token = %minted.token_id, "the reported mint is of another position");
-                    Outcome::Waiting
+                Outcome::Minted(minted) => {
+                    match confirmed(rpc, pool, &position, order, &minted).await {
+                        Some(confirmed) => Outcome::Minted(confirmed),
+                        None => {
+                            tracing::warn!(position = %position.id, token = %minted.token_id, "the reported mint is of another position");
+                            Outcome::Waiting
+                        }
+                    }
                 }
                 other => other,
             };
@@ -226,7 +227,11 @@ impl ChainOrders {
                     settled.withdrawn += 1;
                     self.tell_closed(&position, withdrawal.block, now).await;
                 }
-                Ok(Some(Outcome::Applied)) => settled.applied += 1,
+                Ok(Some(Outcome::Applied)) => {
+                    settled.applied += 1;
+                    // A v4 move: the wallet's next read closes the burnt position, moved.
+                    name_the_move(store, &position, order).await;
+                }
                 Ok(Some(_)) => settled.ended += 1,
                 Ok(None) => {}
                 Err(e) => tracing::error!(position = %position.id, cause = %e, "order not settled"),
@@ -267,34 +272,6 @@ async fn name_the_move(store: &dyn PositionStore, position: &Position, order: &C
     }
 }
 
-/// Whether the minted token is the open's: the pool's tokens and fee, the position's ticks, as
-/// the position manager's `positions` answers at the mint's block, and a receipt the token's
-/// own liquidity bears out (`trust::plausible_mint`: a node cannot inflate what was deposited).
-async fn mint_matches(
-    rpc: &RpcClient,
-    pool: &Pool,
-    position: &Position,
-    order: &ChainOrder,
-    minted: &Minted,
-) -> bool {
-    let at = json!(format!("0x{:x}", minted.block));
-    let Ok(terms) = position_terms(rpc, &order.manager, minted.token_id, at).await else {
-        return false;
-    };
-    let tokens = protocol_tokens(pool).map(|t| t.address.to_ascii_lowercase());
-    let ticks = (position.tick_lower, position.tick_upper);
-    if (&terms.tokens, terms.fee, terms.ticks) != (&tokens, pool.fee_tier, ticks) {
-        return false;
-    }
-    match plausible_mint(ticks, minted.liquidity, minted.amounts, terms.liquidity) {
-        Ok(()) => true,
-        Err(reason) => {
-            tracing::warn!(position = %position.id, token = %minted.token_id, %reason, "a mint's receipt refused");
-            false
-        }
-    }
-}
-
 type Mined = (u64, bool, Vec<Log>);
 
 /// What the receipt (if any) and the chain's time say of `order`; a Uniswap v4 action's done
@@ -321,7 +298,11 @@ fn judge(
             (false, _, _) => {}
             (true, false, _) => return Outcome::Reverted,
             (true, true, OrderKind::Open) => {
-                match minted_in(&logs, &order.manager, &order.wallet) {
+                let minted = match pool_manager {
+                    Some(pm) => v4_minted_in(&logs, (pm, &order.manager), &order.wallet),
+                    None => minted_in(&logs, &order.manager, &order.wallet),
+                };
+                match minted {
                     Some(minted) => return Outcome::Minted(minted),
                     None => {
                         tracing::warn!(position = %position.id, "the reported transaction minted no position for the wallet");
@@ -492,15 +473,17 @@ impl ChainOrders {
                 };
                 let offer = &offers[at];
                 let order = offer.order.as_deref().cloned().ok_or("no order")?;
-                let Some(minted) = mint_of(rpc, &order, found, height).await? else {
-                    continue;
-                };
                 let Some(pool) = catalog.find(chain, offer.protocol, &offer.pool) else {
                     continue;
                 };
-                if !mint_matches(rpc, pool, offer, &order, &minted).await {
+                let pool_manager = catalog.pool_manager_of(chain, &order.manager);
+                let minted = mint_of(rpc, (&order, pool_manager), found, height).await?;
+                let Some(minted) = minted else {
                     continue;
-                }
+                };
+                let Some(minted) = confirmed(rpc, pool, offer, &order, &minted).await else {
+                    continue;
+                };
                 let times = block_times(rpc, &[minted.block]).await?;
                 let created = offer.created_at.timestamp();
                 if times

@@ -1,14 +1,19 @@
 //! Uniswap v4's calldata: the PositionManager's `modifyLiquidities` (its actions' codes as
 //! `bytes`, their parameters as `bytes[]`) and Permit2's `approve`.
 
-use super::abi::{address, bytes_array, bytes_tail, call, selector, small, uint, CalldataError};
+use super::abi::{
+    address, bytes_array, bytes_tail, call, int, selector, small, uint, CalldataError,
+};
 use crate::domain::math::U256;
 
 /// The Uniswap v4 PositionManager's action codes (v4-periphery's `Actions`) this service sends.
 pub mod v4_actions {
     pub const INCREASE_LIQUIDITY: u8 = 0x00;
     pub const DECREASE_LIQUIDITY: u8 = 0x01;
+    pub const MINT_POSITION: u8 = 0x02;
     pub const BURN_POSITION: u8 = 0x03;
+    pub const MINT_POSITION_FROM_DELTAS: u8 = 0x05;
+    pub const SETTLE_PAIR: u8 = 0x0d;
     pub const TAKE_PAIR: u8 = 0x11;
     pub const CLOSE_CURRENCY: u8 = 0x12;
     pub const SWEEP: u8 = 0x14;
@@ -35,6 +40,35 @@ pub fn permit2_approve(
             small(expiration),
         ],
     ))
+}
+
+/// A Uniswap v4 pool's key: its currencies (native ETH as `address(0)`), fee, tick spacing and
+/// hooks contract (`address(0)`: none); the pool's id is its hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolKey {
+    pub currencies: [String; 2],
+    pub fee: u32,
+    pub tick_spacing: i32,
+    pub hooks: String,
+}
+
+impl PoolKey {
+    /// The pool's id: `keccak256(abi.encode(key))`, `0x` and 64 lower-case hex digits.
+    pub fn id(&self) -> Result<String, CalldataError> {
+        Ok(format!("{:#x}", alloy_primitives::keccak256(self.words()?)))
+    }
+
+    /// Its five words, inline (a static struct).
+    fn words(&self) -> Result<Vec<u8>, CalldataError> {
+        Ok([
+            address(&self.currencies[0])?,
+            address(&self.currencies[1])?,
+            small(u64::from(self.fee)),
+            int(self.tick_spacing),
+            address(&self.hooks)?,
+        ]
+        .concat())
+    }
 }
 
 /// One action of a Uniswap v4 `modifyLiquidities`, with its parameters.
@@ -68,6 +102,26 @@ pub enum V4Action {
     /// `SWEEP(currency, recipient)`: what the PositionManager holds of it back to `recipient`
     /// (the native currency a transaction's `value` sent beyond what it paid).
     Sweep { currency: String, recipient: String },
+    /// `MINT_POSITION(poolKey, tickLower, tickUpper, liquidity, amount0Max, amount1Max, owner,
+    /// hookData = "")`: a new position's NFT to `owner`.
+    Mint {
+        key: PoolKey,
+        ticks: (i32, i32),
+        liquidity: u128,
+        maximums: [U256; 2],
+        owner: String,
+    },
+    /// `MINT_POSITION_FROM_DELTAS(poolKey, tickLower, tickUpper, amount0Max, amount1Max, owner,
+    /// hookData = "")`: a new position of all the credit the actions before it left (a range
+    /// move's burn).
+    MintFromDeltas {
+        key: PoolKey,
+        ticks: (i32, i32),
+        maximums: [U256; 2],
+        owner: String,
+    },
+    /// `SETTLE_PAIR(currency0, currency1)`: what the actions owe of both, paid by the caller.
+    SettlePair { currencies: [String; 2] },
 }
 
 impl V4Action {
@@ -79,6 +133,9 @@ impl V4Action {
             V4Action::Increase { .. } => v4_actions::INCREASE_LIQUIDITY,
             V4Action::CloseCurrency { .. } => v4_actions::CLOSE_CURRENCY,
             V4Action::Sweep { .. } => v4_actions::SWEEP,
+            V4Action::Mint { .. } => v4_actions::MINT_POSITION,
+            V4Action::MintFromDeltas { .. } => v4_actions::MINT_POSITION_FROM_DELTAS,
+            V4Action::SettlePair { .. } => v4_actions::SETTLE_PAIR,
         }
     }
 
@@ -113,6 +170,22 @@ impl V4Action {
                 small(0),
             ]
             .concat(),
+            V4Action::Mint {
+                key,
+                ticks,
+                liquidity,
+                maximums,
+                owner,
+            } => mint_params(key, *ticks, Some(*liquidity), maximums, owner)?,
+            V4Action::MintFromDeltas {
+                key,
+                ticks,
+                maximums,
+                owner,
+            } => mint_params(key, *ticks, None, maximums, owner)?,
+            V4Action::SettlePair { currencies } => {
+                [address(&currencies[0])?, address(&currencies[1])?].concat()
+            }
             V4Action::CloseCurrency { currency } => address(currency)?.to_vec(),
             V4Action::Sweep {
                 currency,
@@ -129,6 +202,31 @@ impl V4Action {
             .concat(),
         })
     }
+}
+
+/// A mint's parameters: the key, the range, the liquidity (`MINT_POSITION`; none for
+/// `MINT_POSITION_FROM_DELTAS`, which mints what the credit funds), the maximums, the owner and
+/// an empty `hookData`.
+fn mint_params(
+    key: &PoolKey,
+    (lower, upper): (i32, i32),
+    liquidity: Option<u128>,
+    maximums: &[U256; 2],
+    owner: &str,
+) -> Result<Vec<u8>, CalldataError> {
+    let mut words = key.words()?;
+    words.extend(int(lower));
+    words.extend(int(upper));
+    if let Some(liquidity) = liquidity {
+        words.extend(uint(U256::from(liquidity)));
+    }
+    words.extend(uint(maximums[0]));
+    words.extend(uint(maximums[1]));
+    words.extend(address(owner)?);
+    // `hookData`: its offset (past this word), then its length, none.
+    words.extend(small(words.len() as u64 + 32));
+    words.extend(small(0));
+    Ok(words)
 }
 
 /// `modifyLiquidities(abi.encode(actions, params), deadline)`: the actions' codes as `bytes`
@@ -158,6 +256,7 @@ pub fn modify_liquidities(actions: &[V4Action], deadline: u64) -> Result<Vec<u8>
 mod tests {
     use super::*;
     use crate::domain::calldata::hex;
+    use alloy_primitives::aliases::{I24, U24};
     use alloy_primitives::Address;
     use alloy_sol_types::{sol, SolCall};
     use std::str::FromStr;
@@ -205,8 +304,32 @@ mod tests {
         assert_eq!(hex(&ours), hex(&theirs));
         // The other actions' parameters, each as `abi.encode` lays them out.
         let burn = (token_id, limits[0], limits[1], none.clone()).abi_encode_params();
-        let increase = (token_id, l, limits[0], limits[1], none).abi_encode_params();
+        let increase = (token_id, l, limits[0], limits[1], none.clone()).abi_encode_params();
         let sweep = (Address::ZERO, addr(WALLET)).abi_encode_params();
+        let key = PoolKey {
+            currencies: [native.clone(), token.clone()],
+            fee: 3000,
+            tick_spacing: -60,
+            hooks: WALLET.into(),
+        };
+        let their_key = (
+            Address::ZERO,
+            addr(TOKEN1),
+            U24::from(3000u32),
+            I24::try_from(-60i32).unwrap(),
+            addr(WALLET),
+        );
+        let (lower, upper) = (
+            I24::try_from(-887_220).unwrap(),
+            I24::try_from(600).unwrap(),
+        );
+        let (max0, max1) = (7u128, u128::MAX);
+        let owner = addr(WALLET);
+        let mint = (their_key, lower, upper, l, max0, max1, owner, none.clone());
+        let from_deltas = (their_key, lower, upper, max0, max1, owner, none);
+        let (mint, from_deltas) = (mint.abi_encode_params(), from_deltas.abi_encode_params());
+        let settle = (Address::ZERO, addr(TOKEN1)).abi_encode_params();
+        let maximums = [U256::from(max0), U256::from(max1)];
         for (action, theirs) in [
             (
                 V4Action::Burn {
@@ -222,6 +345,31 @@ mod tests {
                     maximums: limits,
                 },
                 increase,
+            ),
+            (
+                V4Action::Mint {
+                    key: key.clone(),
+                    ticks: (-887_220, 600),
+                    liquidity,
+                    maximums,
+                    owner: WALLET.into(),
+                },
+                mint,
+            ),
+            (
+                V4Action::MintFromDeltas {
+                    key,
+                    ticks: (-887_220, 600),
+                    maximums,
+                    owner: WALLET.into(),
+                },
+                from_deltas,
+            ),
+            (
+                V4Action::SettlePair {
+                    currencies: [native.clone(), token.clone()],
+                },
+                settle,
             ),
             (
                 V4Action::CloseCurrency { currency: token },

@@ -266,6 +266,8 @@ pub struct Known {
     pub paid: Option<[U256; 2]>,
     /// The fees a Uniswap v4 add pays out in the same transaction, netted with what it takes.
     pub fees_paid: Option<[U256; 2]>,
+    /// A Uniswap v4 range move's withdrawal and deposit (its `paid` is the leftover).
+    pub parts: Option<([U256; 2], [U256; 2])>,
 }
 
 /// The transactions with their runs' gas (plus the margin) and the amounts they move, in the
@@ -304,7 +306,7 @@ pub fn annotate(
                 let split = principal_owed.filter(|_| transaction.kind == "collect");
                 let principal = split.map(|owed| [0, 1].map(|t| paid[t].min(owed[t])));
                 let moved = (transaction.kind == "rebalance")
-                    .then(|| rebalance_parts(&run.returned))
+                    .then(|| rebalance_parts(&run.returned).or(known.parts))
                     .flatten();
                 let fees = principal.map(|p| [0, 1].map(|t| paid[t] - p[t]));
                 ExpectedAmounts {

@@ -12,10 +12,11 @@
 
 use super::build::{protocol_tokens, request, OrderTerms, WithdrawError};
 use super::slippage::{burn_minimums, mint_maximums};
-use crate::domain::calldata::{self, V4Action};
-use crate::domain::catalog::{is_native, Pool};
-use crate::domain::math::U256;
-use crate::domain::model::TransactionRequest;
+use crate::domain::calldata::{self, PoolKey, V4Action};
+use crate::domain::catalog::{is_native, Pool, NATIVE};
+use crate::domain::math::uniswap::liquidity_for_amounts;
+use crate::domain::math::{Amounts, U256};
+use crate::domain::model::{TokenPair, TransactionRequest};
 
 /// A decrease of `liquidity` of the position (0: a collect), and what it pays the wallet
 /// (protocol order) at the pool's state given `fees` owed (protocol order, all of them).
@@ -157,6 +158,41 @@ fn permit2_approvals(
     Ok(out)
 }
 
+/// The approvals `maximums` call for, then `modifyLiquidities(actions)` with the native
+/// currency's maximum as the transaction's `value` and its rest swept back (`SWEEP`).
+fn paying(
+    pool: &Pool,
+    terms: &OrderTerms<'_>,
+    (kind, mut actions): (&str, Vec<V4Action>),
+    maximums: [U256; 2],
+    allowances: &[Permit2Allowance; 2],
+) -> Result<Vec<TransactionRequest>, WithdrawError> {
+    let mut transactions = permit2_approvals(pool, terms, maximums, allowances)?;
+    let currencies = protocol_tokens(pool).map(|t| t.address.clone());
+    let native = (0..2).find(|i| is_native(&currencies[*i]) && !maximums[*i].is_zero());
+    if let Some(i) = native {
+        actions.push(V4Action::Sweep {
+            currency: currencies[i].clone(),
+            recipient: terms.wallet.into(),
+        });
+    }
+    let data = calldata::modify_liquidities(&actions, terms.deadline())?;
+    let venue = terms.venue;
+    let mut built = request(kind, venue, terms.wallet, &venue.manager, &data);
+    if let Some(i) = native {
+        built.value = maximums[i].to_string();
+    }
+    transactions.push(built);
+    Ok(transactions)
+}
+
+/// Both currencies closed: each paid, or taken where the unlock owes it to the wallet.
+fn close_both(pool: &Pool) -> [V4Action; 2] {
+    protocol_tokens(pool).map(|t| V4Action::CloseCurrency {
+        currency: t.address.clone(),
+    })
+}
+
 /// The approvals an add needs (`permit2_approvals`), then `modifyLiquidities([
 /// INCREASE_LIQUIDITY, CLOSE_CURRENCY ×2, SWEEP])` with the native currency's maximum as the
 /// transaction's `value` (its rest swept back to the wallet); and what it moves.
@@ -173,39 +209,142 @@ pub fn increase_transactions(
         add.liquidity,
         terms.slippage_bps,
     )?;
-    let mut transactions = permit2_approvals(pool, terms, maximums, allowances)?;
     let token_id = add.token_id.parse().map_err(|_| WithdrawError::TokenId)?;
-    let currencies = protocol_tokens(pool).map(|t| t.address.clone());
-    let mut actions = vec![
-        V4Action::Increase {
-            token_id,
-            liquidity: add.liquidity,
-            maximums,
-        },
-        V4Action::CloseCurrency {
-            currency: currencies[0].clone(),
-        },
-        V4Action::CloseCurrency {
-            currency: currencies[1].clone(),
-        },
-    ];
-    let native = currencies.iter().position(|c| is_native(c));
-    if let Some(i) = native {
-        actions.push(V4Action::Sweep {
-            currency: currencies[i].clone(),
-            recipient: terms.wallet.into(),
-        });
-    }
-    let data = calldata::modify_liquidities(&actions, terms.deadline())?;
-    let venue = terms.venue;
-    let mut add_request = request("increase", venue, terms.wallet, &venue.manager, &data);
-    if let Some(i) = native {
-        add_request.value = maximums[i].to_string();
-    }
-    transactions.push(add_request);
+    let mut actions = vec![V4Action::Increase {
+        token_id,
+        liquidity: add.liquidity,
+        maximums,
+    }];
+    actions.extend(close_both(pool));
+    let transactions = paying(pool, terms, ("increase", actions), maximums, allowances)?;
     let added = Added {
         deposit: taken,
         fees: add.fees,
     };
     Ok((transactions, added))
+}
+
+/// The pool's key as its PositionManager takes it; `None` where the catalog's currencies, fee,
+/// tick spacing and hooks do not hash to the pool's id (a key is never guessed).
+pub fn pool_key(pool: &Pool) -> Option<PoolKey> {
+    let key = PoolKey {
+        currencies: protocol_tokens(pool).map(|t| t.address.clone()),
+        fee: pool.fee_tier,
+        tick_spacing: pool.tick_spacing,
+        hooks: pool.hooks.clone().unwrap_or_else(|| NATIVE.into()),
+    };
+    let id = key.id().ok()?;
+    id.eq_ignore_ascii_case(&pool.id).then_some(key)
+}
+
+/// A new position of `liquidity` in `ticks` for the wallet: the approvals its maximums call
+/// for, then `modifyLiquidities([MINT_POSITION, SETTLE_PAIR, SWEEP])`; and what it takes
+/// (protocol order, rounded up as the pool charges).
+pub fn mint_transactions(
+    pool: &Pool,
+    terms: &OrderTerms<'_>,
+    key: &PoolKey,
+    (ticks, liquidity): ((i32, i32), u128),
+    allowances: &[Permit2Allowance; 2],
+) -> Result<(Vec<TransactionRequest>, [U256; 2]), WithdrawError> {
+    let taken = held(pool, ticks, liquidity, true)?;
+    let maximums = mint_maximums(pool.sqrt_price, ticks, liquidity, terms.slippage_bps)?;
+    let actions = vec![
+        V4Action::Mint {
+            key: key.clone(),
+            ticks,
+            liquidity,
+            maximums,
+            owner: terms.wallet.into(),
+        },
+        V4Action::SettlePair {
+            currencies: key.currencies.clone(),
+        },
+    ];
+    let transactions = paying(pool, terms, ("mint", actions), maximums, allowances)?;
+    Ok((transactions, taken))
+}
+
+/// A move of a position's range: all of `liquidity` and the `fees` owed out of `from`, into a
+/// new position in `to`.
+pub struct V4Move<'a> {
+    pub token_id: &'a str,
+    pub from: (i32, i32),
+    pub liquidity: u128,
+    pub fees: [U256; 2],
+    pub to: (i32, i32),
+}
+
+/// What a move does at the pool's state (protocol order): what the burn credits (principal and
+/// fees), the liquidity that credit mints in the new range and what it takes (rounded up), and
+/// what the wallet pays beyond the credit (a unit of rounding, at most).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    pub withdrawn: [U256; 2],
+    pub liquidity: u128,
+    pub deposited: [U256; 2],
+    pub owed: [U256; 2],
+    /// `deposited` in the API's orientation (tokenA, tokenB): the new position's deposit.
+    pub deposit: TokenPair,
+}
+
+impl Moved {
+    /// What the wallet is paid back: the credit the new position does not take.
+    pub fn leftover(&self) -> [U256; 2] {
+        [0, 1].map(|t| self.withdrawn[t].saturating_sub(self.deposited[t]))
+    }
+}
+
+/// What `moving` does at the pool's state, as `MINT_POSITION_FROM_DELTAS` sizes it: the
+/// largest liquidity the burn's credit funds at the pool's price.
+pub fn move_plan(pool: &Pool, moving: &V4Move<'_>) -> Result<Moved, WithdrawError> {
+    let principal = held(pool, moving.from, moving.liquidity, false)?;
+    let withdrawn = [0, 1].map(|t| principal[t].saturating_add(moving.fees[t]));
+    let curve = pool.curve();
+    let range = (
+        curve.sqrt_price_at_tick(moving.to.0)?,
+        curve.sqrt_price_at_tick(moving.to.1)?,
+    );
+    let liquidity = liquidity_for_amounts(pool.sqrt_price, range, (withdrawn[0], withdrawn[1]))?;
+    let deposited = held(pool, moving.to, liquidity, true)?;
+    let [amount0, amount1] = deposited;
+    Ok(Moved {
+        withdrawn,
+        liquidity,
+        deposited,
+        deposit: pool.to_api_order(Amounts { amount0, amount1 }),
+        owed: [0, 1].map(|t| deposited[t].saturating_sub(withdrawn[t])),
+    })
+}
+
+/// One `modifyLiquidities([BURN_POSITION, MINT_POSITION_FROM_DELTAS, CLOSE_CURRENCY ×2])`: the
+/// old position burnt (the SDK's burn minimums of its principal), the new one minted to the
+/// wallet of all it paid (within the slippage's maximums of `plan`'s liquidity), the rest
+/// taken by the wallet; where the new one takes a unit more than the credit, the approvals or
+/// the native `value` for it.
+pub fn move_transactions(
+    pool: &Pool,
+    terms: &OrderTerms<'_>,
+    (key, moving): (&PoolKey, &V4Move<'_>),
+    plan: &Moved,
+    allowances: &[Permit2Allowance; 2],
+) -> Result<Vec<TransactionRequest>, WithdrawError> {
+    let token_id = moving
+        .token_id
+        .parse()
+        .map_err(|_| WithdrawError::TokenId)?;
+    let bps = terms.slippage_bps;
+    let minimums = burn_minimums(pool.sqrt_price, moving.from, moving.liquidity, bps)?;
+    let maximums = mint_maximums(pool.sqrt_price, moving.to, plan.liquidity, bps)?;
+    let mut actions = vec![
+        V4Action::Burn { token_id, minimums },
+        V4Action::MintFromDeltas {
+            key: key.clone(),
+            ticks: moving.to,
+            maximums,
+            owner: terms.wallet.into(),
+        },
+    ];
+    actions.extend(close_both(pool));
+    paying(pool, terms, ("rebalance", actions), plan.owed, allowances)
 }

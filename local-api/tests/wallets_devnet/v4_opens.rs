@@ -1,0 +1,155 @@
+//! Opening and moving Uniswap v4 positions (issue 52) on the devnet with v4's real contracts:
+//! from a fresh wallet (tokens, no approval of any kind), `POST /positions` with
+//! `protocol: "uniswap-v4"` on the native-ETH pool and on the USDC/WETH pool answers Permit2's
+//! approvals (the ERC-20's to Permit2, then Permit2's to the PositionManager) and
+//! `modifyLiquidities([MINT_POSITION, SETTLE_PAIR, SWEEP])` with the ETH as its `value`; sent as
+//! answered, each within its gas, the wallet pays exactly what `expected` said (its gas added
+//! back); reported and synced, the position is active with the minted token, the contracts'
+//! (`v4-quote`). A move of its range is one `modifyLiquidities([BURN_POSITION,
+//! MINT_POSITION_FROM_DELTAS, CLOSE_CURRENCY ×2])`: the wallet gets exactly the leftover
+//! `expected` said, the new position is active as the contracts have it, its history shows its
+//! deposit, the old one closes `moved`, naming it. On memory and on DynamoDB (moto).
+
+use super::v4::{assert_view_is_the_chains, get, history, kinds};
+use super::v4_actions::{balance, expected_pair, send_all, transaction_kinds};
+use alloy_primitives::U256;
+use lambda_http::http::{Method, StatusCode};
+use serde_json::{json, Value};
+use test_support::client::TestClient;
+use test_support::devnet::Devnet;
+use test_support::json::text;
+use test_support::on_both_stores;
+use test_support::wallets::post;
+use test_support::world::{local_api, operator, sync, user};
+
+/// The wallet's balances of the pool's currencies (protocol order).
+async fn balances(devnet: &Devnet, wallet: &str, currencies: &[String; 2]) -> [U256; 2] {
+    [
+        balance(devnet, wallet, &currencies[0]).await,
+        balance(devnet, wallet, &currencies[1]).await,
+    ]
+}
+
+/// Sends the answer's transactions as answered, reports the last hash on `id` and syncs: the
+/// wallet's balances before and after (protocol order, the gas it paid in ETH added back), and
+/// the sync's report of orders.
+async fn send_and_follow(
+    devnet: &Devnet,
+    (alice, ops): (&TestClient, &TestClient),
+    (id, wallet, currencies): (&str, &str, &[String; 2]),
+    answer: &Value,
+) -> ([U256; 2], [U256; 2], Value) {
+    let before = balances(devnet, wallet, currencies).await;
+    let (hash, gas) = send_all(devnet, answer, &text(&answer["pool"])).await;
+    let mut after = balances(devnet, wallet, currencies).await;
+    for (i, c) in currencies.iter().enumerate() {
+        if c == super::v4::NATIVE {
+            after[i] += gas;
+        }
+    }
+    let path = format!("/positions/{id}/transactions");
+    let reply = post(alice, &path, &json!({ "hash": hash })).await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED, "{}", reply.text());
+    let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
+    assert_eq!(report.status, StatusCode::OK, "{}", report.text());
+    (before, after, report.json["orders"].clone())
+}
+
+async fn v4_positions_are_opened_and_moved(store: &[&str]) {
+    let devnet = Devnet::with_v4(3000).await;
+    // A fresh wallet: its tokens, no approval to anything.
+    let wallet = devnet.account(2).await;
+    devnet.run("fund", &["--account", &wallet]).await;
+    let server = local_api(&devnet, &devnet.rpc, store).await;
+    let (alice, ops) = (user(&server, "alice").await, operator(&server).await);
+    devnet.link_account(&alice, &wallet).await;
+    sync(&ops).await;
+    for name in ["eth", "erc20"] {
+        let pool = &devnet.state["v4"]["pools"][name];
+        let currencies = [text(&pool["currency0"]), text(&pool["currency1"])];
+        let native = currencies.contains(&super::v4::NATIVE.to_string());
+        let body = json!({
+            "chain": "ethereum", "protocol": "uniswap-v4", "pool": text(&pool["id"]),
+            "amountA": "1", "amountB": "3000", "priceLower": 2500, "priceUpper": 3600,
+            "wallet": wallet, "slippageBps": 50,
+        });
+        let created = post(&alice, "/positions", &body).await;
+        assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+        let created = created.json;
+        assert_eq!(created["status"], "pending", "{created}");
+        // Per ERC-20: its approval of Permit2, then Permit2's of the PositionManager. On the
+        // ERC-20 pool (the second), USDC's allowance to Permit2 left by the first open's
+        // maximum is reset to 0 before it is raised (as tokens such as USDT require).
+        let approvals = if native { 2 } else { 5 };
+        let kinds_answered = transaction_kinds(&created);
+        assert_eq!(kinds_answered.len(), approvals + 1, "{kinds_answered:?}");
+        assert!(kinds_answered[..approvals].iter().all(|k| k == "approve"));
+        let mint = created["transactions"][approvals].clone();
+        assert_eq!(mint["kind"], "mint", "{mint}");
+        assert_eq!(mint["value"] != "0", native, "{mint}");
+        let id = text(&created["id"]);
+        let (before, after, orders) = send_and_follow(
+            &devnet,
+            (&alice, &ops),
+            (&id, &wallet, &currencies),
+            &created,
+        )
+        .await;
+        assert_eq!(orders["opened"], 1, "{orders}");
+        let taken = expected_pair(&created, &mint["expected"], &currencies[0]);
+        for i in 0..2 {
+            assert_eq!(after[i] + taken[i], before[i], "{}: {mint}", currencies[i]);
+        }
+        let opened = get(&alice, &id).await;
+        assert_eq!(opened["status"], "active", "{opened}");
+        assert_eq!(opened["liquidity"], created["liquidity"], "{opened}");
+        sync(&ops).await;
+        let view = get(&alice, &id).await;
+        assert_view_is_the_chains(&devnet, &view).await;
+
+        // The move: one unlock, no approval (the burn pays for the mint).
+        let range = json!({"priceLower": 2000, "priceUpper": 4000, "slippageBps": 50});
+        let moved = post(&alice, &format!("/positions/{id}/rebalance"), &range).await;
+        assert_eq!(moved.status, StatusCode::OK, "{}", moved.text());
+        let moved = moved.json;
+        assert_eq!(transaction_kinds(&moved), ["rebalance"], "{moved}");
+        let new_id = text(&moved["movedTo"]);
+        let step = &moved["transactions"][0];
+        for part in ["withdrawn", "deposited", "leftover"] {
+            assert!(step["expected"][part].is_object(), "{part}: {step}");
+        }
+        let (before, after, orders) =
+            send_and_follow(&devnet, (&alice, &ops), (&id, &wallet, &currencies), &moved).await;
+        assert_eq!(orders["opened"], 1, "{orders}");
+        assert_eq!(orders["applied"], 1, "{orders}");
+        let leftover = expected_pair(&moved, &step["expected"], &currencies[0]);
+        for i in 0..2 {
+            assert_eq!(
+                after[i],
+                before[i] + leftover[i],
+                "{}: {step}",
+                currencies[i]
+            );
+        }
+        let mut old = get(&alice, &id).await;
+        for _ in 0..5 {
+            if old["status"] == "closed" {
+                break;
+            }
+            sync(&ops).await;
+            old = get(&alice, &id).await;
+        }
+        assert_eq!(old["status"], "closed", "{old}");
+        assert_eq!(old["closeReason"], "moved", "{old}");
+        assert_eq!(old["movedTo"], new_id.as_str(), "{old}");
+        sync(&ops).await;
+        let new = get(&alice, &new_id).await;
+        assert_eq!(new["status"], "active", "{new}");
+        assert_eq!(new["movedFrom"], id.as_str(), "{new}");
+        assert_view_is_the_chains(&devnet, &new).await;
+        let events = kinds(&history(&alice, &new_id).await);
+        assert!(events.iter().any(|k| k == "deposit"), "{events:?}");
+    }
+}
+
+on_both_stores!(v4_positions_are_opened_and_moved => v4_positions_are_opened_and_moved);
