@@ -106,6 +106,7 @@ pub fn event_manifest() -> EventManifest {
         transactions: Vec::new(),
         hash: None,
         moved: None,
+        permit: None,
     }));
     let challenge = &manifest["walletChallenge"];
     let text = |name: &str| challenge[name].as_str().unwrap().to_string();

@@ -25,6 +25,7 @@ fn order(kind: OrderKind) -> ChainOrder {
         transactions: Vec::new(),
         hash: None,
         moved: None,
+        permit: None,
     }
 }
 

@@ -5,7 +5,9 @@
 //! `modifyLiquidities([MINT_POSITION, SETTLE_PAIR, SWEEP])` with the ETH as its `value`; sent as
 //! answered, each within its gas, the wallet pays exactly what `expected` said (its gas added
 //! back); reported and synced, the position is active with the minted token, the contracts'
-//! (`v4-quote`). A move of its range is one `modifyLiquidities([BURN_POSITION,
+//! (`v4-quote`). On the ERC-20 pool, with `"permit": "signature"`: Permit2's allowances by
+//! one signed `PermitBatch` (the typed data answered, signed with `eth_signTypedData_v4`, given
+//! back), the mint then `multicall([permitBatch, modifyLiquidities])`. A move of its range is one `modifyLiquidities([BURN_POSITION,
 //! MINT_POSITION_FROM_DELTAS, CLOSE_CURRENCY ×2])`: the wallet gets exactly the leftover
 //! `expected` said, the new position is active as the contracts have it, its history shows its
 //! deposit, the old one closes `moved`, naming it. On memory and on DynamoDB (moto).
@@ -55,6 +57,52 @@ async fn send_and_follow(
     (before, after, report.json["orders"].clone())
 }
 
+/// The Permit2 batch `created` (an open with `"permit": "signature"`) waits for, signed by the
+/// wallet (`eth_signTypedData_v4`: anvil signs for its unlocked account) and given back: the
+/// answer's transactions then end with `multicall([permitBatch, modifyLiquidities])`. A
+/// signature of another batch is refused (409) and changes nothing.
+async fn signed_permit(
+    devnet: &Devnet,
+    alice: &TestClient,
+    (id, wallet): (&str, &str),
+    created: &Value,
+) -> Value {
+    // Waiting: the approvals of Permit2 only, and the batch to sign.
+    let typed = created["permit"].clone();
+    assert_eq!(typed["primaryType"], "PermitBatch", "{created}");
+    assert_eq!(typed["message"]["details"].as_array().unwrap().len(), 2);
+    assert!(
+        transaction_kinds(created).iter().all(|k| k == "approve"),
+        "{created}"
+    );
+    let path = format!("/positions/{id}/transactions");
+    let mut other = typed.clone();
+    other["message"]["sigDeadline"] = json!("1");
+    let forged = devnet
+        .rpc("eth_signTypedData_v4", json!([wallet, other]))
+        .await;
+    let refused = post(alice, &path, &json!({ "signature": forged })).await;
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.text());
+    assert_eq!(get(alice, id).await["permit"], typed, "unchanged");
+    let signature = devnet
+        .rpc("eth_signTypedData_v4", json!([wallet, typed]))
+        .await;
+    let answered = post(alice, &path, &json!({ "signature": signature })).await;
+    assert_eq!(answered.status, StatusCode::OK, "{}", answered.text());
+    assert!(answered.json["permit"].is_null(), "{}", answered.text());
+    let last = answered.json["transactions"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert!(
+        text(&last["data"]).starts_with("0xac9650d8"),
+        "a multicall: {last}"
+    );
+    answered.json
+}
+
 async fn v4_positions_are_opened_and_moved(store: &[&str]) {
     let devnet = Devnet::with_v4(3000).await;
     // A fresh wallet: its tokens, no approval to anything.
@@ -68,26 +116,33 @@ async fn v4_positions_are_opened_and_moved(store: &[&str]) {
         let pool = &devnet.state["v4"]["pools"][name];
         let currencies = [text(&pool["currency0"]), text(&pool["currency1"])];
         let native = currencies.contains(&super::v4::NATIVE.to_string());
+        // The ERC-20 pool's open gives Permit2's allowances by one signed batch.
+        let signing = !native;
+        let permit = if signing { "signature" } else { "transaction" };
         let body = json!({
             "chain": "ethereum", "protocol": "uniswap-v4", "pool": text(&pool["id"]),
             "amountA": "1", "amountB": "3000", "priceLower": 2500, "priceUpper": 3600,
-            "wallet": wallet, "slippageBps": 50,
+            "wallet": wallet, "slippageBps": 50, "permit": permit,
         });
         let created = post(&alice, "/positions", &body).await;
         assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
-        let created = created.json;
+        let mut created = created.json;
         assert_eq!(created["status"], "pending", "{created}");
-        // Per ERC-20: its approval of Permit2, then Permit2's of the PositionManager. On the
-        // ERC-20 pool (the second), USDC's allowance to Permit2 left by the first open's
-        // maximum is reset to 0 before it is raised (as tokens such as USDT require).
-        let approvals = if native { 2 } else { 5 };
+        let id = text(&created["id"]);
+        if signing {
+            created = signed_permit(&devnet, &alice, (&id, &wallet), &created).await;
+        }
+        // Per ERC-20: its approval of Permit2, then Permit2's of the PositionManager (signed
+        // instead on the ERC-20 pool). There (the second open), USDC's allowance to Permit2
+        // left by the first open's maximum is reset to 0 before it is raised (as tokens such
+        // as USDT require).
+        let approvals = if native { 2 } else { 3 };
         let kinds_answered = transaction_kinds(&created);
         assert_eq!(kinds_answered.len(), approvals + 1, "{kinds_answered:?}");
         assert!(kinds_answered[..approvals].iter().all(|k| k == "approve"));
         let mint = created["transactions"][approvals].clone();
         assert_eq!(mint["kind"], "mint", "{mint}");
         assert_eq!(mint["value"] != "0", native, "{mint}");
-        let id = text(&created["id"]);
         let (before, after, orders) = send_and_follow(
             &devnet,
             (&alice, &ops),

@@ -11,7 +11,8 @@ use crate::application::inputs::OrderLimits;
 use crate::application::keys::{keep_shown, Answering};
 use crate::application::orders::{
     acting_from, allowances_read, close_on_chain, fresh_state, held_terms, order_chain, owed_fees,
-    refuse_hooked, simulated, v4_key, venue_of, waiting_order,
+    position_pool, refuse_hooked, simulated, transactions_only, v4_key, venue_of, waiting_order,
+    with_permit,
 };
 use crate::application::ports::StoreError;
 use crate::application::positions::offered_amounts;
@@ -144,13 +145,7 @@ async fn act_once(
         ));
     };
     acting_from(app, &position).await?;
-    let pool = catalog
-        .find(position.chain, position.protocol, &position.pool)
-        .ok_or_else(|| {
-            UseCaseError::MarketStale(
-                "the position's pool is not synced yet: retry after the next sync".into(),
-            )
-        })?;
+    let pool = position_pool(catalog, &position)?;
     let state = fresh_state(catalog, pool, now)?;
     let venue = venue_of(catalog, pool)?.for_holding(holding);
     let chain = order_chain(app, pool.chain)?;
@@ -185,6 +180,8 @@ async fn act_once(
     let v4 = position.protocol == Protocol::UniswapV4;
     // Uniswap v4: what its `modifyLiquidities` pays, from the exact math (it answers nothing).
     let (mut paid, mut fees_paid, mut parts) = (None, None, None);
+    // `"permit": "signature"`: an add's Permit2 approvals as one batch to sign.
+    let mut permit = None;
     let v4_decrease = |kind: &str, liquidity: u128| {
         let fees = owed_fees(&position, holding, catalog);
         let decrease = V4Decrease {
@@ -239,8 +236,10 @@ async fn act_once(
                 let (built, added) = v4_increase_transactions(pool, &terms, &add, &allowances)
                     .map_err(UseCaseError::internal)?;
                 (paid, fees_paid) = (Some(added.deposit), Some(added.fees));
+                permit = limits.permit_signature.then_some((tokens, allowances));
                 built
             } else {
+                transactions_only(&limits)?;
                 increase_transactions(pool, &terms, token, &plan, allowances().await?)
                     .map_err(UseCaseError::internal)?
             };
@@ -353,7 +352,7 @@ async fn act_once(
         parts,
     };
     let transactions = simulated(chain, pool, transactions, known).await?;
-    let mut order = terms.order(kind, transactions.clone());
+    let mut order = with_permit(&terms, kind, transactions.clone(), permit);
     // A move stores its new position (pending) with the old one's order in one write: a move
     // refused (another action stored first) stores nothing.
     let opening = opening.map(|new| {

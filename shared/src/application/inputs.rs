@@ -12,6 +12,9 @@ use bigdecimal::BigDecimal;
 pub struct OrderLimits {
     pub slippage_bps: u32,
     pub deadline_seconds: u32,
+    /// `"permit": "signature"`: a Uniswap v4 open or add gives Permit2's allowances by one
+    /// signed batch rather than a transaction per token (decision 67).
+    pub permit_signature: bool,
 }
 
 /// A create request that passed every check that needs no catalog.

@@ -13,6 +13,7 @@ pub mod export;
 pub mod inputs;
 pub mod keys;
 pub mod orders;
+pub mod permits;
 pub mod portfolio;
 pub mod ports;
 pub mod positions;

@@ -21,11 +21,12 @@ use crate::domain::model::{
     Chain, ChainOrder, OrderKind, Position, Protocol, Status, TransactionRequest, WalletHolding,
 };
 use crate::domain::orders::build::{open_transactions, protocol_tokens, withdraw_transaction};
+use crate::domain::orders::permit::to_signature;
 use crate::domain::orders::settle::CANCELLED;
-use crate::domain::orders::simulation::{annotate, Known, SimulationError};
+use crate::domain::orders::simulation::{annotate, Known, Simulated, SimulationError};
 use crate::domain::orders::v4::{
     decrease_transaction as v4_decrease_transaction, mint_transactions as v4_mint_transactions,
-    pool_key, V4Decrease,
+    pool_key, Permit2Allowance, V4Decrease,
 };
 use crate::domain::orders::{plan_mint, venue, OrderTerms, Venue};
 use crate::domain::valuation::{TokenPair, ValuationError};
@@ -47,6 +48,17 @@ pub(crate) fn fresh_state<'a>(
                 "the pool's market state is stale: transactions are only built at a fresh \
                  state; retry after the next sync"
                     .into(),
+            )
+        })
+}
+
+/// The catalog's pool of `position`, or 503 while it is not synced.
+pub(crate) fn position_pool<'a>(catalog: &'a Catalog, position: &Position) -> Outcome<&'a Pool> {
+    catalog
+        .find(position.chain, position.protocol, &position.pool)
+        .ok_or_else(|| {
+            UseCaseError::MarketStale(
+                "the position's pool is not synced yet: retry after the next sync".into(),
             )
         })
 }
@@ -80,16 +92,24 @@ pub(crate) async fn simulated(
     transactions: Vec<TransactionRequest>,
     known: Known,
 ) -> Result<Vec<TransactionRequest>, UseCaseError> {
-    let runs = match chain.simulate(pool.chain, &transactions).await {
-        Ok(runs) => runs,
-        Err(refused @ SimulationError::Reverted { .. }) => {
-            return Err(UseCaseError::Contended(format!(
-                "{refused}: nothing was stored and nothing is given to sign"
-            )))
-        }
-        Err(SimulationError::Unavailable(reason)) => return Err(UseCaseError::MarketStale(reason)),
-    };
+    let runs = runs(chain, pool, &transactions).await?;
     annotate(pool, transactions, &runs, known).map_err(UseCaseError::MarketStale)
+}
+
+/// The runs of `transactions` on the chain's latest block, in order; a revert is 409 with its
+/// reason, a chain that cannot run them 503.
+pub(crate) async fn runs(
+    chain: &dyn OrderChain,
+    pool: &Pool,
+    transactions: &[TransactionRequest],
+) -> Result<Vec<Simulated>, UseCaseError> {
+    match chain.simulate(pool.chain, transactions).await {
+        Ok(runs) => Ok(runs),
+        Err(refused @ SimulationError::Reverted { .. }) => Err(UseCaseError::Contended(format!(
+            "{refused}: nothing was stored and nothing is given to sign"
+        ))),
+        Err(SimulationError::Unavailable(reason)) => Err(UseCaseError::MarketStale(reason)),
+    }
 }
 
 /// The caller's linked wallet on `chain` spelled as `address` (its canonical spelling).
@@ -179,6 +199,7 @@ pub async fn open_on_chain(
         deadline_seconds: limits.deadline_seconds,
         now: offer.created_at,
     };
+    let mut permit = None;
     let (transactions, known, deposit) = if pool.protocol == Protocol::UniswapV4 {
         // `MINT_POSITION` of the plan's liquidity, paid through Permit2 (decision 67).
         refuse_hooked(pool)?;
@@ -192,6 +213,7 @@ pub async fn open_on_chain(
             paid: Some(taken),
             ..Known::default()
         };
+        permit = limits.permit_signature.then_some((tokens, allowances));
         let [amount0, amount1] = taken;
         (
             built,
@@ -199,6 +221,7 @@ pub async fn open_on_chain(
             pool.to_api_order(Amounts { amount0, amount1 }),
         )
     } else {
+        transactions_only(limits)?;
         let allowances = allowances_read(chain.allowances(&asked).await, pool.chain, "allowances")?;
         let built = open_transactions(
             pool,
@@ -217,7 +240,12 @@ pub async fn open_on_chain(
         liquidity: plan.liquidity,
         cost_basis_usd: pool.value_of(&deposit),
         deposit: Some(deposit),
-        order: Some(Box::new(terms.order(OrderKind::Open, transactions))),
+        order: Some(Box::new(with_permit(
+            &terms,
+            OrderKind::Open,
+            transactions,
+            permit,
+        ))),
         ..offer
     })
 }
@@ -267,13 +295,7 @@ pub async fn close_on_chain(
     answering: Answering<'_>,
 ) -> Outcome<Option<PositionEntry>> {
     let now = app.clock.now();
-    let pool = catalog
-        .find(position.chain, position.protocol, &position.pool)
-        .ok_or_else(|| {
-            UseCaseError::MarketStale(
-                "the position's pool is not synced yet: retry after the next sync".into(),
-            )
-        })?;
+    let pool = position_pool(catalog, &position)?;
     if position.status == Status::Pending {
         let closing = unfunded_close(pool, CANCELLED.to_string(), now);
         let closed = Position {
@@ -472,6 +494,42 @@ pub(crate) fn refuse_hooked(pool: &Pool) -> Outcome<()> {
         ));
     }
     Ok(())
+}
+
+/// 400 for `"permit": "signature"` where the position manager takes ERC-20 approvals
+/// (Uniswap v3 and its forks): no Permit2 there.
+pub(crate) fn transactions_only(limits: &OrderLimits) -> Outcome<()> {
+    if limits.permit_signature {
+        return Err(UseCaseError::bad_request(
+            "permit \"signature\" is for Uniswap v4 positions (paid through Permit2): this \
+             pool's position manager takes ERC-20 approvals, answered as transactions",
+        ));
+    }
+    Ok(())
+}
+
+/// The order of `transactions` (simulated), with their Permit2 approvals taken out into one
+/// batch for the wallet to sign where `permit` (the tokens and their allowances) asks it.
+pub(crate) fn with_permit(
+    terms: &OrderTerms<'_>,
+    kind: OrderKind,
+    transactions: Vec<TransactionRequest>,
+    permit: Option<([&str; 2], [Permit2Allowance; 2])>,
+) -> ChainOrder {
+    let Some((tokens, allowances)) = permit else {
+        return terms.order(kind, transactions);
+    };
+    let spender = &terms.venue.manager;
+    let (kept, batch) = to_signature(
+        transactions,
+        (tokens, &allowances),
+        spender,
+        terms.deadline(),
+    );
+    ChainOrder {
+        permit: batch,
+        ..terms.order(kind, kept)
+    }
 }
 
 /// The Uniswap v4 pool's key, or 409 where the catalog's fee, tick spacing and hooks do not

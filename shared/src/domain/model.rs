@@ -7,7 +7,7 @@ use crate::domain::json::{Exact, Percent, Usd};
 pub use crate::domain::keys::{KeyAnswer, KeyClaim, StoredResponse, KEY_LEASE, KEY_RETENTION};
 use crate::domain::math::U256;
 pub use crate::domain::transactions::{
-    calls_of, AmountPair, Call, ExpectedAmounts, TransactionRequest,
+    calls_of, AmountPair, Call, ExpectedAmounts, PermitBatch, PermitDetails, TransactionRequest,
 };
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
@@ -217,6 +217,9 @@ pub struct ChainOrder {
     /// position its mint opens; on that new position's open, the moved one's id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved: Option<String>,
+    /// A Permit2 batch waiting for the wallet's signature (`"permit": "signature"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permit: Option<PermitBatch>,
 }
 
 /// A wallet position's identity on its chain and the figures of its last read, which reads
@@ -423,6 +426,9 @@ pub struct OrderView {
     /// The same as one batch, for a contract wallet to send at once (EIP-5792).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calls: Option<Vec<Call>>,
+    /// Permit2's `PermitBatch` typed data to sign before the last transaction is answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permit: Option<serde_json::Value>,
     /// The position whose range move this open is (its mint in that position's `multicall`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moved_from: Option<String>,
@@ -555,6 +561,8 @@ pub struct WalletPositionView {
     /// The same as one batch, for a contract wallet to send at once (EIP-5792).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calls: Option<Vec<Call>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permit: Option<serde_json::Value>,
     /// What `pnlUsd` leaves out because it has no USD price (a farm's reward token).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pnl_leaves_out: Option<String>,

@@ -81,3 +81,74 @@ pub fn calls_of(transactions: &[TransactionRequest]) -> Vec<Call> {
         })
         .collect()
 }
+
+/// A Permit2 `PermitBatch` for the wallet to sign (the `"permit": "signature"` path, decision
+/// 67): per ERC-20 the amount the PositionManager may take, until when, at the allowance's
+/// nonce; for `spender`, valid until `sigDeadline`. The transaction that spends it waits, last,
+/// for the signature: it is then answered as `multicall([permitBatch, …])`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PermitBatch {
+    pub details: Vec<PermitDetails>,
+    pub spender: String,
+    pub sig_deadline: u64,
+}
+
+/// One token of a [`PermitBatch`]: `amount` a decimal `uint160`, `expiration` and `nonce`
+/// `uint48`s.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PermitDetails {
+    pub token: String,
+    pub amount: String,
+    pub expiration: u64,
+    pub nonce: u64,
+}
+
+/// Permit2, at its canonical address on every chain.
+pub const PERMIT2: &str = "0x000000000022D473030F116dDEE9F6B43aC78BA3";
+
+impl PermitBatch {
+    /// The EIP-712 typed data a wallet signs (`eth_signTypedData_v4`): Permit2's domain (its
+    /// name, the chain's id, its address; no version) and the batch.
+    pub fn typed_data(&self, chain_id: u64) -> serde_json::Value {
+        let field = |name: &str, kind: &str| serde_json::json!({"name": name, "type": kind});
+        let details: Vec<_> = self
+            .details
+            .iter()
+            .map(|d| {
+                serde_json::json!({
+                    "token": d.token, "amount": d.amount,
+                    "expiration": d.expiration.to_string(), "nonce": d.nonce.to_string(),
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "types": {
+                "EIP712Domain": [
+                    field("name", "string"),
+                    field("chainId", "uint256"),
+                    field("verifyingContract", "address"),
+                ],
+                "PermitBatch": [
+                    field("details", "PermitDetails[]"),
+                    field("spender", "address"),
+                    field("sigDeadline", "uint256"),
+                ],
+                "PermitDetails": [
+                    field("token", "address"),
+                    field("amount", "uint160"),
+                    field("expiration", "uint48"),
+                    field("nonce", "uint48"),
+                ],
+            },
+            "primaryType": "PermitBatch",
+            "domain": {"name": "Permit2", "chainId": chain_id, "verifyingContract": PERMIT2},
+            "message": {
+                "details": details,
+                "spender": self.spender,
+                "sigDeadline": self.sig_deadline.to_string(),
+            },
+        })
+    }
+}

@@ -10,7 +10,7 @@ use crate::edge::caller::{json_body, owner, position_id};
 use crate::edge::error::ApiError;
 use crate::edge::handlers::ok_position;
 use crate::edge::idempotency::guarded;
-use crate::edge::validation::{integer, json_object, price};
+use crate::edge::validation::{integer, json_object, present, price};
 use lambda_http::{Body, Request, Response};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -37,6 +37,8 @@ struct IncreaseBody {
     slippage_bps: Option<i64>,
     #[serde(default, deserialize_with = "integer")]
     deadline_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "present")]
+    permit: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -58,7 +60,8 @@ fn parse_asked(kind: OrderKind, request: &Request) -> Result<Asked, ApiError> {
             let body: IncreaseBody = json_object(json_body(request)?)?;
             Ok(Asked::Increase {
                 amounts: (body.amount_a, body.amount_b),
-                limits: OrderLimits::from_fields(body.slippage_bps, body.deadline_seconds)?,
+                limits: OrderLimits::from_fields(body.slippage_bps, body.deadline_seconds)?
+                    .with_permit(body.permit.as_deref())?,
             })
         }
         OrderKind::Decrease => {

@@ -116,9 +116,28 @@ struct CreateBody {
     slippage_bps: Option<i64>,
     #[serde(default, deserialize_with = "integer")]
     deadline_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "present")]
+    permit: Option<String>,
 }
 
 impl OrderLimits {
+    /// These limits with the `permit` asked: `"transaction"` (the default) or `"signature"`.
+    pub(crate) fn with_permit(self, permit: Option<&str>) -> Result<Self, ApiError> {
+        let permit_signature = match permit {
+            None | Some("transaction") => false,
+            Some("signature") => true,
+            Some(_) => {
+                return Err(ApiError::bad_request(
+                    "permit must be \"transaction\" or \"signature\"",
+                ))
+            }
+        };
+        Ok(OrderLimits {
+            permit_signature,
+            ..self
+        })
+    }
+
     pub(crate) fn from_fields(
         slippage_bps: Option<i64>,
         deadline_seconds: Option<i64>,
@@ -145,6 +164,7 @@ impl OrderLimits {
                 (MIN_DEADLINE_SECONDS, MAX_DEADLINE_SECONDS),
                 "deadlineSeconds",
             )?,
+            permit_signature: false,
         })
     }
 
@@ -195,20 +215,55 @@ pub(crate) fn integer<'de, D: serde::Deserializer<'de>>(
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct HashBody {
-    hash: String,
+struct ReportBody {
+    #[serde(default, deserialize_with = "present")]
+    hash: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    signature: Option<String>,
 }
 
-/// `{"hash": "0x…"}`: a transaction hash, 0x and 64 hex digits, answered in lower case.
-pub fn parse_transaction_hash(body: &[u8]) -> Result<String, ApiError> {
-    let body: HashBody = json_object(body)?;
-    let digits = body.hash.strip_prefix("0x").unwrap_or("");
-    if digits.len() != 64 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(ApiError::bad_request(
-            "hash must be a transaction hash: 0x and 64 hexadecimal digits",
-        ));
+/// What a wallet did with a position's order: sent a transaction (its hash), or signed the
+/// Permit2 batch the order waits for (its signature's bytes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reported {
+    Hash(String),
+    Signature(Vec<u8>),
+}
+
+/// The most bytes a signature may have: an EOA's is 65 (64 compact); a contract wallet's
+/// (ERC-1271, a Safe's owners') longer, never this long.
+const MAX_SIGNATURE_BYTES: usize = 4096;
+
+/// `{"hash": "0x…"}` (a transaction hash, 0x and 64 hex digits, answered in lower case) or
+/// `{"signature": "0x…"}` (0x and an even number of hex digits), exactly one of them.
+pub fn parse_report(body: &[u8]) -> Result<Reported, ApiError> {
+    let body: ReportBody = json_object(body)?;
+    match (body.hash, body.signature) {
+        (Some(hash), None) => {
+            let digits = hash.strip_prefix("0x").unwrap_or("");
+            if digits.len() != 64 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(ApiError::bad_request(
+                    "hash must be a transaction hash: 0x and 64 hexadecimal digits",
+                ));
+            }
+            Ok(Reported::Hash(format!("0x{}", digits.to_ascii_lowercase())))
+        }
+        (None, Some(signature)) => signature
+            .strip_prefix("0x")
+            .filter(|d| !d.is_empty() && d.len() <= 2 * MAX_SIGNATURE_BYTES)
+            .and_then(|d| alloy_primitives::hex::decode(d).ok())
+            .map(Reported::Signature)
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "signature must be 0x and an even number of hexadecimal digits (at most \
+                     {MAX_SIGNATURE_BYTES} bytes)"
+                ))
+            }),
+        _ => Err(ApiError::bad_request(
+            "give either hash (a transaction the wallet sent) or signature (the Permit2 batch \
+             the wallet signed)",
+        )),
     }
-    Ok(format!("0x{}", digits.to_ascii_lowercase()))
 }
 
 /// A JSON object body read into `T` (unknown fields refused by `T`'s own rules); the messages
@@ -272,7 +327,8 @@ impl CreateRequest {
             price_upper,
             // The limits are checked whenever given, and apply to an open from a wallet only.
             on_chain: {
-                let limits = OrderLimits::from_fields(body.slippage_bps, body.deadline_seconds)?;
+                let limits = OrderLimits::from_fields(body.slippage_bps, body.deadline_seconds)?
+                    .with_permit(body.permit.as_deref())?;
                 body.wallet.map(|wallet| (wallet, limits))
             },
         })

@@ -271,9 +271,29 @@ async fn opening_from_a_wallet_asks_for_exactly_the_approvals_it_needs() {
     // The hash: 0x and 64 hex digits, kept in lower case; a later one replaces it.
     let id = created["id"].as_str().unwrap();
     let path = format!("/positions/{id}/transactions");
-    for bad in [json!({"hash": "0x1234"}), json!({"hash": 5}), json!({})] {
+    let hash = format!("0x{}", "ab".repeat(32));
+    for bad in [
+        json!({"hash": "0x1234"}),
+        json!({"hash": 5}),
+        json!({}),
+        json!({"hash": hash, "signature": "0x01"}),
+        json!({"signature": "0x"}),
+        json!({"signature": "0x123"}),
+        json!({"signature": "0xzz"}),
+        json!({"signature": null}),
+    ] {
         let reply = post(&client, &path, &bad).await;
         assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{bad}");
+    }
+    // A signature where no Permit2 batch waits (a v3 mint: ERC-20 approvals): 409.
+    let signature = format!("0x{}", "11".repeat(65));
+    let reply = post(&client, &path, &json!({ "signature": signature })).await;
+    reply.assert_refused(StatusCode::CONFLICT, "no Permit2 batch waiting");
+    // `"permit": "signature"` is Uniswap v4's (Permit2); a v3 pool refuses it, nothing stored.
+    for (permit, why) in [("signature", "Uniswap v4"), ("bogus", "permit must be")] {
+        let asked = body(&wallet.address, json!({ "permit": permit }));
+        let reply = post(&client, "/positions", &asked).await;
+        reply.assert_refused(StatusCode::BAD_REQUEST, why);
     }
     let hash = format!("0x{}", "AB".repeat(32));
     let reply = post(&client, &path, &json!({ "hash": hash })).await;

@@ -22,6 +22,7 @@ use test_support::wallets::EvmWallet;
 const LIMITS: OrderLimits = OrderLimits {
     slippage_bps: 50,
     deadline_seconds: 600,
+    permit_signature: false,
 };
 
 fn offer(lower: &str, upper: &str) -> CreateRequest {

@@ -98,6 +98,7 @@ pub async fn permit2(
         to_permit2: U256::MAX,
         amount: U256::MAX,
         expiration: u64::MAX,
+        nonce: 0,
     };
     let mut out = [unlimited.clone(), unlimited];
     let erc20: Vec<(usize, &str)> = tokens
@@ -127,6 +128,7 @@ pub async fn permit2(
             to_permit2: word(&pair[0], 0)?,
             amount: word(&pair[1], 0)?,
             expiration,
+            nonce: u64::try_from(word(&pair[1], 2)?).unwrap_or(u64::MAX),
         };
     }
     Ok(out)

@@ -11,6 +11,12 @@ use std::str::FromStr;
 #[error("cannot encode calldata: {0}")]
 pub struct CalldataError(String);
 
+impl CalldataError {
+    pub(super) fn new(why: &str) -> CalldataError {
+        CalldataError(why.into())
+    }
+}
+
 /// `type(uint128).max`: `collect` takes everything owed.
 pub const MAX_UINT128: u128 = u128::MAX;
 
@@ -71,5 +77,13 @@ pub(super) fn bytes_array(elements: &[Vec<u8>]) -> Vec<u8> {
         offset += tail.len();
     }
     data.extend(tails.concat());
+    data
+}
+
+/// `multicall(bytes[])`: the offset of the array, then the array.
+pub(super) fn multicall(calls: &[Vec<u8>]) -> Vec<u8> {
+    let mut data = selector("multicall(bytes[])").to_vec();
+    data.extend_from_slice(&small(32));
+    data.extend_from_slice(&bytes_array(calls));
     data
 }

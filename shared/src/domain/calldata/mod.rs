@@ -6,7 +6,7 @@
 //! linked wallet only.
 
 use crate::domain::math::U256;
-use abi::{address, bytes_array, call, int, selector, small, uint};
+use abi::{address, call, int, multicall, small, uint};
 
 mod abi;
 mod v4;
@@ -163,14 +163,6 @@ pub fn increase(i: &Increase) -> Result<Vec<u8>, CalldataError> {
             small(i.deadline),
         ],
     ))
-}
-
-/// `multicall(bytes[])`: the offset of the array, then the array.
-fn multicall(calls: &[Vec<u8>]) -> Vec<u8> {
-    let mut data = selector("multicall(bytes[])").to_vec();
-    data.extend_from_slice(&small(32));
-    data.extend_from_slice(&bytes_array(calls));
-    data
 }
 
 /// 0x-hex, lower case, as JSON-RPC takes data.

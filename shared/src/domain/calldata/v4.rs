@@ -2,9 +2,10 @@
 //! `bytes`, their parameters as `bytes[]`) and Permit2's `approve`.
 
 use super::abi::{
-    address, bytes_array, bytes_tail, call, int, selector, small, uint, CalldataError,
+    address, bytes_array, bytes_tail, call, int, multicall, selector, small, uint, CalldataError,
 };
 use crate::domain::math::U256;
+use crate::domain::transactions::PermitBatch;
 
 /// The Uniswap v4 PositionManager's action codes (v4-periphery's `Actions`) this service sends.
 pub mod v4_actions {
@@ -21,7 +22,7 @@ pub mod v4_actions {
 
 /// Permit2, at its canonical address on every chain: Uniswap v4's PositionManager takes
 /// ERC-20 payments through it.
-pub const PERMIT2: &str = "0x000000000022D473030F116dDEE9F6B43aC78BA3";
+pub use crate::domain::transactions::PERMIT2;
 
 /// `Permit2.approve(token, spender, amount, expiration)`: `spender` may take up to `amount`
 /// (a `uint160`) of the caller's `token` until `expiration` (unix seconds, a `uint48`).
@@ -69,6 +70,50 @@ impl PoolKey {
         ]
         .concat())
     }
+}
+
+/// `multicall([PositionManager.permitBatch(owner, batch, signature), call])`: the wallet's
+/// signed Permit2 batch spent by `call` (a `modifyLiquidities`) in one transaction. The
+/// batch is `((address token, uint160 amount, uint48 expiration, uint48 nonce)[] details,
+/// address spender, uint256 sigDeadline)`.
+pub fn with_permit(
+    owner: &str,
+    (batch, signature): (&PermitBatch, &[u8]),
+    call: &[u8],
+) -> Result<Vec<u8>, CalldataError> {
+    let mut details = small(batch.details.len() as u64).to_vec();
+    for d in &batch.details {
+        let amount = d
+            .amount
+            .parse::<U256>()
+            .map_err(|_| CalldataError::new("a permit's amount is not a number"))?;
+        details.extend(
+            [
+                address(&d.token)?,
+                uint(amount),
+                small(d.expiration),
+                small(d.nonce),
+            ]
+            .concat(),
+        );
+    }
+    // The batch: its details' offset (past its three head words), spender, sigDeadline.
+    let batch_words = [
+        small(3 * 32).to_vec(),
+        address(&batch.spender)?.to_vec(),
+        small(batch.sig_deadline).to_vec(),
+        details,
+    ]
+    .concat();
+    let mut permit =
+        selector("permitBatch(address,((address,uint160,uint48,uint48)[],address,uint256),bytes)")
+            .to_vec();
+    permit.extend(address(owner)?);
+    permit.extend(small(3 * 32));
+    permit.extend(small((3 * 32 + batch_words.len()) as u64));
+    permit.extend(batch_words);
+    permit.extend(bytes_tail(signature));
+    Ok(multicall(&[permit, call.to_vec()]))
 }
 
 /// One action of a Uniswap v4 `modifyLiquidities`, with its parameters.
@@ -263,6 +308,57 @@ mod tests {
 
     sol! {
         function modifyLiquidities(bytes unlockData, uint256 deadline);
+        struct Details { address token; uint160 amount; uint48 expiration; uint48 nonce; }
+        struct Batch { Details[] details; address spender; uint256 sigDeadline; }
+        function permitBatch(address owner, Batch _permitBatch, bytes signature);
+        function multicall(bytes[] data);
+    }
+
+    #[test]
+    fn a_signed_permit_is_the_position_managers_permit_batch_in_a_multicall() {
+        use crate::domain::transactions::PermitDetails;
+        use alloy_primitives::aliases::{U160, U48};
+        let details = |token: &str, amount: u128, nonce: u64| PermitDetails {
+            token: token.into(),
+            amount: amount.to_string(),
+            expiration: 1_800_000_600,
+            nonce,
+        };
+        let batch = PermitBatch {
+            details: vec![
+                details(TOKEN1, u128::MAX, 0),
+                details(WALLET, 5, 281_474_976_710_655),
+            ],
+            spender: TOKEN1.into(),
+            sig_deadline: 1_800_000_000,
+        };
+        let signature = [7u8; 65];
+        let call = vec![1u8, 2, 3, 4, 5];
+        let ours = with_permit(WALLET, (&batch, &signature), &call).unwrap();
+        let theirs_details = |token: &str, amount: u128, nonce: u64| Details {
+            token: addr(token),
+            amount: U160::from(amount),
+            expiration: U48::from(1_800_000_600u64),
+            nonce: U48::from(nonce),
+        };
+        let permit = permitBatchCall {
+            owner: addr(WALLET),
+            _permitBatch: Batch {
+                details: vec![
+                    theirs_details(TOKEN1, u128::MAX, 0),
+                    theirs_details(WALLET, 5, 281_474_976_710_655),
+                ],
+                spender: addr(TOKEN1),
+                sigDeadline: U256::from(1_800_000_000u64),
+            },
+            signature: signature.to_vec().into(),
+        }
+        .abi_encode();
+        let theirs = multicallCall {
+            data: vec![permit.into(), call.into()],
+        }
+        .abi_encode();
+        assert_eq!(hex(&ours), hex(&theirs));
     }
 
     const WALLET: &str = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";

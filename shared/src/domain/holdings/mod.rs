@@ -442,10 +442,13 @@ pub fn holding_view(
         }),
         transactions: order
             .filter(|o| o.kind != OrderKind::Open)
-            .map(|o| o.transactions.clone()),
+            .map(|o| o.sendable().to_vec()),
         calls: order
             .filter(|o| o.kind != OrderKind::Open)
-            .map(|o| calls_of(&o.transactions)),
+            .map(|o| calls_of(o.sendable())),
+        permit: order
+            .filter(|o| o.kind != OrderKind::Open)
+            .and_then(|o| o.permit_to_sign()),
         pnl_leaves_out: unpriced_reward.as_ref().map(leaves_out),
         staked,
     };

@@ -219,6 +219,7 @@ impl OrderTerms<'_> {
             transactions,
             hash: None,
             moved: None,
+            permit: None,
         }
     }
 

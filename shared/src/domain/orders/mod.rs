@@ -4,10 +4,11 @@
 //! (`simulation`), what a confirmed mint or withdraw, a revert or an expiry makes of the
 //! position (`settle`), and how a position shows its order (`view`). The actions on an open
 //! position (collect, increase, decrease a share) are built in `actions`, Uniswap v4's through
-//! its `modifyLiquidities` in `v4`.
+//! its `modifyLiquidities` in `v4`, with Permit2's allowances signed as one batch in `permit`.
 
 pub mod actions;
 pub mod build;
+pub mod permit;
 pub mod settle;
 pub mod simulation;
 pub mod slippage;

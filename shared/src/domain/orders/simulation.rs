@@ -270,6 +270,26 @@ pub struct Known {
     pub parts: Option<([U256; 2], [U256; 2])>,
 }
 
+/// The transactions with their runs' gas (plus the margin), their `expected` as built: a
+/// Uniswap v4 transaction signed after it was first answered (its Permit2 batch), run again.
+pub fn regassed(
+    transactions: Vec<TransactionRequest>,
+    runs: &[Simulated],
+) -> Result<Vec<TransactionRequest>, String> {
+    if runs.len() != transactions.len() {
+        return Err("the simulation answered another number of runs".into());
+    }
+    let with_margin = |gas: u64| gas.saturating_mul(100 + GAS_MARGIN_PERCENT) / 100;
+    Ok(transactions
+        .into_iter()
+        .zip(runs)
+        .map(|(transaction, run)| TransactionRequest {
+            gas: Some(with_margin(run.gas).to_string()),
+            ..transaction
+        })
+        .collect())
+}
+
 /// The transactions with their runs' gas (plus the margin) and the amounts they move, in the
 /// API's orientation and whole tokens. A collect's payment is told apart where the position's
 /// uncollected principal (`known`, protocol order) is known: principal first, the rest fees.

@@ -100,9 +100,11 @@ pub fn decrease_transaction(
 pub struct Permit2Allowance {
     /// The token's ERC-20 allowance to Permit2.
     pub to_permit2: U256,
-    /// Permit2's allowance to the PositionManager, and when it expires (unix seconds).
+    /// Permit2's allowance to the PositionManager, when it expires (unix seconds), and its
+    /// nonce (what a signed permit of it must carry).
     pub amount: U256,
     pub expiration: u64,
+    pub nonce: u64,
 }
 
 /// An add of `liquidity` to the position: its maximums within the slippage, and what it pays

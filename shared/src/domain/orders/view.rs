@@ -3,8 +3,23 @@
 
 use crate::domain::model::{
     calls_of, format_time, ActionView, ChainOrder, ClosingView, OrderKind, OrderView,
-    PositionEntry, Source, Status,
+    PositionEntry, Source, Status, TransactionRequest,
 };
+
+impl ChainOrder {
+    /// The transactions to send now: while a Permit2 batch waits for its signature, all but the
+    /// last (which spends it, answered again once the signature is given).
+    pub fn sendable(&self) -> &[TransactionRequest] {
+        let waiting = usize::from(self.permit.is_some());
+        &self.transactions[..self.transactions.len().saturating_sub(waiting)]
+    }
+
+    /// The EIP-712 typed data of the Permit2 batch waiting for the wallet's signature.
+    pub fn permit_to_sign(&self) -> Option<serde_json::Value> {
+        let chain_id = self.transactions.first()?.chain_id;
+        Some(self.permit.as_ref()?.typed_data(chain_id))
+    }
+}
 
 /// A position opened on chain as the API shows it: its valued view with the order's wallet,
 /// hash and (while it waits) transactions, and the liquidity the mint will create.
@@ -27,8 +42,9 @@ pub fn with_open_order(entry: PositionEntry, order: &ChainOrder, liquidity: u128
         token_id: None,
         expires_at: format_time(&order.expires_at),
         transaction_hash: order.hash.clone(),
-        transactions: waiting.then(|| order.transactions.clone()),
-        calls: waiting.then(|| calls_of(&order.transactions)),
+        transactions: waiting.then(|| order.sendable().to_vec()),
+        calls: waiting.then(|| calls_of(order.sendable())),
+        permit: waiting.then(|| order.permit_to_sign()).flatten(),
         moved_from: order.moved.clone(),
     });
     PositionEntry::Valued(view)

@@ -477,6 +477,16 @@ mod tests {
                 }],
                 hash: Some(format!("0x{}", "ab".repeat(32))),
                 moved: Some("01JD8Z6C6XK4W5S7R9T2V3M1QB".into()),
+                permit: Some(crate::domain::model::PermitBatch {
+                    details: vec![crate::domain::model::PermitDetails {
+                        token: "0xT".into(),
+                        amount: "1461501637330902918203684832716283019655932542975".into(),
+                        expiration: 1_795_330_728,
+                        nonce: 3,
+                    }],
+                    spender: "0xM".into(),
+                    sig_deadline: 1_795_330_728,
+                }),
             })),
             ..held
         };
