@@ -10,7 +10,8 @@
 //! back), the mint then `multicall([permitBatch, modifyLiquidities])`. A move of its range is one `modifyLiquidities([BURN_POSITION,
 //! MINT_POSITION_FROM_DELTAS, CLOSE_CURRENCY ×2])`: the wallet gets exactly the leftover
 //! `expected` said, the new position is active as the contracts have it, its history shows its
-//! deposit, the old one closes `moved`, naming it. On memory and on DynamoDB (moto).
+//! deposit, the old one closes `moved`, naming it; the new one's close pays the wallet exactly
+//! what `expected` said and closes it `withdrawn`. On memory and on DynamoDB (moto).
 
 use super::v4::{assert_view_is_the_chains, get, history, kinds};
 use super::v4_actions::{balance, expected_pair, send_all, transaction_kinds};
@@ -161,6 +162,9 @@ async fn v4_positions_are_opened_and_moved(store: &[&str]) {
         sync(&ops).await;
         let view = get(&alice, &id).await;
         assert_view_is_the_chains(&devnet, &view).await;
+        // Its history's deposit is what the wallet paid.
+        let deposited = super::v4::protocol_order(&view, "deposited", &currencies[0]);
+        assert_eq!(deposited, taken, "{view}");
 
         // The move: one unlock, no approval (the burn pays for the mint).
         let range = json!({"priceLower": 2000, "priceUpper": 4000, "slippageBps": 50});
@@ -204,6 +208,31 @@ async fn v4_positions_are_opened_and_moved(store: &[&str]) {
         assert_view_is_the_chains(&devnet, &new).await;
         let events = kinds(&history(&alice, &new_id).await);
         assert!(events.iter().any(|k| k == "deposit"), "{events:?}");
+
+        // The new position closed: all of it and every fee to the wallet, as `expected` said.
+        let close = post(&alice, &format!("/positions/{new_id}/close"), &json!({})).await;
+        assert_eq!(close.status, StatusCode::OK, "{}", close.text());
+        let close = close.json;
+        let (before, after, orders) = send_and_follow(
+            &devnet,
+            (&alice, &ops),
+            (&new_id, &wallet, &currencies),
+            &close,
+        )
+        .await;
+        assert_eq!(orders["applied"], 1, "{orders}");
+        let paid = expected_pair(
+            &close,
+            &close["transactions"][0]["expected"],
+            &currencies[0],
+        );
+        for i in 0..2 {
+            assert_eq!(after[i], before[i] + paid[i], "{}: {close}", currencies[i]);
+        }
+        sync(&ops).await;
+        let closed = get(&alice, &new_id).await;
+        assert_eq!(closed["status"], "closed", "{closed}");
+        assert_eq!(closed["closeReason"], "withdrawn", "{closed}");
     }
 }
 
