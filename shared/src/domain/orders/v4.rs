@@ -5,7 +5,10 @@
 //! then `TAKE_PAIR` of both currencies to the wallet (native ETH paid as ETH). An add is
 //! `INCREASE_LIQUIDITY` with the v4 SDK's maximums, each currency closed (paid, or taken where
 //! the fees it pays out exceed its cost), the native currency's rest swept back; the ERC-20s
-//! through Permit2, approved by transactions where short. `modifyLiquidities` answers nothing,
+//! through Permit2, approved by transactions where short (or by one signed batch: `permit`). An
+//! open is `MINT_POSITION` of the liquidity the offer funds, then `SETTLE_PAIR`, paid as an add
+//! is; a move of the range one unlock: `BURN_POSITION`, `MINT_POSITION_FROM_DELTAS` of the
+//! burn's credit in the new range, each currency closed. `modifyLiquidities` answers nothing,
 //! so what it moves is the exact math at the state it is built at: the principal (rounded down
 //! as the pool pays it, up as it takes it) and every fee owed; a withdrawal's minimums are the
 //! SDK's burn minimums of the principal, which is what v4 checks them against.
