@@ -17,6 +17,11 @@ use alloy_primitives::keccak256;
 /// crossed, storage first written).
 pub const GAS_MARGIN_PERCENT: u64 = 20;
 
+/// A run's gas with the margin: the gas limit a transaction is answered with.
+fn with_margin(gas: u64) -> u64 {
+    gas.saturating_mul(100 + GAS_MARGIN_PERCENT) / 100
+}
+
 /// What one run of a transaction answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Simulated {
@@ -279,7 +284,6 @@ pub fn regassed(
     if runs.len() != transactions.len() {
         return Err("the simulation answered another number of runs".into());
     }
-    let with_margin = |gas: u64| gas.saturating_mul(100 + GAS_MARGIN_PERCENT) / 100;
     Ok(transactions
         .into_iter()
         .zip(runs)
@@ -339,9 +343,8 @@ pub fn annotate(
                     leftover: moved.map(|_| pair(paid)),
                 }
             });
-            let gas = run.gas.saturating_mul(100 + GAS_MARGIN_PERCENT) / 100;
             Ok(TransactionRequest {
-                gas: Some(gas.to_string()),
+                gas: Some(with_margin(run.gas).to_string()),
                 expected,
                 ..transaction
             })
