@@ -25,7 +25,8 @@ use IV4PositionManager::{getPoolAndPositionInfoCall, getPositionLiquidityCall};
 /// The minted token as the open's mint, if it is the open's: the pool's tokens and fee, the
 /// position's ticks, as the position manager's `positions` answers at the mint's block, and a
 /// receipt the token's own liquidity bears out (`trust::plausible_mint`: a node cannot inflate
-/// what was deposited); a Uniswap v4 mint as `v4_orders` confirms it, its amounts read there.
+/// what was deposited); a Uniswap v4 mint as [`confirmed_mint`] confirms it, its amounts read
+/// there.
 pub(super) async fn confirmed(
     rpc: &RpcClient,
     pool: &Pool,
@@ -47,6 +48,7 @@ pub(super) async fn confirmed(
         .then(|| minted.clone())
 }
 
+/// Whether a Uniswap v3 mint is the open's (`confirmed`).
 async fn mint_matches(
     rpc: &RpcClient,
     pool: &Pool,
