@@ -6,7 +6,7 @@
 //! `getSlot0`), rounded up as the pool charges (as a history values a v4 deposit). One call or
 //! one batch of three.
 
-use super::evm::decoded;
+use super::evm::next_decoded;
 use super::rpc::{RpcClient, RpcError};
 use super::trust::plausible_mint;
 use super::v4::{decode_slot0, pool_id, slot0_call, to_u256, unpack_ticks, view_call};
@@ -101,14 +101,14 @@ async fn confirmed_mint(
         slot0_call(state_view, &pool.id, &at),
     ];
     let mut answers = rpc.batch(&calls).await.into_iter();
-    let mut next = || {
-        answers
-            .next()
-            .unwrap_or(Err(RpcError::Malformed("no answer")))
-    };
-    let info = decoded::<getPoolAndPositionInfoCall>(next(), 6, "getPoolAndPositionInfo")?;
-    let liquidity = decoded::<getPositionLiquidityCall>(next(), 1, "getPositionLiquidity")?;
-    let (sqrt_price, _) = decode_slot0(next())?;
+    let info =
+        next_decoded::<getPoolAndPositionInfoCall>(&mut answers, 6, "getPoolAndPositionInfo")?;
+    let liquidity =
+        next_decoded::<getPositionLiquidityCall>(&mut answers, 1, "getPositionLiquidity")?;
+    let slot0 = answers
+        .next()
+        .unwrap_or(Err(RpcError::Malformed("no answer")));
+    let (sqrt_price, _) = decode_slot0(slot0)?;
     let key: &V4PoolKey = &info.poolKey;
     if !pool_id(key).eq_ignore_ascii_case(&pool.id) {
         return Err(format!("token {token_id} is on pool {}", pool_id(key)));
