@@ -1,43 +1,46 @@
-# Sourced by .ci/run: cargo's target directory kept once per machine, outside the clone, as CI
-# services keep a build cache. A fresh clone links `target` to it, so an unchanged dependency is
-# not compiled again; cargo's own fingerprints decide what is stale (a clone's workspace crates
-# are newer than anything cached and rebuild; nothing is taken from anywhere but this machine's
-# earlier builds). A machine without the cache builds everything, as before.
+# Sourced first by .ci/run: CI builds in a checkout kept once per machine, as CI runners keep a
+# project's build directory, so that a second run rebuilds only what changed.
 #
-# BUILD_CACHE_DIR moves it (default `$HOME/.cache/positions-api/target`); BUILD_CACHE_MAX_GIB
-# bounds it (default 40: one full build, dev and arm64 release, is about 14 GB): past that it is
-# emptied before the build. A fresh clone rebuilds every workspace crate (cargo tells a path
-# crate by its path, and a clone's path is new), so the copies earlier clones left of the
-# workspace's own crates, test binaries and functions (3 to 4 GB a run) are never used again:
-# they are removed when a clone is linked, keeping the cache to the dependencies and one clone.
-# A `target` already in the clone (a directory or a link) is used as it is.
-build_cache_dir=${BUILD_CACHE_DIR:-$HOME/.cache/positions-api/target}
+# Cargo decides freshness by the files' times, and rustc's incremental caches are keyed by the
+# directory a crate is compiled in: a fresh clone, at a new path with every file new, rebuilds
+# every crate of the workspace whatever changed, while a developer's tree rebuilds what was
+# edited. So this run's commit is checked out in the kept checkout: `git fetch` from the clone,
+# `git checkout --force` (git rewrites only the files that differ, which alone become newer
+# than what was built from them) and `git clean` (untracked files go; the build directory, the
+# npm packages and the virtualenv links stay), and the run goes on there, with `../shared`
+# beside it linked to the clone's. Every artifact cargo finds fresh was built from the same
+# bytes; nothing is taken from anywhere but this machine's earlier runs.
+#
+# BUILD_CACHE_DIR moves the checkout (default `$HOME/.cache/positions-api/ci`; `off` runs in the
+# clone, as a machine without the cache does); BUILD_CACHE_MAX_GIB bounds its `target` (default
+# 40; one full build, dev and arm64 release, is about 14 GB): past that it is emptied first. A
+# clone with uncommitted changes runs in place, where they are. Runs take turns (a lock).
+build_cache_dir=${BUILD_CACHE_DIR:-$HOME/.cache/positions-api/ci}
 build_cache_max_gib=${BUILD_CACHE_MAX_GIB:-40}
-if [ ! -e target ] && [ ! -L target ]; then
-  mkdir -p "$build_cache_dir"
-  used_gib=$(du -s --block-size=1G "$build_cache_dir" | cut -f1)
-  if [ "$used_gib" -gt "$build_cache_max_gib" ]; then
-    echo "build cache: ${used_gib} GiB, over ${build_cache_max_gib} GiB: emptied"
-    rm -rf "$build_cache_dir"
-    mkdir -p "$build_cache_dir"
-  else
-    echo "build cache: ${used_gib} GiB in use (at most ${build_cache_max_gib} GiB)"
+if [ -n "${BUILD_CACHE_CHECKOUT:-}" ]; then
+  if [ -d target ]; then
+    used_gib=$(du -s --block-size=1G target | cut -f1)
+    if [ "$used_gib" -gt "$build_cache_max_gib" ]; then
+      echo "build cache: ${used_gib} GiB, over ${build_cache_max_gib} GiB: emptied"
+      rm -rf target
+    else
+      echo "build cache: ${used_gib} GiB in use (at most ${build_cache_max_gib} GiB)"
+    fi
   fi
-  ln -s "$build_cache_dir" target
-  # Every target of the workspace's packages, as cargo names their artifacts.
-  workspace=$( (cargo metadata --no-deps --format-version 1 --offline || echo '{"packages": []}') | python3 -c '
-import json, sys
-for p in json.load(sys.stdin)["packages"]:
-    print(p["name"])
-    for t in p["targets"]:
-        print(t["name"].replace("-", "_"))
-' | sort -u)
-  for dir in target/debug target/release target/*/debug target/*/release; do
-    [ -d "$dir" ] || continue
-    rm -rf "$dir/incremental"
-    for name in $workspace; do
-      rm -rf "$dir/.fingerprint/$name-"* "$dir/build/$name-"* "$dir/deps/$name-"* "$dir/deps/lib$name-"*
-    done
-  done
-  echo "build cache: earlier clones' workspace artifacts removed ($(du -s --block-size=1G "$build_cache_dir" | cut -f1) GiB kept)"
+elif [ "$build_cache_dir" = off ] || [ -n "$(git status --porcelain 2>/dev/null)" ] \
+  || ! git rev-parse -q --verify HEAD >/dev/null; then
+  echo "build cache: not used (BUILD_CACHE_DIR=off, uncommitted changes, or no commit): building in this clone"
+else
+  mkdir -p "$build_cache_dir"
+  exec 9>"$build_cache_dir/lock"
+  flock 9
+  checkout="$build_cache_dir/repo"
+  [ -d "$checkout/.git" ] || git init -q "$checkout"
+  git -C "$checkout" fetch -q --no-tags "$PWD" HEAD
+  git -C "$checkout" checkout -q --force --detach FETCH_HEAD
+  git -C "$checkout" clean -q -ffdx -e /target -e node_modules -e '/.venv*' -e /.aws-sam
+  [ ! -e ../shared ] || ln -sfn "$(cd ../shared && pwd)" "$build_cache_dir/shared"
+  echo "build cache: commit $(git rev-parse --short HEAD) checked out in $checkout"
+  cd "$checkout"
+  BUILD_CACHE_CHECKOUT=1 exec bash .ci/run "$@"
 fi

@@ -19,7 +19,7 @@ done
 start=$(date +%s)
 cargo lambda build --release --arm64 "${bins[@]}"
 built=$(date +%s)
-sam build --template template.yaml --build-dir .aws-sam/build
+sam build --parallel --template template.yaml --build-dir .aws-sam/build
 echo "arm64 build: $((built - start)) s; sam build after it: $(($(date +%s) - built)) s"
 MAX_BOOTSTRAP_BYTES=${MAX_BOOTSTRAP_BYTES:-8388608} python3 - <<'PY'
 import os, pathlib, re, sys

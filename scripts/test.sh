@@ -4,7 +4,8 @@
 # - lints template.yaml with `sam validate --lint` and `cfn-lint`;
 # - builds the tests and every binary once (dev profile, the features the tests use): the
 #   functions' binaries run under the Lambda Runtime Interface Emulator, local-api under the
-#   fuzzing; `cargo test` then reuses them;
+#   fuzzing; `cargo test` then reuses them (a function's `main.rs` only wires: its binary is
+#   built `test = false`, `bench = false`, no empty test binary of each);
 # - installs the devnet's pinned npm packages (anvil, the Uniswap v3 contracts and SDK) into
 #   devnet/node_modules, on which the chain tests deploy real pools;
 # - installs Debian's chromium when missing, and playwright-core into web/tests/node_modules:
@@ -54,7 +55,7 @@ fuzz_log=$(mktemp)
 scripts/fuzz.sh >"$fuzz_log" 2>&1 &
 fuzz_pid=$!
 tests_status=0
-cargo test --workspace --all-targets "$@" || tests_status=$?
+cargo test --workspace --tests --benches "$@" || tests_status=$?
 fuzz_status=0
 wait "$fuzz_pid" || fuzz_status=$?
 phase ""
