@@ -7,6 +7,7 @@
 # (`--release --arm64 --bin NAME`; in this workspace every such build resolves the same
 # features): cargo links them side by side on every core, and `sam build` then finds each one
 # fresh and only packages it, where on its own it would build them one after another.
+# `--binaries-only` stops after that build (.ci/run starts it early, beside its other phases).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/sam-tools.sh
@@ -19,6 +20,10 @@ done
 start=$(date +%s)
 cargo lambda build --release --arm64 "${bins[@]}"
 built=$(date +%s)
+if [ "${1:-}" = --binaries-only ]; then
+  echo "arm64 build: $((built - start)) s"
+  exit 0
+fi
 sam build --parallel --template template.yaml --build-dir .aws-sam/build
 echo "arm64 build: $((built - start)) s; sam build after it: $(($(date +%s) - built)) s"
 MAX_BOOTSTRAP_BYTES=${MAX_BOOTSTRAP_BYTES:-8388608} python3 - <<'PY'
