@@ -31,16 +31,25 @@ elif [ "$build_cache_dir" = off ] || [ -n "$(git status --porcelain 2>/dev/null)
   || ! git rev-parse -q --verify HEAD >/dev/null; then
   echo "build cache: not used (BUILD_CACHE_DIR=off, uncommitted changes, or no commit): building in this clone"
 else
-  mkdir -p "$build_cache_dir"
-  exec 9>"$build_cache_dir/lock"
-  flock 9
-  checkout="$build_cache_dir/repo"
-  [ -d "$checkout/.git" ] || git init -q "$checkout"
-  git -C "$checkout" fetch -q --no-tags "$PWD" HEAD
-  git -C "$checkout" checkout -q --force --detach FETCH_HEAD
-  git -C "$checkout" clean -q -ffdx -e /target -e node_modules -e '/.venv*' -e /.aws-sam
-  [ ! -e ../shared ] || ln -sfn "$(cd ../shared && pwd)" "$build_cache_dir/shared"
-  echo "build cache: commit $(git rev-parse --short HEAD) checked out in $checkout"
-  cd "$checkout"
-  BUILD_CACHE_CHECKOUT=1 exec bash .ci/run "$@"
+  # The kept checkout at this clone's commit; fails (then the run stays here) if git cannot.
+  checkout_commit() {
+    local checkout="$build_cache_dir/repo"
+    [ -d "$checkout/.git" ] || git init -q "$checkout" || return 1
+    git -C "$checkout" fetch -q --no-tags "$PWD" HEAD || return 1
+    git -C "$checkout" checkout -q --force --detach FETCH_HEAD || return 1
+    git -C "$checkout" clean -q -ffdx -e /target -e node_modules -e '/.venv*' -e /.aws-sam \
+      || return 1
+    [ ! -e ../shared ] || ln -sfn "$(cd ../shared && pwd)" "$build_cache_dir/shared" || return 1
+  }
+  if mkdir -p "$build_cache_dir" 2>/dev/null && [ -w "$build_cache_dir" ]; then
+    exec 9>"$build_cache_dir/lock"
+    flock 9
+  fi
+  if [ -w "$build_cache_dir" ] && checkout_commit; then
+    echo "build cache: commit $(git rev-parse --short HEAD) checked out in $build_cache_dir/repo"
+    cd "$build_cache_dir/repo"
+    BUILD_CACHE_CHECKOUT=1 exec bash .ci/run "$@"
+  fi
+  echo "build cache: the checkout in $build_cache_dir failed: building in this clone"
+  exec 9>&-
 fi
