@@ -13,7 +13,7 @@
 #
 # BUILD_CACHE_DIR moves the checkout (default `$HOME/.cache/positions-api/ci`; `off` runs in the
 # clone, as a machine without the cache does); BUILD_CACHE_MAX_GIB bounds its `target` (default
-# 40; one full build, dev and arm64 release, is about 14 GB): past that it is emptied first. A
+# 40; one full build, dev and arm64 release, is about 11 GB): past that it is emptied first. A
 # clone with uncommitted changes runs in place, where they are. Runs take turns (a lock).
 build_cache_dir=${BUILD_CACHE_DIR:-$HOME/.cache/positions-api/ci}
 build_cache_max_gib=${BUILD_CACHE_MAX_GIB:-40}
