@@ -14,7 +14,8 @@
 # BUILD_CACHE_DIR moves the checkout (default `$HOME/.cache/positions-api/ci`; `off` runs in the
 # clone, as a machine without the cache does); BUILD_CACHE_MAX_GIB bounds its `target` (default
 # 40; one full build, dev and arm64 release, is about 11 GB): past that it is emptied first. A
-# clone with uncommitted changes runs in place, where they are. Runs take turns (a lock).
+# clone with uncommitted changes runs in place, where they are. Runs take turns (a lock, waited
+# for an hour at most).
 build_cache_dir=${BUILD_CACHE_DIR:-$HOME/.cache/positions-api/ci}
 build_cache_max_gib=${BUILD_CACHE_MAX_GIB:-40}
 if [ -n "${BUILD_CACHE_CHECKOUT:-}" ]; then
@@ -43,13 +44,13 @@ else
   }
   if mkdir -p "$build_cache_dir" 2>/dev/null && [ -w "$build_cache_dir" ]; then
     exec 9>"$build_cache_dir/lock"
-    flock 9
+    # Another run holds the checkout: wait for it, an hour at most (a run takes 10 to 20 min).
+    if flock -w 3600 9 && checkout_commit; then
+      echo "build cache: commit $(git rev-parse --short HEAD) checked out in $build_cache_dir/repo"
+      cd "$build_cache_dir/repo"
+      BUILD_CACHE_CHECKOUT=1 exec bash .ci/run "$@"
+    fi
+    exec 9>&-
   fi
-  if [ -w "$build_cache_dir" ] && checkout_commit; then
-    echo "build cache: commit $(git rev-parse --short HEAD) checked out in $build_cache_dir/repo"
-    cd "$build_cache_dir/repo"
-    BUILD_CACHE_CHECKOUT=1 exec bash .ci/run "$@"
-  fi
-  echo "build cache: the checkout in $build_cache_dir failed: building in this clone"
-  exec 9>&-
+  echo "build cache: no checkout in $build_cache_dir (busy, unwritable, or git failed): building in this clone"
 fi
