@@ -21,7 +21,7 @@ use test_support::local_api::LocalApi;
 use test_support::on_both_stores;
 use test_support::rpc_stub::RpcStub;
 use test_support::wallets::{link_evm, EvmWallet};
-use test_support::world::{local_api, operator, sync, user};
+use test_support::world::{clear_of_a_boundary, local_api, operator, sync, user};
 
 pub(super) const NATIVE: &str = "0x0000000000000000000000000000000000000000";
 
@@ -385,22 +385,6 @@ impl Counted {
     }
 }
 
-/// Waits, where the clock is within 15 seconds before a 5-minute boundary or 5 after it, until
-/// 5 seconds past it: what follows is then clear of the series' boundaries.
-async fn clear_of_a_boundary() {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let into = now % 300;
-    let wait = match into {
-        0..5 => 5 - into,
-        285.. => 300 - into + 5,
-        _ => 0,
-    };
-    tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
-}
-
 /// The back-scan stops once it found the wallet's positions: a position that arrived last
 /// costs one chunk, one that arrived earlier the chunks back to it, never the manager's whole
 /// history; a sync costs the same requests with 1 and with 50 idle wallets holding v4
@@ -448,7 +432,8 @@ async fn the_back_scan_stops_at_the_last_arrival_and_idle_wallets_cost_nothing()
     // kept clear of a boundary's seconds too (seen: two syncs in a row one request more, near
     // one).
     let requests_of_a_sync = || async {
-        clear_of_a_boundary().await;
+        // Clear of a 5-minute boundary by 5 seconds after it and 15 before the next.
+        clear_of_a_boundary(300, 5, 15).await;
         let mut fewest = usize::MAX;
         for _ in 0..3 {
             world.swap().await;
