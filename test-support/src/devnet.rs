@@ -369,6 +369,37 @@ impl Devnet {
         (at(tick - offset), at(tick + offset))
     }
 
+    /// The chain's clock made the blocks' own, not the wall's: a block mined 10 seconds past the
+    /// next 5-minute boundary, then each block a second after the one before. A test counting
+    /// a sync's requests then sees one boundary, recorded by its first sync (decision 66: a
+    /// sync that passes one also reads the pools there), and no other for 290 blocks; the
+    /// boundary is answered.
+    pub async fn clock_past_a_boundary(&self) -> i64 {
+        let boundary = (self.block_time().await.div_euclid(300) + 1) * 300;
+        self.mine_at(boundary + 10).await;
+        self.rpc("anvil_setBlockTimestampInterval", json!([1]))
+            .await;
+        boundary
+    }
+
+    /// Panics where the latest block is past the 5-minute boundary after `boundary`.
+    pub async fn assert_no_boundary_since(&self, boundary: i64) {
+        let head = self.block_time().await;
+        assert!(
+            head < boundary + 300,
+            "a boundary passed: {head} after {boundary}"
+        );
+    }
+
+    /// The latest block's unix time.
+    pub async fn block_time(&self) -> i64 {
+        let latest = self
+            .rpc("eth_getBlockByNumber", json!(["latest", false]))
+            .await;
+        let time = latest["timestamp"].as_str().expect("a block's time");
+        i64::from_str_radix(time.trim_start_matches("0x"), 16).unwrap()
+    }
+
     /// Moves the chain's clock on by `seconds` and mines a block there.
     pub async fn advance_time(&self, seconds: u64) {
         self.rpc("evm_increaseTime", json!([seconds])).await;

@@ -21,7 +21,7 @@ use test_support::local_api::LocalApi;
 use test_support::on_both_stores;
 use test_support::rpc_stub::RpcStub;
 use test_support::wallets::{link_evm, EvmWallet};
-use test_support::world::{clear_of_a_boundary, local_api, operator, sync, user};
+use test_support::world::{local_api, operator, sync, user};
 
 pub(super) const NATIVE: &str = "0x0000000000000000000000000000000000000000";
 
@@ -392,6 +392,7 @@ impl Counted {
 #[tokio::test]
 async fn the_back_scan_stops_at_the_last_arrival_and_idle_wallets_cost_nothing() {
     let world = Counted::start().await;
+    let boundary = world.devnet.clock_past_a_boundary().await;
     let ops = operator(&world.server).await;
     let alice = user(&world.server, "alice").await;
     let wallet = world.devnet.account(1).await;
@@ -427,24 +428,20 @@ async fn the_back_scan_stops_at_the_last_arrival_and_idle_wallets_cost_nothing()
     );
     assert_eq!(positions(&alice).await.len(), 2);
 
-    // The fewest of three syncs: one that also records the pools' points at a 5-minute boundary
-    // it passed (decision 66: requests per boundary, not per wallet) does not count. They are
-    // kept clear of a boundary's seconds too (seen: two syncs in a row one request more, near
-    // one).
-    let requests_of_a_sync = || async {
-        // Clear of a 5-minute boundary by 5 seconds after it and 15 before the next.
-        clear_of_a_boundary(300, 5, 15).await;
-        let mut fewest = usize::MAX;
+    // Each of three syncs: the pools' points at the boundary were recorded by the first sync,
+    // and no other boundary passes (asserted below).
+    let requests_of_syncs = || async {
+        let mut each = Vec::new();
         for _ in 0..3 {
             world.swap().await;
             let before = world.node.requests();
             let report = sync(&ops).await;
             assert_eq!(report["wallets"]["refreshed"], 0, "{report}");
-            fewest = fewest.min(world.node.requests() - before);
+            each.push(world.node.requests() - before);
         }
-        fewest
+        each
     };
-    let one = requests_of_a_sync().await;
+    let one = requests_of_syncs().await;
     for seed in 0..49u64 {
         let other = EvmWallet::from_seed(9_000 + seed);
         world.mint(&other.address).await;
@@ -455,7 +452,9 @@ async fn the_back_scan_stops_at_the_last_arrival_and_idle_wallets_cost_nothing()
     }
     let report = sync(&ops).await;
     assert_eq!(report["wallets"]["refreshed"], 49, "{report}");
-    let fifty = requests_of_a_sync().await;
-    println!("requests per sync: {one} with 1 linked v4 wallet, {fifty} with 50");
+    let fifty = requests_of_syncs().await;
+    println!("requests per sync: {one:?} with 1 linked v4 wallet, {fifty:?} with 50");
+    assert_eq!(one, [one[0]; 3]);
     assert_eq!(one, fifty);
+    world.devnet.assert_no_boundary_since(boundary).await;
 }
