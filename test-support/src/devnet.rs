@@ -372,8 +372,8 @@ impl Devnet {
     /// The chain's clock made the blocks' own, not the wall's: a block mined 10 seconds past the
     /// next 5-minute boundary, then each block a second after the one before. A test counting
     /// a sync's requests then sees one boundary, recorded by its first sync (decision 66: a
-    /// sync that passes one also reads the pools there), and no other for 290 blocks; the
-    /// boundary is answered.
+    /// sync that passes one also reads the pools there), and no other for 290 blocks. Answers
+    /// the boundary.
     pub async fn clock_past_a_boundary(&self) -> i64 {
         let boundary = (self.block_time().await.div_euclid(300) + 1) * 300;
         self.mine_at(boundary + 10).await;
