@@ -276,10 +276,16 @@ pub(super) fn next_decoded<C: SolCall>(
     words: usize,
     what: &str,
 ) -> Result<C::Return, String> {
-    let answer = answers
+    decoded::<C>(next_answer(answers), words, what)
+}
+
+/// A batch's next answer; one that answered fewer calls than it was sent is malformed.
+pub(super) fn next_answer(
+    answers: &mut impl Iterator<Item = Result<Value, RpcError>>,
+) -> Result<Value, RpcError> {
+    answers
         .next()
-        .unwrap_or(Err(RpcError::Malformed("no answer")));
-    decoded::<C>(answer, words, what)
+        .unwrap_or(Err(RpcError::Malformed("no answer")))
 }
 
 /// An answer decoded strictly (exactly `words` words, each valid for its type).

@@ -6,8 +6,8 @@
 //! `getSlot0`), rounded up as the pool charges (as a history values a v4 deposit). One call or
 //! one batch of three.
 
-use super::evm::next_decoded;
-use super::rpc::{RpcClient, RpcError};
+use super::evm::{next_answer, next_decoded};
+use super::rpc::RpcClient;
 use super::trust::plausible_mint;
 use super::v4::{decode_slot0, pool_id, slot0_call, to_u256, unpack_ticks, view_call};
 use super::v4::{IV4PositionManager, V4PoolKey};
@@ -105,10 +105,7 @@ async fn confirmed_mint(
         next_decoded::<getPoolAndPositionInfoCall>(&mut answers, 6, "getPoolAndPositionInfo")?;
     let liquidity =
         next_decoded::<getPositionLiquidityCall>(&mut answers, 1, "getPositionLiquidity")?;
-    let slot0 = answers
-        .next()
-        .unwrap_or(Err(RpcError::Malformed("no answer")));
-    let (sqrt_price, _) = decode_slot0(slot0)?;
+    let (sqrt_price, _) = decode_slot0(next_answer(&mut answers))?;
     let key: &V4PoolKey = &info.poolKey;
     if !pool_id(key).eq_ignore_ascii_case(&pool.id) {
         return Err(format!("token {token_id} is on pool {}", pool_id(key)));

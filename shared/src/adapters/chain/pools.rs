@@ -82,9 +82,7 @@ pub async fn prices_at(rpc: &RpcClient, reads: &[(&Pool, &Block)]) -> Vec<PoolRe
     reads
         .iter()
         .map(|(pool, block)| {
-            let slot0 = answers
-                .next()
-                .unwrap_or(Err(RpcError::Malformed("no answer")));
+            let slot0 = evm::next_answer(&mut answers);
             let v3_balances = pool.discovered && pool.state_view.is_none();
             let balances = v3_balances
                 .then(|| evm::decode_balances(answers.by_ref().take(2).collect()))

@@ -8,9 +8,9 @@
 //! id); there is no `tokensOwed`: v4 pays the accrued fees out at every modification. A
 //! history's modifications are valued here at their blocks.
 
-use super::evm::{call, decoded, hex_bytes, Block};
+use super::evm::{call, decoded, hex_bytes, next_answer, Block};
 use super::history::{topic, word_topic, Refused, TRANSFER};
-use super::rpc::{RpcClient, RpcError};
+use super::rpc::RpcClient;
 use super::tokens::{symbol_of, TokenMeta};
 use super::trust::plausible_range;
 use super::v4::{
@@ -396,11 +396,7 @@ pub async fn value_modifications(
         calls.push(slot0_call(state_view, pool_id, &own));
     }
     let mut answers = rpc.batch(&calls).await.into_iter();
-    let mut next = || {
-        answers
-            .next()
-            .unwrap_or(Err(RpcError::Malformed("no answer")))
-    };
+    let mut next = || next_answer(&mut answers);
     let curve = Curve::UniswapV3;
     let bad = |e: crate::domain::math::MathError| e.to_string();
     let (lower_price, upper_price) = (
@@ -482,11 +478,7 @@ pub async fn owed_at(
         view_call(state_view, inside.abi_encode(), &at),
     ];
     let mut answers = rpc.batch(&calls).await.into_iter();
-    let mut next = || {
-        answers
-            .next()
-            .unwrap_or(Err(RpcError::Malformed("no answer")))
-    };
+    let mut next = || next_answer(&mut answers);
     let position = decoded::<getPositionInfoCall>(next(), 3, "getPositionInfo")?;
     let inside = decoded::<IStateView::getFeeGrowthInsideCall>(next(), 2, "getFeeGrowthInside")?;
     let last = [
