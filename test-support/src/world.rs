@@ -87,27 +87,6 @@ pub async fn sync(ops: &TestClient) -> Value {
     reply.json
 }
 
-/// Waits, where the wall clock is within `before` seconds of the next multiple of `period`
-/// seconds or `after` past the last, until `after` seconds past the boundary: what the caller
-/// then does, in less than `period - after - before` seconds, falls within one window of the
-/// service's by the wall clock (a rate limit's minute; the series' 5 minutes go by the blocks'
-/// clock: `Devnet::clock_past_a_boundary`).
-pub async fn clear_of_a_boundary(period: u64, after: u64, before: u64) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let into = now % period;
-    let wait = if into < after {
-        after - into
-    } else if into + before >= period {
-        period - into + after
-    } else {
-        0
-    };
-    tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
-}
-
 /// local-api's arguments for a fresh table on the test's DynamoDB server, named after `name`.
 pub fn dynamodb_args(name: &str) -> Vec<String> {
     let table = format!("{}-{}", name.replace('_', "-"), ulid::Ulid::new()).to_lowercase();
