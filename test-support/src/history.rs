@@ -31,6 +31,7 @@ fn event(i: u64) -> PositionEvent {
         timestamp: (i % 2 == 0).then_some(1_700_000_000 + i),
         reward: (i % 5 == 4).then(|| U256::from(1_000 + i)),
         gas: (i % 3 == 1).then(|| U256::from(21_000u64 * 30_000_000_000 + i)),
+        acted: [None, Some(true), Some(false)][(i % 3) as usize],
         paid: (i % 7 == 6).then(|| [U256::from(7 + i), U256::ZERO]),
         // Prices survive the store exactly, or say there was none.
         prices: [

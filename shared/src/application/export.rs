@@ -4,25 +4,49 @@
 use crate::application::app::App;
 use crate::application::error::Outcome;
 use crate::domain::export::{export_csv, ExportFormat, Exported};
+use crate::domain::history::units;
 use crate::domain::model::{Chain, HeldToken};
-use std::collections::HashMap;
+use crate::domain::wallets::WalletKind;
+use futures_util::{StreamExt, TryStreamExt};
+use std::collections::{HashMap, HashSet};
+
+/// The histories an export reads at once.
+const HISTORY_READS_AT_ONCE: usize = 8;
 
 /// The CSV of the caller's wallet positions' token movements within `[from, to)` (unix
-/// seconds), open and closed; `None` past the export's size limit. Costs the portfolio's reads
-/// (the positions) and one history `Query` per position.
+/// seconds), open and closed; `None` past the export's size limit. The positions of addresses
+/// the caller only watches (anyone's: no signature) are left out unless `watched` asks for
+/// them. Costs the portfolio's reads (the positions), one read of the caller's wallets and one
+/// history `Query` per position.
 pub async fn export(
     app: &App,
     owner: &str,
     format: ExportFormat,
     range: (i64, i64),
+    watched: bool,
 ) -> Outcome<Option<String>> {
     let inputs = app.store.portfolio_inputs(owner).await?;
+    let only_watched: HashSet<(Chain, String)> = app
+        .wallets
+        .wallets(owner)
+        .await?
+        .into_iter()
+        .filter(|w| w.kind == WalletKind::Watched)
+        .map(|w| (w.chain, w.address.to_ascii_lowercase()))
+        .collect();
+    let is_watched =
+        |chain: Chain, wallet: &str| only_watched.contains(&(chain, wallet.to_ascii_lowercase()));
     // Open and closed are apart (a position is one or the other); the rows are sorted by time.
     let positions: Vec<_> = inputs
         .open
         .into_iter()
         .chain(inputs.closed_on_chain)
-        .filter(|p| p.holding.is_some() && p.chain != Chain::Solana)
+        .filter(|p| p.chain != Chain::Solana)
+        .filter(|p| {
+            p.holding
+                .as_deref()
+                .is_some_and(|h| watched || !is_watched(p.chain, &h.wallet))
+        })
         .collect();
     // A farm's reward token, by position manager: known from any position staked there.
     let rewards: HashMap<String, HeldToken> = positions
@@ -33,11 +57,16 @@ pub async fn export(
             Some((h.manager.to_ascii_lowercase(), token))
         })
         .collect();
-    let mut histories = Vec::with_capacity(positions.len());
+    // Every stored event of each: one read (the progress comes with the events' Query), a few
+    // at a time.
+    let mut reads = Vec::with_capacity(positions.len());
     for p in &positions {
-        // Every stored event: one read (the progress comes with the events' Query).
-        histories.push(app.history.history_page(owner, &p.id, 0, u64::MAX).await?);
+        reads.push(app.history.history_page(owner, &p.id, 0, u64::MAX));
     }
+    let histories: Vec<_> = futures_util::stream::iter(reads)
+        .buffered(HISTORY_READS_AT_ONCE)
+        .try_collect()
+        .await?;
     let exported: Vec<Exported<'_>> = positions
         .iter()
         .zip(&histories)
@@ -49,6 +78,13 @@ pub async fn export(
                 tokens: &holding.tokens,
                 reward: rewards.get(&holding.manager.to_ascii_lowercase()),
                 events,
+                wallet: &holding.wallet,
+                watched: is_watched(p.chain, &holding.wallet),
+                arrived_with: holding
+                    .history
+                    .as_ref()
+                    .and_then(|h| h.arrived_with.as_ref())
+                    .map(units),
             })
         })
         .collect();

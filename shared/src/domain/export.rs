@@ -1,14 +1,19 @@
 //! The caller's position events as a CSV a tax tool imports (`GET /history/export`): one row
 //! per token movement. A deposit is a send; the principal a withdrawal paid back a receive;
 //! the fee part of a collect (apart from its principal, principal first as the ledger counts)
-//! and a farm's harvest are income. Transfers of the position NFT move no token: no row (a
-//! transfer between the caller's own wallets is not taxable; one to a stranger is left to the
-//! tool, as the NFT is no currency it knows). The gas a transaction cost the caller's wallet
-//! (kept on its first event) is in the fee columns of its first row, in the chain's native
-//! currency; a transaction that moved no token (a stake, a transfer) has a row of its fee
-//! alone. Where the receipt was not read, the fee columns stay empty.
+//! and a farm's harvest are income. The rows start where the holder's count starts (its mint
+//! to the wallet, or the transfer that brought it: `history::count_start`, as the position's
+//! figures do): what a previous holder did is not the caller's. A position that arrived
+//! without the holder's own transaction (a transfer in, a stranger's mint or deposit) is an
+//! arrival: what it brought received as an airdrop (Koinly `Airdrop`, CoinTracker
+//! `airdrop`), and sent into the position as the holder's own deposit is (decision 69).
+//! Transfers of the position NFT move no token: no row. The gas a transaction cost the
+//! caller's wallet (kept on its first event) is in the fee columns of its first row, in the
+//! chain's native currency; a transaction that moved no token (a stake, a transfer) has a row
+//! of its fee alone. Where the receipt was not read, the fee columns stay empty. Every cell is
+//! written by the `csv` crate, and one a spreadsheet would run as a formula is made inert.
 
-use crate::domain::history::{EventKind, Ledger, PositionEvent, Priced};
+use crate::domain::history::{count_start, EventKind, Ledger, PositionEvent, Priced};
 use crate::domain::json::plain_exact;
 use crate::domain::math::price::base_units_to_decimal;
 use crate::domain::math::U256;
@@ -31,8 +36,8 @@ pub const KOINLY_HEADER: &str = "Date,Sent Amount,Sent Currency,Received Amount,
 /// CoinTracker's CSV import, exactly.
 pub const COINTRACKER_HEADER: &str =
     "Date,Received Quantity,Received Currency,Sent Quantity,Sent Currency,Fee Amount,Fee Currency,Tag";
-/// Ours, lossless: every figure as stored.
-pub const LEDGER_HEADER: &str = "chain,block,transaction,logIndex,time,position,kind,direction,token,symbol,rawAmount,decimals,amount,usdPrice,usdPriceSource,usdValue";
+/// Ours, lossless: every figure as stored, and the wallet that held the position.
+pub const LEDGER_HEADER: &str = "chain,block,transaction,logIndex,time,position,kind,direction,token,symbol,rawAmount,decimals,amount,usdPrice,usdPriceSource,usdValue,wallet,watched";
 
 /// The most bytes an export answers (413 past it: a narrower range).
 pub const MAX_EXPORT_BYTES: usize = 5 * 1024 * 1024;
@@ -47,6 +52,11 @@ pub struct Exported<'a> {
     pub reward: Option<&'a HeldToken>,
     /// In chain order, from the first stored.
     pub events: &'a [PositionEvent],
+    /// The wallet holding it, and whether its owner only watches that address (no signature).
+    pub wallet: &'a str,
+    pub watched: bool,
+    /// The principal the transfer that started its count brought (its history summary's).
+    pub arrived_with: Option<[U256; 2]>,
 }
 
 /// What a movement is.
@@ -54,6 +64,8 @@ pub struct Exported<'a> {
 enum What {
     /// Into the position: sent from the wallet.
     Deposit,
+    /// What a position brought that arrived without the holder's transaction: received.
+    Arrival,
     /// Principal paid back: received.
     Principal,
     /// Fees paid: income.
@@ -67,8 +79,7 @@ enum What {
 /// One token moving to or from the wallet in one event.
 struct Movement<'a> {
     event: &'a PositionEvent,
-    position: &'a str,
-    chain: Chain,
+    exported: &'a Exported<'a>,
     time: DateTime<Utc>,
     what: What,
     token: &'a HeldToken,
@@ -88,13 +99,35 @@ impl Movement<'_> {
     }
 }
 
-/// The movements of one position's events whose time is within `[from, to)`.
-fn movements<'a>(exported: &Exported<'a>, (from, to): (i64, i64)) -> Vec<Movement<'a>> {
+/// What arrived with `event` without the holder's own transaction, if it is such an arrival:
+/// the transfer that started the count (the principal it brought and the withdrawn principal
+/// still owed with it: what its summary counts as deposited), or a deposit the holder did not
+/// act in (a stranger's mint to the wallet, or liquidity a stranger added).
+fn arrived(
+    exported: &Exported<'_>,
+    event: &PositionEvent,
+    (starts, before): (bool, &Ledger),
+) -> Option<[U256; 2]> {
+    match event.kind {
+        EventKind::Transfer if starts => exported
+            .arrived_with
+            .map(|held| [0, 1].map(|t| held[t] + before.uncollected_principal[t])),
+        EventKind::Deposit if event.acted == Some(false) => Some(event.amounts),
+        _ => None,
+    }
+}
+
+/// The movements of one position's events whose time is within `[from, to)`, from where its
+/// holder's count starts.
+fn movements<'a>(exported: &'a Exported<'a>, (from, to): (i64, i64)) -> Vec<Movement<'a>> {
     let mut ledger = Ledger::default();
     let mut out: Vec<Movement<'a>> = Vec::new();
+    let Some(start) = count_start(exported.events, exported.wallet) else {
+        return out;
+    };
     // A transaction's gas, until a row of it carries it: a row of its own otherwise.
     let mut gas: Option<Movement<'a>> = None;
-    for event in exported.events {
+    for (i, event) in exported.events.iter().enumerate() {
         if gas
             .as_ref()
             .is_some_and(|g| g.event.transaction != event.transaction)
@@ -106,15 +139,14 @@ fn movements<'a>(exported: &Exported<'a>, (from, to): (i64, i64)) -> Vec<Movemen
         let Some(time) = event
             .timestamp
             .and_then(|t| i64::try_from(t).ok())
-            .filter(|t| (from..to).contains(t))
+            .filter(|t| (from..to).contains(t) && i >= start)
             .and_then(|t| DateTime::from_timestamp(t, 0))
         else {
             continue;
         };
         let movement = |what: What, t: usize, raw: U256, token: &'a HeldToken| Movement {
             event,
-            position: exported.position,
-            chain: exported.chain,
+            exported,
             time,
             what,
             token,
@@ -144,11 +176,15 @@ fn movements<'a>(exported: &Exported<'a>, (from, to): (i64, i64)) -> Vec<Movemen
                 out.push(row);
             }
         };
+        let arrival = arrived(exported, event, (i == start, &before));
         for t in 0..2 {
             let token = &exported.tokens[t];
             let fees = ledger.fees_collected[t] - before.fees_collected[t];
             let principal = ledger.principal_collected[t] - before.principal_collected[t];
-            if event.kind == EventKind::Deposit {
+            if let Some(brought) = arrival {
+                moved(What::Arrival, t, brought[t], token);
+                moved(What::Deposit, t, brought[t], token);
+            } else if event.kind == EventKind::Deposit {
                 moved(What::Deposit, t, event.amounts[t], token);
             }
             // A collect's (a Uniswap v4 modification's: any kind's) payment.
@@ -165,13 +201,44 @@ fn movements<'a>(exported: &Exported<'a>, (from, to): (i64, i64)) -> Vec<Movemen
     out
 }
 
-/// A CSV field, quoted where it must be.
+/// Whether a spreadsheet would run `text` as a formula (OWASP's CSV injection rule): what
+/// begins with `=`, `+`, `-`, `@`, a tab or a carriage return.
+fn formula(text: &str) -> bool {
+    text.starts_with(['=', '+', '-', '@', '\t', '\r'])
+}
+
+/// One cell as the `csv` crate writes it: quoted where it must be, and a formula made inert
+/// (a leading `'`, and quoted: OWASP's rule), whoever wrote it (a token's symbol is anyone's).
 fn field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
+    if text.is_empty() {
+        // The crate writes a record of one empty cell as `""`: a cell among others is empty.
+        return String::new();
+    }
+    let inert = formula(text);
+    let style = if inert {
+        csv::QuoteStyle::Always
+    } else {
+        csv::QuoteStyle::Necessary
+    };
+    let mut writer = csv::WriterBuilder::new()
+        .quote_style(style)
+        .terminator(csv::Terminator::Any(b'\n'))
+        .buffer_capacity(2 * text.len() + 8)
+        .from_writer(Vec::new());
+    let cell = if inert {
+        format!("'{text}")
     } else {
         text.to_string()
-    }
+    };
+    // The cell as a record of its own (the crate closes a quote at the record's end); a `Vec`
+    // takes every write: neither step can fail.
+    let bytes = writer
+        .write_record([cell])
+        .ok()
+        .and_then(|()| writer.into_inner().ok())
+        .unwrap_or_default();
+    let record = String::from_utf8(bytes).unwrap_or_default();
+    record.strip_suffix('\n').unwrap_or(&record).to_string()
 }
 
 fn line(fields: &[String]) -> String {
@@ -196,28 +263,36 @@ fn row(format: ExportFormat, m: &Movement<'_>) -> String {
         // Wei: 18 decimals on every EVM chain served.
         Some(wei) => (
             plain_exact(&base_units_to_decimal(wei, 18)),
-            m.chain.native_symbol().to_string(),
+            m.exported.chain.native_symbol().to_string(),
         ),
         None => Default::default(),
     };
     let kind = match m.what {
         What::Deposit => "deposit",
+        What::Arrival => "arrival",
         What::Principal => "principal",
         What::Fees => "fees",
         What::Reward => "reward",
         What::Gas => "gas",
     };
+    let exported = m.exported;
+    let watched = if exported.watched {
+        format!(" (held by {}, an address only watched)", exported.wallet)
+    } else {
+        String::new()
+    };
     let description = format!(
-        "{} {kind} of position {} on {}",
+        "{} {kind} of position {} on {}{watched}",
         m.event.kind.as_str(),
-        m.position,
-        m.chain
+        exported.position,
+        exported.chain
     );
     let hash = m.event.transaction.clone();
     match format {
         ExportFormat::Koinly => {
             let label = match m.what {
                 What::Fees | What::Reward => "Reward",
+                What::Arrival => "Airdrop",
                 _ => "",
             };
             let date = m.time.format("%Y-%m-%d %H:%M UTC").to_string();
@@ -241,6 +316,7 @@ fn row(format: ExportFormat, m: &Movement<'_>) -> String {
             let tag = match m.what {
                 What::Fees => "interest",
                 What::Reward => "staking",
+                What::Arrival => "airdrop",
                 _ => "",
             };
             let date = m.time.format("%m/%d/%Y %H:%M:%S").to_string();
@@ -262,13 +338,14 @@ fn row(format: ExportFormat, m: &Movement<'_>) -> String {
                 _ => "",
             };
             let at = [
-                m.chain.to_string(),
+                exported.chain.to_string(),
                 m.event.block.to_string(),
                 hash,
                 m.event.log_index.to_string(),
                 m.time.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                m.position.to_string(),
+                exported.position.to_string(),
             ];
+            let holder = [exported.wallet.to_string(), exported.watched.to_string()];
             let mut lines = String::new();
             if m.what != What::Gas {
                 let moved = [
@@ -283,7 +360,7 @@ fn row(format: ExportFormat, m: &Movement<'_>) -> String {
                     source.into(),
                     m.usd().map(|u| plain_exact(&u)).unwrap_or_default(),
                 ];
-                lines += &line(&[&at[..], &moved[..]].concat());
+                lines += &line(&[&at[..], &moved[..], &holder[..]].concat());
             }
             // Lossless: the gas a row of its own, in wei (the native currency has no address).
             if let Some(wei) = m.gas {
@@ -299,7 +376,7 @@ fn row(format: ExportFormat, m: &Movement<'_>) -> String {
                     String::new(),
                     String::new(),
                 ];
-                lines += &line(&[&at[..], &paid[..]].concat());
+                lines += &line(&[&at[..], &paid[..], &holder[..]].concat());
             }
             lines
         }
@@ -356,10 +433,40 @@ mod tests {
             timestamp: Some(1_780_000_000 + at * 3600),
             reward: None,
             gas: None,
+            acted: None,
             paid: None,
             prices: [Some(BigDecimal::from(2)), None],
             priced: Some(Priced::AtBlock),
             kept: None,
+        }
+    }
+
+    const WALLET: &str = "0x00000000000000000000000000000000000000a1";
+    const STRANGER: &str = "0x00000000000000000000000000000000000000b2";
+
+    /// The mint of the position to `to`, in the transaction of block `at`.
+    fn minted(at: u64, to: &str) -> PositionEvent {
+        let mut mint = event(EventKind::Mint, at, [0, 0]);
+        mint.to = Some(to.into());
+        mint
+    }
+
+    /// `events` of position "P" held by [`WALLET`], linked.
+    fn held<'a>(
+        chain: Chain,
+        tokens: &'a [HeldToken; 2],
+        reward: Option<&'a HeldToken>,
+        events: &'a [PositionEvent],
+    ) -> Exported<'a> {
+        Exported {
+            position: "P",
+            chain,
+            tokens,
+            reward,
+            events,
+            wallet: WALLET,
+            watched: false,
+            arrived_with: None,
         }
     }
 
@@ -369,6 +476,7 @@ mod tests {
         let mut harvest = event(EventKind::Harvest, 4, [0, 0]);
         harvest.reward = Some(U256::from(5u8));
         let events = [
+            minted(1, WALLET),
             event(
                 EventKind::Deposit,
                 1,
@@ -388,13 +496,7 @@ mod tests {
             harvest,
         ];
         let cake = token("CAKE", 18);
-        let of = |reward| Exported {
-            position: "P",
-            chain: Chain::Bsc,
-            tokens: &tokens,
-            reward,
-            events: &events,
-        };
+        let of = |reward| held(Chain::Bsc, &tokens, reward, &events);
         let all = (0, i64::MAX);
         let koinly = export_csv(ExportFormat::Koinly, &[of(Some(&cake))], all).unwrap();
         let lines: Vec<&str> = koinly.lines().collect();
@@ -445,19 +547,13 @@ mod tests {
     fn gas_is_in_the_fee_columns_of_its_transactions_first_row() {
         let tokens = [token("WETH", 18), token("USDC", 6)];
         // A mint (no token moves) and its deposit in one transaction; a stake alone.
-        let mut mint = event(EventKind::Mint, 1, [0, 0]);
+        let mut mint = minted(1, WALLET);
         mint.gas = Some(U256::from(1_500_000_000_000_000u64));
         let deposit = event(EventKind::Deposit, 1, [2_000_000_000_000_000_000, 0]);
         let mut stake = event(EventKind::Stake, 2, [0, 0]);
         stake.gas = Some(U256::from(7u8));
         let events = [mint, deposit, stake];
-        let exported = || Exported {
-            position: "P",
-            chain: Chain::Bsc,
-            tokens: &tokens,
-            reward: None,
-            events: &events,
-        };
+        let exported = || held(Chain::Bsc, &tokens, None, &events);
         let all = (0, i64::MAX);
         let koinly = export_csv(ExportFormat::Koinly, &[exported()], all).unwrap();
         let lines: Vec<&str> = koinly.lines().collect();
@@ -483,11 +579,15 @@ mod tests {
         let lines: Vec<&str> = ledger.lines().collect();
         assert_eq!(lines.len(), 4, "{ledger}");
         assert!(
-            lines[2].ends_with(",gas,sent,,BNB,1500000000000000,18,0.0015,,,"),
+            lines[2].ends_with(&format!(
+                ",gas,sent,,BNB,1500000000000000,18,0.0015,,,,{WALLET},false"
+            )),
             "{ledger}"
         );
         assert!(
-            lines[3].ends_with(",gas,sent,,BNB,7,18,0.000000000000000007,,,"),
+            lines[3].ends_with(&format!(
+                ",gas,sent,,BNB,7,18,0.000000000000000007,,,,{WALLET},false"
+            )),
             "{ledger}"
         );
     }
@@ -495,27 +595,15 @@ mod tests {
     #[test]
     fn an_export_past_its_limit_is_refused_whole() {
         let tokens = [token("WETH", 18), token("USDC", 6)];
-        let events: Vec<PositionEvent> = (0..20_000)
-            .map(|i| event(EventKind::Deposit, i, [1, 1]))
+        let events: Vec<PositionEvent> = std::iter::once(minted(0, WALLET))
+            .chain((0..20_000).map(|i| event(EventKind::Deposit, i, [1, 1])))
             .collect();
-        let exported = Exported {
-            position: "P",
-            chain: Chain::Base,
-            tokens: &tokens,
-            reward: None,
-            events: &events,
-        };
+        let exported = held(Chain::Base, &tokens, None, &events);
         assert_eq!(
             export_csv(ExportFormat::Koinly, &[exported], (0, i64::MAX)),
             None
         );
-        let few = Exported {
-            position: "P",
-            chain: Chain::Base,
-            tokens: &tokens,
-            reward: None,
-            events: &events[..10],
-        };
+        let few = held(Chain::Base, &tokens, None, &events[..10]);
         assert!(export_csv(ExportFormat::Koinly, &[few], (0, i64::MAX)).is_some());
     }
 
@@ -523,6 +611,126 @@ mod tests {
     fn fields_are_quoted_where_they_must_be() {
         assert_eq!(field("a,b"), "\"a,b\"");
         assert_eq!(field("say \"x\""), "\"say \"\"x\"\"\"");
+        assert_eq!(field("line\nend"), "\"line\nend\"");
         assert_eq!(field("plain"), "plain");
+        assert_eq!(field(""), "");
+        assert_eq!(line(&["".into(), "".into()]), ",\n");
+    }
+
+    #[test]
+    fn a_formula_from_a_chain_is_inert_in_every_format() {
+        assert_eq!(
+            field("=HYPERLINK(\"http://x.co\",\"a\")"),
+            "\"'=HYPERLINK(\"\"http://x.co\"\",\"\"a\"\")\""
+        );
+        assert_eq!(field("+cmd|' /C calc'!A0"), "\"'+cmd|' /C calc'!A0\"");
+        for text in ["@SUM(1+1)", "-2+3", "\t=1", "\r=1"] {
+            assert_eq!(field(text), format!("\"'{text}\""));
+        }
+        let hostile = ["=HYPERLINK(\"http://x.co\",\"a\")", "@SUM(1+1)"];
+        let tokens = hostile.map(|symbol| HeldToken {
+            symbol: symbol.into(),
+            address: "0x01".into(),
+            decimals: 0,
+        });
+        let events = [minted(1, WALLET), event(EventKind::Deposit, 1, [5, 7])];
+        for format in [
+            ExportFormat::Koinly,
+            ExportFormat::CoinTracker,
+            ExportFormat::Ledger,
+        ] {
+            let csv = export_csv(
+                format,
+                &[held(Chain::Base, &tokens, None, &events)],
+                (0, i64::MAX),
+            )
+            .unwrap();
+            let mut reader = csv::ReaderBuilder::new().from_reader(csv.as_bytes());
+            let mut cells = 0;
+            for record in reader.records() {
+                for cell in record.unwrap().iter() {
+                    assert!(!formula(cell), "{format}: {cell} in {csv}");
+                    cells += usize::from(hostile.iter().any(|h| cell == format!("'{h}")));
+                }
+            }
+            assert_eq!(cells, 2, "{format}: {csv}");
+        }
+    }
+
+    #[test]
+    fn the_rows_are_the_holders_own_from_where_its_count_starts() {
+        let tokens = [token("WETH", 18), token("USDC", 6)];
+        // A stranger's mint and deposit, its fees collected, then a transfer to the wallet
+        // (bringing 4 and 9), then the wallet's own collect.
+        let mut transfer = event(EventKind::Transfer, 4, [0, 0]);
+        (transfer.from, transfer.to) = (Some(STRANGER.into()), Some(WALLET.into()));
+        let events = [
+            minted(1, STRANGER),
+            event(EventKind::Deposit, 1, [10, 20]),
+            event(EventKind::Collect, 2, [1, 1]),
+            transfer,
+            event(EventKind::Withdraw, 5, [4, 9]),
+            event(EventKind::Collect, 5, [4, 9]),
+        ];
+        let mut came = held(Chain::Base, &tokens, None, &events);
+        came.arrived_with = Some([U256::from(4u8), U256::from(9u8)]);
+        let came = [came];
+        let ledger = export_csv(ExportFormat::Ledger, &came, (0, i64::MAX)).unwrap();
+        let rows: Vec<Vec<String>> = ledger
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').map(String::from).collect())
+            .collect();
+        let kinds: Vec<(&str, &str, &str)> = rows
+            .iter()
+            .map(|r| (r[1].as_str(), r[6].as_str(), r[10].as_str()))
+            .collect();
+        // Nothing of the stranger's: the arrival received and put in, then the principal back.
+        assert_eq!(
+            kinds,
+            [
+                ("4", "arrival", "4"),
+                ("4", "deposit", "4"),
+                ("4", "arrival", "9"),
+                ("4", "deposit", "9"),
+                ("5", "principal", "4"),
+                ("5", "principal", "9"),
+            ],
+            "{ledger}"
+        );
+        let koinly = export_csv(ExportFormat::Koinly, &came, (0, i64::MAX)).unwrap();
+        let first = koinly.lines().nth(1).unwrap();
+        assert!(first.contains(",,,0.000000000000000004,WETH,"), "{koinly}");
+        assert!(
+            first.contains(",Airdrop,transfer arrival of position P"),
+            "{koinly}"
+        );
+
+        // A stranger's mint straight to the wallet: an arrival, not the wallet's deposit.
+        let mut stranger = events[1].clone();
+        stranger.acted = Some(false);
+        let mut own = event(EventKind::Deposit, 3, [2, 3]);
+        own.acted = Some(true);
+        let events = [minted(1, WALLET), stranger, own];
+        let gift = held(Chain::Base, &tokens, None, &events);
+        let tracker = export_csv(ExportFormat::CoinTracker, &[gift], (0, i64::MAX)).unwrap();
+        let tags: Vec<&str> = tracker
+            .lines()
+            .skip(1)
+            .map(|l| l.rsplit(',').next().unwrap())
+            .collect();
+        assert_eq!(tags, ["airdrop", "", "airdrop", "", "", ""], "{tracker}");
+
+        // A position its holder only watches says so in every row.
+        let mut watched = held(Chain::Base, &tokens, None, &events);
+        watched.watched = true;
+        let ledger = export_csv(ExportFormat::Ledger, &[watched], (0, i64::MAX)).unwrap();
+        assert!(
+            ledger
+                .lines()
+                .skip(1)
+                .all(|l| l.ends_with(&format!(",{WALLET},true"))),
+            "{ledger}"
+        );
     }
 }

@@ -145,9 +145,10 @@ pub async fn sync_markets(app: &App, request: &Request) -> Reply {
     ))
 }
 
-/// `GET /history/export?format=koinly|cointracker|ledger&from=&to=`: the caller's wallet
-/// positions' token movements as a CSV a tax tool imports (`from`, `to`: dates or RFC 3339
-/// times, UTC; `to` excluded); 413 past 5 MB.
+/// `GET /history/export?format=koinly|cointracker|ledger&from=&to=&include=watched`: the
+/// caller's wallet positions' token movements as a CSV a tax tool imports (`from`, `to`: dates
+/// or RFC 3339 times, UTC; `to` excluded; addresses only watched when `include=watched`); 413
+/// past 5 MB.
 pub async fn export_history(app: &App, request: &Request) -> Reply {
     let caller = owner(request)?;
     let query = request.query_string_parameters();
@@ -174,9 +175,14 @@ pub async fn export_history(app: &App, request: &Request) -> Reply {
             ))
         })
     };
+    let watched = match query.first("include") {
+        None => false,
+        Some("watched") => true,
+        Some(_) => return Err(ApiError::bad_request("include must be: watched")),
+    };
     // A range that is empty (`to` not after `from`) has no movement: the header alone.
     let (from, to) = (bound("from", 0)?, bound("to", i64::MAX)?);
-    let csv = export::export(app, &caller, format, (from, to))
+    let csv = export::export(app, &caller, format, (from, to), watched)
         .await?
         .ok_or_else(|| {
             ApiError::AnswerTooLarge(format!(

@@ -361,6 +361,7 @@ async fn a_transaction_included_again_is_not_retracted() {
         timestamp: None,
         reward: None,
         gas: None,
+        acted: None,
         paid: None,
         prices: [None, None],
         priced: None,

@@ -215,7 +215,7 @@ impl HistoryReader<'_> {
                 if v4.is_none() {
                     keep(self.rpc, &holding.manager, token_id, &mut events).await;
                 }
-                super::events::gas_paid(self.rpc, &holding.wallet, &mut events).await;
+                super::events::read_receipts(self.rpc, &holding.wallet, &mut events).await;
                 next = HistoryProgress {
                     through: read.through,
                     from_mint: next.from_mint || events.iter().any(|e| e.kind == EventKind::Mint),

@@ -330,24 +330,42 @@ pub(super) async fn withdrawal_of(
 }
 
 /// A receipt's whole cost to its sender, in wei: `gasUsed × effectiveGasPrice`, and the L1
-/// data fee an OP-stack chain (Base) charges apart (`l1Fee`); with its sender (lower case).
-fn cost_of(receipt: &Value) -> Option<(String, U256)> {
+/// data fee an OP-stack chain (Base) charges apart (`l1Fee`).
+fn cost_of(receipt: &Value) -> Option<U256> {
     let number = |name: &str| {
         let digits = receipt.get(name)?.as_str()?.strip_prefix("0x")?;
         U256::from_str_radix(digits, 16).ok()
     };
-    let from = receipt.get("from")?.as_str()?.to_ascii_lowercase();
     let execution = number("gasUsed")?.checked_mul(number("effectiveGasPrice")?)?;
     let l1 = receipt
         .get("l1Fee")
         .map_or(Some(U256::ZERO), |_| number("l1Fee"))?;
-    Some((from, execution.checked_add(l1)?))
+    execution.checked_add(l1)
 }
 
-/// What each of `events`' transactions cost `holder`, set on its first event: their receipts
-/// in one batch, where `holder` sent the transaction. A receipt the node does not answer (or
-/// answers malformed) leaves `gas` unset: the export's fee columns stay empty there.
-pub async fn gas_paid(rpc: &RpcClient, holder: &str, events: &mut [PositionEvent]) {
+/// What a receipt says of `holder`: whether it sent the transaction, and whether it acted in
+/// it otherwise (the account the transaction called, as a Safe's `execTransaction` is, or the
+/// sender of a token `Transfer` in its logs: it paid). `None` for a malformed receipt.
+fn holder_in(receipt: &Value, holder: &str) -> Option<(bool, bool)> {
+    let field = |name: &str| receipt.get(name).and_then(Value::as_str);
+    let sent = field("from")?.eq_ignore_ascii_case(holder);
+    let called = field("to").is_some_and(|to| to.eq_ignore_ascii_case(holder));
+    let (transfer, from) = (topic(TRANSFER), address_topic(holder));
+    let paid = receipt
+        .get("logs")?
+        .as_array()?
+        .iter()
+        .filter_map(Log::parse)
+        .any(|l| l.topics.first() == Some(&transfer) && l.topics.get(1) == Some(&from));
+    Some((sent, called || paid))
+}
+
+/// What `events`' transactions' receipts say of `holder` (one batch): on every event, whether
+/// the holder acted in its transaction ([`PositionEvent::acted`]); on a transaction's first
+/// event, what it cost the holder where the holder sent it. A receipt the node does not answer
+/// (or answers malformed) leaves both unset: the export's fee columns stay empty there, and
+/// its deposits count as the holder's own.
+pub async fn read_receipts(rpc: &RpcClient, holder: &str, events: &mut [PositionEvent]) {
     let mut hashes: Vec<String> = events.iter().map(|e| e.transaction.clone()).collect();
     hashes.dedup();
     if hashes.is_empty() {
@@ -359,12 +377,17 @@ pub async fn gas_paid(rpc: &RpcClient, holder: &str, events: &mut [PositionEvent
         .collect();
     let answers = rpc.batch(&calls).await;
     for (hash, answer) in hashes.iter().zip(answers) {
-        let cost = answer.ok().as_ref().and_then(cost_of);
-        let Some((_, wei)) = cost.filter(|(from, _)| from.eq_ignore_ascii_case(holder)) else {
+        let Ok(receipt) = answer else { continue };
+        let Some((sent, acted)) = holder_in(&receipt, holder) else {
             continue;
         };
-        if let Some(first) = events.iter_mut().find(|e| &e.transaction == hash) {
-            first.gas = Some(wei);
+        let cost = cost_of(&receipt).filter(|_| sent);
+        let mut first = true;
+        for event in events.iter_mut().filter(|e| &e.transaction == hash) {
+            event.acted = Some(sent || acted);
+            if std::mem::take(&mut first) {
+                event.gas = cost;
+            }
         }
     }
 }
@@ -477,12 +500,46 @@ mod tests {
             "gasUsed": "0x5208",
             "effectiveGasPrice": "0x3b9aca00",
         });
-        let wallet = WALLET.to_ascii_lowercase();
         let l2 = U256::from(21_000u64 * 1_000_000_000);
-        assert_eq!(cost_of(&receipt), Some((wallet.clone(), l2)));
+        assert_eq!(cost_of(&receipt), Some(l2));
         receipt["l1Fee"] = json!("0x10");
-        assert_eq!(cost_of(&receipt), Some((wallet, l2 + U256::from(16u8))));
+        assert_eq!(cost_of(&receipt), Some(l2 + U256::from(16u8)));
         receipt["l1Fee"] = json!(null);
         assert_eq!(cost_of(&receipt), None, "a malformed fee is no figure");
+    }
+
+    #[test]
+    fn a_holder_acts_in_what_it_sent_called_or_paid_in() {
+        const STRANGER: &str = "0x00000000000000000000000000000000000000aa";
+        let transfer = |from: &str| {
+            json!({
+                "address": "0x0000000000000000000000000000000000000001",
+                "topics": [topic(TRANSFER), address_topic(from), address_topic(STRANGER)],
+                "data": format!("0x{:064x}", 5),
+                "blockNumber": "0x1",
+                "transactionHash": format!("0x{:064x}", 1),
+            })
+        };
+        let receipt =
+            |from: &str, to: &str, logs: Vec<Value>| json!({"from": from, "to": to, "logs": logs});
+        let cases = [
+            (receipt(WALLET, MANAGER, vec![]), (true, false)),
+            // A Safe's execTransaction: an owner sent it, to the Safe.
+            (receipt(STRANGER, WALLET, vec![]), (false, true)),
+            // A relayer's transaction in which the wallet paid a token.
+            (
+                receipt(STRANGER, MANAGER, vec![transfer(WALLET)]),
+                (false, true),
+            ),
+            // A stranger's mint to the wallet: the stranger paid.
+            (
+                receipt(STRANGER, MANAGER, vec![transfer(STRANGER)]),
+                (false, false),
+            ),
+        ];
+        for (receipt, expected) in cases {
+            assert_eq!(holder_in(&receipt, WALLET), Some(expected), "{receipt}");
+        }
+        assert_eq!(holder_in(&json!({"to": WALLET}), WALLET), None);
     }
 }

@@ -79,6 +79,10 @@ pub struct PositionEvent {
     /// chain's `l1Fee`), on the first event of a transaction the holder sent; `None` on the
     /// others and where the receipt was not read.
     pub gas: Option<U256>,
+    /// Whether the holder acted in its transaction: sent it, was the account it called (a
+    /// Safe's `execTransaction`), or paid a token in it; `None` where its receipt was not read.
+    /// A deposit the holder did not act in (a stranger's mint to its wallet) is an arrival.
+    pub acted: Option<bool>,
     /// Uniswap v4: the fees the modification paid out itself (v4 pays a position's accrued
     /// fees, and a withdrawal's principal, at every modification: nothing is left owed).
     pub paid: Option<[U256; 2]>,

@@ -35,6 +35,7 @@ mod tests {
             timestamp: None,
             reward: None,
             gas: None,
+            acted: None,
             paid: None,
             prices: [None, None],
             priced: None,

@@ -49,6 +49,9 @@ struct EventRecord {
     /// Wei its transaction cost the holder (on the transaction's first event it sent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     gas: Option<String>,
+    /// Whether the holder acted in its transaction, where its receipt was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    acted: Option<bool>,
     /// Uniswap v4: the fees its modification paid out (base units).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     paid: Option<[String; 2]>,
@@ -76,6 +79,7 @@ fn event_item(owner: &str, id: &str, event: &PositionEvent) -> Result<Item, Stor
         timestamp: event.timestamp,
         reward: event.reward.map(|r| r.to_string()),
         gas: event.gas.map(|g| g.to_string()),
+        acted: event.acted,
         paid: event.paid.map(|p| p.map(|a| a.to_string())),
         prices: event
             .prices
@@ -118,6 +122,7 @@ fn event_of(item: &Item) -> Result<PositionEvent, StoreError> {
         timestamp: record.timestamp,
         reward: record.reward.as_deref().map(amount).transpose()?,
         gas: record.gas.as_deref().map(amount).transpose()?,
+        acted: record.acted,
         paid: match &record.paid {
             Some([a, b]) => Some([amount(a)?, amount(b)?]),
             None => None,
