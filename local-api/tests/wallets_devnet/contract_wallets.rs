@@ -184,6 +184,26 @@ async fn safes_link_by_their_owners_signatures(store: &[&str]) {
             reply.text()
         );
     }
+    // A wallet whose answer is 1.2 MB of memory (anvil: "EVM error MemoryOOG" in the
+    // check): the contract's failure, a clear 400, never the endpoint's 503.
+    let bloated = "0x00000000000000000000000000000000000b10a7";
+    let returns_1_2_mb = "0x6212c0006000f3"; // PUSH3 1,228,800 PUSH1 0 RETURN
+    devnet
+        .rpc("anvil_setCode", json!([bloated, returns_1_2_mb]))
+        .await;
+    let asked = challenge(&alice, "ethereum", bloated).await;
+    let wrapped = safe_signature(&devnet, &multisig, &asked, &[a, b], &[]).await;
+    for signature in [&refused[3], &wrapped] {
+        let reply = link(&alice, bloated, &asked, signature).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.text());
+        assert!(
+            reply
+                .text()
+                .contains("signature not valid for this address"),
+            "{}",
+            reply.text()
+        );
+    }
     assert_eq!(linked(&alice).await.len(), 1);
     let signature = safe_signature(&devnet, &multisig, &message, &[c, a], &[]).await;
     check_figures(&devnet, "a 2-of-3 Safe", &multisig, &message, &signature).await;

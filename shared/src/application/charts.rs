@@ -17,6 +17,7 @@ use crate::domain::chart::{
 };
 use crate::domain::history::PositionEvent;
 use crate::domain::model::{Chain, HeldToken, Position, Status};
+use crate::domain::portfolio::token_key;
 use crate::domain::wallets::LinkedWallet;
 use std::collections::HashMap;
 
@@ -296,6 +297,9 @@ pub async fn portfolio_chart(
             points: shown(&points).map(portfolio_point_view).collect(),
         }));
     };
+    // An asset is its chain and address, as the portfolio's assets are: a look-alike symbol
+    // is another asset.
+    let mut assets: HashMap<String, (Chain, &HeldToken)> = HashMap::new();
     let keyed: Vec<_> = book
         .iter()
         .zip(figures)
@@ -304,14 +308,28 @@ pub async fn portfolio_chart(
                 GroupBy::Chain => c.position.chain.as_str().to_string(),
                 _ => c.position.protocol.as_str().to_string(),
             };
-            (f, c.tokens.clone().map(|t| t.symbol), key)
+            let chain = c.position.chain;
+            let asset = |t: &HeldToken| {
+                let (chain, address) = token_key(chain, &t.address);
+                format!("{chain}:{address}")
+            };
+            for t in &c.tokens {
+                assets.entry(asset(t)).or_insert((chain, t));
+            }
+            (f, [asset(&c.tokens[0]), asset(&c.tokens[1])], key)
         })
         .collect();
     let groups = group_points(&times, &keyed, by)
         .into_iter()
-        .map(|g| GroupView {
-            points: shown(&g.points).map(portfolio_point_view).collect(),
-            key: g.key,
+        .map(|g| {
+            let token = assets.get(&g.key).filter(|_| by == GroupBy::Asset);
+            GroupView {
+                points: shown(&g.points).map(portfolio_point_view).collect(),
+                symbol: token.map(|(_, t)| t.symbol.clone()),
+                chain: token.map(|(chain, _)| *chain),
+                address: token.map(|(_, t)| t.address.clone()),
+                key: g.key,
+            }
         })
         .collect();
     Ok(PortfolioChart::Grouped(GroupedChartView {

@@ -32,9 +32,9 @@ pub struct AssetView {
 }
 
 /// A token as the assets breakdown groups it: its chain and address (lower case on EVM).
-type TokenKey = (Chain, String);
+pub(crate) type TokenKey = (Chain, String);
 
-fn token_key(chain: Chain, address: &str) -> TokenKey {
+pub(crate) fn token_key(chain: Chain, address: &str) -> TokenKey {
     if chain.addresses_ignore_case() {
         (chain, address.to_ascii_lowercase())
     } else {

@@ -22,19 +22,23 @@ use alloy_primitives::Address;
 use chrono::DateTime;
 use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
+use std::time::Instant;
 
-/// Blocks one probe round asks for at once.
-const PROBES: u64 = 8;
 /// Days one sync backfills on a chain at most (one pool's), oldest first.
 pub const DAYS_PER_SYNC: usize = 30;
 /// How far back a backfill reaches.
 pub const MAX_BACKFILL_DAYS: i64 = 1_100;
 
-/// What one chain's recording did: the boundaries recorded, and the requests it sent.
+/// Boundaries whose blocks one round of probes looks for together.
+pub const BOUNDARIES_AT_ONCE: usize = 24;
+
+/// What one chain's recording did: the boundaries recorded, the points stored, and the
+/// boundaries due that its time left to the next sync.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Recorded {
     pub boundaries: usize,
     pub points: usize,
+    pub left: usize,
 }
 
 fn time_of(block: &Block) -> Result<i64, RpcError> {
@@ -42,46 +46,6 @@ fn time_of(block: &Block) -> Result<i64, RpcError> {
         .timestamp
         .and_then(|t| i64::try_from(t).ok())
         .ok_or(RpcError::Malformed("a block came without its time"))
-}
-
-/// The last block at or before `time`, between `low` (at or before it) and `high` (after it):
-/// rounds of [`PROBES`] blocks in one batch each, the first guesses placed by the blocks' pace.
-async fn block_at(
-    rpc: &RpcClient,
-    time: i64,
-    mut low: Block,
-    mut high: Block,
-) -> Result<Block, RpcError> {
-    while high.number > low.number + 1 {
-        let (t_low, t_high) = (time_of(&low)?, time_of(&high)?);
-        let span = high.number - low.number;
-        // By the pace between them, then evenly around the guess.
-        let pace = (time - t_low) as f64 / (t_high - t_low).max(1) as f64;
-        let guess = low.number + ((span as f64 * pace) as u64).clamp(1, span - 1);
-        let step = (span / (PROBES * 4)).max(1);
-        let mut numbers: Vec<u64> = (0..PROBES)
-            .map(|i| {
-                guess
-                    .saturating_add(i * step)
-                    .saturating_sub(PROBES / 2 * step)
-            })
-            .filter(|n| *n > low.number && *n < high.number)
-            .collect();
-        numbers.dedup();
-        if numbers.is_empty() {
-            numbers.push(low.number + span / 2);
-        }
-        for block in evm::blocks(rpc, &numbers).await?.into_iter().flatten() {
-            if time_of(&block)? <= time {
-                if block.number > low.number {
-                    low = block;
-                }
-            } else if block.number < high.number {
-                high = block;
-            }
-        }
-    }
-    Ok(low)
 }
 
 /// A block at or before a boundary `behind` seconds before `target`, with none recorded yet:
@@ -111,13 +75,16 @@ async fn first_low(
 }
 
 /// Records the boundaries `chain`'s confirmed block `target` has passed (and those whose
-/// block a reorg replaced) for every catalog pool of the chain.
+/// block a reorg replaced) for every catalog pool of the chain, oldest first, until `deadline`:
+/// [`BOUNDARIES_AT_ONCE`] at a time, their blocks found together (`blocks_at`), then one batch
+/// of pool reads per boundary, the cursor saved with each. What the deadline leaves is the next
+/// sync's, from where this one stopped: the lag shrinks at any schedule.
 pub async fn record(
     rpc: &RpcClient,
     series: &dyn SeriesStore,
     catalog: &Catalog,
     chain: Chain,
-    target: &Block,
+    (target, deadline): (&Block, Instant),
 ) -> Result<Recorded, String> {
     let cursor = series
         .series_cursor(chain)
@@ -138,6 +105,7 @@ pub async fn record(
     }
     due.sort_unstable();
     due.dedup();
+    due.retain(|boundary| *boundary <= target_time);
     let pools: Vec<&Pool> = catalog.pools.iter().filter(|p| p.chain == chain).collect();
     let stakes = if due.is_empty() {
         Vec::new()
@@ -145,7 +113,10 @@ pub async fn record(
         stakes_on(series, catalog, chain, &pools).await?
     };
     let mut done = Vec::new();
-    let mut recorded = Recorded::default();
+    let mut recorded = Recorded {
+        left: due.len(),
+        ..Recorded::default()
+    };
     // The lowest block known at or before each boundary: the last recorded one before it.
     let mut lows: BTreeMap<i64, Block> = cursor
         .recent
@@ -153,49 +124,63 @@ pub async fn record(
         .zip(&known)
         .filter_map(|(r, b)| Some((r.time, b.clone().filter(|b| b.hash == r.hash)?)))
         .collect();
-    for boundary in due {
-        if boundary > target_time {
-            continue;
+    for chunk in due.chunks(BOUNDARIES_AT_ONCE) {
+        if Instant::now() >= deadline {
+            break;
         }
-        let low = match lows.range(..=boundary).next_back() {
+        let low = match lows.range(..=chunk[0]).next_back() {
             Some((_, b)) => Some(b.clone()),
-            None => first_low(rpc, target, target_time - boundary)
+            None => first_low(rpc, target, target_time - chunk[0])
                 .await
                 .map_err(|e| e.to_string())?,
         };
-        let Some(low) = low else {
-            // Before the chain's first block: nothing to record, the cursor moves past it.
-            let past = SeriesCursor {
-                through: cursor.through.max(Some(boundary)),
-                ..cursor.after(&done)
+        let blocks = match low {
+            Some(low) => blocks_at(rpc, chunk, low, target.clone())
+                .await
+                .map_err(|e| e.to_string())?,
+            // The chain starts after the first: the others are found from its genesis.
+            None => {
+                let genesis = evm::blocks(rpc, &[0]).await.map_err(|e| e.to_string())?;
+                match genesis.into_iter().flatten().next() {
+                    Some(genesis) => blocks_at(rpc, chunk, genesis, target.clone())
+                        .await
+                        .map_err(|e| e.to_string())?,
+                    None => vec![None; chunk.len()],
+                }
+            }
+        };
+        for (boundary, block) in chunk.iter().zip(blocks) {
+            if Instant::now() >= deadline {
+                break;
+            }
+            recorded.left -= 1;
+            let Some(block) = block else {
+                // Before the chain's first block: nothing to record, the cursor moves past it.
+                let past = SeriesCursor {
+                    through: cursor.through.max(Some(*boundary)),
+                    ..cursor.after(&done)
+                };
+                series
+                    .save_points(chain, &[], Some(&past))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                continue;
             };
+            let points = points_at(rpc, catalog, (&pools, &stakes), &block, *boundary).await?;
+            recorded.points += points.len();
+            let mark = RecordedBoundary {
+                time: *boundary,
+                block: block.number,
+                hash: block.hash.clone(),
+            };
+            done.push(mark);
+            lows.insert(*boundary, block);
             series
-                .save_points(chain, &[], Some(&past))
+                .save_points(chain, &points, Some(&cursor.after(&done)))
                 .await
                 .map_err(|e| e.to_string())?;
-            continue;
-        };
-        let block = if target_time <= boundary {
-            target.clone()
-        } else {
-            block_at(rpc, boundary, low, target.clone())
-                .await
-                .map_err(|e| e.to_string())?
-        };
-        let points = points_at(rpc, catalog, (&pools, &stakes), &block, boundary).await?;
-        recorded.points += points.len();
-        let mark = RecordedBoundary {
-            time: boundary,
-            block: block.number,
-            hash: block.hash.clone(),
-        };
-        done.push(mark.clone());
-        lows.insert(boundary, block);
-        series
-            .save_points(chain, &points, Some(&cursor.after(&done)))
-            .await
-            .map_err(|e| e.to_string())?;
-        recorded.boundaries += 1;
+            recorded.boundaries += 1;
+        }
     }
     Ok(recorded)
 }

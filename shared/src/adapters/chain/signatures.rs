@@ -5,7 +5,7 @@
 //! recovers a key's signature. Nothing is deployed anywhere; the service only reads.
 
 use super::evm::{hex_bytes, hex_data};
-use super::rpc::RpcClient;
+use super::rpc::{RpcClient, RpcError};
 use super::simulation::reverted;
 use crate::domain::wallets::proof::ContractProof;
 use alloy_primitives::Address;
@@ -42,7 +42,8 @@ pub fn check_call(wallet: Address, proof: &ContractProof) -> Vec<u8> {
 }
 
 /// `true` when the chain says `wallet` signed; `false` when it says not (the check answered
-/// 0 or reverted: a malformed wrapper, a factory that fails); `Err` when it could not answer.
+/// 0, reverted or halted: a malformed wrapper, a factory that fails, a wallet whose answer
+/// runs the call out of its gas or memory); `Err` when the node could not answer.
 pub async fn signed_by(
     rpc: &RpcClient,
     wallet: &str,
@@ -55,9 +56,32 @@ pub async fn signed_by(
         json!({"data": hex_data(&check_call(wallet, proof)), "gas": format!("0x{CHECK_GAS:x}")});
     match rpc.call("eth_call", json!([call, "latest"])).await {
         Ok(answer) => Ok(hex_bytes(&answer)? == [1]),
-        Err(e) if reverted(&e).is_some() => Ok(false),
+        Err(e) if reverted(&e).is_some() || halted(&e) => Ok(false),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// Whether the node says the call itself stopped (out of its gas or memory, an invalid opcode,
+/// the stack's bounds: anvil's "EVM error MemoryOOG", geth's "out of gas"): the contract's
+/// failure, as a revert is, never the node's.
+fn halted(error: &RpcError) -> bool {
+    let RpcError::Rpc { message, .. } = error else {
+        return false;
+    };
+    let message = message.to_ascii_lowercase();
+    [
+        "evm error",
+        "out of gas",
+        "outofgas",
+        "memoryoog",
+        "invalid opcode",
+        "invalid jump",
+        "stack underflow",
+        "stack overflow",
+        "stack limit",
+    ]
+    .iter()
+    .any(|said| message.contains(said))
 }
 
 #[cfg(test)]
@@ -78,5 +102,29 @@ mod tests {
         assert_eq!(&data[code + 12..code + 32], &[0xab; 20]);
         assert_eq!(&data[code + 32..code + 64], &[7; 32]);
         assert_eq!(data[code + 127], 3);
+    }
+
+    #[test]
+    fn a_call_that_runs_out_of_gas_or_memory_is_the_contracts_failure() {
+        let said = |code: i64, message: &str| RpcError::Rpc {
+            code,
+            message: message.into(),
+            data: None,
+        };
+        for halt in [
+            said(-32603, "EVM error MemoryOOG"),
+            said(-32000, "out of gas"),
+            said(-32003, "EVM error InvalidFEOpcode"),
+        ] {
+            assert!(halted(&halt), "{halt}");
+        }
+        for node in [
+            said(-32000, "missing trie node"),
+            said(-32005, "rate limited"),
+            RpcError::Status(503),
+            RpcError::Unreachable,
+        ] {
+            assert!(!halted(&node), "{node}");
+        }
     }
 }

@@ -28,6 +28,9 @@ use std::time::Duration;
 
 /// How long one RPC request may take before the chain counts as down for this sync.
 pub const RPC_TIMEOUT: Duration = Duration::from_secs(8);
+/// How long one sync records boundaries on each chain before leaving the rest to the next: the
+/// function's 25 s less its reads before and a last RPC round trip after.
+pub const SERIES_BUDGET: Duration = Duration::from_secs(10);
 
 pub struct Syncer {
     endpoints: BTreeMap<Chain, Arc<RpcClient>>,
@@ -99,11 +102,14 @@ impl Syncer {
         self
     }
 
-    /// Each EVM chain's points at the boundaries its confirmed block passed (the block this sync
+    /// Each EVM chain's points at every boundary its confirmed block passed (the block this sync
     /// read it at; where it read none of its pools, its head and that block: two requests), then
-    /// per boundary the probes and one batch of pool reads. A chain that fails records nothing
+    /// per [`series::BOUNDARIES_AT_ONCE`] boundaries the rounds of probes finding their blocks
+    /// together, and per boundary one batch of pool reads, for [`SERIES_BUDGET`] at most: the
+    /// next sync goes on from where this one stopped. A chain that fails records nothing more
     /// this time; the next sync takes the same boundaries.
     async fn record_series(&self, series: &dyn SeriesStore, catalog: &Catalog) {
+        let deadline = std::time::Instant::now() + SERIES_BUDGET;
         let chains = self.endpoints.iter().filter(|(chain, _)| {
             **chain != Chain::Solana && catalog.pools.iter().any(|p| p.chain == **chain)
         });
@@ -125,9 +131,10 @@ impl Syncer {
                 }
             };
             let Some(target) = target else { return };
-            match series::record(rpc, series, catalog, *chain, &target).await {
+            let until = (&target, deadline);
+            match series::record(rpc, series, catalog, *chain, until).await {
                 Ok(done) if done.boundaries > 0 => {
-                    tracing::info!(%chain, boundaries = done.boundaries, points = done.points, "points recorded");
+                    tracing::info!(%chain, boundaries = done.boundaries, points = done.points, left = done.left, "points recorded");
                 }
                 Ok(_) => {}
                 Err(why) => tracing::warn!(%chain, %why, "points not recorded"),

@@ -11,9 +11,6 @@ pub const HOUR: i64 = 3_600;
 pub const DAY: i64 = 86_400;
 /// The most points a chart answers (`all` widens its interval to stay within).
 pub const MAX_POINTS: i64 = 400;
-/// The most boundaries one sync records per chain: a sync that was down catches up over the
-/// next ones, the newest tiers first kept (see [`due_boundaries`]).
-pub const BOUNDARIES_PER_SYNC: usize = 12;
 
 named_enum!(
     /// A chart's span.
@@ -116,9 +113,10 @@ impl Period {
 }
 
 /// The boundaries a sync records on a chain whose confirmed block is at `block_time`, after
-/// `through` (the last recorded; `None`: only the latest), oldest first, at most
-/// [`BOUNDARIES_PER_SYNC`], none that its tier no longer keeps: a sync that was down catches up
-/// over the next ones, in order (the cursor moves to the last one recorded).
+/// `through` (the last recorded; `None`: only the latest), oldest first: every one passed,
+/// whatever the schedule, none that its tier no longer keeps (past the 5-minute points' days,
+/// hours only; past the hours', days only). A sync whose time runs out records the oldest
+/// first and the next goes on from there (the cursor moves to the last one recorded).
 pub fn due_boundaries(through: Option<i64>, block_time: i64) -> Vec<i64> {
     let latest = block_time.div_euclid(FIVE_MINUTES) * FIVE_MINUTES;
     let Some(through) = through else {
@@ -127,15 +125,18 @@ pub fn due_boundaries(through: Option<i64>, block_time: i64) -> Vec<i64> {
     let kept = |t: i64| Tier::of(t).kept_for().is_none_or(|k| t > block_time - k);
     let mut due = Vec::new();
     let mut t = (through.div_euclid(FIVE_MINUTES) + 1) * FIVE_MINUTES;
-    while t <= latest && due.len() < BOUNDARIES_PER_SYNC {
+    while t <= latest {
         if kept(t) {
             due.push(t);
         }
-        // Past what 5-minute points are kept for, only hours are due: step by them.
+        // Past what 5-minute points are kept for, only hours are due, and past the hours' only
+        // days: step by them.
         t += if kept(t + FIVE_MINUTES) || t % HOUR != 0 {
             FIVE_MINUTES
-        } else {
+        } else if kept(t + HOUR) || t % DAY != 0 {
             HOUR
+        } else {
+            DAY
         };
     }
     due
@@ -301,11 +302,24 @@ mod tests {
             due_boundaries(Some(day + 300), day + 901),
             vec![day + 600, day + 900]
         );
-        // Down three days: in order, hours only where 5-minute points are no longer kept.
+        // Down three days (or a sync every three days): every boundary, in order, hours only
+        // where 5-minute points are no longer kept: the first day's 24 hours, then the last two
+        // days' 576 5-minute boundaries.
         let due = due_boundaries(Some(day), day + 3 * DAY + 10);
-        assert_eq!(due.len(), BOUNDARIES_PER_SYNC);
         assert_eq!(due[0], day + HOUR);
-        assert!(due.iter().all(|t| t % HOUR == 0));
+        assert_eq!(due.len(), 24 + 576);
+        assert!(due[..24].iter().all(|t| t % HOUR == 0));
+        assert_eq!(
+            due[24..],
+            (1..=576).map(|i| day + DAY + i * 300).collect::<Vec<_>>()
+        );
+        assert!(due.windows(2).all(|w| w[0] < w[1]));
+        // Down 200 days: days where hours are no longer kept, then hours, then 5 minutes.
+        let due = due_boundaries(Some(day), day + 200 * DAY);
+        // 105 days; the hours of the 93 days after (95 are kept); 576 5-minute boundaries.
+        assert_eq!(due.len(), 105 + 93 * 24 + 576);
+        assert_eq!(due[104], day + 105 * DAY);
+        assert_eq!(due[105], day + 105 * DAY + HOUR);
         assert!(due.windows(2).all(|w| w[0] < w[1]));
     }
 

@@ -135,7 +135,8 @@ pub struct Group {
 }
 
 /// A position's figures at a chart's times (`None` where it has no point), its tokens' assets
-/// and its chain's or protocol's key.
+/// (each its chain and address: one symbol can name many tokens) and its chain's or protocol's
+/// key.
 pub type Keyed = (Vec<Option<PointFigures>>, [String; 2], String);
 
 /// Each position's figures at `times` (aligned: `None` where it has no point), with the keys of
@@ -280,18 +281,18 @@ mod tests {
         let positions: Vec<Keyed> = vec![
             (
                 vec![Some(weth_usdc)],
-                ["WETH".into(), "USDC".into()],
+                ["base:weth".into(), "base:usdc".into()],
                 "ethereum".into(),
             ),
             (
                 vec![Some(weth_dai)],
-                ["WETH".into(), "DAI".into()],
+                ["base:weth".into(), "base:dai".into()],
                 "base".into(),
             ),
         ];
         let groups = group_points(&[0], &positions, GroupBy::Asset);
         let keys: Vec<&str> = groups.iter().map(|g| g.key.as_str()).collect();
-        assert_eq!(keys, ["DAI", "USDC", "WETH"]);
+        assert_eq!(keys, ["base:dai", "base:usdc", "base:weth"]);
         let weth = &groups[2].points[0];
         assert_eq!((weth.value.clone(), weth.pnl.clone()), (d("15"), d("-5")));
         assert_eq!(weth.positions, 2);

@@ -131,7 +131,17 @@ pub fn portfolio_point_view(p: &PortfolioPoint) -> PortfolioPointView {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GroupView {
+    /// An asset's `{chain}:{address}` (lower case on EVM chains), as `GET /portfolio`'s assets
+    /// are told apart: a look-alike symbol is never merged into the real token; a chain's or
+    /// protocol's name.
     pub key: String,
+    /// An asset group's token, as the portfolio's assets show it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chain: Option<crate::domain::model::Chain>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
     pub points: Vec<PortfolioPointView>,
 }
 
