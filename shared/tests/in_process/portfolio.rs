@@ -73,3 +73,33 @@ fn the_portfolio_equals_its_positions_valued_one_by_one() {
         assert_eq!(assets, by_token, "{count}");
     }
 }
+
+/// A wallet position without liquidity (closed by its withdrawal, read before it) holds no
+/// principal: its amounts and their value are 0, whatever the older read said; what `collect`
+/// would still pay stays. It opened when its history's count starts, not when it was first seen.
+#[test]
+fn a_closed_wallet_position_holds_nothing_and_opened_at_its_mint() {
+    let catalog = sample::catalog();
+    let positions = sample::book("alice", &catalog, 10, false);
+    let open = positions.iter().find(|p| p.holding.is_some()).unwrap();
+    let holding = open.holding.as_deref().unwrap();
+    assert_ne!(holding.amounts, ["0", "0"], "the older read held principal");
+    let closed = shared::model::Position {
+        liquidity: 0,
+        status: shared::model::Status::Closed,
+        ..open.clone()
+    };
+    let (view, held) = holding_view(&closed, holding, &catalog);
+    for token in [&view.token_a, &view.token_b] {
+        assert_eq!(token.amount, "0", "{view:?}");
+        let value = serde_json::to_value(&token.value_usd).unwrap();
+        assert_eq!(value.as_f64(), Some(0.0), "{view:?}");
+    }
+    let (_, before) = holding_view(open, holding, &catalog);
+    // Its value is what collect would pay alone: the principal's value is gone.
+    let principal: BigDecimal = before.value.unwrap() - held.value.unwrap();
+    assert!(principal > BigDecimal::from(1000), "{principal}");
+    let first = holding.history.as_ref().unwrap().first_time.unwrap();
+    let opened = chrono::DateTime::from_timestamp(first as i64, 0).unwrap();
+    assert_eq!(view.created_at, shared::json::format_time(&opened));
+}

@@ -274,7 +274,12 @@ pub fn holding_view(
         .tokens
         .clone()
         .map(|t| usd_price(catalog, chain, &t.address));
-    let held = holding.amounts.clone().map(|a| amount(&a));
+    // A position without liquidity holds no principal, whatever an older read of it said (a
+    // close its events told before the next read): what it paid out is in its history.
+    let held = match position.liquidity {
+        0 => [U256::ZERO; 2],
+        _ => holding.amounts.clone().map(|a| amount(&a)),
+    };
     let owed = holding.fees.clone().map(|f| amount(&f));
     let usd = |i: usize, units: U256| {
         prices[i]
@@ -425,7 +430,15 @@ pub fn holding_view(
         history: sums.history,
         read_height: holding.height,
         refreshed_at: format_time(&holding.read_at),
-        created_at: format_time(&position.created_at),
+        // Opened when its holder's count starts (its mint's block, or the arrival's), where its
+        // history has it; else when the service first saw it.
+        created_at: holding
+            .history
+            .as_ref()
+            .and_then(|h| h.first_time)
+            .and_then(|t| i64::try_from(t).ok())
+            .and_then(|t| DateTime::from_timestamp(t, 0))
+            .map_or_else(|| format_time(&position.created_at), |t| format_time(&t)),
         close_reason: frozen
             .and_then(|c| c.reason.clone())
             .or_else(|| holding.close_reason.clone()),
