@@ -97,7 +97,7 @@ pub(super) fn assert_fits(name: &str, value: &Value) {
     }
 }
 
-/// Syncs until the pool's series reaches `time` (each sync records at most 12 boundaries): its
+/// Syncs until the pool's series reaches `time` (each sync records what its time budget allows): its
 /// 5-minute point within the last day, its hourly one before.
 pub(super) async fn sync_through(ops: &TestClient, alice: &TestClient, pool: &str, time: i64) {
     let recent = time > chrono::Utc::now().timestamp() - 23 * HOUR;
