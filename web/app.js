@@ -92,7 +92,8 @@ function figure(list, label, value, field, title) {
 }
 
 async function showPortfolio() {
-  const p = await state.api.get("/portfolio");
+  // The changes are asked for apart: they read every wallet position's history.
+  const p = await state.api.get("/portfolio?include=changes");
   const totals = $("totals");
   totals.replaceChildren();
   figure(totals, "Total value", usd(p.totalValueUsd), "totalValueUsd");

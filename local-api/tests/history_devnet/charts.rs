@@ -391,8 +391,11 @@ async fn book_over_time(store_args: &[&str]) {
     assert_eq!(grouped["groups"][0]["points"], portfolio["points"]);
 
     // The changes: the latest point (the top of the hour) against the one a day before it.
-    let overview = get(&alice, "/portfolio").await;
+    let bare = get(&alice, "/portfolio").await;
+    assert!(bare.get("changes").is_none(), "asked for apart: {bare}");
+    let overview = get(&alice, "/portfolio?include=changes").await;
     assert_fits("Portfolio", &overview);
+    assert_eq!(overview["totalValueUsd"], bare["totalValueUsd"]);
     let day = &overview["changes"]["1d"];
     assert_eq!(unix(&day["to"]), top, "{overview}");
     assert_eq!(unix(&day["from"]), top - 24 * HOUR, "{overview}");

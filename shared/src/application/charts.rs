@@ -19,7 +19,11 @@ use crate::domain::history::PositionEvent;
 use crate::domain::model::{Chain, HeldToken, Position, Status};
 use crate::domain::portfolio::token_key;
 use crate::domain::wallets::LinkedWallet;
+use futures_util::{StreamExt, TryStreamExt};
 use std::collections::HashMap;
+
+/// The histories and pools' points a chart reads at once.
+const READS_AT_ONCE: usize = 8;
 
 /// A catalog pool's tokens in protocol order.
 fn pool_tokens(pool: &Pool) -> [HeldToken; 2] {
@@ -154,17 +158,24 @@ async fn pool_points(
     let (Some(first), Some(last)) = (times.first(), times.last()) else {
         return Ok(points);
     };
+    let mut reads = Vec::new();
     for c in positions {
         let key = (c.position.chain, c.position.pool.to_ascii_lowercase());
         if points.contains_key(&key) || c.position.chain == Chain::Solana {
             continue;
         }
+        points.insert(key.clone(), Vec::new());
         let read = app
             .series
-            .points(c.position.chain, &c.position.pool, (*first, *last), tiers)
-            .await?;
-        points.insert(key, read);
+            .points(c.position.chain, &c.position.pool, (*first, *last), tiers);
+        reads.push(async move { read.await.map(|read| (key, read)) });
     }
+    // A few pools at a time.
+    let read: Vec<_> = futures_util::stream::iter(reads)
+        .buffer_unordered(READS_AT_ONCE)
+        .try_collect()
+        .await?;
+    points.extend(read);
     Ok(points)
 }
 
@@ -241,16 +252,18 @@ async fn book(
     catalog: &Catalog,
     wallets: &[LinkedWallet],
 ) -> Outcome<Vec<Charted>> {
-    let mut book = Vec::new();
+    // Each position's reads (its history or first point), a few at a time.
+    let mut reads = Vec::with_capacity(positions.len());
     for position in positions {
-        if position.status == Status::Pending {
-            continue;
-        }
-        if let Some(c) = Charted::read(app, position, catalog, wallets).await? {
-            book.push(c);
+        if position.status != Status::Pending {
+            reads.push(Charted::read(app, position, catalog, wallets));
         }
     }
-    Ok(book)
+    let read: Vec<Option<Charted>> = futures_util::stream::iter(reads)
+        .buffered(READS_AT_ONCE)
+        .try_collect()
+        .await?;
+    Ok(read.into_iter().flatten().collect())
 }
 
 /// Each position's figures at `times`, from `points` (its pool's, as read).

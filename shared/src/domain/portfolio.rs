@@ -102,9 +102,11 @@ pub struct PortfolioView {
     pub assets: Vec<AssetView>,
     /// The total value by chain, with the assets' rounding rule.
     pub chains: Vec<ChainView>,
-    /// The changes over the last day, week and month by the series (decision 66); `null` for a
-    /// period it does not reach back to.
-    pub changes: crate::domain::chart::ChangesView,
+    /// The changes over the last day, week and month by the series (decision 66), where asked
+    /// for (`include=changes`: they read every wallet position's history); `null` for a period
+    /// it does not reach back to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<crate::domain::chart::ChangesView>,
 }
 
 /// Whole tokens of one reward token that has no USD price, over the caller's positions.
@@ -486,7 +488,7 @@ pub fn portfolio(
                 })
             })
             .collect(),
-        changes: Default::default(),
+        changes: None,
     })
 }
 
@@ -586,7 +588,7 @@ mod tests {
         let json = serde_json::to_value(&view).unwrap();
         assert_eq!(
             json,
-            serde_json::json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "unrealizedPnlUsd": 0, "realizedPnlUsd": 0, "totalFeesEarnedUsd": 0, "totalRewardsUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "unvaluedPositions": 0, "unpricedPositions": 0, "unpricedRewards": [], "assets": [], "chains": [], "changes": {"1d": null, "7d": null, "30d": null}})
+            serde_json::json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "unrealizedPnlUsd": 0, "realizedPnlUsd": 0, "totalFeesEarnedUsd": 0, "totalRewardsUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "unvaluedPositions": 0, "unpricedPositions": 0, "unpricedRewards": [], "assets": [], "chains": []})
         );
     }
 }

@@ -106,11 +106,17 @@ pub async fn create_position(app: &App, request: &Request) -> Reply {
     .await
 }
 
-/// `GET /portfolio`: the overview of the caller's open positions and the realized totals of
-/// the closed ones.
+/// `GET /portfolio[?include=changes]`: the overview of the caller's open positions and the
+/// realized totals of the closed ones; with `include=changes`, its changes over a day, a week
+/// and a month.
 pub async fn get_portfolio(app: &App, request: &Request) -> Reply {
     let owner = owner(request)?;
-    let view = portfolio_of(app, &owner).await?;
+    let changes = match request.query_string_parameters().first("include") {
+        None => false,
+        Some("changes") => true,
+        Some(_) => return Err(ApiError::bad_request("include must be: changes")),
+    };
+    let view = portfolio_of(app, &owner, changes).await?;
     Ok(json_response(StatusCode::OK, &view))
 }
 

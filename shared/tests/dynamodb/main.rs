@@ -6,4 +6,5 @@ mod deliveries;
 mod fanout;
 mod faults;
 mod market;
+mod portfolio_costs;
 mod store;

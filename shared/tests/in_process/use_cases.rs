@@ -71,7 +71,7 @@ async fn a_simulated_position_from_create_to_close_without_a_request() {
         serde_json::to_value(&read).unwrap(),
         serde_json::to_value(&created).unwrap()
     );
-    let portfolio = portfolio_of(&app, "alice").await.unwrap();
+    let portfolio = portfolio_of(&app, "alice", false).await.unwrap();
     assert_eq!(
         serde_json::to_value(&portfolio).unwrap()["totalValueUsd"],
         serde_json::to_value(valued(&created)).unwrap()["valueUsd"]
