@@ -251,6 +251,63 @@ pub async fn series_points_are_kept_per_pool_and_boundary(store: &dyn SeriesStor
         store.series_cursor(Chain::Base).await.unwrap(),
         SeriesCursor::default()
     );
+    a_point_of_any_size_is_kept(store).await;
+}
+
+/// A point of `ticks` followed ticks at `block`: as many as dust positions of ranges of their
+/// own make.
+fn wide_point(time: i64, block: u64, ticks: usize) -> PoolPoint {
+    let mut wide = point(time, block);
+    wide.state.ticks = (0..ticks)
+        .map(|i| TickState {
+            tick: -887_220 + 60 * i as i32,
+            initialized: i % 7 != 3,
+            fee_growth_outside0: U256::MAX - U256::from(i),
+            fee_growth_outside1: U256::from(i) << 200,
+        })
+        .collect();
+    wide
+}
+
+/// No number of followed ticks stops a series (issue 61): a point of 3,000 ticks (past what
+/// one DynamoDB item holds, 400 KB) kept exactly, as the last of a range too; recorded again at
+/// another block with fewer, it is the new one alone.
+async fn a_point_of_any_size_is_kept(store: &dyn SeriesStore) {
+    let (chain, pool) = (
+        Chain::Arbitrum,
+        "0xc6962004f452be9203591991d15f6b388e09e8d0",
+    );
+    let day = 20_001 * DAY;
+    let wide = wide_point(day + 300, 7, 3_000);
+    let json = serde_json::to_string(&wide).unwrap().len();
+    println!("figures: a point of 3,000 ticks is {json} bytes of JSON");
+    let points = [
+        (pool.to_string(), point(day, 6)),
+        (pool.to_string(), wide.clone()),
+    ];
+    store.save_points(chain, &points, None).await.unwrap();
+    let read = store
+        .points(chain, pool, (day, day + 300), &Tier::ALL)
+        .await
+        .unwrap();
+    assert_eq!(read.len(), 2);
+    assert_eq!(read[1], wide, "kept exactly");
+    let before = store
+        .points(chain, pool, (day, day), &Tier::ALL)
+        .await
+        .unwrap();
+    assert_eq!(before, [point(day, 6)], "its neighbour untouched");
+    // Recorded again (a reorg) at another block with fewer ticks.
+    let again = wide_point(day + 300, 8, 1_500);
+    store
+        .save_points(chain, &[(pool.to_string(), again.clone())], None)
+        .await
+        .unwrap();
+    let read = store
+        .points(chain, pool, (day + 300, day + 300), &Tier::ALL)
+        .await
+        .unwrap();
+    assert_eq!(read, [again]);
 }
 
 /// The series store's followed stakes (decision 66): followed per chain, an EVM pool in any

@@ -1,6 +1,7 @@
 //! The pools' series in the table (decision 66): one item per pool and boundary,
-//! `SERIES#{chain}#{pool}` / `{tier}#{time}` holding the point (JSON) and, for the 5-minute and
-//! hourly tiers, `expiresAt` (2 days, 95 days on); a day's point is kept for ever. One item per
+//! `SERIES#{chain}#{pool}` / `{tier}#{time}` holding the point (JSON; past 1,000 ticks the rest
+//! in items of 1,000 beside it, `{tier}#{time}#{part}`) and, for the 5-minute and hourly tiers,
+//! `expiresAt` (2 days, 95 days on); a day's point is kept for ever. One item per
 //! chain, `SERIES#{chain}` / `CURSOR`, says where its series stands; `SERIES#{chain}` /
 //! `WANT#{pool}` holds from when a pool's past days are wanted, `SERIES#{chain}` /
 //! `STAKE#{pool}#{token}` (its `farm`; once ended, `until` and `endedAt`, expiring three days
@@ -71,20 +72,85 @@ fn json_failure(e: serde_json::Error) -> StoreError {
     StoreError::Failure(Box::new(e))
 }
 
-fn point_item(chain: Chain, pool: &str, point: &PoolPoint) -> Result<Item, StoreError> {
-    let mut item = Item::from([
-        ("PK".into(), s(pool_partition(chain, pool))),
-        ("SK".into(), s(point_sort_key(point.time))),
-        (
-            "point".into(),
-            s(serde_json::to_string(point).map_err(json_failure)?),
-        ),
-    ]);
-    if let Some(kept) = Tier::of(point.time).kept_for() {
-        let at = AttributeValue::N((point.time + kept).to_string());
-        item.insert(EXPIRES.into(), at);
+/// The most ticks one item of a point holds: about 150 bytes each, 150 KB an item, far below
+/// DynamoDB's 400 KB (issue 61: anyone can mint dust positions with ranges of their own to the
+/// addresses a user watches).
+pub const TICKS_PER_ITEM: usize = 1_000;
+
+/// A point as items: the point with its first [`TICKS_PER_ITEM`] ticks (and, past them, how
+/// many items it takes, `parts`), then each further chunk of ticks its own item,
+/// `{tier}#{time}#{part:03}`, beside it (with the point's block: a point recorded again at
+/// another block never takes the parts of the one it replaced).
+fn point_items(chain: Chain, pool: &str, point: &PoolPoint) -> Result<Vec<Item>, StoreError> {
+    let key = point_sort_key(point.time);
+    let mut chunks = point.state.ticks.chunks(TICKS_PER_ITEM);
+    let mut first = point.clone();
+    first.state.ticks = chunks.next().unwrap_or_default().to_vec();
+    let parts = chunks.len() + 1;
+    let expires = Tier::of(point.time)
+        .kept_for()
+        .map(|kept| AttributeValue::N((point.time + kept).to_string()));
+    let item = |sk: String, attributes: Vec<(&str, AttributeValue)>| {
+        let mut item = Item::from([
+            ("PK".into(), s(pool_partition(chain, pool))),
+            ("SK".into(), s(sk)),
+        ]);
+        item.extend(attributes.into_iter().map(|(k, v)| (k.to_string(), v)));
+        if let Some(at) = &expires {
+            item.insert(EXPIRES.into(), at.clone());
+        }
+        item
+    };
+    let json = serde_json::to_string(&first).map_err(json_failure)?;
+    let mut head = vec![("point", s(json))];
+    if parts > 1 {
+        head.push(("parts", n(parts as i64)));
     }
-    Ok(item)
+    let mut items = vec![item(key.clone(), head)];
+    for (i, ticks) in chunks.enumerate() {
+        let json = serde_json::to_string(ticks).map_err(json_failure)?;
+        let block = n(point.state.height as i64);
+        let part = vec![("ticks", s(json)), ("block", block)];
+        items.push(item(format!("{key}#{:03}", i + 1), part));
+    }
+    Ok(items)
+}
+
+/// The points of a partition's items, in sort-key order: each point then its parts.
+fn points_of(items: &[Item]) -> Result<Vec<PoolPoint>, StoreError> {
+    let number = |item: &Item, name: &str| -> Option<i64> {
+        match item.get(name) {
+            Some(AttributeValue::N(v)) => v.parse().ok(),
+            _ => None,
+        }
+    };
+    let mut points: Vec<(PoolPoint, i64)> = Vec::new();
+    for item in items {
+        let Some(ticks) = item.get("ticks") else {
+            let point: PoolPoint = serde_json::from_str(text(item, "point")?)
+                .map_err(|_| malformed("series point"))?;
+            points.push((point, number(item, "parts").unwrap_or(1)));
+            continue;
+        };
+        let part = match item.get("SK") {
+            Some(AttributeValue::S(sk)) => {
+                sk.rsplit('#').next().and_then(|p| p.parse::<i64>().ok())
+            }
+            _ => None,
+        };
+        let (Some((point, parts)), Some(part), AttributeValue::S(ticks)) =
+            (points.last_mut(), part, ticks)
+        else {
+            continue;
+        };
+        // A part of the point it was written with: its block, within its count.
+        if number(item, "block") == Some(point.state.height as i64) && part < *parts {
+            let more: Vec<crate::domain::market::TickState> =
+                serde_json::from_str(ticks).map_err(|_| malformed("series point ticks"))?;
+            point.state.ticks.extend(more);
+        }
+    }
+    Ok(points.into_iter().map(|(point, _)| point).collect())
 }
 
 #[async_trait]
@@ -104,10 +170,10 @@ impl SeriesStore for DynamoDbStore {
         points: &[(String, PoolPoint)],
         cursor: Option<&SeriesCursor>,
     ) -> StoreResult<()> {
-        let items: Vec<Item> = points
-            .iter()
-            .map(|(pool, point)| point_item(chain, pool, point))
-            .collect::<Result<_, _>>()?;
+        let mut items: Vec<Item> = Vec::new();
+        for (pool, point) in points {
+            items.extend(point_items(chain, pool, point)?);
+        }
         self.put_all(&items).await?;
         // The cursor last: a sync that fails before it records the same boundary again.
         let Some(cursor) = cursor else {
@@ -236,18 +302,15 @@ impl SeriesStore for DynamoDbStore {
         }
         for tier in tiers {
             let bound = |t: i64| format!("{}#{t:012}", tier.as_str());
+            // The last point's parts sort after it (`#001`…): `~` after them all.
             let condition = (
                 "SK BETWEEN :a AND :b",
-                [bound(from.max(0)), bound(to.max(0))],
+                [bound(from.max(0)), format!("{}#~", bound(to.max(0)))],
             );
-            for item in self
+            let items = self
                 .series_items(pool_partition(chain, pool), condition)
-                .await?
-            {
-                let point: PoolPoint = serde_json::from_str(text(&item, "point")?)
-                    .map_err(|_| malformed("series point"))?;
-                points.push(point);
-            }
+                .await?;
+            points.extend(points_of(&items)?);
         }
         points.sort_by_key(|p| p.time);
         Ok(points)
