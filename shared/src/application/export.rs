@@ -26,14 +26,18 @@ pub async fn export(
     watched: bool,
 ) -> Outcome<Option<String>> {
     let inputs = app.store.portfolio_inputs(owner).await?;
-    let only_watched: HashSet<(Chain, String)> = app
-        .wallets
-        .wallets(owner)
-        .await?
-        .into_iter()
+    let wallets = app.wallets.wallets(owner).await?;
+    let only_watched: HashSet<(Chain, String)> = wallets
+        .iter()
         .filter(|w| w.kind == WalletKind::Watched)
         .map(|w| (w.chain, w.address.to_ascii_lowercase()))
         .collect();
+    let mut own: HashMap<Chain, Vec<String>> = HashMap::new();
+    for w in &wallets {
+        own.entry(w.chain)
+            .or_default()
+            .push(w.address.to_ascii_lowercase());
+    }
     let is_watched =
         |chain: Chain, wallet: &str| only_watched.contains(&(chain, wallet.to_ascii_lowercase()));
     // Open and closed are apart (a position is one or the other); the rows are sorted by time.
@@ -80,6 +84,7 @@ pub async fn export(
                 events,
                 wallet: &holding.wallet,
                 watched: is_watched(p.chain, &holding.wallet),
+                own: own.get(&p.chain).map_or(&[], Vec::as_slice),
                 arrived_with: holding
                     .history
                     .as_ref()

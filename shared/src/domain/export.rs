@@ -13,7 +13,7 @@
 //! of its fee alone. Where the receipt was not read, the fee columns stay empty. Every cell is
 //! written by the `csv` crate, and one a spreadsheet would run as a formula is made inert.
 
-use crate::domain::history::{count_start, EventKind, Ledger, PositionEvent, Priced};
+use crate::domain::history::{count_start, counted_for, EventKind, Ledger, PositionEvent, Priced};
 use crate::domain::json::plain_exact;
 use crate::domain::math::price::base_units_to_decimal;
 use crate::domain::math::U256;
@@ -55,6 +55,8 @@ pub struct Exported<'a> {
     /// The wallet holding it, and whether its owner only watches that address (no signature).
     pub wallet: &'a str,
     pub watched: bool,
+    /// Its owner's wallets on its chain: a move between two of them starts no new count.
+    pub own: &'a [String],
     /// The principal the transfer that started its count brought (its history summary's).
     pub arrived_with: Option<[U256; 2]>,
 }
@@ -122,7 +124,8 @@ fn arrived(
 fn movements<'a>(exported: &'a Exported<'a>, (from, to): (i64, i64)) -> Vec<Movement<'a>> {
     let mut ledger = Ledger::default();
     let mut out: Vec<Movement<'a>> = Vec::new();
-    let Some(start) = count_start(exported.events, exported.wallet) else {
+    let counted = counted_for(exported.events, exported.own, exported.wallet);
+    let Some(start) = count_start(&counted, exported.wallet) else {
         return out;
     };
     // A transaction's gas, until a row of it carries it: a row of its own otherwise.
@@ -466,6 +469,7 @@ mod tests {
             events,
             wallet: WALLET,
             watched: false,
+            own: &[],
             arrived_with: None,
         }
     }

@@ -197,6 +197,7 @@ async fn bench_backfill() {
                 store: store.as_ref(),
                 alerts: &shared::App::in_memory().alerts,
                 log_range: DEFAULT_LOG_RANGE,
+                own: &[],
             };
             let started = Instant::now();
             let done = reader.follow(std::slice::from_ref(&position), &head).await;

@@ -18,8 +18,8 @@ use crate::application::ports::{HistoryStore, PositionStore, SeriesStore, StoreE
 use crate::application::watches::{emit_history, retract_history};
 use crate::domain::catalog::{Catalog, Deployment, Pool};
 use crate::domain::history::{
-    count_start, mark_staking, summarize, Arrival, EventKind, HistoryProgress, HistorySummary,
-    Kept, PositionEvent, Priced,
+    count_start, counted_for, mark_staking, summarize, Arrival, EventKind, HistoryProgress,
+    HistorySummary, Kept, PositionEvent, Priced,
 };
 use crate::domain::holdings::usd_price;
 use crate::domain::market::{PoolKey, PoolState};
@@ -52,6 +52,9 @@ pub struct HistoryReader<'a> {
     pub alerts: &'a Alerts,
     /// Blocks one `eth_getLogs` asks for at most on this chain.
     pub log_range: u64,
+    /// The owner's wallets on this chain (lower case): a transfer between two of them starts
+    /// no new count (`history::counted_for`).
+    pub own: &'a [String],
 }
 
 /// What one pass over a wallet's positions did.
@@ -250,6 +253,7 @@ impl HistoryReader<'_> {
             return Ok((0, None));
         }
         let events = self.history.history_page(owner, id, 0, next.events).await?;
+        let events = counted_for(&events, self.own, &holding.wallet);
         let arrival = self.arrival(position, holding, &events, blocks).await;
         let decimals = holding.tokens.clone().map(|t| t.decimals);
         let whole = next.from_mint && stopped.is_none();

@@ -14,7 +14,9 @@ use super::wallets::{
 };
 use crate::application::alert_ports::Alerts;
 use crate::application::app::{App, Refreshed, WalletRefresh};
-use crate::application::ports::{HistoryStore, Market, PositionStore, SeriesStore, StoreError};
+use crate::application::ports::{
+    HistoryStore, Market, PositionStore, SeriesStore, StoreError, WalletStore,
+};
 use crate::application::wallet_reads::{close_burned, mark_unread, record, WALLET_NOT_READ};
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::clock::Clock;
@@ -33,6 +35,7 @@ pub struct WalletReader {
     store: Arc<dyn PositionStore>,
     clock: Arc<dyn Clock>,
     history: Arc<dyn HistoryStore>,
+    wallets: Arc<dyn WalletStore>,
     /// Where a position older than the series asks for its pool's past days.
     series: Arc<dyn SeriesStore>,
     alerts: Alerts,
@@ -52,6 +55,7 @@ impl WalletReader {
             store: app.store.clone(),
             clock: app.clock.clone(),
             history: app.history.clone(),
+            wallets: app.wallets.clone(),
             series: app.series.clone(),
             alerts: app.alerts.clone(),
             confirmations: confirmations.into(),
@@ -376,7 +380,17 @@ impl WalletReader {
                 return Some(format!("the positions' histories were not read: {e}"));
             }
         };
+        // The owner's wallets on the chain: a move between two of them continues the count.
+        let own: Vec<String> = match self.wallets.wallets(&wallet.owner).await {
+            Ok(wallets) => wallets
+                .into_iter()
+                .filter(|w| w.chain == wallet.chain)
+                .map(|w| w.address.to_ascii_lowercase())
+                .collect(),
+            Err(e) => return Some(format!("the owner's wallets were not read: {e}")),
+        };
         let reader = HistoryReader {
+            own: &own,
             rpc,
             chain: wallet.chain,
             catalog,

@@ -4,7 +4,9 @@
 //! from its own liquidity. The formulas are the position's (decisions 28, 44, 58–60).
 
 use super::series::PoolPoint;
-use crate::domain::history::{count_start, summarize, units, EventKind, Kept, PositionEvent};
+use crate::domain::history::{
+    count_start, counted_for, summarize, units, EventKind, Kept, PositionEvent,
+};
 use crate::domain::market::TickState;
 use crate::domain::math::fees::{BoundTick, FeeAccounting};
 use crate::domain::math::price::base_units_to_decimal;
@@ -188,24 +190,13 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
     };
     // Transfers between the owner's own wallets are no arrival: the count starts where the
     // position came to one of them from elsewhere (its mint, or a stranger's transfer).
-    let mut upto: Vec<PositionEvent> = subject
+    let upto: Vec<PositionEvent> = subject
         .events
         .iter()
         .filter(|e| e.block <= block)
         .cloned()
         .collect();
-    for event in upto.iter_mut().filter(|e| e.kind == EventKind::Transfer) {
-        if own(&event.from) && own(&event.to) {
-            event.to = None;
-        } else if own(&event.to) {
-            event.to = Some(subject.wallet.to_string());
-        }
-    }
-    if let Some(mint) = upto.iter_mut().find(|e| e.kind == EventKind::Mint) {
-        if own(&mint.to) {
-            mint.to = Some(subject.wallet.to_string());
-        }
-    }
+    let upto = counted_for(&upto, subject.own, subject.wallet);
     let start = count_start(&upto, subject.wallet)?;
     let gone = upto[start + 1..]
         .iter()

@@ -12,7 +12,7 @@ mod views;
 
 pub use events::{mark_staking, EventKind, HistoryProgress, Kept, Ledger, PositionEvent, Priced};
 pub use summary::{
-    count_start, decimals, summarize, units, usd_of, Arrival, FeeState, HistorySummary,
+    count_start, counted_for, decimals, summarize, units, usd_of, Arrival, FeeState, HistorySummary,
 };
 pub use views::{event_views, EventTokenView, EventView, HistoryView, TokenHistoryView};
 
@@ -155,6 +155,53 @@ mod tests {
         // Read without its mint: not complete, with the reason.
         let partial = summarize(&events, WALLET, [6, 18], (3, false), None);
         assert!(!partial.complete && partial.reason.is_some());
+    }
+
+    #[test]
+    fn a_move_between_the_owners_wallets_continues_the_count() {
+        use EventKind::*;
+        let (zero, other, stranger) = (
+            "0x0000000000000000000000000000000000000000",
+            "0x00000000000000000000000000000000000000cc",
+            "0x00000000000000000000000000000000000000bb",
+        );
+        // Minted to the owner's other wallet, moved to this one, then to a stranger and back.
+        let events = [
+            at(to(event(Mint, 1, [0, 0]), zero, other), 10, ["1", "1"]),
+            at(event(Deposit, 1, [100, 100]), 10, ["1", "1"]),
+            at(
+                to(event(Transfer, 2, [0, 0]), other, WALLET),
+                20,
+                ["2", "1"],
+            ),
+        ];
+        let own = [other.to_string(), WALLET.to_string()];
+        let counted = counted_for(&events, &own, WALLET);
+        let summary = summarize(&counted, WALLET, [0, 0], (2, true), None);
+        assert!(summary.complete, "no arrival to read: {summary:?}");
+        assert_eq!(summary.counted_from, Some(1), "from its mint");
+        assert_eq!(summary.deposited, ["100".to_string(), "100".into()]);
+        assert_eq!(
+            summary.deposited_usd,
+            [Some("100".into()), Some("100".into())]
+        );
+        // Read without the other wallet: a new count at the move.
+        let alone = summarize(&events, WALLET, [0, 0], (2, true), None);
+        assert_eq!(alone.counted_from, Some(2));
+        // Back from a stranger: an arrival, whoever held it before.
+        let mut round = events.to_vec();
+        round.push(at(
+            to(event(Transfer, 3, [0, 0]), WALLET, stranger),
+            30,
+            ["2", "1"],
+        ));
+        round.push(at(
+            to(event(Transfer, 4, [0, 0]), stranger, other),
+            40,
+            ["2", "1"],
+        ));
+        let counted = counted_for(&round, &own, WALLET);
+        assert_eq!(count_start(&counted, WALLET), Some(4));
     }
 
     #[test]

@@ -20,6 +20,30 @@ pub fn count_start(events: &[PositionEvent], wallet: &str) -> Option<usize> {
     })
 }
 
+/// `events` as their holder `wallet`'s count reads them when its owner holds the wallets `own`
+/// (lower case; linked or watched: the position's record follows it between them): a transfer
+/// between two of them is no arrival (its recipient dropped), a mint or a transfer from
+/// elsewhere to any of them is an arrival at `wallet`. One rule for every answer: the
+/// position's figures, its chart and its export (decision 69).
+pub fn counted_for(events: &[PositionEvent], own: &[String], wallet: &str) -> Vec<PositionEvent> {
+    let is_own = |address: &Option<String>| {
+        address.as_deref().is_some_and(|a| {
+            a.eq_ignore_ascii_case(wallet) || own.iter().any(|w| w.eq_ignore_ascii_case(a))
+        })
+    };
+    let mut counted = events.to_vec();
+    for event in &mut counted {
+        match event.kind {
+            EventKind::Transfer if is_own(&event.from) && is_own(&event.to) => event.to = None,
+            EventKind::Transfer | EventKind::Mint if is_own(&event.to) => {
+                event.to = Some(wallet.to_string());
+            }
+            _ => {}
+        }
+    }
+    counted
+}
+
 /// What a position held at the transfer that brought it to its holder, read at that block:
 /// the principal its liquidity held (rounded down, as a withdrawal pays) and what `collect`
 /// would have paid (fees and uncollected principal).
