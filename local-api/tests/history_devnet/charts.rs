@@ -347,6 +347,18 @@ async fn book_over_time(store_args: &[&str]) {
         "before its mint: none"
     );
     assert_eq!(unix(&points_two[0]["time"]), top - HOUR);
+    // Moved between the owner's wallets: no arrival, in GET as in the chart (issue 61): its
+    // count from its mint, the chart's last point its figures.
+    let last_two = points_two.last().unwrap();
+    assert_eq!(unix(&last_two["time"]), top, "{last_two}");
+    for field in ["pnlUsd", "valueUsd"] {
+        assert!(
+            (number(&two[field]) - number(&last_two[field])).abs() < 0.011,
+            "{field}: {two} {last_two}"
+        );
+    }
+    // Opened at its mint (where its count starts), not at the move.
+    assert_eq!(unix(&two["createdAt"]), top - 2 * HOUR + 100, "{two}");
 
     // The portfolio's points are the sum of its positions'.
     let portfolio = get(&alice, "/portfolio/chart?period=7d").await;
