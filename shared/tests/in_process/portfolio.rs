@@ -103,3 +103,69 @@ fn a_closed_wallet_position_holds_nothing_and_opened_at_its_mint() {
     let opened = chrono::DateTime::from_timestamp(first as i64, 0).unwrap();
     assert_eq!(view.created_at, shared::json::format_time(&opened));
 }
+
+/// A simulated position's chart at its pool's state holds what the position holds, rounded as
+/// the position is (up: decision 8), to the unit (issue 61).
+#[test]
+fn a_simulated_positions_point_holds_its_amounts_to_the_unit() {
+    use shared::chart::{simulated_point, PoolPoint, SimulatedSubject};
+    use shared::model::{HeldToken, Source};
+    let catalog = sample::catalog();
+    let now = chrono::DateTime::from_timestamp(1_795_000_100, 0).unwrap();
+    let positions = sample::book("alice", &catalog, 40, false);
+    let mut checked = 0;
+    let sized = |p: &&shared::model::Position| {
+        p.source() == Source::Simulated && p.status != shared::model::Status::Pending
+    };
+    for p in positions.iter().filter(sized) {
+        let Ok(valued) = value_position(p, &catalog, now) else {
+            continue;
+        };
+        let pool = catalog.find(p.chain, p.protocol, &p.pool).unwrap();
+        let Some(state) = pool.state.clone() else {
+            continue;
+        };
+        let held = |t: &shared::catalog::Token| HeldToken {
+            symbol: t.symbol.clone(),
+            address: t.address.clone(),
+            decimals: t.decimals,
+        };
+        let base_is_token0 = pool.orientation.base_is_token0;
+        let tokens = if base_is_token0 {
+            [held(&pool.token_a), held(&pool.token_b)]
+        } else {
+            [held(&pool.token_b), held(&pool.token_a)]
+        };
+        let point = PoolPoint {
+            time: 1_795_000_000,
+            block_time: 1_795_000_000,
+            state,
+            prices: [None, None],
+            unread: None,
+            farm: None,
+        };
+        let subject = SimulatedSubject {
+            tokens: &tokens,
+            range: (p.tick_lower, p.tick_upper),
+            curve: shared::catalog::curve_of(p.protocol),
+            liquidity: p.liquidity,
+            cost_basis: p.cost_basis_usd.clone(),
+            from: 0,
+            until: None,
+        };
+        let figures = simulated_point(&subject, &point, None).unwrap();
+        let [a, b] = if base_is_token0 { [0, 1] } else { [1, 0] };
+        let view = &valued.view;
+        let whole = |t: usize| {
+            let units = figures.tokens[t].amount.unwrap();
+            shared::json::plain_exact(&shared::math::price::base_units_to_decimal(
+                units,
+                tokens[t].decimals,
+            ))
+        };
+        assert_eq!(whole(a), view.token_a.amount, "{}", p.id);
+        assert_eq!(whole(b), view.token_b.amount, "{}", p.id);
+        checked += 1;
+    }
+    assert!(checked >= 5, "{checked}");
+}

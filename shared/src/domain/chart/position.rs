@@ -145,11 +145,12 @@ fn growth_inside(
     )
 }
 
+/// What `liquidity` holds in `range` at the point's price, rounded up or down.
 fn principal(
     point: &PoolPoint,
     curve: Curve,
     range: (i32, i32),
-    liquidity: u128,
+    (liquidity, round_up): (u128, bool),
 ) -> Option<[U256; 2]> {
     let held = curve
         .amounts_for_liquidity(
@@ -157,7 +158,7 @@ fn principal(
             curve.sqrt_price_at_tick(range.0).ok()?,
             curve.sqrt_price_at_tick(range.1).ok()?,
             liquidity,
-            false,
+            round_up,
         )
         .ok()?;
     Some([held.amount0, held.amount1])
@@ -269,7 +270,8 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
             None
         }
     };
-    let held = principal(point, subject.curve, subject.range, liquidity)?;
+    // Rounded down, as a withdrawal pays and the position's read holds.
+    let held = principal(point, subject.curve, subject.range, (liquidity, false))?;
     let prices = point.prices();
     if prices.iter().any(Option::is_none) {
         reasons.push("a token had no USD price at the point".into());
@@ -384,7 +386,14 @@ pub fn simulated_point(
     if let Some(why) = &point.unread {
         return Some(unread(point, why));
     }
-    let held = principal(point, subject.curve, subject.range, subject.liquidity)?;
+    // Rounded up, as the position itself is valued (decision 8): the chart's last point is
+    // the position's figures to the unit.
+    let held = principal(
+        point,
+        subject.curve,
+        subject.range,
+        (subject.liquidity, true),
+    )?;
     let accounting = FeeAccounting::of(subject.curve);
     let fees = first
         .and_then(|f| growth_inside(f, accounting, subject.range))
