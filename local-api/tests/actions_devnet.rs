@@ -153,6 +153,29 @@ async fn acts_on_a_wallet_position(store_args: &[&str]) {
         "{after}"
     );
 
+    // 1b. A collect executed without its hash reported (a Safe's own `execTransaction`, whose
+    // hash the page may never learn) is done by its events: the next action is answered, not
+    // refused as waiting until its deadline (issue 61).
+    for _ in 0..2 {
+        let waiting = world.act(&id, "collect", json!({})).await;
+        assert_eq!(waiting.status, StatusCode::OK, "{}", waiting.text());
+        let refused = world.act(&id, "decrease", json!({"percent": 10})).await;
+        assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.text());
+        devnet.swap_both_ways("5", "15000").await;
+        devnet.collect(&world.wallet, &token).await;
+        world.sync().await;
+        let after = world.get(&id).await;
+        let history = world
+            .alice
+            .send(Method::GET, &format!("/positions/{id}/history"), &[], b"")
+            .await;
+        assert!(
+            after.get("action").is_none(),
+            "done by its events: {after} {}",
+            history.text()
+        );
+    }
+
     // 2. Increase: approvals (the wallet never approved the manager), then increaseLiquidity;
     // what it took is what the run took.
     let increase = world

@@ -25,6 +25,7 @@ use crate::domain::holdings::usd_price;
 use crate::domain::market::{PoolKey, PoolState};
 use crate::domain::math::{Curve, U256};
 use crate::domain::model::{Chain, Position, Protocol, WalletHolding};
+use crate::domain::orders::settle::done_by;
 use alloy_primitives::Address;
 use alloy_sol_types::{sol, SolCall};
 use bigdecimal::BigDecimal;
@@ -156,6 +157,8 @@ impl HistoryReader<'_> {
         });
         let mut stopped = None;
         let mut added = 0;
+        // The position's waiting action done by the events just read (whatever sent it).
+        let mut done = false;
         // A reorg to a shorter chain: its blocks are taken back when the chain is past them;
         // stopped, so that the syncs' retries come back to it (no event may touch it soon).
         if replaced.is_some() && from > head.number {
@@ -240,6 +243,10 @@ impl HistoryReader<'_> {
                     other => other?,
                 }
                 added = events.len() as u64;
+                done = position
+                    .order
+                    .as_deref()
+                    .is_some_and(|order| done_by(order, &events));
                 if let Some(series) = self.series {
                     let subject = (position.pool.as_str(), holding.token.as_str());
                     let farm = (self.farm(&holding.manager), progress.is_none());
@@ -279,6 +286,8 @@ impl HistoryReader<'_> {
             };
             moved == summary
         });
+        // The position as stored now: the order is cleared over it.
+        let mut stored = std::borrow::Cow::Borrowed(position);
         if !same {
             let read = Position {
                 holding: Some(Box::new(WalletHolding {
@@ -288,7 +297,20 @@ impl HistoryReader<'_> {
                 ..position.clone()
             };
             match self.store.update_holding(&read, position).await {
-                Err(StoreError::Conflict) | Ok(()) => {}
+                Ok(()) => stored = std::borrow::Cow::Owned(read),
+                Err(StoreError::Conflict) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if let Some(order) = position.order.as_deref().filter(|_| done) {
+            let cleared = Position {
+                order: None,
+                ..stored.into_owned()
+            };
+            // Another settle first (its receipt) leaves nothing to clear.
+            match self.store.set_order(&cleared, Some(order)).await {
+                Ok(()) => tracing::info!(position = %id, "order settled by its events"),
+                Err(StoreError::Conflict) => {}
                 Err(e) => return Err(e),
             }
         }

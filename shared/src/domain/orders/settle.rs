@@ -23,6 +23,25 @@ pub const WITHDRAWN: &str = "withdrawn";
 /// A position whose range move (decision 56) was confirmed: its liquidity went to a new one.
 pub const MOVED: &str = "moved";
 
+/// Whether `events` (the position's, as its history read them) show `order` done: an event of
+/// its kind after the block it was built at. An action a contract wallet executed itself (a
+/// Safe's `execTransaction`, whose hash the page may never know) is done by its events as an
+/// EOA's is by its receipt (issue 61). A close or a move waits for its receipt or deadline (its
+/// withdrawal's figures are read from it).
+pub fn done_by(order: &ChainOrder, events: &[crate::domain::history::PositionEvent]) -> bool {
+    use crate::domain::history::EventKind;
+    let kind = match order.kind {
+        OrderKind::Collect => EventKind::Collect,
+        OrderKind::Increase => EventKind::Deposit,
+        OrderKind::Decrease => EventKind::Withdraw,
+        OrderKind::Harvest => EventKind::Harvest,
+        _ => return false,
+    };
+    events
+        .iter()
+        .any(|e| e.kind == kind && e.block > order.height)
+}
+
 /// A mint as the position manager's events tell it: `Transfer(0 → wallet, tokenId)` and
 /// `IncreaseLiquidity(tokenId, liquidity, amount0, amount1)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
