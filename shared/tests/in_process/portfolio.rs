@@ -98,7 +98,7 @@ fn a_closed_wallet_position_holds_nothing_and_opened_at_its_mint() {
     let (_, before) = holding_view(open, holding, &catalog);
     // Its value is what collect would pay alone: the principal's value is gone.
     let principal: BigDecimal = before.value.unwrap() - held.value.unwrap();
-    assert!(principal > BigDecimal::from(1000), "{principal}");
+    assert!(principal > 1000, "{principal}");
     let first = holding.history.as_ref().unwrap().first_time.unwrap();
     let opened = chrono::DateTime::from_timestamp(first as i64, 0).unwrap();
     assert_eq!(view.created_at, shared::json::format_time(&opened));
