@@ -50,7 +50,8 @@ function row(e, withPosition) {
   tr.dataset.id = e.id;
   tr.dataset.type = e.type;
   if (e.positionId) tr.dataset.position = e.positionId;
-  const cells = [time(e.createdAt), LABELS[e.type] ?? e.type];
+  // When it happened on chain (its block's time) where the event says, else when it was told.
+  const cells = [time(e.data?.blockTime ?? e.createdAt), LABELS[e.type] ?? e.type];
   if (withPosition) cells.push(pair(e));
   cells.push(details(e), e.block ?? "—");
   for (const text of cells) {

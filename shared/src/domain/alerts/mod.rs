@@ -149,6 +149,15 @@ pub fn from_history(
         "transaction": event.transaction,
         "logIndex": event.log_index,
     });
+    // When it happened (its block's time), beside when the service told it (`createdAt`): a
+    // day's events read at once are told at one time.
+    let block_time = event
+        .timestamp
+        .and_then(|t| i64::try_from(t).ok())
+        .and_then(|t| DateTime::from_timestamp(t, 0));
+    if let Some(at) = block_time {
+        data["blockTime"] = Value::String(crate::domain::json::format_time(&at));
+    }
     if matches!(event.kind, EventKind::Deposit | EventKind::Withdraw) {
         data["liquidityDelta"] = if event.kind == EventKind::Withdraw {
             Value::String(format!("-{}", event.liquidity))
