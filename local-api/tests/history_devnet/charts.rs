@@ -470,6 +470,11 @@ test_support::on_both_stores!(the_book_over_time => book_over_time);
 /// holding a position minted `days` days before today (an hour before the day's boundary), a
 /// swap each day since: a position older than the series, which starts when local-api first
 /// syncs. Answers the devnet, the wallet, the token and today's boundary.
+/// The last 5-minute boundary at least 30 s before `now`.
+fn last_boundary(now: i64) -> i64 {
+    (now - 30) - (now - 30).rem_euclid(300)
+}
+
 async fn older_than_the_series(days: i64) -> (Devnet, String, String, i64) {
     let now = chrono::Utc::now().timestamp();
     let today = now - now.rem_euclid(DAY);
@@ -484,7 +489,9 @@ async fn older_than_the_series(days: i64) -> (Devnet, String, String, i64) {
         devnet.next_block_at(today - day * DAY + HOUR).await;
         devnet.swap_both_ways("10", "20000").await;
     }
-    devnet.mine_at(now - 30).await;
+    // The head exactly at a 5-minute boundary (the one before the last the wall clock passed):
+    // the first sync's point is at the head's block, and a block at the next one is possible.
+    devnet.mine_at(last_boundary(now) - 300).await;
     (devnet, wallet, token, today)
 }
 
@@ -583,5 +590,24 @@ async fn past_days_from_a_pruned_node_are_marked_not_exact() {
             assert!(point[field].is_null(), "{field}: {point}");
         }
         assert!(point["tokenA"]["amount"].is_null(), "never zero: {point}");
+    }
+    // A point recorded live, at a block the node serves, has its figures: the manager's values
+    // at the mint's block were refused, but they are the head's until the position's next
+    // event (issue 61: a pruned node blanks only the points whose own state it refused).
+    let boundary = last_boundary(chrono::Utc::now().timestamp());
+    devnet.mine_at(boundary).await;
+    let ops = world::operator(&_server).await;
+    let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
+    assert_eq!(report.status, StatusCode::OK, "{}", report.text());
+    let live = get(&alice, &format!("/positions/{id}/chart?period=1d")).await;
+    let point = live["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| unix(&p["time"]) == boundary)
+        .unwrap_or_else(|| panic!("{boundary}: {live}"));
+    assert!(point["block"].as_u64() > Some(head), "{point}");
+    for field in ["valueUsd", "pnlUsd", "feesEarnedUsd"] {
+        assert!(point[field].is_number(), "{field}: {point}");
     }
 }

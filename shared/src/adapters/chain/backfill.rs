@@ -219,7 +219,10 @@ impl HistoryReader<'_> {
                 self.value(&mut events, &Subject::of(position, holding), blocks)
                     .await;
                 if v4.is_none() {
-                    keep(self.rpc, &holding.manager, token_id, &mut events).await;
+                    // Read through the head: its latest values are also the head's.
+                    let through = (read.through == head.number).then_some(head);
+                    let contract = (holding.manager.as_str(), token_id);
+                    keep(self.rpc, contract, through, &mut events).await;
                 }
                 super::events::read_receipts(self.rpc, &holding.wallet, &mut events).await;
                 next = HistoryProgress {
@@ -563,7 +566,12 @@ impl HistoryReader<'_> {
 
 /// What the manager kept at the blocks of `events` that change it (deposits, withdrawals,
 /// collects), on every event of those blocks (decision 66).
-async fn keep(rpc: &RpcClient, manager: &str, token_id: U256, events: &mut [PositionEvent]) {
+async fn keep(
+    rpc: &RpcClient,
+    (manager, token_id): (&str, U256),
+    through: Option<&Block>,
+    events: &mut [PositionEvent],
+) {
     let changing = |e: &PositionEvent| {
         matches!(
             e.kind,
@@ -581,7 +589,18 @@ async fn keep(rpc: &RpcClient, manager: &str, token_id: U256, events: &mut [Posi
         }
     }
     let refs: Vec<&Block> = blocks.iter().collect();
-    let kept = kept_at(rpc, manager, token_id, &refs).await;
+    let mut kept = kept_at(rpc, manager, token_id, &refs).await;
+    // A node that keeps no old state (any non-archive one) refused the last event's block: the
+    // manager keeps the same values until the position's next event, so where the events were
+    // read through the head, the head's are the last event's (issue 61: the points after it are
+    // then exact; only those whose own state was refused are not).
+    if let (Some(head), Some(None)) = (through, kept.last()) {
+        if let Some(at_head) = kept_at(rpc, manager, token_id, &[head]).await.pop() {
+            if let Some(last) = kept.last_mut() {
+                *last = at_head;
+            }
+        }
+    }
     for event in events.iter_mut() {
         if let Some(i) = blocks.iter().position(|b| b.number == event.block) {
             event.kept.clone_from(&kept[i]);
