@@ -50,30 +50,10 @@ async fn the_export_is_the_callers_own(store_args: &[&str]) {
     let at = |offset: i32| (tick + offset).div_euclid(60) * 60;
     let range = (at(-1200), at(1200));
     let thousand = "1000000000000000000000";
-    let mint_by = |account: String| {
-        let devnet = &devnet;
-        async move {
-            let (lower, upper) = (range.0.to_string(), range.1.to_string());
-            let args = [
-                "--account",
-                &account,
-                "--lower",
-                &lower,
-                "--upper",
-                &upper,
-                "--amount0",
-                thousand,
-                "--amount1",
-                thousand,
-            ];
-            text(&devnet.run("mint", &args).await["tokenId"])
-        }
-    };
-
     // The wallet's own position; the deployer's mints straight to it of tokens whose symbols
     // are formulas (priced through their pools with WETH); a stranger's position, used (fees
     // collected) and then sent to it; the watched address's own.
-    let own = mint_by(wallet.clone()).await;
+    let own = devnet.mint_by(&wallet, range, thousand).await;
     let mut gifts = Vec::new();
     for symbol in HOSTILE {
         let pool = devnet
@@ -93,11 +73,11 @@ async fn the_export_is_the_callers_own(store_args: &[&str]) {
             .mint_to(&wallet, (-600, 600), Some(&look_alike), thousand)
             .await,
     );
-    let used = mint_by(stranger.clone()).await;
+    let used = devnet.mint_by(&stranger, range, thousand).await;
     devnet.swap_both_ways("20", "30000").await;
     devnet.collect(&stranger, &used).await;
     devnet.transfer(&stranger, &used, &wallet).await;
-    let theirs = mint_by(watched.clone()).await;
+    let theirs = devnet.mint_by(&watched, range, thousand).await;
 
     let server = world::local_api(&devnet, &devnet.rpc, store_args).await;
     let alice = world::user(&server, "alice").await;

@@ -265,6 +265,13 @@ impl Devnet {
         self.mint_with(recipient, range, amount, &extra).await
     }
 
+    /// Mints a position on `[range.0, range.1)` on the catalog's pool that `account` pays for
+    /// (at most `amount` base units of each token) and holds; its token id.
+    pub async fn mint_by(&self, account: &str, range: (i32, i32), amount: &str) -> String {
+        self.mint_with(account, range, amount, &["--account", account])
+            .await
+    }
+
     /// [`Devnet::mint_to`] on PancakeSwap's USDC/WETH pool (a devnet [`Devnet::with_pancake`]).
     pub async fn mint_pancake_to(
         &self,
