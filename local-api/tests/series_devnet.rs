@@ -20,9 +20,10 @@ fn unix(time: &Value) -> i64 {
 
 async fn a_slow_schedule_keeps_every_point(store_args: &[&str]) {
     let now = chrono::Utc::now().timestamp();
-    // An hour at least ten minutes back: no block is placed in the future.
-    let top = (now - 600) - (now - 600).rem_euclid(HOUR);
-    let start = top - 26 * HOUR + 60;
+    // The last block at the last 5-minute boundary at least 30 s back (none in the future,
+    // and the day's chart, whose window ends at the wall clock's boundary, holds the day).
+    let end = (now - 30) - (now - 30).rem_euclid(300);
+    let start = end - 26 * HOUR;
     let devnet = Devnet::since(3000, start - 60).await;
     let node = RpcStub::proxy(&devnet.rpc, |_| None).await;
     let server = world::local_api(&devnet, &node.url, store_args).await;
@@ -66,7 +67,7 @@ async fn a_slow_schedule_keeps_every_point(store_args: &[&str]) {
     let chart = ops.send(Method::GET, &path, &[], b"").await;
     assert_eq!(chart.status, StatusCode::OK, "{}", chart.text());
     let points = chart.json["points"].as_array().unwrap().clone();
-    let last = (start + 26 * HOUR).div_euclid(300) * 300;
+    let last = end;
     let times: Vec<i64> = points.iter().map(|p| unix(&p["time"])).collect();
     let expected: Vec<i64> = (window..=last).step_by(300).collect();
     assert!(expected.len() >= 285, "{window} {last}");
