@@ -7,6 +7,7 @@
 
 use crate::application::app::App;
 use crate::application::error::{Outcome, UseCaseError};
+use crate::application::READS_AT_ONCE;
 use crate::domain::catalog::{curve_of, Catalog, Pool, Token};
 use crate::domain::chart::{
     change_view, changes, group_points, pool_point_view, portfolio_point_view, position_point_view,
@@ -21,9 +22,6 @@ use crate::domain::portfolio::token_key;
 use crate::domain::wallets::LinkedWallet;
 use futures_util::{StreamExt, TryStreamExt};
 use std::collections::HashMap;
-
-/// The histories and pools' points a chart reads at once.
-const READS_AT_ONCE: usize = 8;
 
 /// A catalog pool's tokens in protocol order.
 fn pool_tokens(pool: &Pool) -> [HeldToken; 2] {

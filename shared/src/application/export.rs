@@ -3,15 +3,13 @@
 
 use crate::application::app::App;
 use crate::application::error::Outcome;
+use crate::application::READS_AT_ONCE;
 use crate::domain::export::{export_csv, ExportFormat, Exported};
 use crate::domain::history::units;
 use crate::domain::model::{Chain, HeldToken};
 use crate::domain::wallets::WalletKind;
 use futures_util::{StreamExt, TryStreamExt};
 use std::collections::{HashMap, HashSet};
-
-/// The histories an export reads at once.
-const HISTORY_READS_AT_ONCE: usize = 8;
 
 /// The CSV of the caller's wallet positions' token movements within `[from, to)` (unix
 /// seconds), open and closed; `None` past the export's size limit. The positions of addresses
@@ -68,7 +66,7 @@ pub async fn export(
         reads.push(app.history.history_page(owner, &p.id, 0, u64::MAX));
     }
     let histories: Vec<_> = futures_util::stream::iter(reads)
-        .buffered(HISTORY_READS_AT_ONCE)
+        .buffered(READS_AT_ONCE)
         .try_collect()
         .await?;
     let exported: Vec<Exported<'_>> = positions
