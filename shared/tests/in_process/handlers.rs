@@ -366,8 +366,22 @@ async fn portfolio_sums_open_positions_by_asset() {
     let empty = alice.portfolio().await;
     assert_eq!(
         empty.json,
-        json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "unrealizedPnlUsd": 0, "realizedPnlUsd": 0, "totalFeesEarnedUsd": 0, "totalRewardsUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "unvaluedPositions": 0, "unpricedPositions": 0, "unpricedRewards": [], "assets": [], "chains": [], "changes": {"1d": null, "7d": null, "30d": null}})
+        json!({"totalValueUsd": 0, "totalPnlUsd": 0, "totalPnlPercent": 0, "unrealizedPnlUsd": 0, "realizedPnlUsd": 0, "totalFeesEarnedUsd": 0, "totalRewardsUsd": 0, "totalImpermanentLossUsd": 0, "positions": 0, "unvaluedPositions": 0, "unpricedPositions": 0, "unpricedRewards": [], "assets": [], "chains": []})
     );
+    // The changes only when asked for: one read pass otherwise.
+    let asked = alice
+        .send(Method::GET, "/portfolio?include=changes", &[], b"")
+        .await;
+    assert_eq!(
+        asked.json["changes"],
+        json!({"1d": null, "7d": null, "30d": null}),
+        "{}",
+        asked.text()
+    );
+    let bad = alice
+        .send(Method::GET, "/portfolio?include=all", &[], b"")
+        .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.text());
     let eth = alice.open(json!({})).await;
     let sol = alice.open(solana()).await;
     let closed = alice

@@ -18,6 +18,7 @@ pub mod evm;
 pub mod fanout;
 pub mod gone;
 pub mod history;
+pub mod kept;
 pub mod mints;
 pub mod orca_wallets;
 pub mod orders;
