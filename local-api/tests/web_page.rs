@@ -356,6 +356,20 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
         .run("position-quote", &["--token-id", &text(&closed["tokenId"])])
         .await;
     assert_eq!(text(&quote["liquidity"]), "0", "emptied on chain");
+    // A closed position's history holds its close (issue 61): after a sync, the close's
+    // withdrawal beside the half taken out before it.
+    operator.send(Method::POST, "/markets/sync", &[], b"").await;
+    let history = paula
+        .send(Method::GET, &format!("/positions/{id}/history"), &[], b"")
+        .await
+        .json;
+    let withdrawals = history["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "withdraw")
+        .count();
+    assert_eq!(withdrawals, 2, "{history}");
     assert_eq!(text(&quote["owner"]), wallet);
     // No swap moved the price or paid a fee while it was open: its close realized nothing,
     // whatever it had withdrawn before (the half taken out counts as taken out, decision 44).
