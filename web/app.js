@@ -92,8 +92,9 @@ function figure(list, label, value, field, title) {
 }
 
 async function showPortfolio() {
-  // The changes are asked for apart: they read every wallet position's history.
-  const p = await state.api.get("/portfolio?include=changes");
+  // One read pass first; the changes, which read every wallet position's history, after it
+  // (the totals never wait for them; a failure leaves them "—").
+  const p = await state.api.get("/portfolio");
   const totals = $("totals");
   totals.replaceChildren();
   figure(totals, "Total value", usd(p.totalValueUsd), "totalValueUsd");
@@ -116,7 +117,10 @@ async function showPortfolio() {
   });
   $("assets").replaceChildren(breakdown(assets, usd));
   $("chains").replaceChildren(breakdown(items(p.chains, "chain"), usd));
-  showChanges($("changes"), p.changes);
+  showChanges($("changes"), undefined);
+  state.api.get("/portfolio?include=changes")
+    .then((withChanges) => showChanges($("changes"), withChanges.changes))
+    .catch(() => {});
   await showPortfolioChart(state.api, $("portfolio-chart"), state.period);
 }
 

@@ -380,6 +380,9 @@ impl WalletReader {
                 return Some(format!("the positions' histories were not read: {e}"));
             }
         };
+        if positions.is_empty() {
+            return None;
+        }
         // The owner's wallets on the chain: a move between two of them continues the count.
         let own: Vec<String> = match self.wallets.wallets(&wallet.owner).await {
             Ok(wallets) => wallets
