@@ -489,9 +489,13 @@ async fn older_than_the_series(days: i64) -> (Devnet, String, String, i64) {
         devnet.next_block_at(today - day * DAY + HOUR).await;
         devnet.swap_both_ways("10", "20000").await;
     }
-    // The head exactly at a 5-minute boundary (the one before the last the wall clock passed):
-    // the first sync's point is at the head's block, and a block at the next one is possible.
-    devnet.mine_at(last_boundary(now) - 300).await;
+    // The head exactly at a 5-minute boundary before the last the wall clock passed (a block at
+    // that one is then possible), never an hour's: the first sync records the head's boundary
+    // before the position's ticks are followed, and no hourly or daily chart may show it.
+    let head = last_boundary(now) - 300;
+    devnet
+        .mine_at(if head % HOUR == 0 { head - 300 } else { head })
+        .await;
     (devnet, wallet, token, today)
 }
 
