@@ -285,6 +285,7 @@ async fn book_over_time(store_args: &[&str]) {
         }
     };
     let first = mint(top - 26 * HOUR + 100, 0).await;
+    let sent = mint(top - 26 * HOUR + 200, 300).await;
     found(&ops, &alice, &first).await;
     devnet.next_block_at(top - 26 * HOUR + 1_800).await;
     devnet.swap_both_ways("20", "30000").await;
@@ -328,6 +329,22 @@ async fn book_over_time(store_args: &[&str]) {
     devnet.run("increase", &added).await;
     devnet.next_block_at(top - HOUR + 200).await;
     devnet.transfer(&wallet, &second, &other).await;
+    // Sent to a stranger, who then collects from it: none of that is the user's.
+    let stranger = devnet.account(3).await;
+    devnet.next_block_at(top - HOUR + 300).await;
+    devnet.transfer(&wallet, &sent, &stranger).await;
+    devnet.next_block_at(top - HOUR + 400).await;
+    let theirs = [
+        "--account",
+        stranger.as_str(),
+        "--token-id",
+        &sent,
+        "--amount0",
+        "1000000000000000",
+        "--amount1",
+        "1000000000000000",
+    ];
+    devnet.run("collect", &theirs).await;
     devnet.mine_at(top).await;
     sync_through(&ops, &alice, &pool, top).await;
 
@@ -341,6 +358,32 @@ async fn book_over_time(store_args: &[&str]) {
     );
     let points_one = assert_points_are_the_chains(&devnet, &alice, (&one, i64::MAX)).await;
     let points_two = assert_points_are_the_chains(&devnet, &alice, (&two, i64::MAX)).await;
+    // Sent away: its points the chain's until then, after it all it held at the transfer
+    // taken out (issue 61): nothing held, its PnL kept, as GET shows it.
+    let three = position(&alice, &sent).await;
+    assert_eq!(
+        (&three["status"], &three["closeReason"]),
+        (&json!("closed"), &json!("transferred")),
+        "{three}"
+    );
+    let points_three =
+        assert_points_are_the_chains(&devnet, &alice, (&three, top - HOUR + 300)).await;
+    let gone = points_three.last().unwrap();
+    assert_eq!(unix(&gone["time"]), top, "{gone}");
+    assert_eq!(number(&gone["valueUsd"]), 0.0, "{gone}");
+    assert_eq!(number(&three["valueUsd"]), 0.0, "{three}");
+    assert_eq!(text(&three["tokenA"]["amount"]), "0", "{three}");
+    assert!(
+        (number(&three["pnlUsd"]) - number(&gone["pnlUsd"])).abs() < 0.011,
+        "{three} {gone}"
+    );
+    // No swap between the last hour and the transfer: its PnL then is the one it kept.
+    let before = &points_three[points_three.len() - 2];
+    assert_eq!(unix(&before["time"]), top - HOUR, "{before}");
+    assert!(
+        (number(&before["pnlUsd"]) - number(&gone["pnlUsd"])).abs() < 0.011,
+        "{before} {gone}"
+    );
     assert_eq!(
         unix(&points_one[0]["time"]),
         top - 25 * HOUR,
@@ -367,10 +410,14 @@ async fn book_over_time(store_args: &[&str]) {
         |points: &[Value], time: i64| points.iter().find(|p| unix(&p["time"]) == time).cloned();
     for point in portfolio["points"].as_array().unwrap() {
         let time = unix(&point["time"]);
-        let parts: Vec<Value> = [at(&points_one, time), at(&points_two, time)]
-            .into_iter()
-            .flatten()
-            .collect();
+        let parts: Vec<Value> = [
+            at(&points_one, time),
+            at(&points_two, time),
+            at(&points_three, time),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         assert_eq!(point["positions"], parts.len(), "{point}");
         // A position without a figure there is counted apart, never as zero.
         let (priced, unpriced): (Vec<Value>, Vec<Value>) =
@@ -405,6 +452,13 @@ async fn book_over_time(store_args: &[&str]) {
     // The changes: the latest point (the top of the hour) against the one a day before it.
     let bare = get(&alice, "/portfolio").await;
     assert!(bare.get("changes").is_none(), "asked for apart: {bare}");
+    // The chart's last point is the portfolio, the position sent away's PnL in both.
+    for (total, field) in [("totalValueUsd", "valueUsd"), ("totalPnlUsd", "pnlUsd")] {
+        assert!(
+            (number(&bare[total]) - number(&after[field])).abs() < 0.03,
+            "{total}: {bare} {after}"
+        );
+    }
     let overview = get(&alice, "/portfolio?include=changes").await;
     assert_fits("Portfolio", &overview);
     assert_eq!(overview["totalValueUsd"], bare["totalValueUsd"]);

@@ -119,6 +119,7 @@ impl Charted {
                     range,
                     curve,
                     whole: holding.history.as_ref().is_some_and(|h| h.complete),
+                    history: holding.history.as_ref(),
                     token: &holding.token,
                     reward_decimals: holding.staked.as_ref().map(|s| s.reward_token.decimals),
                 },

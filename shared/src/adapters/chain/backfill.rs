@@ -18,8 +18,8 @@ use crate::application::ports::{HistoryStore, PositionStore, SeriesStore, StoreE
 use crate::application::watches::{emit_history, retract_history};
 use crate::domain::catalog::{Catalog, Deployment, Pool};
 use crate::domain::history::{
-    count_start, counted_for, mark_staking, summarize, Arrival, EventKind, HistoryProgress,
-    HistorySummary, PositionEvent, Priced,
+    count_end, count_start, counted_for, mark_staking, summarize, EventKind, Handed, Handovers,
+    HistoryProgress, HistorySummary, PositionEvent, Priced,
 };
 use crate::domain::holdings::usd_price;
 use crate::domain::market::{PoolKey, PoolState};
@@ -264,7 +264,7 @@ impl HistoryReader<'_> {
         }
         let events = self.history.history_page(owner, id, 0, next.events).await?;
         let events = counted_for(&events, self.own, &holding.wallet);
-        let arrival = self.arrival(position, holding, &events, blocks).await;
+        let handed = self.handovers(position, holding, &events, blocks).await;
         let decimals = holding.tokens.clone().map(|t| t.decimals);
         let whole = next.from_mint && stopped.is_none();
         let mut summary = summarize(
@@ -272,7 +272,7 @@ impl HistoryReader<'_> {
             &holding.wallet,
             decimals,
             (next.through, whole),
-            arrival,
+            handed,
         );
         if let Some(why) = &stopped {
             summary.complete = false;
@@ -494,21 +494,41 @@ impl HistoryReader<'_> {
         }
     }
 
-    /// What the position held when a transfer brought it to its holder, if one did: its
-    /// principal at that block's pool state and what `collect` would have paid its holder
-    /// there (an `eth_call` at the block's hash).
-    async fn arrival(
+    /// What the position held at the transfers that start and end its holder's count, where
+    /// they are transfers: read at their blocks.
+    async fn handovers(
         &self,
         position: &Position,
         holding: &WalletHolding,
         events: &[PositionEvent],
         blocks: &mut Blocks,
-    ) -> Option<Arrival> {
-        let start = count_start(events, &holding.wallet)?;
-        let transfer = &events[start];
-        if transfer.kind != EventKind::Transfer {
-            return None;
-        }
+    ) -> Handovers {
+        let Some(start) = count_start(events, &holding.wallet) else {
+            return Handovers::default();
+        };
+        let arrival = match events[start].kind {
+            EventKind::Transfer => self.handed(position, holding, events, start, blocks).await,
+            _ => None,
+        };
+        let departure = match count_end(events, start, &holding.wallet) {
+            Some(end) => self.handed(position, holding, events, end, blocks).await,
+            None => None,
+        };
+        Handovers { arrival, departure }
+    }
+
+    /// What the position held at the transfer `events[at]`: its principal at that block's
+    /// pool state and what `collect` would have paid there (an `eth_call` at the block's hash
+    /// from its recipient, the owner then).
+    async fn handed(
+        &self,
+        position: &Position,
+        holding: &WalletHolding,
+        events: &[PositionEvent],
+        at: usize,
+        blocks: &mut Blocks,
+    ) -> Option<Handed> {
+        let (start, transfer) = (at, &events[at]);
         let liquidity = events[..start].iter().fold(0u128, |l, e| match e.kind {
             EventKind::Deposit => l.saturating_add(e.liquidity),
             EventKind::Withdraw => l.saturating_sub(e.liquidity),
@@ -539,9 +559,9 @@ impl HistoryReader<'_> {
             let owed = owed_at(self.rpc, contracts, range, token_id, at)
                 .await
                 .ok()?;
-            return Some(Arrival { principal, owed });
+            return Some(Handed { principal, owed });
         }
-        let recipient = Address::from_str(&holding.wallet).ok()?;
+        let recipient = Address::from_str(transfer.to.as_deref()?).ok()?;
         let call = IPositionCollect::collectCall {
             params: IPositionCollect::CollectParams {
                 tokenId: token_id,
@@ -551,13 +571,13 @@ impl HistoryReader<'_> {
             },
         };
         let request = json!([
-            {"from": holding.wallet, "to": holding.manager, "data": hex_data(&call.abi_encode())},
+            {"from": recipient.to_string(), "to": holding.manager, "data": hex_data(&call.abi_encode())},
             {"blockHash": transfer.block_hash},
         ]);
         let answer = self.rpc.call("eth_call", request).await.ok()?;
         let bytes = evm::hex_bytes(&answer).ok()?;
         let owed = IPositionCollect::collectCall::abi_decode_returns(&bytes).ok()?;
-        Some(Arrival {
+        Some(Handed {
             principal,
             owed: [owed.amount0, owed.amount1],
         })

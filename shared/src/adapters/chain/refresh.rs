@@ -355,7 +355,8 @@ impl WalletReader {
             .await
         {
             // The ones the wallet still holds (withdrawn ones too: a later collect counts), and
-            // one it no longer holds until its history reaches the read that saw it go.
+            // one it no longer holds until its history reaches the read that saw it go and is
+            // summed to its departure.
             Ok(positions) => positions
                 .into_iter()
                 .filter(|p| {
@@ -369,7 +370,8 @@ impl WalletReader {
                         .is_some_and(|h| h.through >= holding.height);
                     let complete = holding.history.as_ref().is_some_and(|h| h.complete);
                     if gone {
-                        !caught_up
+                        // Until its history holds its departure, read there.
+                        !caught_up || !complete
                     } else {
                         changed.contains(p.id.as_str()) || !complete
                     }

@@ -5,7 +5,8 @@
 
 use super::series::PoolPoint;
 use crate::domain::history::{
-    count_start, counted_for, summarize, units, EventKind, Kept, PositionEvent,
+    count_end, count_start, counted_for, summarize, units, EventKind, Handovers, HistorySummary,
+    Kept, PositionEvent,
 };
 use crate::domain::market::TickState;
 use crate::domain::math::fees::{BoundTick, FeeAccounting};
@@ -28,6 +29,9 @@ pub struct WalletSubject<'a> {
     pub curve: Curve,
     /// Its history was read from its mint, nothing left unread.
     pub whole: bool,
+    /// Its history as summed on the position: what it held at the transfers that start and
+    /// end its count, read at their blocks.
+    pub history: Option<&'a HistorySummary>,
     /// Its token id, and its farm's reward token's decimals where it was ever staked.
     pub token: &'a str,
     pub reward_decimals: Option<u8>,
@@ -180,15 +184,11 @@ fn unread(point: &PoolPoint, why: &str) -> PointFigures {
 }
 
 /// A wallet position's figures at `point`, for its owner: `None` before one of the owner's
-/// wallets had it, and after a transfer to a wallet not the owner's (its chart stops there).
-/// After a burn its figures stand: nothing held, what it paid out counted.
+/// wallets had it. After a burn, or a transfer to another than the owner's wallets, its
+/// figures stand: nothing held, what it paid out (and, sent away, all it held then at that
+/// block's prices) counted.
 pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<PointFigures> {
     let block = point.block();
-    let own = |address: &Option<String>| {
-        address
-            .as_deref()
-            .is_some_and(|a| subject.own.iter().any(|w| w.eq_ignore_ascii_case(a)))
-    };
     // Transfers between the owner's own wallets are no arrival: the count starts where the
     // position came to one of them from elsewhere (its mint, or a stranger's transfer).
     let upto: Vec<PositionEvent> = subject
@@ -199,23 +199,32 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
         .collect();
     let upto = counted_for(&upto, subject.own, subject.wallet);
     let start = count_start(&upto, subject.wallet)?;
-    let gone = upto[start + 1..]
-        .iter()
-        .any(|e| e.kind == EventKind::Transfer && e.to.is_some() && !own(&e.to));
-    if gone {
-        return None;
-    }
-    if let Some(why) = &point.unread {
+    // Sent away: what follows is another holder's, and the figures are those of its departure.
+    let end = count_end(&upto, start, subject.wallet);
+    let upto = &upto[..=end.unwrap_or(upto.len() - 1)];
+    let departed = end.is_some();
+    if let Some(why) = point.unread.as_ref().filter(|_| !departed) {
         return Some(unread(point, why));
     }
+    // What the summary read at the transfers, where they are these.
+    let read = subject.history.map(HistorySummary::handovers);
+    let handed = Handovers {
+        arrival: read
+            .and_then(|k| k.arrival)
+            .filter(|_| subject.history.and_then(|h| h.counted_from) == Some(upto[start].block)),
+        departure: read.and_then(|k| k.departure).filter(|_| {
+            let read = subject.history.and_then(|h| h.departure.as_ref());
+            read.is_some_and(|d| end.is_some_and(|e| upto[e].block == d.block))
+        }),
+    };
     let mut reasons: Vec<String> = Vec::new();
     let decimals = subject.tokens.clone().map(|t| t.decimals);
     let summary = summarize(
-        &upto,
+        upto,
         subject.wallet,
         decimals,
         (block, subject.whole),
-        None,
+        handed,
     );
     if let Some(why) = &summary.reason {
         reasons.push(why.clone());
@@ -229,7 +238,9 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
         _ => l,
     });
     let last = upto.last()?;
-    let burnt = last.kind == EventKind::Burn;
+    // Nothing held for its holder: burnt, or sent away (all it held counted taken out).
+    let burnt = last.kind == EventKind::Burn || departed;
+    let liquidity = if departed { 0 } else { liquidity };
     // What the manager kept at the last event's block, and the growth since: what `collect`
     // would pay at the point's block.
     let kept = if burnt {
@@ -253,6 +264,8 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
     };
     let accounting = FeeAccounting::of(subject.curve);
     let owed = match (kept, growth_inside(point, accounting, subject.range)) {
+        // Sent away without what it held read: the summary says why.
+        _ if departed && handed.departure.is_none() => None,
         (Some(kept), _) if liquidity == 0 => Some(kept.owed),
         (Some(kept), Some(inside)) => Some([0, 1].map(|t| {
             kept.owed[t]
@@ -271,9 +284,12 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
         }
     };
     // Rounded down, as a withdrawal pays and the position's read holds.
-    let held = principal(point, subject.curve, subject.range, (liquidity, false))?;
+    let held = match departed {
+        true => [U256::ZERO; 2],
+        false => principal(point, subject.curve, subject.range, (liquidity, false))?,
+    };
     let prices = point.prices();
-    if prices.iter().any(Option::is_none) {
+    if !departed && prices.iter().any(Option::is_none) {
         reasons.push("a token had no USD price at the point".into());
     }
     let uncollected = units(&summary.uncollected_principal);
@@ -287,14 +303,22 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
     let tokens = [0, 1].map(|t| {
         let d = decimals[t];
         let unclaimed = owed.map(|o| o[t].saturating_sub(uncollected[t]));
-        let value = owed.and_then(|o| usd(held[t] + o[t], d, &prices[t]));
+        // Sent away, it holds nothing whatever the point's prices.
+        let value = match owed {
+            Some(_) if departed => Some(BigDecimal::zero()),
+            _ => owed.and_then(|o| usd(held[t] + o[t], d, &prices[t])),
+        };
         let held_withdrawn = usd(uncollected[t], d, &prices[t]);
         TokenFigures {
             amount: Some(held[t]),
             fees_unclaimed: unclaimed,
             value,
-            fees_earned: unclaimed
-                .and_then(|u| Some(collected_usd[t].clone()? + usd(u, d, &prices[t])?)),
+            fees_earned: match unclaimed {
+                Some(_) if departed => collected_usd[t].clone(),
+                _ => {
+                    unclaimed.and_then(|u| Some(collected_usd[t].clone()? + usd(u, d, &prices[t])?))
+                }
+            },
             deposited: deposited_usd[t].clone(),
             withdrawn: withdrawn_usd[t].clone(),
             taken_out: (|| {

@@ -7,7 +7,9 @@
 //! without the holder's own transaction (a transfer in, a stranger's mint or deposit) is an
 //! arrival: what it brought received as an airdrop (Koinly `Airdrop`, CoinTracker
 //! `airdrop`), and sent into the position as the holder's own deposit is (decision 69).
-//! Transfers of the position NFT move no token: no row. The gas a transaction cost the
+//! Transfers of the position NFT move no token: no row; one to another than the owner's
+//! wallets ends the rows (what the tokens sent into it were worth then is the position's
+//! realized figure, not a movement of the wallet's). The gas a transaction cost the
 //! caller's wallet (kept on its first event) is in the fee columns of its first row, in the
 //! chain's native currency; a transaction that moved no token (a stake, a transfer) has a row
 //! of its fee alone. Where the receipt was not read, the fee columns stay empty. Every cell is
@@ -15,7 +17,9 @@
 
 mod cells;
 
-use crate::domain::history::{count_start, counted_for, EventKind, Ledger, PositionEvent};
+use crate::domain::history::{
+    count_end, count_start, counted_for, EventKind, Ledger, PositionEvent,
+};
 use crate::domain::math::price::base_units_to_decimal;
 use crate::domain::math::U256;
 use crate::domain::model::{Chain, HeldToken};
@@ -129,6 +133,8 @@ fn movements<'a>(exported: &'a Exported<'a>, (from, to): (i64, i64)) -> Vec<Move
     let Some(start) = count_start(&counted, exported.wallet) else {
         return out;
     };
+    // Sent away, to another than the owner's wallets: what follows is another holder's.
+    let end = count_end(&counted, start, exported.wallet).unwrap_or(usize::MAX);
     // A transaction's gas, until a row of it carries it: a row of its own otherwise.
     let mut gas: Option<Movement<'a>> = None;
     for (i, event) in exported.events.iter().enumerate() {
@@ -143,7 +149,7 @@ fn movements<'a>(exported: &'a Exported<'a>, (from, to): (i64, i64)) -> Vec<Move
         let Some(time) = event
             .timestamp
             .and_then(|t| i64::try_from(t).ok())
-            .filter(|t| (from..to).contains(t) && i >= start)
+            .filter(|t| (from..to).contains(t) && (start..=end).contains(&i))
             .and_then(|t| DateTime::from_timestamp(t, 0))
         else {
             continue;

@@ -327,3 +327,26 @@ fn the_rows_are_the_holders_own_from_where_its_count_starts() {
         "{ledger}"
     );
 }
+
+#[test]
+fn a_position_sent_away_ends_the_holders_rows() {
+    let tokens = [token("WETH", 18), token("USDC", 6)];
+    // Minted and deposited by the wallet, sent to a stranger, who withdraws and collects.
+    let mut away = event(EventKind::Transfer, 3, [0, 0]);
+    (away.from, away.to) = (Some(WALLET.into()), Some(STRANGER.into()));
+    let events = [
+        minted(1, WALLET),
+        event(EventKind::Deposit, 1, [10, 20]),
+        away,
+        event(EventKind::Withdraw, 4, [10, 20]),
+        event(EventKind::Collect, 4, [11, 21]),
+    ];
+    let sent = [held(Chain::Base, &tokens, None, &events)];
+    let ledger = export_csv(ExportFormat::Ledger, &sent, (0, i64::MAX)).unwrap();
+    let kinds: Vec<&str> = ledger
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(6).unwrap())
+        .collect();
+    assert_eq!(kinds, ["deposit", "deposit"], "{ledger}");
+}

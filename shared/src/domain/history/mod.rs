@@ -12,7 +12,8 @@ mod views;
 
 pub use events::{mark_staking, EventKind, HistoryProgress, Kept, Ledger, PositionEvent, Priced};
 pub use summary::{
-    count_start, counted_for, decimals, summarize, units, usd_of, Arrival, FeeState, HistorySummary,
+    count_end, count_start, counted_for, decimals, summarize, units, usd_of, Departure, FeeState,
+    Handed, Handovers, HistorySummary,
 };
 pub use views::{event_views, EventTokenView, EventView, HistoryView, TokenHistoryView};
 
@@ -137,7 +138,7 @@ mod tests {
                 ["1", "3000"],
             ),
         ];
-        let summary = summarize(&events, WALLET, [6, 18], (3, true), None);
+        let summary = summarize(&events, WALLET, [6, 18], (3, true), Handovers::default());
         assert!(summary.complete, "{summary:?}");
         assert_eq!(summary.counted_from, Some(1));
         assert_eq!(summary.fees_collected, ["5000000".to_string(), "0".into()]);
@@ -153,7 +154,7 @@ mod tests {
         let weight: f64 = summary.capital_usd_seconds.unwrap().parse().unwrap();
         assert_eq!(weight, 4_000.0 * 3_600.0 + 2_500.0 * 3_600.0);
         // Read without its mint: not complete, with the reason.
-        let partial = summarize(&events, WALLET, [6, 18], (3, false), None);
+        let partial = summarize(&events, WALLET, [6, 18], (3, false), Handovers::default());
         assert!(!partial.complete && partial.reason.is_some());
     }
 
@@ -177,7 +178,7 @@ mod tests {
         ];
         let own = [other.to_string(), WALLET.to_string()];
         let counted = counted_for(&events, &own, WALLET);
-        let summary = summarize(&counted, WALLET, [0, 0], (2, true), None);
+        let summary = summarize(&counted, WALLET, [0, 0], (2, true), Handovers::default());
         assert!(summary.complete, "no arrival to read: {summary:?}");
         assert_eq!(summary.counted_from, Some(1), "from its mint");
         assert_eq!(summary.deposited, ["100".to_string(), "100".into()]);
@@ -186,7 +187,7 @@ mod tests {
             [Some("100".into()), Some("100".into())]
         );
         // Read without the other wallet: a new count at the move.
-        let alone = summarize(&events, WALLET, [0, 0], (2, true), None);
+        let alone = summarize(&events, WALLET, [0, 0], (2, true), Handovers::default());
         assert_eq!(alone.counted_from, Some(2));
         // Back from a stranger: an arrival, whoever held it before.
         let mut round = events.to_vec();
@@ -222,11 +223,15 @@ mod tests {
             ),
             at(event(Collect, 4, [15, 5]), 40, ["2", "1"]),
         ];
-        let arrival = Arrival {
+        let arrival = Handed {
             principal: [U256::from(90), U256::from(90)],
             owed: [U256::from(12), U256::from(10)],
         };
-        let summary = summarize(&events, WALLET, [0, 0], (4, true), Some(arrival));
+        let handed = Handovers {
+            arrival: Some(arrival),
+            departure: None,
+        };
+        let summary = summarize(&events, WALLET, [0, 0], (4, true), handed);
         assert!(summary.complete, "{summary:?}");
         assert_eq!(summary.counted_from, Some(3));
         // What its liquidity held, and the 10 of principal withdrawn before and still owed: in
@@ -247,7 +252,7 @@ mod tests {
         assert_eq!(summary.fees_collected, ["5".to_string(), "0".into()]);
         assert_eq!(summary.uncollected_principal, ["0".to_string(), "5".into()]);
         // Without what it held there, no figure is stood behind.
-        let unread = summarize(&events, WALLET, [0, 0], (4, true), None);
+        let unread = summarize(&events, WALLET, [0, 0], (4, true), Handovers::default());
         assert!(!unread.complete && unread.reason.is_some());
         // The views: the events before are listed, the transfer named for the holder.
         let views = event_views(
@@ -278,5 +283,60 @@ mod tests {
         );
         assert_eq!(paged.len(), 1);
         assert_eq!(paged[0].kind, "transfer-in");
+    }
+
+    #[test]
+    fn a_transfer_away_ends_the_count_with_all_it_held_taken_out() {
+        use EventKind::*;
+        let (zero, stranger) = (
+            "0x0000000000000000000000000000000000000000",
+            "0x00000000000000000000000000000000000000bb",
+        );
+        let events = [
+            at(to(event(Mint, 1, [0, 0]), zero, WALLET), 10, ["1", "1"]),
+            at(event(Deposit, 1, [100, 100]), 10, ["1", "1"]),
+            // 10 of each withdrawn and left owed, then the position sent to a stranger, who
+            // collects: none of it is the holder's.
+            at(event(Withdraw, 2, [10, 10]), 20, ["1", "1"]),
+            at(
+                to(event(Transfer, 3, [0, 0]), WALLET, stranger),
+                30,
+                ["2", "1"],
+            ),
+            at(event(Collect, 4, [50, 50]), 40, ["2", "1"]),
+        ];
+        assert_eq!(count_end(&events, 0, WALLET), Some(3));
+        // At the transfer: 85/90 of principal, and 13/11 owed (the 10/10 withdrawn among it).
+        let departure = Handed {
+            principal: [U256::from(85), U256::from(90)],
+            owed: [U256::from(13), U256::from(11)],
+        };
+        let handed = Handovers {
+            arrival: None,
+            departure: Some(departure),
+        };
+        let summary = summarize(&events, WALLET, [0, 0], (4, true), handed);
+        assert!(summary.complete, "{summary:?}");
+        assert_eq!(summary.withdrawn, ["95".to_string(), "100".into()]);
+        assert_eq!(summary.fees_collected, ["3".to_string(), "1".into()]);
+        assert_eq!(summary.uncollected_principal, ["0".to_string(), "0".into()]);
+        // The withdrawal at its prices (10 + 10), the principal at the transfer's (85 × 2, 90).
+        assert_eq!(
+            summary.withdrawn_usd,
+            [Some("180".into()), Some("100".into())]
+        );
+        assert_eq!(
+            summary.fees_collected_usd,
+            [Some("6".into()), Some("1".into())]
+        );
+        assert_eq!(summary.departure.as_ref().map(|d| d.block), Some(3));
+        assert_eq!(
+            summary.last_time,
+            Some(30),
+            "the stranger's collect not counted"
+        );
+        // Unread, no figure stood behind.
+        let unread = summarize(&events, WALLET, [0, 0], (4, true), Handovers::default());
+        assert!(!unread.complete && unread.reason.is_some());
     }
 }

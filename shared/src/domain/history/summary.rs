@@ -44,13 +44,39 @@ pub fn counted_for(events: &[PositionEvent], own: &[String], wallet: &str) -> Ve
     counted
 }
 
-/// What a position held at the transfer that brought it to its holder, read at that block:
-/// the principal its liquidity held (rounded down, as a withdrawal pays) and what `collect`
-/// would have paid (fees and uncollected principal).
+/// What a position held at a transfer that handed it to or from its holder, read at that
+/// block: the principal its liquidity held (rounded down, as a withdrawal pays) and what
+/// `collect` would have paid (fees and uncollected principal).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Arrival {
+pub struct Handed {
     pub principal: [U256; 2],
     pub owed: [U256; 2],
+}
+
+/// What the position held at the transfers that start and end its holder's count, where read:
+/// the one that brought it (`arrival`) and the one that sent it to another than its owner's
+/// wallets (`departure`: a disposal of all it held at that block's prices, decision 69).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Handovers {
+    pub arrival: Option<Handed>,
+    pub departure: Option<Handed>,
+}
+
+/// Where the holder's count ends, if it does: the first transfer after `start` to another
+/// than `wallet` (`counted_for` has dropped the recipient of a move between the owner's
+/// wallets). Events after it are another holder's.
+pub fn count_end(events: &[PositionEvent], start: usize, wallet: &str) -> Option<usize> {
+    events
+        .iter()
+        .enumerate()
+        .skip(start + 1)
+        .find_map(|(i, e)| {
+            let away = e.kind == EventKind::Transfer
+                && e.to
+                    .as_deref()
+                    .is_some_and(|to| !to.eq_ignore_ascii_case(wallet));
+            away.then_some(i)
+        })
 }
 
 /// A wallet position's history summed for its holder, kept with the position so that a list
@@ -82,9 +108,16 @@ pub struct HistorySummary {
     /// The principal's USD (net deposits at each event's prices) times the seconds it was held,
     /// from the count's start to the last event: the fee APR's weight.
     pub capital_usd_seconds: Option<String>,
-    /// What a transfer that started the count brought, base units (its principal there).
+    /// What a transfer that started the count brought, base units (its principal there), and
+    /// what `collect` would have paid there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrived_with: Option<[String; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrived_owed: Option<[String; 2]>,
+    /// The transfer that ended the count (to another than its owner's wallets), and what the
+    /// position held there: all of it counted as taken out at that block's prices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub departure: Option<Departure>,
     /// The unix times of the count's first and last events.
     pub first_time: Option<u64>,
     pub last_time: Option<u64>,
@@ -94,6 +127,36 @@ pub struct HistorySummary {
     /// The block of its stake in its farm, while the history's last custody event is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staked_at: Option<u64>,
+}
+
+/// The transfer that sent a position away from its holder's count, and what it held there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Departure {
+    pub block: u64,
+    /// Its principal and what `collect` would have paid, base units.
+    pub principal: [String; 2],
+    pub owed: [String; 2],
+}
+
+impl HistorySummary {
+    /// What the position held at the transfers that start and end its count, as summed.
+    pub fn handovers(&self) -> Handovers {
+        Handovers {
+            arrival: self
+                .arrived_with
+                .as_ref()
+                .zip(self.arrived_owed.as_ref())
+                .map(|(principal, owed)| Handed {
+                    principal: units(principal),
+                    owed: units(owed),
+                }),
+            departure: self.departure.as_ref().map(|d| Handed {
+                principal: units(&d.principal),
+                owed: units(&d.owed),
+            }),
+        }
+    }
 }
 
 /// Base units of both tokens, as their decimal strings.
@@ -154,14 +217,17 @@ pub fn usd_of(
 /// Sums `events` (all stored, in chain order, read through `through`; `whole`: read from the
 /// mint with nothing left unread) for the position's holder `wallet`. A holder that received it
 /// by a transfer counts from there: its `deposited` is the principal it held then, its cost
-/// basis what it held (`arrival`, read at that block) at that block's prices.
+/// basis what it held (`handed.arrival`, read at that block) at that block's prices. A
+/// transfer away ends the count: all it held there (`handed.departure`) withdrawn and collected
+/// at that block's prices, as a close would; what follows is another holder's.
 pub fn summarize(
     events: &[PositionEvent],
     wallet: &str,
     decimals: [u8; 2],
     (through, whole): (u64, bool),
-    arrival: Option<Arrival>,
+    handed: Handovers,
 ) -> HistorySummary {
+    let arrival = handed.arrival;
     let start = count_start(events, wallet);
     let mut reason = (!whole).then(|| "its events were not all read from its mint".to_string());
     let Some(start) = start else {
@@ -203,7 +269,13 @@ pub fn summarize(
     let mut capital_seconds = Some(BigDecimal::zero());
     let mut last_time = first.timestamp;
     let mut nearest = false;
-    for event in &events[start..] {
+    let end = count_end(events, start, wallet);
+    let counted = &events[start..=end.unwrap_or(events.len() - 1)];
+    let departure = end.map(|end| (&events[end], handed.departure));
+    if let Some((_, None)) = departure {
+        reason = Some("what it held when it was transferred away could not be read".into());
+    }
+    for event in counted.iter().chain(departed(departure).iter()) {
         nearest |= event.priced == Some(Priced::Nearest);
         if let (Some(then), Some(now)) = (last_time, event.timestamp) {
             let held = capital.clone().zip(capital_seconds.take());
@@ -244,15 +316,48 @@ pub fn summarize(
         arrived_with: (first.kind == EventKind::Transfer)
             .then(|| arrival.map(|a| texts(a.principal)))
             .flatten(),
+        arrived_owed: (first.kind == EventKind::Transfer)
+            .then(|| arrival.map(|a| texts(a.owed)))
+            .flatten(),
+        departure: match departure {
+            Some((event, Some(held))) => Some(Departure {
+                block: event.block,
+                principal: texts(held.principal),
+                owed: texts(held.owed),
+            }),
+            _ => None,
+        },
         first_time: first.timestamp,
         last_time,
-        rewards_harvested: harvested(&events[start..]),
+        rewards_harvested: harvested(counted),
         staked_at: events
             .iter()
             .rfind(|e| matches!(e.kind, EventKind::Stake | EventKind::Unstake))
             .filter(|e| e.kind == EventKind::Stake)
             .map(|e| e.block),
     }
+}
+
+/// A departure as the ledger counts it: all its principal withdrawn, then all that `collect`
+/// would pay collected (principal first), at the transfer's block and prices.
+fn departed(departure: Option<(&PositionEvent, Option<Handed>)>) -> Vec<PositionEvent> {
+    let Some((transfer, Some(held))) = departure else {
+        return Vec::new();
+    };
+    let as_kind = |kind: EventKind, amounts: [U256; 2]| PositionEvent {
+        kind,
+        amounts,
+        gas: None,
+        paid: None,
+        ..transfer.clone()
+    };
+    vec![
+        as_kind(EventKind::Withdraw, held.principal),
+        as_kind(
+            EventKind::Collect,
+            [0, 1].map(|t| held.principal[t] + held.owed[t]),
+        ),
+    ]
 }
 
 /// The rewards the farm paid out of `events` (its harvests), if any.

@@ -275,12 +275,22 @@ pub fn holding_view(
         .clone()
         .map(|t| usd_price(catalog, chain, &t.address));
     // A position without liquidity holds no principal, whatever an older read of it said (a
-    // close its events told before the next read): what it paid out is in its history.
+    // close its events told before the next read): what it paid out is in its history. One
+    // sent away holds nothing for its holder: all it held then is in its history, taken out at
+    // the transfer's prices (decision 69).
+    let departed = holding
+        .history
+        .as_ref()
+        .is_some_and(|h| h.complete && h.departure.is_some());
     let held = match position.liquidity {
+        _ if departed => [U256::ZERO; 2],
         0 => [U256::ZERO; 2],
         _ => holding.amounts.clone().map(|a| amount(&a)),
     };
-    let owed = holding.fees.clone().map(|f| amount(&f));
+    let owed = match departed {
+        true => [U256::ZERO; 2],
+        false => holding.fees.clone().map(|f| amount(&f)),
+    };
     let usd = |i: usize, units: U256| {
         prices[i]
             .as_ref()
@@ -493,9 +503,10 @@ pub fn with_closed_wallet_positions(
             continue;
         };
         let (_, held) = holding_view(position, holding, catalog);
-        if let (Some(value), Some(out), Some(basis)) = (held.value, held.taken_out, held.cost_basis)
-        {
-            realized.pnl_usd += value + out - &basis;
+        let figures = (held.value, held.taken_out, held.cost_basis, held.rewards);
+        if let (Some(value), Some(out), Some(basis), Some(rewards)) = figures {
+            // As its view's PnL (decision 60: rewards counted).
+            realized.pnl_usd += value + out - &basis + rewards;
             realized.cost_basis_usd += basis;
         }
     }
