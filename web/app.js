@@ -413,6 +413,8 @@ async function closeDetail() {
     if (p.transactions?.length && p.status !== "closed") {
       p = await signAndFollow(p, progress);
       renderDetail(p);
+      // Its history as it closed: the close's withdrawal among it.
+      await showHistory(p.id);
     }
     progress(`${p.status}${p.closeReason ? `: ${p.closeReason}` : ""}`);
     await Promise.all([showPortfolio(), showPositions()]);

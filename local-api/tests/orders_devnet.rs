@@ -517,16 +517,16 @@ async fn opens_and_closes_on_chain(store_args: &[&str]) {
     } else {
         ("amount1", "amount0")
     };
-    assert_eq!(
-        units(&closed["tokenB"]["amount"]),
-        text(&decrease[usdc_i]),
-        "{closed}"
-    );
-    assert_eq!(
-        units(&closed["tokenA"]["amount"]),
-        text(&decrease[weth_i]),
-        "{closed}"
-    );
+    // Closed, it holds nothing (issue 61): what the withdraw paid is in its history.
+    for (side, i) in [("tokenB", usdc_i), ("tokenA", weth_i)] {
+        assert_eq!(text(&closed[side]["amount"]), "0", "{closed}");
+        assert_eq!(
+            units(&closed[side]["withdrawn"]),
+            text(&decrease[i]),
+            "{closed}"
+        );
+    }
+    assert_eq!(closed["valueUsd"], 0.0, "{closed}");
     assert_eq!(
         units(&closed["tokenB"]["feesEarned"]),
         fee(usdc_i),

@@ -344,8 +344,19 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
         text(&shown["closed"]).starts_with("closed: withdrawn"),
         "{shown}"
     );
+    // As the page showed it closed: holding nothing, its history holding the close's
+    // withdrawal beside the half taken out before (issue 61).
+    let after = &shown["detailAfter"];
+    assert_eq!(text(&after["valueUsd"]), "0", "{after}");
+    let kinds_after = shown["historyKindsAfter"].as_array().unwrap();
+    let withdrawals = kinds_after.iter().filter(|k| *k == "withdraw").count();
+    assert_eq!(withdrawals, 2, "{shown}");
     let closed = paula.get(&id).await.json;
     assert_eq!(closed["status"], "closed", "{closed}");
+    assert_eq!(closed["valueUsd"], 0.0, "{closed}");
+    for side in ["tokenA", "tokenB"] {
+        assert_eq!(text(&closed[side]["amount"]), "0", "{closed}");
+    }
     assert_eq!(closed["source"], "wallet");
     assert_eq!(closed["closeReason"], "withdrawn");
     assert_eq!(

@@ -194,6 +194,7 @@ try {
   await page.locator("#detail").screenshot({ path: join(config.screenshots, "page-history.png") });
   out.sentGas = await page.evaluate(() => (window.__sent ?? []).map((t) => t.gas ?? null));
   out.detailAfter = await page.$$eval("#detail-fields dd[data-field]", (dds) => Object.fromEntries(dds.map((d) => [d.dataset.field, d.title])));
+  out.historyKindsAfter = await page.$$eval("#detail-history tr.history-event", (rows) => rows.map((r) => r.cells[0].textContent));
   // The wallet's positions as listed now (one on a pool no route prices), and the portfolio's note.
   out.walletRows = await rows(page);
   out.unpriced = await page.isVisible("#unpriced") ? await page.textContent("#unpriced") : null;

@@ -355,22 +355,24 @@ impl WalletReader {
             .await
         {
             // The ones the wallet still holds (withdrawn ones too: a later collect counts), and
-            // one it no longer holds until its history reaches the read that saw it go and is
-            // summed to its departure.
+            // a closed one until its history reaches the read that saw it closed.
             Ok(positions) => positions
                 .into_iter()
                 .filter(|p| {
                     let Some(holding) = p.holding.as_deref() else {
                         return false;
                     };
-                    let gone = holding.close_reason.as_deref() == Some(TRANSFERRED);
+                    // Closed (sent away, emptied, or through the API): its history read
+                    // until it reaches the read that saw it closed, the close among it.
+                    let gone = holding.close_reason.as_deref() == Some(TRANSFERRED)
+                        || p.status == Status::Closed;
                     let caught_up = holding
                         .history
                         .as_ref()
                         .is_some_and(|h| h.through >= holding.height);
                     let complete = holding.history.as_ref().is_some_and(|h| h.complete);
                     if gone {
-                        // Until its history holds its departure, read there.
+                        // Until then, and until it is summed (a departure read there).
                         !caught_up || !complete
                     } else {
                         changed.contains(p.id.as_str()) || !complete

@@ -324,9 +324,13 @@ pub fn holding_view(
         .find(chain, position.protocol, &position.pool)
         .is_none_or(|p| p.orientation.base_is_token0);
     let [a, b] = if base_is_token0 { [0, 1] } else { [1, 0] };
-    // Closed through the API: what the withdraw paid, frozen at its close.
+    // Closed through the API: its figures frozen at its close. It holds nothing (decision 69):
+    // what the close paid out is in its history's withdrawal and collect, and in its PnL.
     let frozen = position.closing.as_ref();
-    let mut amounts = held;
+    let amounts = match frozen {
+        Some(_) => [U256::ZERO; 2],
+        None => held,
+    };
     if let Some(c) = frozen {
         let order = |pair: &crate::domain::model::TokenPair| {
             if base_is_token0 {
@@ -335,19 +339,12 @@ pub fn holding_view(
                 [pair.b, pair.a]
             }
         };
-        amounts = order(&c.withdrawn);
         sums.fees = Some(order(&c.fees));
         sums.uncollected = None;
-        principal[a] = Some(c.value_a.clone());
-        principal[b] = Some(c.value_b.clone());
+        principal = [Some(BigDecimal::zero()), Some(BigDecimal::zero())];
         sums.fee_values[a] = Some(c.fees_usd_a.clone());
         sums.fee_values[b] = Some(c.fees_usd_b.clone());
-        token_values = [0, 1].map(|t| {
-            principal[t]
-                .clone()
-                .zip(sums.fee_values[t].clone())
-                .map(|(p, f)| p + f)
-        });
+        token_values = principal.clone();
         sums.cost_basis = Some(c.cost_basis_usd.clone());
         (sums.withdrawn_usd, sums.fees_collected_usd) =
             (Some(BigDecimal::zero()), Some(BigDecimal::zero()));
