@@ -67,6 +67,7 @@ pub fn catalog() -> Catalog {
                 state: Some(state),
                 tracked_ticks: ticks,
                 fee_ticks,
+                ..PoolMarket::default()
             };
             (pool.key(), market)
         })

@@ -1,6 +1,7 @@
 //! The ticks a pool tracks follow its open positions, through the handlers on any store: each
-//! create counts its two ticks, each close releases them, a tick no open position uses is no
-//! longer read; one user holds at most `MAX_OPEN_RANGES_PER_POOL` distinct ranges on a pool.
+//! create counts its two ticks, each close releases them, a tick no open position uses lingers
+//! until the series has recorded past its release and is then no longer read; one user holds
+//! at most `MAX_OPEN_RANGES_PER_POOL` distinct ranges on a pool.
 
 use crate::bodies::{create_body, ETH_USDC};
 use crate::client::TestClient;
@@ -84,10 +85,22 @@ pub async fn tracked_ticks_follow_open_positions(app: &App) {
     for position in &opened {
         close(&alice, position).await;
     }
+    // Closed, her ticks linger, still read, until the series has recorded past their release
+    // (a point recorded late holds them); one taken up again meanwhile stays.
+    let lingering = tracked(app).await;
+    assert!(used.is_subset(&lingering), "read until the series passes");
+    let taken_up = alice.open(range(1)).await;
+    let pool = crate::earnings::pool(app).await;
+    app.market.expire_ticks(&pool, 0).await.unwrap();
+    assert_eq!(tracked(app).await, lingering, "the series is not past them");
+    let pool = crate::earnings::pool(app).await;
+    app.market.expire_ticks(&pool, i64::MAX).await.unwrap();
     let left = tracked(app).await;
     let bobs_ticks: BTreeSet<i32> = ticks(&bobs).into_iter().collect();
-    let expected: BTreeSet<i32> = before.union(&bobs_ticks).copied().collect();
+    let kept: BTreeSet<i32> = ticks(&taken_up).into_iter().collect();
+    let expected: BTreeSet<i32> = before.union(&bobs_ticks).copied().chain(kept).collect();
     assert_eq!(left, expected, "alice's ticks are dropped, bob's stay");
+    close(&alice, &taken_up).await;
     // With her ranges closed, alice may open new ones again.
     alice.open(range(MAX_OPEN_RANGES_PER_POOL + 1)).await;
 }

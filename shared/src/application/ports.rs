@@ -236,9 +236,20 @@ pub trait Market: Send + Sync {
         first_use: &[FeeTick],
     ) -> StoreResult<PoolMarket>;
 
-    /// Counts one position fewer on each of `ticks` (it closed); a tick no position uses any
-    /// more is no longer read by the sync, and its record goes.
-    async fn release_ticks(&self, pool: &Pool, ticks: [i32; 2]) -> StoreResult<()>;
+    /// Counts one position fewer on each of `ticks` (it closed). A tick no position uses any
+    /// more lingers, still read, until the series has recorded through `released_at` (unix
+    /// seconds: [`Self::expire_ticks`]); without one (no series follows the pool) it is no
+    /// longer read by the sync, and its record goes.
+    async fn release_ticks(
+        &self,
+        pool: &Pool,
+        ticks: [i32; 2],
+        released_at: Option<i64>,
+    ) -> StoreResult<()>;
+
+    /// Drops the pool's lingering ticks released at or before `through` (the chain's series
+    /// has recorded through it) and no position took up again: no longer read, records gone.
+    async fn expire_ticks(&self, pool: &Pool, through: i64) -> StoreResult<()>;
 
     /// Stores a state read from the chain with the fee records advanced to it: as the
     /// `Next` state only if it was read at a later block or slot than the stored one (so a

@@ -173,7 +173,7 @@ async fn close_once(
         result => result?,
     }
     if let Some(pool) = catalog.find(position.chain, position.protocol, &position.pool) {
-        release_ticks(app.market.as_ref(), pool, &position).await;
+        release_ticks(app.market.as_ref(), pool, &position, app.clock.now()).await;
     }
     tracing::info!(position = %position.id, pnl = %closing.pnl_usd, "position closed");
     Ok(Some(shown))
@@ -247,7 +247,7 @@ pub async fn create(
     if let Err(e) = app.store.insert_answering(&position, answer.as_ref()).await {
         // An on-chain open tracks no ticks: its fees are the chain's own.
         if position.order.is_none() {
-            release_ticks(app.market.as_ref(), pool, &position).await;
+            release_ticks(app.market.as_ref(), pool, &position, app.clock.now()).await;
         }
         return Err(e.into());
     }

@@ -5,14 +5,22 @@
 use crate::application::ports::{Market, PositionStore, StoreError};
 use crate::domain::catalog::Pool;
 use crate::domain::lifecycle::{activate, Activation};
-use crate::domain::model::{Position, Status};
+use crate::domain::model::{Chain, Position, Status};
 use chrono::{DateTime, Utc};
 
-/// The ticks of a position that just closed are one use fewer; a failure only leaves a count
-/// that costs the sync one read per tick (logged), never a figure.
-pub async fn release_ticks(market: &dyn Market, pool: &Pool, position: &Position) {
+/// The ticks of a position that just closed (at `now`) are one use fewer; one no position uses
+/// any more is still read until the series has recorded past `now` (its points before the
+/// close hold the position's ticks however late they are recorded; Solana has no series). A
+/// failure only leaves a count that costs the sync one read per tick (logged), never a figure.
+pub async fn release_ticks(
+    market: &dyn Market,
+    pool: &Pool,
+    position: &Position,
+    now: DateTime<Utc>,
+) {
     let ticks = [position.tick_lower, position.tick_upper];
-    if let Err(e) = market.release_ticks(pool, ticks).await {
+    let released_at = (pool.chain != Chain::Solana).then(|| now.timestamp());
+    if let Err(e) = market.release_ticks(pool, ticks, released_at).await {
         tracing::warn!(position = %position.id, cause = %e, "ticks of a closed position left tracked");
     }
 }
@@ -92,7 +100,7 @@ pub async fn settle_offers(
                     settled[i].0 += 1;
                 } else {
                     settled[i].1 += 1;
-                    release_ticks(market, pools[i], &position).await;
+                    release_ticks(market, pools[i], &position, now).await;
                 }
             }
             Err(StoreError::Conflict) => {}

@@ -143,9 +143,11 @@ pub async fn release_tracked(market: &dyn Market, catalog: &Catalog, positions: 
     }
 }
 
+/// Releases the position's ticks, now: a chain's time is never ahead of the clock, so the
+/// series keeps them through the close.
 async fn release_after(market: &dyn Market, pool: Option<&Pool>, position: &Position) {
     if let Some(pool) = pool {
-        release_ticks(market, pool, position).await;
+        release_ticks(market, pool, position, Utc::now()).await;
     }
 }
 

@@ -148,6 +148,37 @@ impl Syncer {
         join_all(records).await;
     }
 
+    /// Drops the lingering ticks (no position uses them any more) of each pool whose chain's
+    /// series has recorded through their release (all of them without a series): one cursor
+    /// read per chain that has some, one write per pool with some to drop.
+    async fn expire_lingering(&self, catalog: &Catalog) {
+        let mut by_chain: BTreeMap<Chain, Vec<&Pool>> = BTreeMap::new();
+        for pool in catalog.pools.iter().filter(|p| !p.lingering.is_empty()) {
+            by_chain.entry(pool.chain).or_default().push(pool);
+        }
+        for (chain, pools) in by_chain {
+            let through = match &self.series {
+                Some(series) => match series.series_cursor(chain).await {
+                    Ok(cursor) => cursor.through,
+                    Err(e) => {
+                        tracing::warn!(%chain, cause = %e, "lingering ticks kept: the series' cursor was not read");
+                        continue;
+                    }
+                },
+                None => Some(i64::MAX),
+            };
+            let Some(through) = through else { continue };
+            for pool in pools {
+                if !pool.lingering.values().any(|at| *at <= through) {
+                    continue;
+                }
+                if let Err(e) = self.market.expire_ticks(pool, through).await {
+                    tracing::warn!(%chain, pool = %pool.id, cause = %e, "lingering ticks kept");
+                }
+            }
+        }
+    }
+
     /// Reads `confirmations` blocks behind the head (0: the head itself, as on a devnet).
     pub fn with_confirmations(mut self, confirmations: impl Into<Confirmations>) -> Syncer {
         self.confirmations = confirmations.into();
@@ -458,6 +489,7 @@ impl MarketSync for Syncer {
             // The pools and their followed ticks as this sync found them; states read anew.
             self.record_series(series.as_ref(), &catalog).await;
         }
+        self.expire_lingering(&catalog).await;
         // Deliveries the queue refused earlier are queued again by each sync.
         if let Some(alerts) = &self.alerts {
             match flush_outbox(alerts).await {

@@ -82,6 +82,13 @@ impl MemoryMarket {
     }
 }
 
+/// A tick no position uses, no longer read: its record goes.
+fn drop_tick(market: &mut PoolMarket, tick: i32) {
+    market.tracked_ticks.remove(&tick);
+    market.fee_ticks.remove(&tick);
+    market.lingering.remove(&tick);
+}
+
 #[async_trait]
 impl Market for MemoryMarket {
     async fn catalog(&self) -> StoreResult<Arc<Catalog>> {
@@ -128,6 +135,7 @@ impl Market for MemoryMarket {
             for tick in ticks {
                 *uses.entry(tick).or_default() += 1;
                 market.tracked_ticks.insert(tick);
+                market.lingering.remove(&tick);
             }
             for record in first_use {
                 market.fee_ticks.entry(record.tick).or_insert(*record);
@@ -136,7 +144,12 @@ impl Market for MemoryMarket {
         })
     }
 
-    async fn release_ticks(&self, pool: &Pool, ticks: [i32; 2]) -> StoreResult<()> {
+    async fn release_ticks(
+        &self,
+        pool: &Pool,
+        ticks: [i32; 2],
+        released_at: Option<i64>,
+    ) -> StoreResult<()> {
         self.write(pool, |market, uses| {
             for tick in ticks {
                 let Some(count) = uses.get_mut(&tick) else {
@@ -145,9 +158,29 @@ impl Market for MemoryMarket {
                 *count = count.saturating_sub(1);
                 if *count == 0 {
                     uses.remove(&tick);
-                    market.tracked_ticks.remove(&tick);
-                    market.fee_ticks.remove(&tick);
+                    match released_at {
+                        Some(at) => {
+                            let until = market.lingering.entry(tick).or_insert(at);
+                            *until = (*until).max(at);
+                        }
+                        None => drop_tick(market, tick),
+                    }
                 }
+            }
+            Ok(())
+        })
+    }
+
+    async fn expire_ticks(&self, pool: &Pool, through: i64) -> StoreResult<()> {
+        self.write(pool, |market, _| {
+            let expired: Vec<i32> = market
+                .lingering
+                .iter()
+                .filter(|(_, at)| **at <= through)
+                .map(|(tick, _)| *tick)
+                .collect();
+            for tick in expired {
+                drop_tick(market, tick);
             }
             Ok(())
         })

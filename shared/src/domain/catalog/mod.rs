@@ -33,6 +33,10 @@ pub struct PoolMarket {
     pub tracked_ticks: BTreeSet<i32>,
     /// The service's fee accounting of the tracked ticks ([`crate::domain::fee_ticks`]).
     pub fee_ticks: BTreeMap<i32, FeeTick>,
+    /// Tracked ticks no position uses any more, by the unix time they were released at: still
+    /// read until the chain's series has recorded through that time, so that a point recorded
+    /// late holds the ticks of a position that closed after its boundary (decision 69).
+    pub lingering: BTreeMap<i32, i64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -70,6 +74,9 @@ pub struct Pool {
     pub tracked_ticks: Vec<i32>,
     /// The service's fee accounting of those ticks, by tick.
     pub fee_ticks: BTreeMap<i32, FeeTick>,
+    /// Those of them no position uses any more, by when they were released
+    /// ([`PoolMarket::lingering`]).
+    pub lingering: BTreeMap<i32, i64>,
     /// Read because a linked wallet holds a position on it ([`PoolRecord::discovered`]).
     pub discovered: bool,
     /// How often the sync reads it: every time for a catalog pool, a discovered one as far as
@@ -115,6 +122,7 @@ impl Pool {
             state,
             tracked_ticks,
             fee_ticks,
+            lingering,
         } = market;
         let fail = |reason| CatalogError {
             pool: record.pool.clone(),
@@ -175,6 +183,7 @@ impl Pool {
             state,
             tracked_ticks: tracked_ticks.into_iter().collect(),
             fee_ticks,
+            lingering,
             discovered: record.discovered,
             cadence: Cadence::EverySync,
             state_view: None,

@@ -4,16 +4,19 @@
 //! One item per pool (`PK = CATALOG`, `SK = chain#protocol#address`): `record` (the catalog
 //! entry, JSON), `state` (the last state read from the chain, JSON) with its `height` (block or
 //! slot, a number the conditional write compares). One item per tick a position uses
-//! (`SK = chain#protocol#address#tick#<tick>`): `uses` (how many open positions use it; the
-//! item goes when none does) and `fee` (the service's fee record of it, JSON). No pool has a
+//! (`SK = chain#protocol#address#tick#<tick>`): `uses` (how many open positions use it; when
+//! none does, `lingers`, the time it was released, until the series passes it, then the item
+//! goes) and `fee` (the service's fee record of it, JSON). No pool has a
 //! size or expression limit in reach, however many ticks it tracks. One query reads the whole
 //! market. (Tables written before tick items held a `ticks` number set and `fee#<tick>`
 //! attributes on the pool item: they are still read, as ticks in use.)
 
-use super::errors::{build_error, classify, classify_transaction};
+use super::errors::{
+    build_error, classify, classify_conditional, classify_transaction, json_failure,
+};
 use super::item::{malformed, text};
 use super::keys::{
-    catalog_sort_key, s, tick_sort_key, Item, CATALOG_PK, DEPLOYMENTS_SK, TICK_INFIX,
+    catalog_sort_key, pool_key, s, tick_key, Item, CATALOG_PK, DEPLOYMENTS_SK, TICK_INFIX,
 };
 use super::store::DynamoDbStore;
 use crate::application::ports::{Market, StoreError, StoreResult};
@@ -29,30 +32,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
-
-fn json_failure(e: serde_json::Error) -> StoreError {
-    StoreError::Failure(Box::new(e))
-}
-
-fn pool_key(pool: &Pool) -> HashMap<String, AttributeValue> {
-    HashMap::from([
-        ("PK".into(), s(CATALOG_PK)),
-        (
-            "SK".into(),
-            s(catalog_sort_key(pool.chain, pool.protocol, &pool.id)),
-        ),
-    ])
-}
-
-fn tick_key(pool: &Pool, tick: i32) -> HashMap<String, AttributeValue> {
-    HashMap::from([
-        ("PK".into(), s(CATALOG_PK)),
-        (
-            "SK".into(),
-            s(tick_sort_key(pool.chain, pool.protocol, &pool.id, tick)),
-        ),
-    ])
-}
 
 /// The pool item's legacy attributes holding fee records (before tick items).
 const FEE_TICK_PREFIX: &str = "fee#";
@@ -95,12 +74,21 @@ fn pool_market(item: &Item) -> Result<(PoolRecord, PoolMarket), StoreError> {
             state,
             tracked_ticks,
             fee_ticks,
+            ..PoolMarket::default()
         },
     ))
 }
 
-/// A tick item: its tick, how many positions use it, its fee record if it has one.
-fn tick_item(item: &Item) -> Result<(i32, i64, Option<FeeTick>), StoreError> {
+/// A tick item: its tick, how many positions use it, its fee record if it has one, and when
+/// it was released, if it lingers.
+struct TickItem {
+    tick: i32,
+    uses: i64,
+    record: Option<FeeTick>,
+    lingers: Option<i64>,
+}
+
+fn tick_item(item: &Item) -> Result<TickItem, StoreError> {
     let sort_key = text(item, "SK")?;
     let tick = sort_key
         .rsplit_once(TICK_INFIX)
@@ -115,16 +103,31 @@ fn tick_item(item: &Item) -> Result<(i32, i64, Option<FeeTick>), StoreError> {
         None => None,
         Some(_) => Some(serde_json::from_str(text(item, "fee")?).map_err(json_failure)?),
     };
-    Ok((tick, uses, record))
+    let lingers = match item.get("lingers") {
+        None => None,
+        Some(AttributeValue::N(n)) => Some(n.parse().map_err(|_| malformed("lingers"))?),
+        Some(_) => return Err(malformed("lingers")),
+    };
+    Ok(TickItem {
+        tick,
+        uses,
+        record,
+        lingers,
+    })
 }
 
-/// Adds a tick item to its pool's market: tracked while a position uses it.
-fn add_tick(market: &mut PoolMarket, (tick, uses, record): (i32, i64, Option<FeeTick>)) {
-    if uses > 0 {
-        market.tracked_ticks.insert(tick);
-        if let Some(record) = record {
-            market.fee_ticks.insert(tick, record);
+/// Adds a tick item to its pool's market: tracked while a position uses it, or while it
+/// lingers after the last one closed.
+fn add_tick(market: &mut PoolMarket, item: TickItem) {
+    let lingers = item.lingers.filter(|_| item.uses <= 0);
+    if item.uses > 0 || lingers.is_some() {
+        market.tracked_ticks.insert(item.tick);
+        if let Some(record) = item.record {
+            market.fee_ticks.insert(item.tick, record);
         }
+    }
+    if let Some(at) = lingers {
+        market.lingering.insert(item.tick, at);
     }
 }
 
@@ -332,7 +335,12 @@ impl Market for DynamoDbMarket {
         ))
     }
 
-    async fn release_ticks(&self, pool: &Pool, ticks: [i32; 2]) -> StoreResult<()> {
+    async fn release_ticks(
+        &self,
+        pool: &Pool,
+        ticks: [i32; 2],
+        released_at: Option<i64>,
+    ) -> StoreResult<()> {
         for tick in ticks {
             let released = self
                 .store
@@ -357,23 +365,42 @@ impl Market for DynamoDbMarket {
                 Err(e) if e.code() == Some("ConditionalCheckFailedException") => None,
                 Err(e) => return Err(classify(e)),
             };
-            if left == Some(0) {
-                // Unless a new position took it up meanwhile.
-                let deleted = self
+            if left != Some(0) {
+                continue;
+            }
+            // Unless a new position took it up meanwhile: kept, read until the series passes
+            // the release, or gone.
+            let written = match released_at {
+                Some(at) => self
                     .store
                     .client
-                    .delete_item()
+                    .update_item()
                     .table_name(&self.store.table)
                     .set_key(Some(tick_key(pool, tick)))
+                    .update_expression("SET lingers = :at")
                     .condition_expression("uses <= :zero")
+                    .expression_attribute_values(":at", AttributeValue::N(at.to_string()))
                     .expression_attribute_values(":zero", AttributeValue::N("0".into()))
                     .send()
-                    .await;
-                match deleted {
-                    Ok(_) => {}
-                    Err(e) if e.code() == Some("ConditionalCheckFailedException") => {}
-                    Err(e) => return Err(classify(e)),
-                }
+                    .await
+                    .map(|_| ())
+                    .map_err(classify_conditional),
+                None => self.drop_tick(pool, tick, None).await,
+            };
+            match written {
+                Ok(()) | Err(StoreError::Conflict) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    async fn expire_ticks(&self, pool: &Pool, through: i64) -> StoreResult<()> {
+        for (&tick, _) in pool.lingering.iter().filter(|(_, at)| **at <= through) {
+            match self.drop_tick(pool, tick, Some(through)).await {
+                // Taken up again, or released again later: it stays.
+                Ok(()) | Err(StoreError::Conflict) => {}
+                Err(e) => return Err(e),
             }
         }
         Ok(())
@@ -502,12 +529,35 @@ impl DynamoDbMarket {
     }
 
     /// One more position uses `tick`; its record starts as `first_use` has it if it has none.
+    /// Deletes a tick item no position uses (`Conflict` if one took it up), one lingering only
+    /// if released at or before `through`, where given.
+    async fn drop_tick(&self, pool: &Pool, tick: i32, through: Option<i64>) -> StoreResult<()> {
+        let mut delete = self
+            .store
+            .client
+            .delete_item()
+            .table_name(&self.store.table)
+            .set_key(Some(tick_key(pool, tick)))
+            .expression_attribute_values(":zero", AttributeValue::N("0".into()));
+        delete = match through {
+            Some(at) => delete
+                .condition_expression("uses <= :zero AND lingers <= :through")
+                .expression_attribute_values(":through", AttributeValue::N(at.to_string())),
+            None => delete.condition_expression("uses <= :zero"),
+        };
+        delete
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(classify_conditional)
+    }
+
     async fn use_tick(
         &self,
         pool: &Pool,
         tick: i32,
         first_use: &[FeeTick],
-    ) -> StoreResult<(i32, i64, Option<FeeTick>)> {
+    ) -> StoreResult<TickItem> {
         let mut update = self
             .store
             .client

@@ -115,3 +115,8 @@ pub(super) async fn back_off(attempt: &mut u32, what: &'static str) -> Result<()
 pub(super) fn build_error(error: aws_sdk_dynamodb::error::BuildError) -> StoreError {
     StoreError::Failure(Box::new(error))
 }
+
+/// A JSON attribute that would not (de)serialize: a bug, never the client's.
+pub(super) fn json_failure(e: serde_json::Error) -> StoreError {
+    StoreError::Failure(Box::new(e))
+}

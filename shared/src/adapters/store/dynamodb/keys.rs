@@ -1,5 +1,6 @@
 //! The key scheme of the one table (see `docs/dynamodb-design.md`).
 
+use crate::domain::catalog::Pool;
 use crate::domain::model::{Chain, Filter, Position, Source, Status, WalletHolding};
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
@@ -179,6 +180,28 @@ pub(super) fn tick_sort_key(
         "{}{TICK_INFIX}{tick}",
         catalog_sort_key(chain, protocol, pool)
     )
+}
+
+/// A catalog pool's item key.
+pub(super) fn pool_key(pool: &Pool) -> Item {
+    HashMap::from([
+        ("PK".into(), s(CATALOG_PK)),
+        (
+            "SK".into(),
+            s(catalog_sort_key(pool.chain, pool.protocol, &pool.id)),
+        ),
+    ])
+}
+
+/// The key of the item of one tick of a catalog pool.
+pub(super) fn tick_key(pool: &Pool, tick: i32) -> Item {
+    HashMap::from([
+        ("PK".into(), s(CATALOG_PK)),
+        (
+            "SK".into(),
+            s(tick_sort_key(pool.chain, pool.protocol, &pool.id, tick)),
+        ),
+    ])
 }
 
 #[cfg(test)]

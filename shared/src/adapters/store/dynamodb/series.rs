@@ -8,7 +8,7 @@
 //! on) a staked position whose pending reward the points hold. A chart reads one `Query`
 //! per pool and tier (eventually consistent: a point is written once, at a confirmed block).
 
-use super::errors::{classify, classify_conditional};
+use super::errors::{classify, classify_conditional, json_failure};
 use super::item::{malformed, parsed, text};
 use super::keys::{s, Item};
 use super::metrics::ReadKind;
@@ -66,10 +66,6 @@ fn cursor_key(chain: Chain) -> Item {
         ("PK".into(), s(format!("SERIES#{chain}"))),
         ("SK".into(), s("CURSOR")),
     ])
-}
-
-fn json_failure(e: serde_json::Error) -> StoreError {
-    StoreError::Failure(Box::new(e))
 }
 
 /// The most ticks one item of a point holds: about 150 bytes each, 150 KB an item, far below
