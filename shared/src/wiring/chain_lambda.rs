@@ -11,7 +11,16 @@ use crate::adapters::chain::scan::ChainScanner;
 use crate::adapters::chain::secrets::rpc_urls;
 use crate::adapters::chain::sync::{Syncer, RPC_TIMEOUT};
 use crate::adapters::webhooks::clients::OnFirstUse;
-use crate::application::app::{with_due_retries, App, WholeRead};
+use crate::application::app::{
+    with_due_retries, Allowed, App, OrderChain, Refreshed, WalletRefresh, WholeRead,
+};
+use crate::domain::math::U256;
+use crate::domain::model::TransactionRequest;
+use crate::domain::orders::simulation::{Simulated, SimulationError};
+use crate::domain::orders::v4::Permit2Allowance;
+use crate::domain::wallets::proof::ContractProof;
+use crate::domain::wallets::LinkedWallet;
+use async_trait::async_trait;
 use crate::domain::model::Chain;
 use crate::edge::routes::Endpoint;
 use crate::wiring::config::Config;
@@ -42,14 +51,27 @@ struct Fanout {
     reconcile_hours: u32,
 }
 
-/// What a chain-reading function builds once per container: its configuration, the SDK's,
-/// the app on DynamoDB (catalog cached for `catalog_ttl`, or the configured TTL) and a JSON-RPC
-/// client per chain whose RPC URL parameter is configured (the URLs from SSM).
+/// What a chain-reading function builds once per container: its configuration, the SDK's and
+/// the app on DynamoDB (catalog cached for `catalog_ttl`, or the configured TTL).
 struct Container {
     config: Config,
     sdk: aws_config::SdkConfig,
     app: App,
-    endpoints: BTreeMap<Chain, Arc<RpcClient>>,
+}
+
+/// A JSON-RPC client per chain whose RPC URL parameter is configured (the URLs from SSM).
+async fn endpoints(
+    sdk: &aws_config::SdkConfig,
+    config: &Config,
+) -> Result<BTreeMap<Chain, Arc<RpcClient>>, String> {
+    let urls = rpc_urls(&aws_sdk_ssm::Client::new(sdk), &config.rpc_parameters).await?;
+    let endpoints = urls
+        .iter()
+        .map(|(chain, url)| Ok((*chain, Arc::new(RpcClient::new(url, RPC_TIMEOUT)?))))
+        .collect::<Result<BTreeMap<_, _>, String>>()
+        .map_err(|e| format!("RPC endpoint: {e}"))?;
+    tracing::debug!(chains = ?endpoints.keys().collect::<Vec<_>>(), "chain endpoints configured");
+    Ok(endpoints)
 }
 
 impl Container {
@@ -57,32 +79,85 @@ impl Container {
         let config = Config::from_env()?;
         crate::wiring::telemetry::init(&config.log_level);
         let (sdk, app) = on_table(&config, catalog_ttl.unwrap_or(config.catalog_ttl)).await;
-        let urls = rpc_urls(&aws_sdk_ssm::Client::new(&sdk), &config.rpc_parameters).await?;
-        let endpoints = urls
-            .iter()
-            .map(|(chain, url)| Ok((*chain, Arc::new(RpcClient::new(url, RPC_TIMEOUT)?))))
-            .collect::<Result<BTreeMap<_, _>, String>>()
-            .map_err(|e| format!("RPC endpoint: {e}"))?;
-        tracing::debug!(chains = ?endpoints.keys().collect::<Vec<_>>(), "chain endpoints configured");
-        Ok(Container {
-            config,
-            sdk,
-            app,
-            endpoints,
-        })
+        Ok(Container { config, sdk, app })
     }
 
-    /// The app reading wallets' positions and orders' allowances from the chains.
+    /// The app reading wallets' positions and orders' allowances from the chains, their
+    /// readers built at the first call that needs one (the SSM read, the TLS stack): an
+    /// invocation that reads no chain never pays for them, nor does the init.
     fn with_wallets(self) -> App {
-        let confirmations = self.config.confirmation_blocks;
-        let orders = ChainOrders::new(self.endpoints.clone(), confirmations.clone());
-        let reader = WalletReader::new(self.endpoints, &self.app, confirmations)
-            .with_log_ranges(self.config.log_ranges);
+        let app = self.app.clone();
+        let chains = Arc::new(ChainsOnFirstUse {
+            built: tokio::sync::OnceCell::new(),
+            container: self,
+        });
         App {
-            wallet_refresh: Some(Arc::new(reader)),
-            order_chain: Some(Arc::new(orders)),
-            ..self.app
+            wallet_refresh: Some(chains.clone()),
+            order_chain: Some(chains),
+            ..app
         }
+    }
+}
+
+/// The wallet reader and the order chain of an API function, built at their first use.
+struct ChainsOnFirstUse {
+    container: Container,
+    built: tokio::sync::OnceCell<(WalletReader, ChainOrders)>,
+}
+
+impl ChainsOnFirstUse {
+    /// Built once; a failure (SSM unreachable) is the call's, the next call tries again.
+    async fn chains(&self) -> Result<&(WalletReader, ChainOrders), String> {
+        let Container { config, sdk, app } = &self.container;
+        self.built
+            .get_or_try_init(|| async {
+                let endpoints = endpoints(sdk, config).await?;
+                let confirmations = config.confirmation_blocks.clone();
+                let orders = ChainOrders::new(endpoints.clone(), confirmations.clone());
+                let reader = WalletReader::new(endpoints, app, confirmations)
+                    .with_log_ranges(config.log_ranges.clone());
+                Ok((reader, orders))
+            })
+            .await
+    }
+}
+
+#[async_trait]
+impl WalletRefresh for ChainsOnFirstUse {
+    async fn refresh(&self, wallet: &LinkedWallet) -> Result<Refreshed, String> {
+        self.chains().await?.0.refresh(wallet).await
+    }
+}
+
+#[async_trait]
+impl OrderChain for ChainsOnFirstUse {
+    async fn allowances(&self, asked: &Allowed<'_>) -> Result<[U256; 2], String> {
+        self.chains().await?.1.allowances(asked).await
+    }
+
+    async fn permit2_allowances(
+        &self,
+        asked: &Allowed<'_>,
+    ) -> Result<[Permit2Allowance; 2], String> {
+        self.chains().await?.1.permit2_allowances(asked).await
+    }
+
+    async fn simulate(
+        &self,
+        chain: Chain,
+        transactions: &[TransactionRequest],
+    ) -> Result<Vec<Simulated>, SimulationError> {
+        let chains = self.chains().await.map_err(SimulationError::Unavailable)?;
+        chains.1.simulate(chain, transactions).await
+    }
+
+    async fn signed_by(
+        &self,
+        chain: Chain,
+        wallet: &str,
+        proof: &ContractProof,
+    ) -> Result<bool, String> {
+        self.chains().await?.1.signed_by(chain, wallet, proof).await
     }
 }
 
@@ -93,8 +168,9 @@ pub async fn run() -> Result<(), Error> {
         config,
         sdk,
         mut app,
-        endpoints,
     } = Container::start(Some(Duration::ZERO)).await?;
+    // The sync reads the chains at every invocation: its clients at init.
+    let endpoints = endpoints(&sdk, &config).await?;
     app.follow = Some(Arc::new(ChainScanner::new(
         endpoints.clone(),
         (app.wallets.clone(), app.market.clone(), app.clock.clone()),
