@@ -15,16 +15,16 @@ use crate::application::app::{
     with_due_retries, Allowed, App, OrderChain, Refreshed, WalletRefresh, WholeRead,
 };
 use crate::domain::math::U256;
+use crate::domain::model::Chain;
 use crate::domain::model::TransactionRequest;
 use crate::domain::orders::simulation::{Simulated, SimulationError};
 use crate::domain::orders::v4::Permit2Allowance;
 use crate::domain::wallets::proof::ContractProof;
 use crate::domain::wallets::LinkedWallet;
-use async_trait::async_trait;
-use crate::domain::model::Chain;
 use crate::edge::routes::Endpoint;
 use crate::wiring::config::Config;
 use crate::wiring::lambda::on_table;
+use async_trait::async_trait;
 use lambda_http::lambda_runtime::{self, service_fn, LambdaEvent};
 use lambda_http::request::LambdaRequest;
 use lambda_http::{Body, Error, RequestExt, Response};

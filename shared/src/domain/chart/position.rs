@@ -461,3 +461,122 @@ pub fn simulated_point(
         reason: Some(reason),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::history::{summarize, Handed, Priced};
+    use crate::domain::market::{PoolState, TickState};
+
+    const WALLET: &str = "0x00000000000000000000000000000000000000aa";
+    const STRANGER: &str = "0x00000000000000000000000000000000000000bb";
+
+    fn event(kind: EventKind, block: u64, (from, to): (&str, &str)) -> PositionEvent {
+        PositionEvent {
+            kind,
+            block,
+            block_hash: format!("0x{block:064x}"),
+            transaction: format!("0x{block:064x}"),
+            log_index: 0,
+            liquidity: 0,
+            amounts: [U256::ZERO; 2],
+            from: Some(from.into()),
+            to: Some(to.into()),
+            timestamp: Some(block * 100),
+            reward: None,
+            gas: None,
+            acted: None,
+            paid: None,
+            prices: [Some(2.into()), Some(1.into())],
+            priced: Some(Priced::AtBlock),
+            kept: None,
+        }
+    }
+
+    fn point(block: u64) -> PoolPoint {
+        let tick = |t: i32| TickState {
+            tick: t,
+            initialized: true,
+            fee_growth_outside0: U256::ZERO,
+            fee_growth_outside1: U256::ZERO,
+        };
+        PoolPoint {
+            time: block as i64 * 100,
+            block_time: block as i64 * 100,
+            state: PoolState {
+                sqrt_price: Curve::UniswapV3.sqrt_price_at_tick(0).unwrap(),
+                tick: 0,
+                liquidity: 0,
+                fee_growth_global0: U256::ZERO,
+                fee_growth_global1: U256::ZERO,
+                height: block,
+                block_hash: None,
+                observed_at: chrono::DateTime::from_timestamp(0, 0).unwrap(),
+                ticks: vec![tick(-600), tick(600)],
+                balances: None,
+            },
+            prices: [Some("2".into()), Some("1".into())],
+            unread: None,
+            farm: None,
+        }
+    }
+
+    #[test]
+    fn a_position_sent_in_then_away_counts_what_it_held_at_both_transfers() {
+        use EventKind::*;
+        let zero = "0x0000000000000000000000000000000000000000";
+        let mut deposit = event(Deposit, 1, (zero, zero));
+        (deposit.liquidity, deposit.amounts) = (1_000, [U256::from(100), U256::from(100)]);
+        deposit.kept = Some(Kept::default());
+        let mut away = event(Transfer, 5, (WALLET, STRANGER));
+        away.prices = [Some(3.into()), Some(1.into())];
+        let events = [
+            event(Mint, 1, (zero, STRANGER)),
+            deposit,
+            event(Transfer, 3, (STRANGER, WALLET)),
+            away,
+        ];
+        let handed = Handovers {
+            arrival: Some(Handed {
+                principal: [U256::from(90), U256::from(90)],
+                owed: [U256::from(2), U256::ZERO],
+            }),
+            departure: Some(Handed {
+                principal: [U256::from(80), U256::from(100)],
+                owed: [U256::from(5), U256::from(5)],
+            }),
+        };
+        let history = summarize(&events, WALLET, [0, 0], (6, true), handed);
+        assert!(history.complete, "{history:?}");
+        let tokens = ["A", "B"].map(|symbol| HeldToken {
+            symbol: symbol.into(),
+            address: format!("0x{symbol}"),
+            decimals: 0,
+        });
+        let subject = WalletSubject {
+            events: &events,
+            wallet: WALLET,
+            own: &[],
+            tokens: &tokens,
+            range: (-600, 600),
+            curve: Curve::UniswapV3,
+            whole: true,
+            history: Some(&history),
+            token: "1",
+            reward_decimals: None,
+        };
+        // Held: counted from what it held when it came (92 × 2 + 90 at that block's prices).
+        let held = wallet_point(&subject, &point(4)).unwrap();
+        assert!(held.exact, "{held:?}");
+        assert_eq!(held.deposited(), Some(274.into()));
+        // Sent away: nothing held, all it held then taken out at the transfer's prices:
+        // 80 × 3 + 100 and fees 5 × 3 + 5, less the 274 it came with.
+        let gone = wallet_point(&subject, &point(6)).unwrap();
+        assert!(gone.exact, "{gone:?}");
+        assert_eq!(gone.value(), Some(BigDecimal::zero()));
+        assert_eq!(gone.liquidity, 0);
+        assert_eq!(gone.pnl(), Some(86.into()));
+        // Before it came: not the holder's.
+        assert!(wallet_point(&subject, &point(2)).is_none());
+    }
+}
