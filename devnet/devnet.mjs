@@ -78,6 +78,10 @@ const MANAGER = artifact(
   "@uniswap/v3-periphery/artifacts/contracts/NonfungiblePositionManager.sol/NonfungiblePositionManager.json",
 );
 const ROUTER = artifact("@uniswap/v3-periphery/artifacts/contracts/SwapRouter.sol/SwapRouter.json");
+// Uniswap's SwapRouter02 (swap-router-contracts 1.3.1, GPL-2.0-or-later) and QuoterV2: the
+// zap's swap and mint in one multicall, and the quotes it is checked against.
+const ROUTER02 = artifact("@uniswap/swap-router-contracts/artifacts/contracts/SwapRouter02.sol/SwapRouter02.json");
+const QUOTER_V2 = artifact("@uniswap/v3-periphery/artifacts/contracts/lens/QuoterV2.sol/QuoterV2.json");
 // PancakeSwap v3 (`up --pancake`): the npm artifacts of its factory, pool, position manager and
 // router, MasterChefV3, and two test-only stand-ins of ours (contracts/PancakeStandIns.sol).
 const PANCAKE = {
@@ -274,6 +278,10 @@ async function up(opts) {
   // The periphery's WETH9 argument is only used for ETH payments, which the devnet never makes.
   const manager = await deploy(signer, MANAGER, await factory.getAddress(), await weth.getAddress(), owner);
   const router = await deploy(signer, ROUTER, await factory.getAddress(), await weth.getAddress());
+  // No v2 factory here (0): the zap only swaps on v3 pools.
+  const router02 = await deploy(signer, ROUTER02, ethers.ZeroAddress, await factory.getAddress(),
+    await manager.getAddress(), await weth.getAddress());
+  const quoter = await deploy(signer, QUOTER_V2, await factory.getAddress(), await weth.getAddress());
   const [usdcAddress, wethAddress] = [await usdc.getAddress(), await weth.getAddress()];
   const usdcIsToken0 = BigInt(usdcAddress) < BigInt(wethAddress);
   const [token0, token1] = usdcIsToken0 ? [usdcAddress, wethAddress] : [wethAddress, usdcAddress];
@@ -312,11 +320,13 @@ async function up(opts) {
     deployments: [{
       chain: "ethereum", protocol: "uniswap-v3", chainId,
       factory: await factory.getAddress(), positionManager: await manager.getAddress(),
+      swapRouter: await router02.getAddress(),
     }],
   };
   const state = {
     rpc, pool, token0, token1, usdc: usdcAddress, weth: wethAddress, fee: FEE,
     manager: await manager.getAddress(), router: await router.getAddress(), factory: await factory.getAddress(),
+    router02: await router02.getAddress(), quoter: await quoter.getAddress(),
     owner, wideLower, wideUpper,
   };
   if (opts.pancake === "true") {

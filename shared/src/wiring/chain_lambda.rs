@@ -64,6 +64,10 @@ async fn endpoints(
     sdk: &aws_config::SdkConfig,
     config: &Config,
 ) -> Result<BTreeMap<Chain, Arc<RpcClient>>, String> {
+    // No parameter, no SSM client (its endpoint rules are parsed when it is built).
+    if config.rpc_parameters.is_empty() {
+        return Ok(BTreeMap::new());
+    }
     let urls = rpc_urls(&aws_sdk_ssm::Client::new(sdk), &config.rpc_parameters).await?;
     let endpoints = urls
         .iter()

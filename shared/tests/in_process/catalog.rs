@@ -110,8 +110,15 @@ fn v4_pools_are_read_through_their_lens_and_eth_is_priced_as_weth() {
         pool_manager: Some("0x00000000000000000000000000000000000000b2".into()),
         state_view: Some("0x00000000000000000000000000000000000000b3".into()),
         wrapped_native: Some(weth.into()),
+        swap_router: None,
     };
     Deployment::check_all(std::slice::from_ref(&v4)).unwrap();
+    // SwapRouter02 swaps on v3 pools: a v4 deployment names none.
+    let routed = Deployment {
+        swap_router: Some("0x00000000000000000000000000000000000000b4".into()),
+        ..v4.clone()
+    };
+    assert!(Deployment::check_all(&[routed]).is_err());
     let catalog = Catalog::from_records(&records)
         .unwrap()
         .with_deployments(vec![v4.clone()]);

@@ -98,6 +98,10 @@ pub struct Deployment {
     /// a wallet's staked positions are enumerated there and stay the wallet's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staking: Option<String>,
+    /// Uniswap's SwapRouter02 on the chain, where the deployment's pools can be swapped on
+    /// through it: what a zap's swap and mint go through in one transaction (issue 63).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_router: Option<String>,
 }
 
 impl Deployment {
@@ -119,6 +123,11 @@ impl Deployment {
             }
             if solana && d.staking.is_some() {
                 return Err(fail("staking is read on EVM deployments only"));
+            }
+            // SwapRouter02 swaps on v3 pools (a v4 pool's swap goes through another router).
+            let v3 = !solana && d.protocol != Protocol::UniswapV4;
+            if d.swap_router.is_some() && !v3 {
+                return Err(fail("swapRouter is a v3 deployment's (SwapRouter02)"));
             }
             let complete = if solana {
                 d.program.is_some()

@@ -14,5 +14,6 @@ pub mod simulation;
 pub mod slippage;
 pub mod v4;
 pub mod view;
+pub mod zap;
 
 pub use build::{plan_mint, venue, MintPlan, OrderTerms, Venue};
