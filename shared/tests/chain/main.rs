@@ -13,3 +13,4 @@ mod series;
 mod solana;
 mod support;
 mod ticks_bench;
+mod zap;

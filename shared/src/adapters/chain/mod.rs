@@ -23,6 +23,7 @@ pub mod mints;
 pub mod orca_wallets;
 pub mod orders;
 pub mod pools;
+pub mod quotes;
 pub mod refresh;
 pub mod rpc;
 pub mod scan;

@@ -17,8 +17,8 @@ pub struct Quote {
     pub sqrt_price_after: U256,
 }
 
-/// The most quotes a search asks for: the bracket halves each time, so the last candidate is
-/// within 2^-24 of the offer's token from the fit.
+/// The most quotes a search asks for (the bracket halves with each: about 21 close it to 2^-20
+/// of the token sold).
 pub const MAX_QUOTES: usize = 24;
 
 /// The liquidity `amounts` (token0, token1) fund in the range `[sqrt_a, sqrt_b)` at
@@ -102,8 +102,9 @@ impl Search {
         })
     }
 
-    /// The next amount to quote; `None` once the bracket is a unit wide or the quotes spent.
-    /// The whole of the token first (a range the swap's price leaves takes all of it).
+    /// The next amount to quote; `None` once the bracket is within 2^-20 of the token sold (a
+    /// unit at least) or the quotes spent. The whole of the token first (a range the swap's
+    /// price leaves takes all of it).
     pub fn next(&self) -> Option<U256> {
         if self.quotes >= MAX_QUOTES {
             return None;
@@ -111,8 +112,8 @@ impl Search {
         if self.quotes == 0 {
             return Some(self.offer[self.sell]);
         }
-        (self.high - self.low > U256::from(1u8))
-            .then(|| self.low + (self.high - self.low) / U256::from(2u8))
+        let close = (self.offer[self.sell] >> 20usize).max(U256::from(1u8));
+        (self.high - self.low > close).then(|| self.low + (self.high - self.low) / U256::from(2u8))
     }
 
     /// Takes the quote of selling `amount_in`.
