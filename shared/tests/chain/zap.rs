@@ -147,3 +147,113 @@ async fn the_swap_to_fit_mints_what_it_promised() {
         }
     }
 }
+
+/// A token's balance of `account` (protocol order index `t`).
+async fn balance(devnet: &Devnet, account: &str, token: &str) -> U256 {
+    let read = devnet
+        .run("allowance", &["--account", account, "--token", token])
+        .await;
+    units(&read["balance"])
+}
+
+#[tokio::test]
+async fn one_multicall_to_swaprouter02_swaps_mints_and_sweeps_as_answered() {
+    let devnet = Devnet::up(3000).await;
+    let rpc = RpcClient::new(&devnet.rpc, Duration::from_secs(10)).unwrap();
+    let wallet = devnet.funded_account(1).await;
+    let router = devnet.address("router02");
+    let max = U256::MAX.to_string();
+    for token in ["usdc", "weth"] {
+        let args = [
+            "--account",
+            &wallet,
+            "--token",
+            token,
+            "--amount",
+            &max,
+            "--spender",
+            &router,
+        ];
+        devnet.run("approve", &args).await;
+    }
+    let tokens = [devnet.address("token0"), devnet.address("token1")];
+    let pool = QuotedPool {
+        quoter: devnet.state["quoter"].as_str().unwrap(),
+        tokens: [&tokens[0], &tokens[1]],
+        fee: 3000,
+    };
+    let (lower, upper) = devnet.range_around(1200).await;
+    let curve = Curve::UniswapV3;
+    let range = (
+        curve.sqrt_price_at_tick(lower).unwrap(),
+        curve.sqrt_price_at_tick(upper).unwrap(),
+    );
+    // 2 WETH alone.
+    let weth = usize::from(devnet.usdc_is_token0());
+    let mut offer = [U256::ZERO; 2];
+    offer[weth] = U256::from(2u8) * U256::from(10u64).pow(U256::from(18u8));
+    let at = state(&devnet).await;
+    let (sell, best, _) = swap_to_fit(&rpc, pool, &at, (offer, range))
+        .await
+        .unwrap()
+        .unwrap();
+    // What the mint takes at the price the swap leaves (rounded up, as the pool takes it).
+    let deposit = curve
+        .amounts_for_liquidity(
+            best.quote.sqrt_price_after,
+            range.0,
+            range.1,
+            u128::try_from(best.liquidity).unwrap(),
+            true,
+        )
+        .unwrap();
+    let deposit = [deposit.amount0, deposit.amount1];
+    let less = |v: U256| v * U256::from(9_950u32) / U256::from(10_000u32);
+    let zap = shared::calldata::ZapMint {
+        tokens: tokens.clone(),
+        fee: 3000,
+        ticks: (lower, upper),
+        offer,
+        sell,
+        amount_in: best.amount_in,
+        amount_out_minimum: less(best.quote.amount_out),
+        minimums: deposit.map(less),
+        recipient: wallet.clone(),
+        deadline: 1 << 40,
+    };
+    let data = shared::calldata::zap_mint(&zap).unwrap();
+    let before = [
+        balance(&devnet, &wallet, &tokens[0]).await,
+        balance(&devnet, &wallet, &tokens[1]).await,
+    ];
+    let transaction = json!({
+        "from": wallet,
+        "to": router,
+        "data": format!("0x{}", alloy_primitives::hex::encode(&data)),
+        "value": "0",
+    });
+    let (hash, receipt) = devnet.send(&transaction).await;
+    assert_eq!(receipt["status"], "0x1", "{receipt}");
+    println!(
+        "figures: a zap open from 2 WETH through SwapRouter02: {} gas",
+        u64::from_str_radix(text(&receipt["gasUsed"]).trim_start_matches("0x"), 16).unwrap()
+    );
+    // The mint: the promised liquidity and deposit, to the unit.
+    let events = devnet.run("events", &["--hash", &hash]).await;
+    let increase = &test_support::devnet::event(&events, "IncreaseLiquidity")["args"];
+    assert_eq!(units(&increase["liquidity"]), best.liquidity, "{events}");
+    assert_eq!(units(&increase["amount0"]), deposit[0], "{events}");
+    assert_eq!(units(&increase["amount1"]), deposit[1], "{events}");
+    // The wallet: the sold token less by what was swapped and deposited, the other by what was
+    // deposited less what the swap paid; the rest swept back.
+    let after = [
+        balance(&devnet, &wallet, &tokens[0]).await,
+        balance(&devnet, &wallet, &tokens[1]).await,
+    ];
+    let other = 1 - sell;
+    assert_eq!(before[sell] - after[sell], best.amount_in + deposit[sell]);
+    assert_eq!(
+        after[other] + deposit[other],
+        before[other] + best.quote.amount_out
+    );
+}

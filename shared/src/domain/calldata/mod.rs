@@ -9,8 +9,10 @@ use crate::domain::math::U256;
 use abi::{address, call, int, multicall, small, uint};
 
 mod abi;
+mod router;
 mod v4;
 pub use abi::{CalldataError, MAX_UINT128};
+pub use router::{zap_mint, ZapMint};
 pub use v4::*;
 
 /// `approve(spender, amount)`.
