@@ -7,7 +7,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use lambda_http::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use serde_json::Value;
 use shared::event::EventParts;
@@ -72,7 +72,14 @@ impl TestClient {
         TestClient {
             transport: Transport::Http {
                 base: base.trim_end_matches('/').to_string(),
-                client: Box::new(Client::builder(TokioExecutor::new()).build_http()),
+                // A pooled connection idle for 5 s is not reused: local-api closes one idle
+                // for its header-read timeout (10 s), and a request sent as it closes is lost.
+                client: Box::new(
+                    Client::builder(TokioExecutor::new())
+                        .pool_timer(TokioTimer::new())
+                        .pool_idle_timeout(std::time::Duration::from_secs(5))
+                        .build_http(),
+                ),
             },
             credential: token.map(str::to_string),
         }
