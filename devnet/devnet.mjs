@@ -320,7 +320,7 @@ async function up(opts) {
     deployments: [{
       chain: "ethereum", protocol: "uniswap-v3", chainId,
       factory: await factory.getAddress(), positionManager: await manager.getAddress(),
-      swapRouter: await router02.getAddress(),
+      swapRouter: await router02.getAddress(), quoter: await quoter.getAddress(),
     }],
   };
   const state = {

@@ -228,6 +228,7 @@ async fn holdings(fault: Fault) -> Result<WalletHoldings, String> {
         state_view: None,
         wrapped_native: None,
         swap_router: None,
+        quoter: None,
     };
     let block = confirmed_block(&rpc, 0).await?;
     let read = read_wallet(&rpc, &[&deployment], WALLET, &block).await?;

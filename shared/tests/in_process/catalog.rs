@@ -111,6 +111,7 @@ fn v4_pools_are_read_through_their_lens_and_eth_is_priced_as_weth() {
         state_view: Some("0x00000000000000000000000000000000000000b3".into()),
         wrapped_native: Some(weth.into()),
         swap_router: None,
+        quoter: None,
     };
     Deployment::check_all(std::slice::from_ref(&v4)).unwrap();
     // SwapRouter02 swaps on v3 pools: a v4 deployment names none.

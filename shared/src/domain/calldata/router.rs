@@ -5,7 +5,7 @@
 //! router's balances and whose minimums are ours), and sweeps what the mint left back to the
 //! wallet.
 
-use super::CalldataError;
+use super::abi::CalldataError;
 use crate::domain::math::U256;
 use alloy_primitives::aliases::{I24, U24};
 use alloy_primitives::{Address, Bytes, U160};

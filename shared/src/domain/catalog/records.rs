@@ -102,6 +102,9 @@ pub struct Deployment {
     /// through it: what a zap's swap and mint go through in one transaction (issue 63).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_router: Option<String>,
+    /// Uniswap's QuoterV2 on the chain: the quotes a zap's swap is searched by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quoter: Option<String>,
 }
 
 impl Deployment {
@@ -126,8 +129,10 @@ impl Deployment {
             }
             // SwapRouter02 swaps on v3 pools (a v4 pool's swap goes through another router).
             let v3 = !solana && d.protocol != Protocol::UniswapV4;
-            if d.swap_router.is_some() && !v3 {
-                return Err(fail("swapRouter is a v3 deployment's (SwapRouter02)"));
+            if (d.swap_router.is_some() || d.quoter.is_some()) && !v3 {
+                return Err(fail(
+                    "swapRouter and quoter are a v3 deployment's (SwapRouter02, QuoterV2)",
+                ));
             }
             let complete = if solana {
                 d.program.is_some()
