@@ -465,7 +465,7 @@ pub fn simulated_point(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::history::{summarize, Handed, Priced};
+    use crate::domain::history::{sample_event, summarize, Handed, Priced};
     use crate::domain::market::{PoolState, TickState};
 
     const WALLET: &str = "0x00000000000000000000000000000000000000aa";
@@ -473,23 +473,12 @@ mod tests {
 
     fn event(kind: EventKind, block: u64, (from, to): (&str, &str)) -> PositionEvent {
         PositionEvent {
-            kind,
-            block,
-            block_hash: format!("0x{block:064x}"),
-            transaction: format!("0x{block:064x}"),
-            log_index: 0,
-            liquidity: 0,
-            amounts: [U256::ZERO; 2],
             from: Some(from.into()),
             to: Some(to.into()),
             timestamp: Some(block * 100),
-            reward: None,
-            gas: None,
-            acted: None,
-            paid: None,
             prices: [Some(2.into()), Some(1.into())],
             priced: Some(Priced::AtBlock),
-            kept: None,
+            ..sample_event(kind, block, [0, 0])
         }
     }
 

@@ -17,31 +17,37 @@ pub use summary::{
 };
 pub use views::{event_views, EventTokenView, EventView, HistoryView, TokenHistoryView};
 
+/// An event of `kind` at `block` moving `amounts`, nothing else known: the tests' start.
+#[cfg(test)]
+pub(crate) fn sample_event(kind: EventKind, block: u64, amounts: [u64; 2]) -> PositionEvent {
+    PositionEvent {
+        kind,
+        block,
+        block_hash: format!("0x{block:064x}"),
+        transaction: format!("0x{block:064x}"),
+        log_index: 0,
+        liquidity: 0,
+        amounts: amounts.map(crate::domain::math::U256::from),
+        from: None,
+        to: None,
+        timestamp: None,
+        reward: None,
+        gas: None,
+        acted: None,
+        paid: None,
+        prices: [None, None],
+        priced: None,
+        kept: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::domain::math::U256;
 
     fn event(kind: EventKind, block: u64, amounts: [u64; 2]) -> PositionEvent {
-        PositionEvent {
-            kind,
-            block,
-            block_hash: format!("0x{block:064x}"),
-            transaction: format!("0x{block:064x}"),
-            log_index: 0,
-            liquidity: 0,
-            amounts: amounts.map(U256::from),
-            from: None,
-            to: None,
-            timestamp: None,
-            reward: None,
-            gas: None,
-            acted: None,
-            paid: None,
-            prices: [None, None],
-            priced: None,
-            kept: None,
-        }
+        sample_event(kind, block, amounts)
     }
 
     fn units(values: [u64; 2]) -> [U256; 2] {
