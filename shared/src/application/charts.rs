@@ -12,7 +12,7 @@ use crate::domain::catalog::{curve_of, Catalog, Pool, Token};
 use crate::domain::chart::{
     change_view, changes, group_points, pool_point_view, portfolio_point_view, position_point_view,
     simulated_point, sum_whole, wallet_point, ChangeView, ChartView, GroupBy, GroupView,
-    GroupedChartView, Period, PointFigures, PoolPoint, PoolPointView, PortfolioPoint,
+    GroupedChartView, HandedAt, Period, PointFigures, PoolPoint, PoolPointView, PortfolioPoint,
     PortfolioPointView, PositionPointView, SimulatedSubject, Tier, WalletSubject, DAY,
     FIVE_MINUTES, HOUR,
 };
@@ -68,6 +68,8 @@ struct Charted {
     own: Vec<String>,
     /// A simulated position's first point after it was sized: what its fees count from.
     first: Option<PoolPoint>,
+    /// A wallet position's reads at the transfers that start and end its count.
+    handed: HandedAt,
 }
 
 impl Charted {
@@ -94,6 +96,8 @@ impl Charted {
             .map(|w| w.address.to_ascii_lowercase())
             .collect();
         let first = first_point(app, &position).await?;
+        let history = position.holding.as_deref().and_then(|h| h.history.as_ref());
+        let handed = HandedAt::of(history);
         Ok(Some(Charted {
             position,
             tokens,
@@ -101,6 +105,7 @@ impl Charted {
             events,
             own,
             first,
+            handed,
         }))
     }
 
@@ -119,7 +124,7 @@ impl Charted {
                     range,
                     curve,
                     whole: holding.history.as_ref().is_some_and(|h| h.complete),
-                    history: holding.history.as_ref(),
+                    handed: self.handed,
                     token: &holding.token,
                     reward_decimals: holding.staked.as_ref().map(|s| s.reward_token.decimals),
                 },

@@ -29,7 +29,8 @@ fn parse(address: &str) -> Result<alloy_primitives::Address, String> {
         .map_err(|_| format!("{address:?} is not an address"))
 }
 
-fn at(state: &PoolState) -> Value {
+/// The block a state was read at, as a call's block parameter (by hash where it has one).
+pub(super) fn at(state: &PoolState) -> Value {
     match &state.block_hash {
         Some(hash) => json!({ "blockHash": hash }),
         None => json!(format!("0x{:x}", state.height)),

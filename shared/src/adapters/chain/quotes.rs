@@ -3,6 +3,7 @@
 //! pay across every tick the swap crosses; the search (`domain::orders::zap`) asks for one at a
 //! time, each from the bracket the last one left.
 
+use super::allowances::at;
 use super::evm::{self, hex_bytes};
 use super::rpc::RpcClient;
 use crate::domain::market::PoolState;
@@ -57,10 +58,7 @@ pub async fn quote(
             sqrtPriceLimitX96: U160::ZERO,
         },
     };
-    let block = match &state.block_hash {
-        Some(hash) => json!({ "blockHash": hash }),
-        None => json!(format!("0x{:x}", state.height)),
-    };
+    let block = at(state);
     let request = json!({"to": pool.quoter, "data": evm::hex_data(&call.abi_encode())});
     let answer = rpc
         .call("eth_call", json!([request, block]))

@@ -9,7 +9,9 @@ mod series;
 mod sums;
 mod views;
 
-pub use position::{simulated_point, wallet_point, PointFigures, SimulatedSubject, WalletSubject};
+pub use position::{
+    simulated_point, wallet_point, HandedAt, PointFigures, SimulatedSubject, WalletSubject,
+};
 pub use series::*;
 pub use sums::{changes, group_points, sum_whole, Change, GroupBy, PortfolioPoint};
 pub use views::*;

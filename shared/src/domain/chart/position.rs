@@ -29,12 +29,32 @@ pub struct WalletSubject<'a> {
     pub curve: Curve,
     /// Its history was read from its mint, nothing left unread.
     pub whole: bool,
-    /// Its history as summed on the position: what it held at the transfers that start and
-    /// end its count, read at their blocks.
-    pub history: Option<&'a HistorySummary>,
+    /// What it held at the transfers that start and end its count, as its summed history read
+    /// them.
+    pub handed: HandedAt,
     /// Its token id, and its farm's reward token's decimals where it was ever staked.
     pub token: &'a str,
     pub reward_decimals: Option<u8>,
+}
+
+/// What a wallet position held at the transfers that start and end its holder's count, as its
+/// summed history read them, and those transfers' blocks: parsed once per position, not per
+/// point.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HandedAt {
+    pub handed: Handovers,
+    pub arrival_block: Option<u64>,
+    pub departure_block: Option<u64>,
+}
+
+impl HandedAt {
+    pub fn of(history: Option<&HistorySummary>) -> HandedAt {
+        HandedAt {
+            handed: history.map(HistorySummary::handovers).unwrap_or_default(),
+            arrival_block: history.and_then(|h| h.counted_from),
+            departure_block: history.and_then(|h| h.departure.as_ref().map(|d| d.block)),
+        }
+    }
 }
 
 /// What a simulated position's points are computed from.
@@ -207,15 +227,16 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
         return Some(unread(point, why));
     }
     // What the summary read at the transfers, where they are these.
-    let read = subject.history.map(HistorySummary::handovers);
+    let at = subject.handed;
     let handed = Handovers {
-        arrival: read
-            .and_then(|k| k.arrival)
-            .filter(|_| subject.history.and_then(|h| h.counted_from) == Some(upto[start].block)),
-        departure: read.and_then(|k| k.departure).filter(|_| {
-            let read = subject.history.and_then(|h| h.departure.as_ref());
-            read.is_some_and(|d| end.is_some_and(|e| upto[e].block == d.block))
-        }),
+        arrival: at
+            .handed
+            .arrival
+            .filter(|_| at.arrival_block == Some(upto[start].block)),
+        departure: at
+            .handed
+            .departure
+            .filter(|_| end.is_some_and(|e| at.departure_block == Some(upto[e].block))),
     };
     let mut reasons: Vec<String> = Vec::new();
     let decimals = subject.tokens.clone().map(|t| t.decimals);
@@ -550,7 +571,7 @@ mod tests {
             range: (-600, 600),
             curve: Curve::UniswapV3,
             whole: true,
-            history: Some(&history),
+            handed: HandedAt::of(Some(&history)),
             token: "1",
             reward_decimals: None,
         };
