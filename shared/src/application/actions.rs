@@ -350,6 +350,7 @@ async fn act_once(
         paid,
         fees_paid,
         parts,
+        zap: None,
     };
     let transactions = simulated(chain, pool, transactions, known).await?;
     let mut order = with_permit(&terms, kind, transactions.clone(), permit);

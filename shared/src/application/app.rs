@@ -13,8 +13,9 @@ use crate::domain::clock::Clock;
 use crate::domain::market::{ChainScan, PoolState, SyncReport, WalletFailure, WalletsRefreshed};
 use crate::domain::math::U256;
 use crate::domain::model::{Chain, Position, TransactionRequest};
-use crate::domain::orders::simulation::{Simulated, SimulationError};
+use crate::domain::orders::simulation::{Credit, Simulated, SimulationError};
 use crate::domain::orders::v4::Permit2Allowance;
+use crate::domain::orders::zap::{Quote, QuotedPool};
 use crate::domain::wallets::challenge::SigningDomain;
 use crate::domain::wallets::proof::ContractProof;
 use crate::domain::wallets::retry::{due, Retry, RETRIES_PER_SYNC};
@@ -78,7 +79,22 @@ pub trait OrderChain: Send + Sync {
         &self,
         chain: Chain,
         transactions: &[TransactionRequest],
+        credits: &[Credit],
     ) -> Result<Vec<Simulated>, SimulationError>;
+
+    /// What selling `amount_in` of token `sell` (0 or 1) on `pool` pays and where it leaves the
+    /// price, at the block of `state` (Uniswap's QuoterV2 by `eth_call`): a zap's search asks
+    /// one at a time (issue 63). Where no chain answers quotes, none are given.
+    async fn quote(
+        &self,
+        _pool: &QuotedPool<'_>,
+        _state: &PoolState,
+        _sell: (usize, U256),
+    ) -> Result<Quote, SimulationError> {
+        Err(SimulationError::Unavailable(
+            "swap quotes are not read here: a zap is built where the chain is read".into(),
+        ))
+    }
 
     /// Whether the contract wallet `wallet` signed what `proof` holds, by the chain's answer
     /// (ERC-1271; ERC-6492 for a wallet not deployed yet): `Err` when it could not answer.

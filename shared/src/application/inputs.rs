@@ -15,6 +15,9 @@ pub struct OrderLimits {
     /// `"permit": "signature"`: a Uniswap v4 open or add gives Permit2's allowances by one
     /// signed batch rather than a transaction per token (decision 67).
     pub permit_signature: bool,
+    /// `"swap": true`: an open, an increase or a move swaps part of the offer on the pool to
+    /// the range's ratio first, through the deployment's SwapRouter02 (issue 63).
+    pub swap: bool,
 }
 
 /// A create request that passed every check that needs no catalog.

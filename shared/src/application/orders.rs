@@ -23,7 +23,7 @@ use crate::domain::model::{
 use crate::domain::orders::build::{open_transactions, protocol_tokens, withdraw_transaction};
 use crate::domain::orders::permit::to_signature;
 use crate::domain::orders::settle::CANCELLED;
-use crate::domain::orders::simulation::{annotate, Known, Simulated, SimulationError};
+use crate::domain::orders::simulation::{annotate, Credit, Known, Simulated, SimulationError};
 use crate::domain::orders::v4::{
     decrease_transaction as v4_decrease_transaction, mint_transactions as v4_mint_transactions,
     pool_key, Permit2Allowance, V4Decrease,
@@ -92,7 +92,18 @@ pub(crate) async fn simulated(
     transactions: Vec<TransactionRequest>,
     known: Known,
 ) -> Result<Vec<TransactionRequest>, UseCaseError> {
-    let runs = runs(chain, pool, &transactions).await?;
+    simulated_with(chain, pool, (transactions, &[]), known).await
+}
+
+/// `simulated`, each run seeing what `credits` pay the wallet before it (a move's withdrawal
+/// before the zap that spends it).
+pub(crate) async fn simulated_with(
+    chain: &dyn OrderChain,
+    pool: &Pool,
+    (transactions, credits): (Vec<TransactionRequest>, &[Credit]),
+    known: Known,
+) -> Result<Vec<TransactionRequest>, UseCaseError> {
+    let runs = runs(chain, pool, &transactions, credits).await?;
     annotate(pool, transactions, &runs, known).map_err(UseCaseError::MarketStale)
 }
 
@@ -102,8 +113,9 @@ pub(crate) async fn runs(
     chain: &dyn OrderChain,
     pool: &Pool,
     transactions: &[TransactionRequest],
+    credits: &[Credit],
 ) -> Result<Vec<Simulated>, UseCaseError> {
-    match chain.simulate(pool.chain, transactions).await {
+    match chain.simulate(pool.chain, transactions, credits).await {
         Ok(runs) => Ok(runs),
         Err(refused @ SimulationError::Reverted { .. }) => Err(UseCaseError::Contended(format!(
             "{refused}: nothing was stored and nothing is given to sign"

@@ -39,7 +39,7 @@ pub async fn sign_permit(
         let transactions = order.transactions.clone();
         let signed = signed(transactions, batch, &order.wallet, signature)
             .map_err(UseCaseError::internal)?;
-        let ran = runs(chain, pool, &signed).await?;
+        let ran = runs(chain, pool, &signed, &[]).await?;
         let transactions = regassed(signed, &ran).map_err(UseCaseError::MarketStale)?;
         let answered = Position {
             order: Some(Box::new(ChainOrder {

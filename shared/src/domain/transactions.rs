@@ -29,7 +29,7 @@ pub struct TransactionRequest {
 }
 
 /// Token amounts a transaction moves, in the API's orientation: whole tokens, exact.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExpectedAmounts {
     pub token_a: String,
@@ -48,6 +48,33 @@ pub struct ExpectedAmounts {
     pub deposited: Option<AmountPair>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leftover: Option<AmountPair>,
+    /// A zap's (issue 63): the swap to the range's ratio it starts with (`null` where the
+    /// offer fitted as it was); `tokenA`/`tokenB` are then what it takes from the wallet,
+    /// `deposited` what the mint takes and `leftover` what the router sends back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap: Option<ExpectedSwap>,
+    /// A zap's: the liquidity its mint or increase makes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub liquidity: Option<String>,
+}
+
+/// A zap's swap on the position's own pool, as its run did it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExpectedSwap {
+    /// `tokenA` or `tokenB`: the token sold.
+    pub sell: String,
+    /// Whole tokens of the token sold.
+    pub amount_in: String,
+    /// Whole tokens of the other token, as the run paid them.
+    pub amount_out: String,
+    /// The least the swap may pay (`slippageBps` below the quote): it reverts below it.
+    pub amount_out_minimum: String,
+    /// The execution price against the pool's price before the swap (its fee set aside), in
+    /// percent.
+    pub price_impact_percent: String,
+    /// How far the swap moves the pool's price, in percent.
+    pub price_move_percent: String,
 }
 
 /// Two token amounts in the API's orientation: whole tokens, exact.

@@ -26,6 +26,8 @@ struct RebalanceBody {
     slippage_bps: Option<i64>,
     #[serde(default, deserialize_with = "integer")]
     deadline_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "present")]
+    swap: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -39,6 +41,8 @@ struct IncreaseBody {
     deadline_seconds: Option<i64>,
     #[serde(default, deserialize_with = "present")]
     permit: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    swap: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -61,7 +65,8 @@ fn parse_asked(kind: OrderKind, request: &Request) -> Result<Asked, ApiError> {
             Ok(Asked::Increase {
                 amounts: (body.amount_a, body.amount_b),
                 limits: OrderLimits::from_fields(body.slippage_bps, body.deadline_seconds)?
-                    .with_permit(body.permit.as_deref())?,
+                    .with_permit(body.permit.as_deref())?
+                    .with_swap(body.swap),
             })
         }
         OrderKind::Decrease => {
@@ -84,7 +89,8 @@ fn parse_asked(kind: OrderKind, request: &Request) -> Result<Asked, ApiError> {
             );
             Ok(Asked::Rebalance {
                 prices: if a <= b { (a, b) } else { (b, a) },
-                limits: OrderLimits::from_fields(body.slippage_bps, body.deadline_seconds)?,
+                limits: OrderLimits::from_fields(body.slippage_bps, body.deadline_seconds)?
+                    .with_swap(body.swap),
             })
         }
         _ => {

@@ -118,9 +118,19 @@ struct CreateBody {
     deadline_seconds: Option<i64>,
     #[serde(default, deserialize_with = "present")]
     permit: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    swap: Option<bool>,
 }
 
 impl OrderLimits {
+    /// These limits with `"swap"` as asked (absent: no swap).
+    pub(crate) fn with_swap(self, swap: Option<bool>) -> Self {
+        OrderLimits {
+            swap: swap.unwrap_or(false),
+            ..self
+        }
+    }
+
     /// These limits with the `permit` asked: `"transaction"` (the default) or `"signature"`.
     pub(crate) fn with_permit(self, permit: Option<&str>) -> Result<Self, ApiError> {
         let permit_signature = match permit {
@@ -165,6 +175,7 @@ impl OrderLimits {
                 "deadlineSeconds",
             )?,
             permit_signature: false,
+            swap: false,
         })
     }
 
@@ -328,7 +339,14 @@ impl CreateRequest {
             // The limits are checked whenever given, and apply to an open from a wallet only.
             on_chain: {
                 let limits = OrderLimits::from_fields(body.slippage_bps, body.deadline_seconds)?
-                    .with_permit(body.permit.as_deref())?;
+                    .with_permit(body.permit.as_deref())?
+                    .with_swap(body.swap);
+                if limits.swap && body.wallet.is_none() {
+                    return Err(ApiError::bad_request(
+                        "swap is for an open from a wallet: give the wallet the swap and the \
+                         mint are built for",
+                    ));
+                }
                 body.wallet.map(|wallet| (wallet, limits))
             },
         })

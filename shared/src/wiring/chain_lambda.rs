@@ -14,11 +14,13 @@ use crate::adapters::webhooks::clients::OnFirstUse;
 use crate::application::app::{
     with_due_retries, Allowed, App, OrderChain, Refreshed, WalletRefresh, WholeRead,
 };
+use crate::domain::market::PoolState;
 use crate::domain::math::U256;
 use crate::domain::model::Chain;
 use crate::domain::model::TransactionRequest;
-use crate::domain::orders::simulation::{Simulated, SimulationError};
+use crate::domain::orders::simulation::{Credit, Simulated, SimulationError};
 use crate::domain::orders::v4::Permit2Allowance;
+use crate::domain::orders::zap::{Quote, QuotedPool};
 use crate::domain::wallets::proof::ContractProof;
 use crate::domain::wallets::LinkedWallet;
 use crate::edge::routes::Endpoint;
@@ -150,9 +152,20 @@ impl OrderChain for ChainsOnFirstUse {
         &self,
         chain: Chain,
         transactions: &[TransactionRequest],
+        credits: &[Credit],
     ) -> Result<Vec<Simulated>, SimulationError> {
         let chains = self.chains().await.map_err(SimulationError::Unavailable)?;
-        chains.1.simulate(chain, transactions).await
+        chains.1.simulate(chain, transactions, credits).await
+    }
+
+    async fn quote(
+        &self,
+        pool: &QuotedPool<'_>,
+        state: &PoolState,
+        sell: (usize, U256),
+    ) -> Result<Quote, SimulationError> {
+        let chains = self.chains().await.map_err(SimulationError::Unavailable)?;
+        chains.1.quote(pool, state, sell).await
     }
 
     async fn signed_by(

@@ -3,10 +3,12 @@
 //! promised to the unit, within 0.5 % of the best a dense scan of the same quotes finds.
 
 use serde_json::{json, Value};
-use shared::chain::quotes::{quote, swap_to_fit, QuotedPool};
+use shared::chain::quotes::{quote, swap_to_fit};
 use shared::chain::rpc::RpcClient;
 use shared::market::PoolState;
 use shared::math::{Curve, U256};
+use shared::model::Chain;
+use shared::orders::zap::QuotedPool;
 use shared::orders::zap::{after_swap, funded};
 use std::str::FromStr;
 use std::time::Duration;
@@ -49,7 +51,8 @@ async fn the_swap_to_fit_mints_what_it_promised() {
     let devnet = Devnet::up(3000).await;
     let rpc = RpcClient::new(&devnet.rpc, Duration::from_secs(10)).unwrap();
     let (token0, token1) = (devnet.address("token0"), devnet.address("token1"));
-    let pool = QuotedPool {
+    let pool = &QuotedPool {
+        chain: Chain::Ethereum,
         quoter: devnet.state["quoter"].as_str().unwrap(),
         tokens: [&token0, &token1],
         fee: 3000,
@@ -177,7 +180,8 @@ async fn one_multicall_to_swaprouter02_swaps_mints_and_sweeps_as_answered() {
         devnet.run("approve", &args).await;
     }
     let tokens = [devnet.address("token0"), devnet.address("token1")];
-    let pool = QuotedPool {
+    let pool = &QuotedPool {
+        chain: Chain::Ethereum,
         quoter: devnet.state["quoter"].as_str().unwrap(),
         tokens: [&tokens[0], &tokens[1]],
         fee: 3000,
@@ -209,19 +213,22 @@ async fn one_multicall_to_swaprouter02_swaps_mints_and_sweeps_as_answered() {
         .unwrap();
     let deposit = [deposit.amount0, deposit.amount1];
     let less = |v: U256| v * U256::from(9_950u32) / U256::from(10_000u32);
-    let zap = shared::calldata::ZapMint {
+    let zap = shared::calldata::Zap {
         tokens: tokens.clone(),
         fee: 3000,
-        ticks: (lower, upper),
+        into: shared::calldata::ZapInto::Mint {
+            ticks: (lower, upper),
+            recipient: wallet.clone(),
+        },
         offer,
         sell,
         amount_in: best.amount_in,
         amount_out_minimum: less(best.quote.amount_out),
         minimums: deposit.map(less),
-        recipient: wallet.clone(),
+        approve: [true, true],
         deadline: 1 << 40,
     };
-    let data = shared::calldata::zap_mint(&zap).unwrap();
+    let data = shared::calldata::zap(&zap).unwrap();
     let before = [
         balance(&devnet, &wallet, &tokens[0]).await,
         balance(&devnet, &wallet, &tokens[1]).await,

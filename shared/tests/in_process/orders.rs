@@ -10,7 +10,7 @@ use shared::app::{Allowed, OrderChain};
 use shared::market::Freshness;
 use shared::math::U256;
 use shared::model::{Chain, TransactionRequest};
-use shared::orders::simulation::{unhex, Simulated, SimulationError};
+use shared::orders::simulation::{unhex, Credit, Simulated, SimulationError};
 use shared::orders::v4::Permit2Allowance;
 use shared::store::{MemoryMarket, MemoryStore};
 use shared::App;
@@ -45,6 +45,7 @@ impl OrderChain for Allowances {
         &self,
         _: Chain,
         transactions: &[TransactionRequest],
+        _: &[Credit],
     ) -> Result<Vec<Simulated>, SimulationError> {
         if let Some(reason) = self.1.lock().unwrap().clone() {
             return Err(SimulationError::Reverted {

@@ -23,6 +23,7 @@ const LIMITS: OrderLimits = OrderLimits {
     slippage_bps: 50,
     deadline_seconds: 600,
     permit_signature: false,
+    swap: false,
 };
 
 fn offer(lower: &str, upper: &str) -> CreateRequest {

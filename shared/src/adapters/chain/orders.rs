@@ -23,14 +23,16 @@ use crate::domain::holdings::{holding_of, ReadPosition};
 use crate::domain::lifecycle::unfunded_close;
 use crate::domain::market::Confirmations;
 use crate::domain::market::OrdersSettled;
+use crate::domain::market::PoolState;
 use crate::domain::math::U256;
 use crate::domain::model::WalletHolding;
 use crate::domain::model::{Chain, ChainOrder, OrderKind, Position, Status, TransactionRequest};
 use crate::domain::orders::settle::{
     holding_at_pool, opened, withdrawn, Minted, Withdrawal, EXPIRED, REVERTED,
 };
-use crate::domain::orders::simulation::{Simulated, SimulationError};
+use crate::domain::orders::simulation::{Credit, Simulated, SimulationError};
 use crate::domain::orders::v4::Permit2Allowance;
+use crate::domain::orders::zap::{Quote, QuotedPool};
 use crate::domain::wallets::proof::ContractProof;
 use crate::domain::wallets::LinkedWallet;
 use async_trait::async_trait;
@@ -111,9 +113,20 @@ impl OrderChain for ChainOrders {
         &self,
         chain: Chain,
         transactions: &[TransactionRequest],
+        credits: &[Credit],
     ) -> Result<Vec<Simulated>, SimulationError> {
         let rpc = self.rpc(chain).map_err(SimulationError::Unavailable)?;
-        super::simulation::simulate(rpc, transactions).await
+        super::simulation::simulate(rpc, transactions, credits).await
+    }
+
+    async fn quote(
+        &self,
+        pool: &QuotedPool<'_>,
+        state: &PoolState,
+        sell: (usize, U256),
+    ) -> Result<Quote, SimulationError> {
+        let rpc = self.rpc(pool.chain).map_err(SimulationError::Unavailable)?;
+        super::quotes::quote(rpc, pool, state, sell).await
     }
 }
 

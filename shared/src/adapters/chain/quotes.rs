@@ -6,9 +6,11 @@
 use super::allowances::at;
 use super::evm::{self, hex_bytes};
 use super::rpc::RpcClient;
+use super::simulation::reverted;
 use crate::domain::market::PoolState;
 use crate::domain::math::U256;
-use crate::domain::orders::zap::{Candidate, Quote, Search};
+use crate::domain::orders::simulation::SimulationError;
+use crate::domain::orders::zap::{Candidate, Quote, QuotedPool, Search};
 use alloy_primitives::{aliases::U24, Address, U160};
 use alloy_sol_types::{sol, SolCall};
 use serde_json::json;
@@ -28,27 +30,20 @@ sol! {
     }
 }
 
-/// One v3 pool as the quoter names it: its tokens (protocol order) and fee tier.
-#[derive(Debug, Clone, Copy)]
-pub struct QuotedPool<'a> {
-    pub quoter: &'a str,
-    pub tokens: [&'a str; 2],
-    pub fee: u32,
-}
-
-fn address(text: &str) -> Result<Address, String> {
+fn address(text: &str) -> Result<Address, SimulationError> {
     text.parse()
-        .map_err(|_| format!("{text:?} is not an address"))
+        .map_err(|_| SimulationError::Unavailable(format!("{text:?} is not an address")))
 }
 
 /// What selling `amount_in` of token `sell` (0 or 1) pays and where it leaves the price, at the
-/// state's block; `Err` where the quoter refuses (a swap the pool cannot fill).
+/// state's block; `Reverted` where the quoter refuses (a swap the pool cannot fill, a pool the
+/// quoter does not know), `Unavailable` where the node did not answer.
 pub async fn quote(
     rpc: &RpcClient,
-    pool: QuotedPool<'_>,
+    pool: &QuotedPool<'_>,
     state: &PoolState,
     (sell, amount_in): (usize, U256),
-) -> Result<Quote, String> {
+) -> Result<Quote, SimulationError> {
     let call = IQuoterV2::quoteExactInputSingleCall {
         params: IQuoterV2::QuoteExactInputSingleParams {
             tokenIn: address(pool.tokens[sell])?,
@@ -63,10 +58,17 @@ pub async fn quote(
     let answer = rpc
         .call("eth_call", json!([request, block]))
         .await
-        .map_err(|e| format!("the quoter did not answer: {e}"))?;
-    let bytes = hex_bytes(&answer)?;
+        .map_err(|e| match reverted(&e) {
+            Some(reason) => SimulationError::Reverted {
+                kind: "swap".into(),
+                reason,
+            },
+            None => SimulationError::Unavailable(format!("the quoter did not answer: {e}")),
+        })?;
+    let not_a_quote = || SimulationError::Unavailable("the quoter's answer is not a quote".into());
+    let bytes = hex_bytes(&answer).map_err(|_| not_a_quote())?;
     let quoted = IQuoterV2::quoteExactInputSingleCall::abi_decode_returns(&bytes)
-        .map_err(|_| "the quoter's answer is not a quote".to_string())?;
+        .map_err(|_| not_a_quote())?;
     Ok(Quote {
         amount_out: quoted.amountOut,
         sqrt_price_after: U256::from(quoted.sqrtPriceX96After),
@@ -78,10 +80,10 @@ pub async fn quote(
 /// when there is nothing to sell.
 pub async fn swap_to_fit(
     rpc: &RpcClient,
-    pool: QuotedPool<'_>,
+    pool: &QuotedPool<'_>,
     state: &PoolState,
     (offer, range): ([U256; 2], (U256, U256)),
-) -> Result<Option<(usize, Candidate, usize)>, String> {
+) -> Result<Option<(usize, Candidate, usize)>, SimulationError> {
     let Some(mut search) = Search::new(offer, state.sqrt_price, range) else {
         return Ok(None);
     };

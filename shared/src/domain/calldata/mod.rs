@@ -12,7 +12,7 @@ mod abi;
 mod router;
 mod v4;
 pub use abi::{CalldataError, MAX_UINT128};
-pub use router::{zap_mint, ZapMint};
+pub use router::{zap, Zap, ZapInto};
 pub use v4::*;
 
 /// `approve(spender, amount)`.

@@ -37,6 +37,15 @@ sol! {
             address recipient;
         }
         function mint(MintParams calldata params) external payable returns (bytes memory result);
+        struct IncreaseLiquidityParams {
+            address token0;
+            address token1;
+            uint256 tokenId;
+            uint256 amount0Min;
+            uint256 amount1Min;
+        }
+        function increaseLiquidity(IncreaseLiquidityParams calldata params) external payable
+            returns (bytes memory result);
         function sweepToken(address token, uint256 amountMinimum) external payable;
         function multicall(uint256 deadline, bytes[] calldata data) external payable
             returns (bytes[] memory results);
@@ -52,15 +61,27 @@ fn parse(address: &str) -> Result<Address, CalldataError> {
         .map_err(|_| CalldataError::new(&format!("{address:?} is not an EVM address")))
 }
 
-/// A zap into a new position: the swap of `amount_in` of token `sell` (protocol order) on the
-/// pool, then the mint of `[tick_lower, tick_upper)` from everything the router holds.
+/// Where a zap's liquidity goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ZapMint {
+pub enum ZapInto {
+    /// A new position of `[tick_lower, tick_upper)` minted to `recipient`.
+    Mint {
+        ticks: (i32, i32),
+        recipient: String,
+    },
+    /// The position `token_id` (any may add to a position; its owner keeps it).
+    Increase { token_id: U256 },
+}
+
+/// A zap: the swap of `amount_in` of token `sell` (protocol order) on the pool (none where it
+/// is 0), then the mint or increase from everything the router holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Zap {
     /// token0, token1.
     pub tokens: [String; 2],
     /// Hundredths of a basis point.
     pub fee: u32,
-    pub ticks: (i32, i32),
+    pub into: ZapInto,
     /// What the wallet offers of each token, all pulled into the router.
     pub offer: [U256; 2],
     pub sell: usize,
@@ -68,19 +89,23 @@ pub struct ZapMint {
     pub amount_out_minimum: U256,
     /// The mint's minimums (token0, token1).
     pub minimums: [U256; 2],
-    pub recipient: String,
+    /// The tokens the router must first let the position manager take (`approveMax`): where
+    /// its allowance is short of the offer.
+    pub approve: [bool; 2],
     /// Unix seconds.
     pub deadline: u64,
 }
 
-/// `multicall(deadline, [exactInputSingle, pull…, approveMax ×2, mint, sweepToken ×2])`.
-pub fn zap_mint(z: &ZapMint) -> Result<Vec<u8>, CalldataError> {
+/// `multicall(deadline, [exactInputSingle, pull…, approveMax…, mint | increaseLiquidity,
+/// sweepToken ×2])`: the mint's answer is third from the end.
+pub fn zap(z: &Zap) -> Result<Vec<u8>, CalldataError> {
     let tokens = [parse(&z.tokens[0])?, parse(&z.tokens[1])?];
     let (sell, buy) = (z.sell, 1 - z.sell);
     let too_small = |what: &str| CalldataError::new(&format!("{what} does not fit its type"));
     let fee = U24::try_from(z.fee).map_err(|_| too_small("the fee"))?;
     let tick = |t: i32| I24::try_from(t).map_err(|_| too_small("a tick"));
-    let mut calls: Vec<Bytes> = vec![ISwapRouter02::exactInputSingleCall {
+    let mut calls: Vec<Bytes> = Vec::new();
+    let swap = ISwapRouter02::exactInputSingleCall {
         params: ISwapRouter02::ExactInputSingleParams {
             tokenIn: tokens[sell],
             tokenOut: tokens[buy],
@@ -90,9 +115,10 @@ pub fn zap_mint(z: &ZapMint) -> Result<Vec<u8>, CalldataError> {
             amountOutMinimum: z.amount_out_minimum,
             sqrtPriceLimitX96: U160::ZERO,
         },
+    };
+    if !z.amount_in.is_zero() {
+        calls.push(swap.abi_encode().into());
     }
-    .abi_encode()
-    .into()];
     // The rest of the offer: the swap took its input from the wallet itself.
     let rest = [
         (sell, z.offer[sell].saturating_sub(z.amount_in)),
@@ -105,25 +131,36 @@ pub fn zap_mint(z: &ZapMint) -> Result<Vec<u8>, CalldataError> {
         };
         calls.push(pull.abi_encode().into());
     }
-    for token in tokens {
-        calls.push(ISwapRouter02::approveMaxCall { token }.abi_encode().into());
+    for (token, _) in tokens.iter().zip(z.approve).filter(|(_, short)| *short) {
+        let approve = ISwapRouter02::approveMaxCall { token: *token };
+        calls.push(approve.abi_encode().into());
     }
-    calls.push(
-        ISwapRouter02::mintCall {
+    let deposit = match &z.into {
+        ZapInto::Mint { ticks, recipient } => ISwapRouter02::mintCall {
             params: ISwapRouter02::MintParams {
                 token0: tokens[0],
                 token1: tokens[1],
                 fee,
-                tickLower: tick(z.ticks.0)?,
-                tickUpper: tick(z.ticks.1)?,
+                tickLower: tick(ticks.0)?,
+                tickUpper: tick(ticks.1)?,
                 amount0Min: z.minimums[0],
                 amount1Min: z.minimums[1],
-                recipient: parse(&z.recipient)?,
+                recipient: parse(recipient)?,
             },
         }
-        .abi_encode()
-        .into(),
-    );
+        .abi_encode(),
+        ZapInto::Increase { token_id } => ISwapRouter02::increaseLiquidityCall {
+            params: ISwapRouter02::IncreaseLiquidityParams {
+                token0: tokens[0],
+                token1: tokens[1],
+                tokenId: *token_id,
+                amount0Min: z.minimums[0],
+                amount1Min: z.minimums[1],
+            },
+        }
+        .abi_encode(),
+    };
+    calls.push(deposit.into());
     for token in tokens {
         let sweep = ISwapRouter02::sweepTokenCall {
             token,
@@ -144,22 +181,25 @@ mod tests {
 
     #[test]
     fn a_zap_is_one_multicall_of_the_routers_calls_in_order() {
-        let zap = ZapMint {
+        let zapped = Zap {
             tokens: [
                 "0x00000000000000000000000000000000000000a0".into(),
                 "0x00000000000000000000000000000000000000a1".into(),
             ],
             fee: 3000,
-            ticks: (-600, 600),
+            into: ZapInto::Mint {
+                ticks: (-600, 600),
+                recipient: "0x00000000000000000000000000000000000000aa".into(),
+            },
             offer: [U256::from(100u8), U256::ZERO],
             sell: 0,
             amount_in: U256::from(40u8),
             amount_out_minimum: U256::from(39u8),
             minimums: [U256::from(1u8), U256::from(1u8)],
-            recipient: "0x00000000000000000000000000000000000000aa".into(),
+            approve: [true, true],
             deadline: 1_800_000_000,
         };
-        let data = zap_mint(&zap).unwrap();
+        let data = zap(&zapped).unwrap();
         let decoded = ISwapRouter02::multicallCall::abi_decode(&data).unwrap();
         assert_eq!(decoded.deadline, U256::from(1_800_000_000u64));
         let selectors: Vec<[u8; 4]> = decoded
@@ -185,10 +225,38 @@ mod tests {
         let swap = ISwapRouter02::exactInputSingleCall::abi_decode(&decoded.data[0]).unwrap();
         assert_eq!(swap.params.recipient, ADDRESS_THIS);
         // A bad address is an error, not a panic.
-        let bad = ZapMint {
-            recipient: "nope".into(),
-            ..zap
+        let bad = Zap {
+            into: ZapInto::Mint {
+                ticks: (-600, 600),
+                recipient: "nope".into(),
+            },
+            ..zapped.clone()
         };
-        assert!(zap_mint(&bad).is_err());
+        assert!(zap(&bad).is_err());
+        // An increase of a position whose router allowances stand, with nothing to sell: no
+        // swap, no approveMax.
+        let add = Zap {
+            into: ZapInto::Increase {
+                token_id: U256::from(7u8),
+            },
+            amount_in: U256::ZERO,
+            approve: [false, false],
+            ..zapped
+        };
+        let decoded = ISwapRouter02::multicallCall::abi_decode(&zap(&add).unwrap()).unwrap();
+        let selectors: Vec<[u8; 4]> = decoded
+            .data
+            .iter()
+            .map(|c| c[..4].try_into().unwrap())
+            .collect();
+        assert_eq!(
+            selectors,
+            [
+                ISwapRouter02::pullCall::SELECTOR,
+                ISwapRouter02::increaseLiquidityCall::SELECTOR,
+                ISwapRouter02::sweepTokenCall::SELECTOR,
+                ISwapRouter02::sweepTokenCall::SELECTOR,
+            ]
+        );
     }
 }

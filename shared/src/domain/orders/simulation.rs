@@ -9,7 +9,10 @@ use crate::domain::catalog::Pool;
 use crate::domain::json::plain_exact;
 use crate::domain::math::price::base_units_to_decimal;
 use crate::domain::math::{Amounts, U256};
-use crate::domain::model::{AmountPair, ExpectedAmounts, TokenPair, TransactionRequest};
+use crate::domain::model::{
+    AmountPair, ExpectedAmounts, ExpectedSwap, TokenPair, TransactionRequest,
+};
+use crate::domain::orders::zap::{percent, Impact};
 use alloy_primitives::keccak256;
 
 /// The margin added to a gas estimate (Uniswap's interface adds the same): an estimate is
@@ -54,6 +57,16 @@ pub struct Grant {
     /// Where it is stored, where its layout says so (Permit2's `allowance[owner][token]
     /// [spender]` at slot 1); a token's is found by probing.
     pub slot: Option<[u8; 32]>,
+}
+
+/// Tokens an earlier transaction of the answer pays the wallet (a move's withdrawal before the
+/// zap that spends them): the runs from `from` on see them in its balance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credit {
+    pub from: usize,
+    pub token: String,
+    pub owner: String,
+    pub amount: U256,
 }
 
 const APPROVE: [u8; 4] = [0x09, 0x5e, 0xa7, 0xb3];
@@ -260,6 +273,44 @@ pub fn rebalance_parts(returned: &[u8]) -> Option<([U256; 2], [U256; 2])> {
     }
 }
 
+/// What the router's answer to a zap says: what its swap paid (0 without one), the liquidity
+/// its mint or increase made and what that took (token0, token1). The mint's answer is the
+/// third from the end (two sweeps follow it), wrapped as `bytes`: a mint's `(tokenId,
+/// liquidity, amount0, amount1)`, an increase's `(liquidity, amount0, amount1)`.
+pub fn zap_parts(returned: &[u8], swapped: bool) -> Option<(U256, U256, [U256; 2])> {
+    let answers = multicall_answers(returned)?;
+    let out = if swapped {
+        word(answers.first()?, 0)?
+    } else {
+        U256::ZERO
+    };
+    let wrapped = answers.get(answers.len().checked_sub(3)?)?;
+    let len = small_word(wrapped, 32)?;
+    let inner = wrapped.get(64..64usize.checked_add(len)?)?;
+    let skip = match inner.len() {
+        128 => 32,
+        96 => 0,
+        _ => return None,
+    };
+    let liquidity = word(inner, skip)?;
+    Some((
+        out,
+        liquidity,
+        [word(inner, skip + 32)?, word(inner, skip + 64)?],
+    ))
+}
+
+/// A zap as built (`Known::zap`): what it takes from the wallet, what it sells and the least
+/// its swap may pay, and the swap's impact at the state it was built at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZapTerms {
+    pub offer: [U256; 2],
+    pub sell: usize,
+    pub amount_in: U256,
+    pub amount_out_minimum: U256,
+    pub impact: Impact,
+}
+
 /// What the builder knows of what the transactions pay, beside their runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Known {
@@ -273,6 +324,8 @@ pub struct Known {
     pub fees_paid: Option<[U256; 2]>,
     /// A Uniswap v4 range move's withdrawal and deposit (its `paid` is the leftover).
     pub parts: Option<([U256; 2], [U256; 2])>,
+    /// A zap's terms: its run's answer says the rest.
+    pub zap: Option<ZapTerms>,
 }
 
 /// The transactions with their runs' gas (plus the margin), their `expected` as built: a
@@ -315,10 +368,60 @@ pub fn annotate(
             token_b: whole(b, pool.token_b.decimals),
         }
     };
+    let whole_of = |t: usize, units: U256| {
+        let [token0, token1] = if pool.orientation.base_is_token0 {
+            [&pool.token_a, &pool.token_b]
+        } else {
+            [&pool.token_b, &pool.token_a]
+        };
+        let decimals = [token0.decimals, token1.decimals][t];
+        plain_exact(&base_units_to_decimal(units, decimals))
+    };
     transactions
         .into_iter()
         .zip(runs)
         .map(|(transaction, run)| {
+            if let Some(zap) = known.zap.filter(|_| transaction.kind == "zap") {
+                let swapped = !zap.amount_in.is_zero();
+                let bad = || "the zap's simulation answered data that is not the router's";
+                let (out, liquidity, deposit) =
+                    zap_parts(&run.returned, swapped).ok_or_else(bad)?;
+                let (sell, buy) = (zap.sell, 1 - zap.sell);
+                let mut left = zap.offer;
+                left[sell] = left[sell].saturating_sub(zap.amount_in);
+                left[buy] = left[buy].saturating_add(out);
+                let swept = [0, 1].map(|t| left[t].saturating_sub(deposit[t]));
+                let side = |t: usize| {
+                    let a_is_0 = pool.orientation.base_is_token0;
+                    if (t == 0) == a_is_0 {
+                        "tokenA"
+                    } else {
+                        "tokenB"
+                    }
+                };
+                let swap = swapped.then(|| ExpectedSwap {
+                    sell: side(sell).into(),
+                    amount_in: whole_of(sell, zap.amount_in),
+                    amount_out: whole_of(buy, out),
+                    amount_out_minimum: whole_of(buy, zap.amount_out_minimum),
+                    price_impact_percent: percent(zap.impact.execution_ppm),
+                    price_move_percent: percent(zap.impact.move_ppm),
+                });
+                let AmountPair { token_a, token_b } = pair(zap.offer);
+                return Ok(TransactionRequest {
+                    gas: Some(with_margin(run.gas).to_string()),
+                    expected: Some(ExpectedAmounts {
+                        token_a,
+                        token_b,
+                        deposited: Some(pair(deposit)),
+                        leftover: Some(pair(swept)),
+                        swap,
+                        liquidity: Some(liquidity.to_string()),
+                        ..ExpectedAmounts::default()
+                    }),
+                    ..transaction
+                });
+            }
             let moved = match known.paid {
                 Some(paid) if run.returned.is_empty() && transaction.kind != "approve" => {
                     Some(paid)
@@ -341,6 +444,7 @@ pub fn annotate(
                     withdrawn: moved.map(|(w, _)| pair(w)),
                     deposited: moved.map(|(_, d)| pair(d)),
                     leftover: moved.map(|_| pair(paid)),
+                    ..ExpectedAmounts::default()
                 }
             });
             Ok(TransactionRequest {

@@ -7,8 +7,18 @@
 //! the search bisects on which token is still in excess after the swap, and keeps the candidate
 //! whose leftover funds the most liquidity.
 
+use super::slippage::mint_minimums;
 use crate::domain::math::uniswap::{liquidity_for_amount0, liquidity_for_amount1};
-use crate::domain::math::U256;
+use crate::domain::math::{Curve, MathError, U256, U512};
+
+/// One Uniswap v3 pool as its chain's quoter names it: its tokens (protocol order) and fee.
+#[derive(Debug, Clone, Copy)]
+pub struct QuotedPool<'a> {
+    pub chain: crate::domain::model::Chain,
+    pub quoter: &'a str,
+    pub tokens: [&'a str; 2],
+    pub fee: u32,
+}
 
 /// What swapping an amount in pays out and where it leaves the pool's price.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +162,145 @@ impl Search {
     }
 }
 
+/// How far a swap moves from the pool's price, in parts per million: its execution price
+/// against the pool's price before it (the pool's fee set aside: that is paid, not lost to
+/// impact), and the pool's price after it against before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Impact {
+    pub execution_ppm: u64,
+    pub move_ppm: u64,
+}
+
+impl Impact {
+    /// The larger of the two: what a slippage tolerance is held against.
+    pub fn worst_ppm(&self) -> u64 {
+        self.execution_ppm.max(self.move_ppm)
+    }
+}
+
+/// Parts per million as a percent with four decimals ("1.2345").
+pub fn percent(ppm: u64) -> String {
+    format!("{}.{:04}", ppm / 10_000, ppm % 10_000)
+}
+
+/// The impact of selling `amount_in` of token `sell` for `quote` on a pool at `sqrt_before`
+/// whose fee is `fee` hundredths of a basis point.
+pub fn impact(
+    sqrt_before: U256,
+    (sell, amount_in): (usize, U256),
+    quote: &Quote,
+    fee: u32,
+) -> Impact {
+    let million = U512::from(1_000_000u32);
+    let price = U512::from(sqrt_before) * U512::from(sqrt_before);
+    let q192 = U512::from(1u8) << 192;
+    let after_fee = U512::from(amount_in) * U512::from(1_000_000u32.saturating_sub(fee));
+    // What the input would buy at the price before, its fee taken.
+    let ideal = if sell == 0 {
+        after_fee * price / (million * q192)
+    } else if price.is_zero() {
+        U512::ZERO
+    } else {
+        after_fee * q192 / (million * price)
+    };
+    let out = U512::from(quote.amount_out);
+    let execution = if ideal.is_zero() || out >= ideal {
+        U512::ZERO
+    } else {
+        (ideal - out) * million / ideal
+    };
+    // (after / before)² from the square roots at 10^9, so no square overflows.
+    let billion = U256::from(1_000_000_000u32);
+    let ratio = quote.sqrt_price_after * billion / sqrt_before.max(U256::from(1u8));
+    let squared = ratio * ratio;
+    let whole = billion * billion;
+    let moved = if squared > whole {
+        squared - whole
+    } else {
+        whole - squared
+    };
+    let to_ppm = |v: U512| u64::try_from(v).unwrap_or(u64::MAX);
+    Impact {
+        execution_ppm: to_ppm(execution),
+        move_ppm: u64::try_from(moved / U256::from(1_000_000_000_000u64)).unwrap_or(u64::MAX),
+    }
+}
+
+/// A zap as built: the swap the search found and the mint of what it leaves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ZapPlan {
+    /// What the wallet offers (token0, token1), all of it paid into the router.
+    pub offer: [U256; 2],
+    pub sell: usize,
+    /// 0 where the offer fits the range as it is: no swap.
+    pub amount_in: U256,
+    pub amount_out: U256,
+    pub amount_out_minimum: U256,
+    /// What the mint of the router's balances after the swap makes.
+    pub liquidity: u128,
+    /// What that mint takes (token0, token1), rounded up as the pool takes it.
+    pub deposit: [U256; 2],
+    /// The mint's minimums at the price the swap leaves, with the slippage allowed.
+    pub minimums: [U256; 2],
+    /// What the router sweeps back to the wallet.
+    pub swept: [U256; 2],
+    pub impact: Impact,
+    /// How many quotes the search took.
+    pub quotes: usize,
+}
+
+/// The zap of `offer` into `ticks` on a pool at `sqrt_price` (its fee `fee`), the swap being
+/// the search's best (`None`: nothing to sell), with `bps` of slippage.
+pub fn plan_zap(
+    (offer, ticks): ([U256; 2], (i32, i32)),
+    (sqrt_price, fee): (U256, u32),
+    found: Option<(usize, Candidate, usize)>,
+    bps: u32,
+) -> Result<ZapPlan, MathError> {
+    let curve = Curve::UniswapV3;
+    let range = (
+        curve.sqrt_price_at_tick(ticks.0)?,
+        curve.sqrt_price_at_tick(ticks.1)?,
+    );
+    let (sell, amount_in, quote, quotes) = match found {
+        Some((sell, best, quotes)) => (sell, best.amount_in, best.quote, quotes),
+        None => {
+            let unchanged = Quote {
+                amount_out: U256::ZERO,
+                sqrt_price_after: sqrt_price,
+            };
+            (0, U256::ZERO, unchanged, 0)
+        }
+    };
+    let left = after_swap(offer, sell, amount_in, &quote);
+    let after = quote.sqrt_price_after;
+    let liquidity = u128::try_from(funded(left, after, range))
+        .map_err(|_| MathError("the liquidity exceeds 128 bits"))?;
+    let taken = curve.amounts_for_liquidity(after, range.0, range.1, liquidity, true)?;
+    let deposit = [taken.amount0, taken.amount1];
+    let keep = U256::from(10_000u32.saturating_sub(bps));
+    Ok(ZapPlan {
+        offer,
+        sell,
+        amount_in,
+        amount_out: quote.amount_out,
+        amount_out_minimum: quote.amount_out * keep / U256::from(10_000u32),
+        liquidity,
+        deposit,
+        minimums: mint_minimums(after, ticks, left, bps)?,
+        swept: [0, 1].map(|t| left[t].saturating_sub(deposit[t])),
+        impact: if amount_in.is_zero() {
+            Impact {
+                execution_ppm: 0,
+                move_ppm: 0,
+            }
+        } else {
+            impact(sqrt_price, (sell, amount_in), &quote, fee)
+        },
+        quotes,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,8 +313,11 @@ mod tests {
         let q96 = U256::from(1u8) << 96;
         let liquidity = U256::from(l);
         let after = if sell == 0 {
-            let numerator = liquidity * q96 * sqrt_price / q96;
-            numerator * q96 / (liquidity * q96 + x * sqrt_price)
+            // L·√P / (L + x·√P), in Q96 and wide enough not to overflow.
+            let wide = |v: U256| U512::from(v);
+            let (l, p) = (wide(liquidity), wide(sqrt_price));
+            let q = wide(q96);
+            U256::from(l * p * q / (l * q + wide(x) * p))
         } else {
             sqrt_price + x * q96 / liquidity
         };
@@ -216,6 +368,54 @@ mod tests {
                 "{offer:?}: {l0} against {l1}"
             );
         }
+    }
+
+    #[test]
+    fn a_plan_deposits_what_its_liquidity_takes_and_measures_the_impact() {
+        let curve = Curve::UniswapV3;
+        let price = curve.sqrt_price_at_tick(0).unwrap();
+        let offer = [10u128.pow(21), 0].map(U256::from);
+        let mut search = Search::new(
+            offer,
+            price,
+            (
+                curve.sqrt_price_at_tick(-600).unwrap(),
+                curve.sqrt_price_at_tick(1200).unwrap(),
+            ),
+        )
+        .unwrap();
+        while let Some(x) = search.next() {
+            search.record(x, quote(10u128.pow(24), price, search.sell, x));
+        }
+        let found = (search.sell, search.best().unwrap(), search.quotes());
+        let plan = plan_zap((offer, (-600, 1200)), (price, 0), Some(found), 50).unwrap();
+        assert_eq!(plan.amount_in, found.1.amount_in);
+        // Left after the swap = deposit + swept, to the unit.
+        let left = after_swap(offer, plan.sell, plan.amount_in, &found.1.quote);
+        for t in 0..2 {
+            assert_eq!(plan.deposit[t] + plan.swept[t], left[t]);
+            assert!(plan.minimums[t] <= plan.deposit[t]);
+        }
+        assert_eq!(
+            plan.amount_out_minimum,
+            plan.amount_out * U256::from(9_950u32) / U256::from(10_000u32)
+        );
+        // Selling about 0.4 % of the pool's depth at no fee: a price move of about 0.08 %, an
+        // execution about half of it.
+        assert!(
+            (500..1_200).contains(&plan.impact.move_ppm),
+            "{:?}",
+            plan.impact
+        );
+        assert!(
+            plan.impact.execution_ppm < plan.impact.move_ppm,
+            "{:?}",
+            plan.impact
+        );
+        assert_eq!(percent(12_345), "1.2345");
+        // Nothing to sell: no swap, no impact.
+        let fits = plan_zap((offer, (-600, 1200)), (price, 3000), None, 50).unwrap();
+        assert_eq!((fits.amount_in, fits.impact.worst_ppm()), (U256::ZERO, 0));
     }
 
     #[test]

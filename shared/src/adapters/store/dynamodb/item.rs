@@ -468,11 +468,7 @@ mod tests {
                     expected: Some(crate::domain::model::ExpectedAmounts {
                         token_a: "1.5".into(),
                         token_b: "0".into(),
-                        principal: None,
-                        fees: None,
-                        withdrawn: None,
-                        deposited: None,
-                        leftover: None,
+                        ..Default::default()
                     }),
                 }],
                 hash: Some(format!("0x{}", "ab".repeat(32))),
