@@ -11,11 +11,15 @@ use crate::application::inputs::OrderLimits;
 use crate::application::keys::{keep_shown, Answering};
 use crate::application::orders::{
     acting_from, allowances_read, close_on_chain, fresh_state, held_terms, order_chain, owed_fees,
-    position_pool, refuse_hooked, simulated, transactions_only, v4_key, venue_of, waiting_order,
-    with_permit,
+    position_pool, refuse_hooked, simulated_with, transactions_only, v4_key, venue_of,
+    waiting_order, with_permit,
 };
 use crate::application::ports::StoreError;
 use crate::application::positions::offered_amounts;
+use crate::application::zaps::{
+    build_zap, credits as zap_credits, deposit_of, protocol_offer, router_of,
+};
+use crate::domain::calldata::ZapInto;
 use crate::domain::catalog::Catalog;
 use crate::domain::history::units;
 use crate::domain::holdings::entry;
@@ -27,6 +31,7 @@ use crate::domain::orders::actions::{
     move_funds, rebalance_transactions, share_of, Move,
 };
 use crate::domain::orders::build::protocol_tokens;
+use crate::domain::orders::build::withdraw_transaction;
 use crate::domain::orders::plan_mint;
 use crate::domain::orders::simulation::Known;
 use crate::domain::orders::v4::{
@@ -150,6 +155,14 @@ async fn act_once(
     let venue = venue_of(catalog, pool)?.for_holding(holding);
     let chain = order_chain(app, pool.chain)?;
     let limits = asked.limits();
+    // `"swap": true` (an increase or a move): refused where no router reaches the pool.
+    let router = match limits.swap {
+        true => Some(router_of(catalog, pool)?),
+        false => None,
+    };
+    if router.is_some() {
+        transactions_only(&limits)?;
+    }
     let terms = held_terms(&venue, &holding.wallet, state, limits, now);
     let ticks = (position.tick_lower, position.tick_upper);
     let token = holding.token.as_str();
@@ -203,6 +216,19 @@ async fn act_once(
     };
     // A range move also opens a position: pending until its mint is confirmed.
     let mut opening: Option<Position> = None;
+    // A zap's terms, and what a move's withdrawal pays the wallet before its zap spends it.
+    let (mut zap, mut credits) = (None, Vec::new());
+    let terms_ref = &terms;
+    let zap_into = |offer, ticks, into| async move {
+        let router = router.ok_or_else(|| UseCaseError::internal("a zap without its router"))?;
+        build_zap(
+            chain,
+            (pool, state),
+            (router, terms_ref),
+            (offer, ticks, into),
+        )
+        .await
+    };
     let (kind, transactions) = match asked {
         Asked::Collect(_) if v4 => {
             let (built, pays) = v4_decrease("collect", 0)?;
@@ -221,6 +247,16 @@ async fn act_once(
             }
             let built = harvest_transaction(&terms, token).map_err(UseCaseError::internal)?;
             (OrderKind::Harvest, vec![built])
+        }
+        Asked::Increase { amounts, .. } if router.is_some() => {
+            let offered = offered_amounts(pool, (&amounts.0, &amounts.1))?;
+            let token_id = token.parse().map_err(|_| {
+                UseCaseError::Conflict("the position's token id is not a number".into())
+            })?;
+            let into = ZapInto::Increase { token_id };
+            let zapped = zap_into(protocol_offer(pool, offered), ticks, into).await?;
+            zap = zapped.known.zap;
+            (OrderKind::Increase, zapped.transactions)
         }
         Asked::Increase { amounts, .. } => {
             let offered = offered_amounts(pool, (&amounts.0, &amounts.1))?;
@@ -310,6 +346,22 @@ async fn act_once(
                     Some((plan.withdrawn, plan.deposited)),
                 );
                 (built, plan.liquidity, plan.deposit)
+            } else if router.is_some() {
+                // Two transactions: the withdrawal to the wallet, then the zap of what it paid.
+                let owed = holding.fees.clone().map(|f| f.parse().unwrap_or_default());
+                let funds = move_funds(pool, ticks, position.liquidity, owed)?;
+                let offer = protocol_offer(pool, funds);
+                let withdraw = withdraw_transaction(pool, &terms, token, ticks, position.liquidity)
+                    .map_err(UseCaseError::internal)?;
+                let into = ZapInto::Mint {
+                    ticks: to,
+                    recipient: holding.wallet.clone(),
+                };
+                let zapped = zap_into(offer, to, into).await?;
+                (zap, credits) = (zapped.known.zap, zap_credits(pool, &holding.wallet, offer));
+                let mut built = vec![withdraw];
+                built.extend(zapped.transactions);
+                (built, zapped.plan.liquidity, deposit_of(pool, &zapped.plan))
             } else {
                 let owed = holding.fees.clone().map(|f| f.parse().unwrap_or_default());
                 let funds = move_funds(pool, ticks, position.liquidity, owed)?;
@@ -350,9 +402,9 @@ async fn act_once(
         paid,
         fees_paid,
         parts,
-        zap: None,
+        zap,
     };
-    let transactions = simulated(chain, pool, transactions, known).await?;
+    let transactions = simulated_with(chain, pool, (transactions, &credits), known).await?;
     let mut order = with_permit(&terms, kind, transactions.clone(), permit);
     // A move stores its new position (pending) with the old one's order in one write: a move
     // refused (another action stored first) stores nothing.

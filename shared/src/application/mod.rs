@@ -22,6 +22,7 @@ pub mod wallet_reads;
 pub mod wallets;
 pub mod watches;
 pub mod webhooks;
+pub mod zaps;
 
 /// The reads one request runs at once where it reads per position or per pool (histories,
 /// points): concurrent, never one after another, and bounded.

@@ -9,6 +9,7 @@ use crate::application::error::{Outcome, UseCaseError};
 use crate::application::inputs::OrderLimits;
 use crate::application::keys::{keep_shown, Answering};
 use crate::application::ports::StoreError;
+use crate::application::zaps::open_zapped;
 use crate::domain::calldata::PoolKey;
 use crate::domain::catalog::{hook_returns_deltas, Catalog, Pool};
 use crate::domain::holdings::{entry, valued_at_pool};
@@ -125,7 +126,7 @@ pub(crate) async fn runs(
 }
 
 /// The caller's linked wallet on `chain` spelled as `address` (its canonical spelling).
-async fn linked_wallet(
+pub(crate) async fn linked_wallet(
     app: &App,
     owner: &str,
     chain: Chain,
@@ -180,6 +181,9 @@ pub async fn open_on_chain(
     offered: TokenPair,
     (wallet, limits): &(String, OrderLimits),
 ) -> Result<Position, UseCaseError> {
+    if limits.swap {
+        return open_zapped(app, (catalog, pool), offer, offered, (wallet, limits)).await;
+    }
     if pool.chain == Chain::Solana {
         return Err(UseCaseError::bad_request(
             "opening Orca positions from the API is not supported yet: open it from your \
@@ -466,8 +470,10 @@ pub async fn report_transaction(
                 Err(StoreError::Conflict) => continue,
                 result => result?,
             }
-            // A range move's one transaction is also the new position's mint.
-            if let Some(other) = &order.moved {
+            // A range move's one transaction is also the new position's mint; a move with a
+            // swap is two (the withdrawal, then the zap), each side reported its own.
+            let zapped = order.transactions.iter().any(|t| t.kind == "zap");
+            if let Some(other) = order.moved.as_ref().filter(|_| !zapped) {
                 echo_hash(app, &position.owner, other, hash).await;
             }
         }

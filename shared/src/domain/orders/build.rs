@@ -128,6 +128,17 @@ pub fn approvals(
     desired: [U256; 2],
     allowances: [U256; 2],
 ) -> Result<Vec<TransactionRequest>, CalldataError> {
+    approvals_to(pool, (venue, venue.target()), wallet, desired, allowances)
+}
+
+/// `approvals` to `spender` (the venue's contract, or a zap's router).
+fn approvals_to(
+    pool: &Pool,
+    (venue, spender): (&Venue, &str),
+    wallet: &str,
+    desired: [U256; 2],
+    allowances: [U256; 2],
+) -> Result<Vec<TransactionRequest>, CalldataError> {
     let tokens = protocol_tokens(pool);
     let mut transactions = Vec::new();
     for i in 0..2 {
@@ -136,7 +147,7 @@ pub fn approvals(
             continue;
         }
         if !have.is_zero() {
-            let reset = calldata::approve(venue.target(), U256::ZERO)?;
+            let reset = calldata::approve(spender, U256::ZERO)?;
             transactions.push(request(
                 "approve",
                 venue,
@@ -145,7 +156,7 @@ pub fn approvals(
                 &reset,
             ));
         }
-        let approve = calldata::approve(venue.target(), need)?;
+        let approve = calldata::approve(spender, need)?;
         transactions.push(request(
             "approve",
             venue,
@@ -184,6 +195,21 @@ pub fn open_transactions(
         deadline,
     })?;
     transactions.push(request("mint", venue, wallet, &venue.manager, &mint));
+    Ok(transactions)
+}
+
+/// The transactions of a zap (issue 63), in order: the approvals of what it takes from the
+/// wallet to `router` its allowances call for, then the router's one `multicall`.
+pub fn zap_transactions(
+    pool: &Pool,
+    (venue, router): (&Venue, &str),
+    wallet: &str,
+    zap: &calldata::Zap,
+    allowances: [U256; 2],
+) -> Result<Vec<TransactionRequest>, CalldataError> {
+    let mut transactions = approvals_to(pool, (venue, router), wallet, zap.offer, allowances)?;
+    let data = calldata::zap(zap)?;
+    transactions.push(request("zap", venue, wallet, router, &data));
     Ok(transactions)
 }
 
