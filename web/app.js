@@ -221,13 +221,22 @@ async function showPositions() {
 function transactionTerms(t, p) {
   const parts = [];
   if (t.gas) parts.push(`gas ${BigInt(t.gas).toLocaleString("en-US")}`);
+  const swap = t.expected?.swap;
+  if (swap) {
+    const [sold, bought] = swap.sell === "tokenA" ? [p.tokenA, p.tokenB] : [p.tokenB, p.tokenA];
+    parts.push(`swaps ${swap.amountIn} ${sold.symbol} for ${swap.amountOut} ${bought.symbol} (at least ${swap.amountOutMinimum}; price impact ${swap.priceImpactPercent} %, the price moving ${swap.priceMovePercent} %)`);
+  }
   if (t.expected) {
     const moves = `${t.expected.tokenA} ${p.tokenA.symbol} + ${t.expected.tokenB} ${p.tokenB.symbol}`;
-    const pays = t.kind === "mint" || t.kind === "increase";
+    const pays = t.kind === "mint" || t.kind === "increase" || t.kind === "zap";
     parts.push(pays ? `pays ${moves}` : `receives ${moves}`);
     if (t.expected.fees) parts.push(`fees ${t.expected.fees.tokenA} + ${t.expected.fees.tokenB}`);
     if (t.expected.deposited) {
-      parts.push(`moves ${t.expected.deposited.tokenA} ${p.tokenA.symbol} + ${t.expected.deposited.tokenB} ${p.tokenB.symbol} to the new range`);
+      const into = t.kind === "zap" ? "deposits" : "moves";
+      parts.push(`${into} ${t.expected.deposited.tokenA} ${p.tokenA.symbol} + ${t.expected.deposited.tokenB} ${p.tokenB.symbol}${t.kind === "zap" ? "" : " to the new range"}`);
+    }
+    if (t.kind === "zap" && t.expected.leftover) {
+      parts.push(`returns ${t.expected.leftover.tokenA} ${p.tokenA.symbol} + ${t.expected.leftover.tokenB} ${p.tokenB.symbol}`);
     }
   }
   return parts.length ? ` · ${parts.join(" · ")}` : "";
@@ -309,6 +318,7 @@ async function askAction(kind) {
       : kind === "decrease" ? { percent: Number($("act-percent").value) }
       : kind === "rebalance" ? { priceLower: Number($("act-lower").value), priceUpper: Number($("act-upper").value) }
       : {};
+    if ((kind === "increase" || kind === "rebalance") && $("act-swap").checked) body.swap = true;
     renderDetail(await state.api.post(`/positions/${state.detail.id}/${kind}`, body));
     $("detail-progress").textContent = "check the gas and amounts, then sign and send";
   } catch (e) {
@@ -389,17 +399,26 @@ async function follow(id, progress) {
   throw new Error("the chain has not settled it yet: look again later");
 }
 
-/** Sends an answer's transactions from the wallet, reports the last one's hash, follows it. */
+/** Sends an answer's transactions from the wallet, reports the last one's hash, follows it. A
+ * move with a swap is two transactions: the withdrawal's hash is the moved position's, the
+ * zap's the new one's. */
 async function signAndFollow(position, progress) {
   if (!wallet.available()) throw new Error("this position's transactions need the wallet that signs them");
-  const hash = await wallet.sendAll(position.transactions, (kind, h, status) =>
+  const sent = await wallet.sendAll(position.transactions, (kind, h, status) =>
     progress(`${kind} ${status === "0x1" ? "mined" : "reverted"}: ${h}`));
-  try {
-    await state.api.post(`/positions/${position.id}/transactions`, { hash });
-    progress(`reported ${hash}`);
-  } catch (e) {
-    // 409: nothing waits any more: the wallet's read settled it from the chain first.
-    if (!(e instanceof ApiError && e.status === 409)) throw e;
+  const reports = [[position.id, sent[sent.length - 1].hash]];
+  const withdrawal = sent.find((t) => t.kind === "withdraw");
+  if (position.movedTo && withdrawal && sent.some((t) => t.kind === "zap")) {
+    reports.splice(0, 1, [position.id, withdrawal.hash], [position.movedTo, sent[sent.length - 1].hash]);
+  }
+  for (const [id, hash] of reports) {
+    try {
+      await state.api.post(`/positions/${id}/transactions`, { hash });
+      progress(`reported ${hash}`);
+    } catch (e) {
+      // 409: nothing waits any more: the wallet's read settled it from the chain first.
+      if (!(e instanceof ApiError && e.status === 409)) throw e;
+    }
   }
   return follow(position.id, progress);
 }
@@ -487,6 +506,7 @@ async function openPosition(event) {
     body.wallet = $("open-wallet").value;
     body.slippageBps = Number($("open-slippage").value);
     body.deadlineSeconds = Number($("open-deadline").value);
+    if ($("open-swap").checked) body.swap = true;
   }
   try {
     clearError();
@@ -494,6 +514,9 @@ async function openPosition(event) {
     let p = await state.api.post("/positions", body);
     progress(`opened ${p.id} (${p.status})`);
     if (p.transactions?.length) {
+      // What the wallet is about to sign, the swap and its price impact among it.
+      const terms = p.transactions.map((t) => `${t.kind}${transactionTerms(t, p)}`).join("; ");
+      $("open-terms").textContent = `to sign: ${terms}`;
       p = await signAndFollow(p, progress);
       progress(`${p.id}: ${p.status}${p.tokenId ? `, token ${p.tokenId}` : ""}${p.closeReason ? `: ${p.closeReason}` : ""}`);
     }

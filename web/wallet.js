@@ -29,9 +29,9 @@ async function receipt(hash) {
 }
 
 /** Sends each transaction in order, waiting for each to be mined; `progress(kind, hash)` after
- * each. Answers the last one's hash (the mint or the withdraw). */
+ * each. Answers each one's kind and hash, in order. */
 export async function sendAll(transactions, progress) {
-  let last = null;
+  const sent = [];
   for (const t of transactions) {
     const hash = await window.ethereum.request({
       method: "eth_sendTransaction",
@@ -44,7 +44,7 @@ export async function sendAll(transactions, progress) {
     const mined = await receipt(hash);
     progress(t.kind, hash, mined.status);
     if (mined.status !== "0x1" && t.kind === "approve") throw new Error(`the ${t.kind} reverted (${hash})`);
-    last = hash;
+    sent.push({ kind: t.kind, hash });
   }
-  return last;
+  return sent;
 }

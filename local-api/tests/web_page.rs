@@ -294,6 +294,13 @@ async fn the_page_shows_what_the_api_answers_and_acts_through_the_wallet() {
         "{shown}"
     );
     assert!(shown["detailBefore"]["tokenId"].is_string(), "{shown}");
+    // It was opened from one token alone, swapped to fit: the page showed the swap and its
+    // price impact before the wallet signed.
+    let terms = text(&shown["openTerms"]);
+    assert!(
+        terms.contains("zap") && terms.contains("swaps 0.") && terms.contains("price impact"),
+        "{terms}"
+    );
     // The actions from the detail: their transactions shown with gas and amounts before they
     // were signed, each followed to the end; removing half halved the liquidity.
     let actions = shown["actions"].as_array().unwrap();

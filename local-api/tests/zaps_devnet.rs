@@ -17,13 +17,25 @@ use shared::math::{Curve, U256};
 use shared::model::Chain;
 use shared::orders::zap::{after_swap, funded, QuotedPool};
 use std::str::FromStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use test_support::devnet::{event, units, Devnet};
 use test_support::json::text;
+use test_support::rpc_stub::RpcStub;
 use test_support::wallets::post;
-use test_support::world::WalletWorld;
+use test_support::world::{self, WalletWorld};
 
-test_support::wallet_world!(World);
+/// The shared wallet world, local-api reading the devnet through a proxy that counts the
+/// requests it sends and the quotes among them.
+struct World(WalletWorld, RpcStub, Arc<AtomicUsize>);
+
+impl std::ops::Deref for World {
+    type Target = WalletWorld;
+    fn deref(&self) -> &WalletWorld {
+        &self.0
+    }
+}
 
 fn big(value: &Value) -> U256 {
     U256::from_str(&text(value)).unwrap()
@@ -181,6 +193,8 @@ impl World {
                 "token{t}: {} of {base} left: {expected}",
                 swept[t]
             );
+            let ppm = swept[t] * U256::from(1_000_000u32) / base.max(U256::from(1u8));
+            println!("figures: token{t} left unused: {ppm} ppm of what the zap held of it");
         }
         (sent, events)
     }
@@ -231,8 +245,49 @@ fn offer_of(devnet: &Devnet, weth: u64, usdc: u64) -> [U256; 2] {
     }
 }
 
+async fn start(store_args: &[&str]) -> World {
+    let devnet = Devnet::up(3000).await;
+    let wallet = devnet.account(1).await;
+    devnet.run("fund", &["--account", &wallet]).await;
+    let quotes = Arc::new(AtomicUsize::new(0));
+    let (counted, quoter) = (quotes.clone(), text(&devnet.state["quoter"]).to_lowercase());
+    let node = RpcStub::proxy(&devnet.rpc, move |call| {
+        let to = call["params"][0]["to"].as_str().unwrap_or_default();
+        if call["method"] == "eth_call" && to.to_lowercase() == quoter {
+            counted.fetch_add(1, Ordering::SeqCst);
+        }
+        None
+    })
+    .await;
+    let server = world::local_api(&devnet, &node.url, store_args).await;
+    let alice = world::user(&server, "alice").await;
+    let ops = world::operator(&server).await;
+    let shared = WalletWorld {
+        devnet,
+        server,
+        alice,
+        ops,
+        wallet,
+    };
+    World(shared, node, quotes)
+}
+
+impl World {
+    /// What `answer` (a request to the API) cost the chain: its requests and the quotes
+    /// among their calls.
+    async fn counted<T>(&self, answer: impl std::future::Future<Output = T>) -> (T, usize, usize) {
+        let (requests, quotes) = (self.1.requests(), self.2.load(Ordering::SeqCst));
+        let answered = answer.await;
+        (
+            answered,
+            self.1.requests() - requests,
+            self.2.load(Ordering::SeqCst) - quotes,
+        )
+    }
+}
+
 async fn zaps(store_args: &[&str]) {
-    let world = World(WalletWorld::start(store_args).await);
+    let world = start(store_args).await;
     let devnet = &world.devnet;
     devnet.link_account(&world.alice, &world.wallet).await;
     let pool = devnet.address("pool");
@@ -276,8 +331,12 @@ async fn zaps(store_args: &[&str]) {
     let mut opened = Vec::new();
     for (weth, usdc) in [(2u64, 0u64), (0, 6_000), (1, 9_000)] {
         world.sync().await;
-        let reply = create(&weth.to_string(), &usdc.to_string(), json!({})).await;
+        let (reply, requests, quotes) = world
+            .counted(create(&weth.to_string(), &usdc.to_string(), json!({})))
+            .await;
         assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
+        println!("figures: zap open of {weth} WETH + {usdc} USDC answered with {requests} requests, {quotes} of them quotes");
+        assert!(quotes <= 24, "{quotes} quotes");
         let answer = reply.json;
         let zap = answer["transactions"].as_array().unwrap().last().unwrap();
         let expected = &zap["expected"];
@@ -317,12 +376,16 @@ async fn zaps(store_args: &[&str]) {
     // Add 4,000 USDC alone to the first.
     let id = &opened[0];
     let before = world.get(id).await;
-    let add = post(
-        &world.alice,
-        &format!("/positions/{id}/increase"),
-        &json!({"amountA": "0", "amountB": "4000", "swap": true, "slippageBps": 100}),
-    )
-    .await;
+    let (add, requests, quotes) = world
+        .counted(post(
+            &world.alice,
+            &format!("/positions/{id}/increase"),
+            &json!({"amountA": "0", "amountB": "4000", "swap": true, "slippageBps": 100}),
+        ))
+        .await;
+    println!(
+        "figures: zap add of 4000 USDC answered with {requests} requests, {quotes} of them quotes"
+    );
     assert_eq!(add.status, StatusCode::OK, "{}", add.text());
     let (sent, events) = world.send_zap(&add.json["transactions"]).await;
     world.report(id, &sent.last().unwrap().0).await;
@@ -349,12 +412,14 @@ async fn zaps(store_args: &[&str]) {
         .unwrap_or_else(|| panic!("{token} in {listed}"))
         .clone();
     let old_id = text(&old["id"]);
-    let moved = post(
-        &world.alice,
-        &format!("/positions/{old_id}/rebalance"),
-        &json!({"priceLower": 2500, "priceUpper": 3600, "swap": true, "slippageBps": 100}),
-    )
-    .await;
+    let (moved, requests, quotes) = world
+        .counted(post(
+            &world.alice,
+            &format!("/positions/{old_id}/rebalance"),
+            &json!({"priceLower": 2500, "priceUpper": 3600, "swap": true, "slippageBps": 100}),
+        ))
+        .await;
+    println!("figures: zap move answered with {requests} requests, {quotes} of them quotes");
     assert_eq!(moved.status, StatusCode::OK, "{}", moved.text());
     let answer = moved.json;
     let new_id = text(&answer["movedTo"]);

@@ -157,9 +157,14 @@ try {
   await page.selectOption("#link-chain", "ethereum");
   await page.click("#link-button");
   await page.waitForSelector(`#wallet-list li[data-address="${config.wallet}"]`);
+  // From 1 WETH alone, swapped to fit: the swap and its price impact shown before the wallet
+  // signs.
   await page.selectOption("#open-wallet", config.wallet);
   await page.fill("#open-slippage", "100");
+  await page.fill("#open-b", "0");
+  await page.check("#open-swap");
   await page.click('#open-form button[type="submit"]');
+  out.openTerms = await waitText(page, "#open-terms", /to sign/);
   out.opened = await waitText(page, "#open-progress", /: (active|closed)/, sync);
   const id = out.opened.match(/^([0-9A-Z]{26})/)[1];
   out.openedId = id;

@@ -410,3 +410,70 @@ async fn actions_refuse_what_they_cannot_act_on() {
     assert_eq!(reply.status, StatusCode::NOT_FOUND, "{}", reply.text());
     assert_eq!(client.get(id).await.json, before, "nothing changed");
 }
+
+#[tokio::test]
+async fn a_swap_to_fit_is_refused_where_no_router_reaches_the_pool() {
+    let app = live_app();
+    give_fresh_state(&app).await;
+    let app = App {
+        order_chain: Some(Arc::new(Allowances::new([U256::MAX; 2]))),
+        ..app
+    };
+    let client = TestClient::in_process(&app, Some("olivia"));
+    let wallet = EvmWallet::from_seed(4243);
+    link_evm(&client, "ethereum", &wallet).await;
+    link_evm(&client, "bsc", &wallet).await;
+    // The body's own rules: a boolean, and only with a wallet.
+    for bad in [
+        json!({"swap": null}),
+        json!({"swap": "yes"}),
+        json!({"swap": 1}),
+    ] {
+        let reply = post(&client, "/positions", &body(&wallet.address, bad.clone())).await;
+        assert_eq!(
+            reply.status,
+            StatusCode::BAD_REQUEST,
+            "{bad}: {}",
+            reply.text()
+        );
+    }
+    let mut simulated = body(&wallet.address, json!({"swap": true}));
+    simulated.as_object_mut().unwrap().remove("wallet");
+    let reply = post(&client, "/positions", &simulated).await;
+    reply.assert_refused(StatusCode::BAD_REQUEST, "swap is for an open from a wallet");
+    // PancakeSwap v3 on BNB Chain: Uniswap's router does not reach its pools.
+    let pancake = json!({
+        "chain": "bsc", "protocol": "pancakeswap-v3",
+        "pool": "0x172fcD41E0913e95784454622d1c3724f546f849",
+        "amountA": "1", "amountB": "0", "priceLower": 800, "priceUpper": 1000,
+        "wallet": wallet.address, "swap": true,
+    });
+    let reply = post(&client, "/positions", &pancake).await;
+    reply.assert_refused(
+        StatusCode::CONFLICT,
+        "no swap router that reaches pancakeswap-v3",
+    );
+    // Orca: 409 with the licence's reason.
+    let orca = json!({
+        "chain": "solana", "protocol": "orca-whirlpools",
+        "pool": "Czfq3xZZDmsdGdUyrNLtRhGc47cXcZtLG4crryfu44zE",
+        "amountA": "1", "amountB": "0", "priceLower": 100, "priceUpper": 200,
+        "wallet": wallet.address, "swap": true,
+    });
+    let reply = post(&client, "/positions", &orca).await;
+    reply.assert_refused(StatusCode::CONFLICT, "not offered on Orca pools");
+    // A chain that answers no quotes: 503, nothing stored.
+    let reply = post(
+        &client,
+        "/positions",
+        &body(&wallet.address, json!({"swap": true})),
+    )
+    .await;
+    assert_eq!(
+        reply.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        reply.text()
+    );
+    assert_eq!(client.list("").await.json["total"], 0);
+}
