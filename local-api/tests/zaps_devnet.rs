@@ -332,7 +332,11 @@ async fn zaps(store_args: &[&str]) {
     for (weth, usdc) in [(2u64, 0u64), (0, 6_000), (1, 9_000)] {
         world.sync().await;
         let (reply, requests, quotes) = world
-            .counted(create(&weth.to_string(), &usdc.to_string(), json!({})))
+            .counted(Box::pin(create(
+                &weth.to_string(),
+                &usdc.to_string(),
+                json!({}),
+            )))
             .await;
         assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text());
         println!("figures: zap open of {weth} WETH + {usdc} USDC answered with {requests} requests, {quotes} of them quotes");
@@ -377,11 +381,11 @@ async fn zaps(store_args: &[&str]) {
     let id = &opened[0];
     let before = world.get(id).await;
     let (add, requests, quotes) = world
-        .counted(post(
+        .counted(Box::pin(post(
             &world.alice,
             &format!("/positions/{id}/increase"),
             &json!({"amountA": "0", "amountB": "4000", "swap": true, "slippageBps": 100}),
-        ))
+        )))
         .await;
     println!(
         "figures: zap add of 4000 USDC answered with {requests} requests, {quotes} of them quotes"
@@ -413,11 +417,11 @@ async fn zaps(store_args: &[&str]) {
         .clone();
     let old_id = text(&old["id"]);
     let (moved, requests, quotes) = world
-        .counted(post(
+        .counted(Box::pin(post(
             &world.alice,
             &format!("/positions/{old_id}/rebalance"),
             &json!({"priceLower": 2500, "priceUpper": 3600, "swap": true, "slippageBps": 100}),
-        ))
+        )))
         .await;
     println!("figures: zap move answered with {requests} requests, {quotes} of them quotes");
     assert_eq!(moved.status, StatusCode::OK, "{}", moved.text());

@@ -9,7 +9,6 @@ use crate::application::error::{Outcome, UseCaseError};
 use crate::application::inputs::OrderLimits;
 use crate::application::keys::{keep_shown, Answering};
 use crate::application::ports::StoreError;
-use crate::application::zaps::open_zapped;
 use crate::domain::calldata::PoolKey;
 use crate::domain::catalog::{hook_returns_deltas, Catalog, Pool};
 use crate::domain::holdings::{entry, valued_at_pool};
@@ -181,9 +180,6 @@ pub async fn open_on_chain(
     offered: TokenPair,
     (wallet, limits): &(String, OrderLimits),
 ) -> Result<Position, UseCaseError> {
-    if limits.swap {
-        return open_zapped(app, (catalog, pool), offer, offered, (wallet, limits)).await;
-    }
     if pool.chain == Chain::Solana {
         return Err(UseCaseError::bad_request(
             "opening Orca positions from the API is not supported yet: open it from your \

@@ -9,6 +9,7 @@ use crate::application::keys::Answering;
 use crate::application::orders::{close_on_chain, open_on_chain};
 use crate::application::ports::StoreError;
 use crate::application::settling::release_ticks;
+use crate::application::zaps::open_zapped;
 use crate::domain::catalog::{Catalog, Pool, PoolView};
 use crate::domain::fee_ticks::{growth_inside, FeeTick};
 use crate::domain::history::EventView;
@@ -230,7 +231,9 @@ pub async fn create(
         holding: None,
         order: None,
     };
-    let position = if let Some(on_chain) = &input.on_chain {
+    let position = if let Some((wallet, limits)) = input.on_chain.as_ref().filter(|o| o.1.swap) {
+        open_zapped(app, (&catalog, pool), offer, offered, (wallet, limits)).await?
+    } else if let Some(on_chain) = &input.on_chain {
         open_on_chain(app, (&catalog, pool), offer, offered, on_chain).await?
     } else if catalog.freshness.is_stale(pool.state.as_ref(), now) {
         // Sizing at an old price would misstate what the deposit takes: the offer waits for

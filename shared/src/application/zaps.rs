@@ -18,8 +18,8 @@ use crate::domain::math::Amounts;
 use crate::domain::math::{Curve, MathError, U256};
 use crate::domain::model::{Chain, OrderKind, Position, Protocol, TransactionRequest};
 use crate::domain::orders::build::{protocol_tokens, zap_transactions};
-use crate::domain::orders::simulation::{Credit, Known, SimulationError, ZapTerms};
-use crate::domain::orders::zap::{percent, plan_zap, QuotedPool, Search, ZapPlan};
+use crate::domain::orders::simulation::{Credit, Known, SimulationError};
+use crate::domain::orders::zap::{percent, plan_zap, QuotedPool, Search, ZapPlan, ZapTerms};
 use crate::domain::orders::OrderTerms;
 use crate::domain::valuation::TokenPair;
 

@@ -7,6 +7,7 @@
 //! its `modifyLiquidities` in `v4`, with Permit2's allowances signed as one batch in `permit`.
 
 pub mod actions;
+mod answers;
 pub mod build;
 pub mod permit;
 pub mod settle;

@@ -5,14 +5,11 @@
 //! (`revert_reason`); a run that passes gives the transaction its gas and the amounts it moves
 //! (`annotate`).
 
+use super::answers::{amount_pair, multicall_answers, small_word, two_words, word};
+use super::zap::{zap_expected, ZapTerms};
 use crate::domain::catalog::Pool;
-use crate::domain::json::plain_exact;
-use crate::domain::math::price::base_units_to_decimal;
-use crate::domain::math::{Amounts, U256};
-use crate::domain::model::{
-    AmountPair, ExpectedAmounts, ExpectedSwap, TokenPair, TransactionRequest,
-};
-use crate::domain::orders::zap::{percent, Impact};
+use crate::domain::math::U256;
+use crate::domain::model::{AmountPair, ExpectedAmounts, TransactionRequest};
 use alloy_primitives::keccak256;
 
 /// The margin added to a gas estimate (Uniswap's interface adds the same): an estimate is
@@ -161,14 +158,6 @@ pub fn grants_before(transactions: &[TransactionRequest]) -> Vec<Vec<Grant>> {
     before
 }
 
-fn word(data: &[u8], at: usize) -> Option<U256> {
-    data.get(at..at.checked_add(32)?).map(U256::from_be_slice)
-}
-
-fn small_word(data: &[u8], at: usize) -> Option<usize> {
-    usize::try_from(word(data, at)?).ok()
-}
-
 /// Why a run reverted, from its return data: an `Error(string)`'s text, a `Panic(uint256)`'s
 /// code, a custom error's selector; `None` for a revert without data.
 pub fn revert_reason(data: &[u8]) -> Option<String> {
@@ -243,26 +232,6 @@ pub fn moved(kind: &str, returned: &[u8]) -> Result<Option<[U256; 2]>, String> {
     }
 }
 
-/// The `bytes[]` a `multicall` answered, each element's bytes.
-fn multicall_answers(returned: &[u8]) -> Option<Vec<&[u8]>> {
-    let array = small_word(returned, 0)?;
-    let count = small_word(returned, array)?;
-    let elements = array.checked_add(32)?;
-    (0..count)
-        .map(|i| {
-            let offset = small_word(returned, elements.checked_add(32 * i)?)?;
-            let start = elements.checked_add(offset)?;
-            let len = small_word(returned, start)?;
-            returned.get(start + 32..(start + 32).checked_add(len)?)
-        })
-        .collect()
-}
-
-/// Two words as token amounts (a collect's or a decrease's answer).
-fn two_words(bytes: &[u8]) -> Option<[U256; 2]> {
-    (bytes.len() == 64).then(|| [0, 32].map(|at| U256::from_be_slice(&bytes[at..at + 32])))
-}
-
 /// A range move's answer: what its collect paid out and what its mint took (token0, token1).
 pub fn rebalance_parts(returned: &[u8]) -> Option<([U256; 2], [U256; 2])> {
     match multicall_answers(returned)?.as_slice() {
@@ -271,44 +240,6 @@ pub fn rebalance_parts(returned: &[u8]) -> Option<([U256; 2], [U256; 2])> {
         }
         _ => None,
     }
-}
-
-/// What the router's answer to a zap says: what its swap paid (0 without one), the liquidity
-/// its mint or increase made and what that took (token0, token1). The mint's answer is the
-/// third from the end (two sweeps follow it), wrapped as `bytes`: a mint's `(tokenId,
-/// liquidity, amount0, amount1)`, an increase's `(liquidity, amount0, amount1)`.
-pub fn zap_parts(returned: &[u8], swapped: bool) -> Option<(U256, U256, [U256; 2])> {
-    let answers = multicall_answers(returned)?;
-    let out = if swapped {
-        word(answers.first()?, 0)?
-    } else {
-        U256::ZERO
-    };
-    let wrapped = answers.get(answers.len().checked_sub(3)?)?;
-    let len = small_word(wrapped, 32)?;
-    let inner = wrapped.get(64..64usize.checked_add(len)?)?;
-    let skip = match inner.len() {
-        128 => 32,
-        96 => 0,
-        _ => return None,
-    };
-    let liquidity = word(inner, skip)?;
-    Some((
-        out,
-        liquidity,
-        [word(inner, skip + 32)?, word(inner, skip + 64)?],
-    ))
-}
-
-/// A zap as built (`Known::zap`): what it takes from the wallet, what it sells and the least
-/// its swap may pay, and the swap's impact at the state it was built at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ZapTerms {
-    pub offer: [U256; 2],
-    pub sell: usize,
-    pub amount_in: U256,
-    pub amount_out_minimum: U256,
-    pub impact: Impact,
 }
 
 /// What the builder knows of what the transactions pay, beside their runs.
@@ -360,65 +291,15 @@ pub fn annotate(
     if runs.len() != transactions.len() {
         return Err("the simulation answered another number of runs".into());
     }
-    let pair = |[amount0, amount1]: [U256; 2]| {
-        let TokenPair { a, b } = pool.to_api_order(Amounts { amount0, amount1 });
-        let whole = |units, decimals| plain_exact(&base_units_to_decimal(units, decimals));
-        AmountPair {
-            token_a: whole(a, pool.token_a.decimals),
-            token_b: whole(b, pool.token_b.decimals),
-        }
-    };
-    let whole_of = |t: usize, units: U256| {
-        let [token0, token1] = if pool.orientation.base_is_token0 {
-            [&pool.token_a, &pool.token_b]
-        } else {
-            [&pool.token_b, &pool.token_a]
-        };
-        let decimals = [token0.decimals, token1.decimals][t];
-        plain_exact(&base_units_to_decimal(units, decimals))
-    };
+    let pair = |amounts: [U256; 2]| amount_pair(pool, amounts);
     transactions
         .into_iter()
         .zip(runs)
         .map(|(transaction, run)| {
             if let Some(zap) = known.zap.filter(|_| transaction.kind == "zap") {
-                let swapped = !zap.amount_in.is_zero();
-                let bad = || "the zap's simulation answered data that is not the router's";
-                let (out, liquidity, deposit) =
-                    zap_parts(&run.returned, swapped).ok_or_else(bad)?;
-                let (sell, buy) = (zap.sell, 1 - zap.sell);
-                let mut left = zap.offer;
-                left[sell] = left[sell].saturating_sub(zap.amount_in);
-                left[buy] = left[buy].saturating_add(out);
-                let swept = [0, 1].map(|t| left[t].saturating_sub(deposit[t]));
-                let side = |t: usize| {
-                    let a_is_0 = pool.orientation.base_is_token0;
-                    if (t == 0) == a_is_0 {
-                        "tokenA"
-                    } else {
-                        "tokenB"
-                    }
-                };
-                let swap = swapped.then(|| ExpectedSwap {
-                    sell: side(sell).into(),
-                    amount_in: whole_of(sell, zap.amount_in),
-                    amount_out: whole_of(buy, out),
-                    amount_out_minimum: whole_of(buy, zap.amount_out_minimum),
-                    price_impact_percent: percent(zap.impact.execution_ppm),
-                    price_move_percent: percent(zap.impact.move_ppm),
-                });
-                let AmountPair { token_a, token_b } = pair(zap.offer);
                 return Ok(TransactionRequest {
                     gas: Some(with_margin(run.gas).to_string()),
-                    expected: Some(ExpectedAmounts {
-                        token_a,
-                        token_b,
-                        deposited: Some(pair(deposit)),
-                        leftover: Some(pair(swept)),
-                        swap,
-                        liquidity: Some(liquidity.to_string()),
-                        ..ExpectedAmounts::default()
-                    }),
+                    expected: Some(zap_expected(pool, &zap, &run.returned)?),
                     ..transaction
                 });
             }

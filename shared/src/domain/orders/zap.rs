@@ -7,9 +7,12 @@
 //! the search bisects on which token is still in excess after the swap, and keeps the candidate
 //! whose leftover funds the most liquidity.
 
+use super::answers::{amount_pair, multicall_answers, small_word, whole, word};
 use super::slippage::mint_minimums;
+use crate::domain::catalog::Pool;
 use crate::domain::math::uniswap::{liquidity_for_amount0, liquidity_for_amount1};
 use crate::domain::math::{Curve, MathError, U256, U512};
+use crate::domain::model::{AmountPair, ExpectedAmounts, ExpectedSwap};
 
 /// One Uniswap v3 pool as its chain's quoter names it: its tokens (protocol order) and fee.
 #[derive(Debug, Clone, Copy)]
@@ -301,6 +304,85 @@ pub fn plan_zap(
     })
 }
 
+/// What the router's answer to a zap says: what its swap paid (0 without one), the liquidity
+/// its mint or increase made and what that took (token0, token1). The mint's answer is the
+/// third from the end (two sweeps follow it), wrapped as `bytes`: a mint's `(tokenId,
+/// liquidity, amount0, amount1)`, an increase's `(liquidity, amount0, amount1)`.
+pub fn zap_parts(returned: &[u8], swapped: bool) -> Option<(U256, U256, [U256; 2])> {
+    let answers = multicall_answers(returned)?;
+    let out = if swapped {
+        word(answers.first()?, 0)?
+    } else {
+        U256::ZERO
+    };
+    let wrapped = answers.get(answers.len().checked_sub(3)?)?;
+    let len = small_word(wrapped, 32)?;
+    let inner = wrapped.get(64..64usize.checked_add(len)?)?;
+    let skip = match inner.len() {
+        128 => 32,
+        96 => 0,
+        _ => return None,
+    };
+    let liquidity = word(inner, skip)?;
+    Some((
+        out,
+        liquidity,
+        [word(inner, skip + 32)?, word(inner, skip + 64)?],
+    ))
+}
+
+/// A zap as built (`Known::zap`): what it takes from the wallet, what it sells and the least
+/// its swap may pay, and the swap's impact at the state it was built at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZapTerms {
+    pub offer: [U256; 2],
+    pub sell: usize,
+    pub amount_in: U256,
+    pub amount_out_minimum: U256,
+    pub impact: Impact,
+}
+
+/// What a zap's run says it does: the offer taken from the wallet, the swap, the mint's
+/// deposit and liquidity, and what the router sweeps back (what the swap left beyond the
+/// deposit).
+pub fn zap_expected(
+    pool: &Pool,
+    zap: &ZapTerms,
+    returned: &[u8],
+) -> Result<ExpectedAmounts, String> {
+    let swapped = !zap.amount_in.is_zero();
+    let bad = || "the zap's simulation answered data that is not the router's".to_string();
+    let (out, liquidity, deposit) = zap_parts(returned, swapped).ok_or_else(bad)?;
+    let (sell, buy) = (zap.sell, 1 - zap.sell);
+    let mut left = zap.offer;
+    left[sell] = left[sell].saturating_sub(zap.amount_in);
+    left[buy] = left[buy].saturating_add(out);
+    let swept = [0, 1].map(|t| left[t].saturating_sub(deposit[t]));
+    let side = if (sell == 0) == pool.orientation.base_is_token0 {
+        "tokenA"
+    } else {
+        "tokenB"
+    };
+    let swap = swapped.then(|| ExpectedSwap {
+        sell: side.into(),
+        amount_in: whole(pool, sell, zap.amount_in),
+        amount_out: whole(pool, buy, out),
+        amount_out_minimum: whole(pool, buy, zap.amount_out_minimum),
+        price_impact_percent: percent(zap.impact.execution_ppm),
+        price_move_percent: percent(zap.impact.move_ppm),
+    });
+    let AmountPair { token_a, token_b } = amount_pair(pool, zap.offer);
+    Ok(ExpectedAmounts {
+        token_a,
+        token_b,
+        deposited: Some(amount_pair(pool, deposit)),
+        leftover: Some(amount_pair(pool, swept)),
+        swap,
+        liquidity: Some(liquidity.to_string()),
+        ..ExpectedAmounts::default()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,8 +474,8 @@ mod tests {
         assert_eq!(plan.amount_in, found.1.amount_in);
         // Left after the swap = deposit + swept, to the unit.
         let left = after_swap(offer, plan.sell, plan.amount_in, &found.1.quote);
-        for t in 0..2 {
-            assert_eq!(plan.deposit[t] + plan.swept[t], left[t]);
+        for (t, held) in left.into_iter().enumerate() {
+            assert_eq!(plan.deposit[t] + plan.swept[t], held);
             assert!(plan.minimums[t] <= plan.deposit[t]);
         }
         assert_eq!(
