@@ -66,6 +66,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { ethers } from "ethers";
 import { commands as safeCommands } from "./safe.mjs";
+import { commands as slipstreamCommands } from "./slipstream.mjs";
 import { commands as v4Commands, deployV4 } from "./v4.mjs";
 
 const require = createRequire(import.meta.url);
@@ -736,6 +737,7 @@ const commands = {
   "chef-decrease": chefDecrease, "staking-quote": stakingQuote,
   ...v4Commands({ connect, mined, print: (value) => print(value) }),
   ...safeCommands({ here, connect, mined, deploy, print: (value) => print(value) }),
+  ...slipstreamCommands({ here, connect, mined, deploy, print: (value) => print(value), erc20: ERC20 }),
 };
 if (!commands[command]) {
   console.error(`usage: devnet.mjs ${Object.keys(commands).join("|")} [--option value]...`);

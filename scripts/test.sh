@@ -36,6 +36,7 @@ npm_ci() {
 
 phase "devnet packages"
 npm_ci devnet
+npm_ci devnet/slipstream
 
 phase "the page's browser: Debian's chromium, and playwright-core"
 if ! command -v chromium >/dev/null 2>&1; then

@@ -427,15 +427,25 @@ async fn zaps(store_args: &[&str]) {
     assert_eq!(moved.status, StatusCode::OK, "{}", moved.text());
     let answer = moved.json;
     let new_id = text(&answer["movedTo"]);
+    // The approvals to the router, the withdrawal, then the zap: two transactions besides
+    // the approvals, in that order.
     let transactions = answer["transactions"].as_array().unwrap();
-    assert_eq!(transactions[0]["kind"], "withdraw", "{answer}");
-    let withdrawn = protocol(devnet, &transactions[0]["expected"]);
+    let kinds: Vec<_> = transactions.iter().map(|t| text(&t["kind"])).collect();
+    let at = kinds
+        .iter()
+        .position(|k| k == "withdraw")
+        .expect("a withdrawal");
+    assert_eq!(at, kinds.len() - 2, "{kinds:?}");
+    assert!(kinds[..at].iter().all(|k| k == "approve"), "{kinds:?}");
+    let withdrawn = protocol(devnet, &transactions[at]["expected"]);
+    world
+        .send_all(&Value::Array(transactions[..at].to_vec()))
+        .await;
     let before = world.balances().await;
-    let zap_only = Value::Array(transactions[1..].to_vec());
-    let (withdraw, _) = world
-        .send_all(&Value::Array(vec![transactions[0].clone()]))
-        .await[0]
-        .clone();
+    let sent = world
+        .send_all(&Value::Array(vec![transactions[at].clone()]))
+        .await;
+    let withdraw = sent[0].0.clone();
     let between = world.balances().await;
     for t in 0..2 {
         assert_eq!(
@@ -444,6 +454,7 @@ async fn zaps(store_args: &[&str]) {
             "the withdrawal pays as answered"
         );
     }
+    let zap_only = Value::Array(vec![transactions[at + 1].clone()]);
     let (sent, events) = world.send_zap(&zap_only).await;
     world.report(&old_id, &withdraw).await;
     world.report(&new_id, &sent.last().unwrap().0).await;

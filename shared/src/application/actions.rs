@@ -17,7 +17,7 @@ use crate::application::orders::{
 use crate::application::ports::StoreError;
 use crate::application::positions::offered_amounts;
 use crate::application::zaps::{
-    build_zap, credits as zap_credits, deposit_of, protocol_offer, router_of,
+    after_withdrawal, build_zap, deposit_of, protocol_offer, router_of,
 };
 use crate::domain::calldata::ZapInto;
 use crate::domain::catalog::Catalog;
@@ -358,9 +358,9 @@ async fn act_once(
                     recipient: holding.wallet.clone(),
                 };
                 let zapped = zap_into(offer, to, into).await?;
-                (zap, credits) = (zapped.known.zap, zap_credits(pool, &holding.wallet, offer));
-                let mut built = vec![withdraw];
-                built.extend(zapped.transactions);
+                let built;
+                (built, credits) = after_withdrawal(pool, (withdraw, zapped.transactions), offer);
+                zap = zapped.known.zap;
                 (built, zapped.plan.liquidity, deposit_of(pool, &zapped.plan))
             } else {
                 let owed = holding.fees.clone().map(|f| f.parse().unwrap_or_default());

@@ -218,19 +218,29 @@ pub(crate) async fn build_zap(
     })
 }
 
-/// What a move's withdrawal (the answer's first transaction) pays the wallet, credited to the
-/// runs of the zap after it.
-pub(crate) fn credits(pool: &Pool, wallet: &str, paid: [U256; 2]) -> Vec<Credit> {
+/// A move's transactions: the zap's approvals to the router, the withdrawal, then the zap of
+/// what the withdrawal pays (`paid`, protocol order), which the zap's run sees credited to the
+/// wallet's balances.
+pub(crate) fn after_withdrawal(
+    pool: &Pool,
+    (withdraw, zap): (TransactionRequest, Vec<TransactionRequest>),
+    paid: [U256; 2],
+) -> (Vec<TransactionRequest>, Vec<Credit>) {
+    let mut built = zap;
+    let call = built.pop();
+    built.push(withdraw.clone());
+    built.extend(call);
     let tokens = protocol_tokens(pool);
-    (0..2)
+    let credits = (0..2)
         .filter(|&t| !paid[t].is_zero())
         .map(|t| Credit {
-            from: 1,
+            from: built.len() - 1,
             token: tokens[t].address.clone(),
-            owner: wallet.to_string(),
+            owner: withdraw.from.clone(),
             amount: paid[t],
         })
-        .collect()
+        .collect();
+    (built, credits)
 }
 
 /// The create of `offer` (pending, its range snapped) from `wallet` with `"swap": true`: the

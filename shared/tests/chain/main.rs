@@ -10,6 +10,7 @@ mod history;
 mod history_bench;
 mod orca_wallets;
 mod series;
+mod slipstream;
 mod solana;
 mod support;
 mod ticks_bench;
