@@ -10,9 +10,9 @@ use crate::application::error::{Outcome, UseCaseError};
 use crate::application::inputs::OrderLimits;
 use crate::application::keys::{keep_shown, Answering};
 use crate::application::orders::{
-    acting_from, allowances_read, close_on_chain, fresh_state, held_terms, order_chain, owed_fees,
-    position_pool, refuse_hooked, simulated_with, transactions_only, v4_key, venue_of,
-    waiting_order, with_permit,
+    acting_from, allowances_read, close_on_chain, fresh_state, held_terms, held_venue_of,
+    order_chain, owed_fees, position_pool, refuse_hooked, simulated_with, transactions_only,
+    v4_key, waiting_order, with_permit,
 };
 use crate::application::ports::StoreError;
 use crate::application::positions::offered_amounts;
@@ -152,7 +152,7 @@ async fn act_once(
     acting_from(app, &position).await?;
     let pool = position_pool(catalog, &position)?;
     let state = fresh_state(catalog, pool, now)?;
-    let venue = venue_of(catalog, pool)?.for_holding(holding);
+    let venue = held_venue_of(catalog, pool, holding)?;
     let chain = order_chain(app, pool.chain)?;
     let limits = asked.limits();
     // `"swap": true` (an increase or a move): refused where no router reaches the pool.

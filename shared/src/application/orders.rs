@@ -20,6 +20,7 @@ use crate::domain::model::PositionEntry;
 use crate::domain::model::{
     Chain, ChainOrder, OrderKind, Position, Protocol, Status, TransactionRequest, WalletHolding,
 };
+use crate::domain::orders::build::held_venue;
 use crate::domain::orders::build::{open_transactions, protocol_tokens, withdraw_transaction};
 use crate::domain::orders::permit::to_signature;
 use crate::domain::orders::settle::CANCELLED;
@@ -66,9 +67,24 @@ pub(crate) fn position_pool<'a>(catalog: &'a Catalog, position: &Position) -> Ou
 pub(crate) fn venue_of(catalog: &Catalog, pool: &Pool) -> Result<Venue, UseCaseError> {
     venue(catalog, pool).ok_or_else(|| {
         UseCaseError::bad_request(format!(
-            "no {} deployment is known on {}: positions there cannot be opened or closed on \
-             chain",
+            "no {} deployment that opens positions on this pool is known on {}: positions \
+             there cannot be opened or closed on chain",
             pool.protocol, pool.chain
+        ))
+    })
+}
+
+/// The deployment a wallet position acts through (its own position manager's), or 400.
+pub(crate) fn held_venue_of(
+    catalog: &Catalog,
+    pool: &Pool,
+    holding: &WalletHolding,
+) -> Result<Venue, UseCaseError> {
+    held_venue(catalog, pool, holding).ok_or_else(|| {
+        UseCaseError::bad_request(format!(
+            "no {} deployment of position manager {} is known on {}: the position cannot be \
+             acted on from here",
+            pool.protocol, holding.manager, pool.chain
         ))
     })
 }
@@ -359,7 +375,7 @@ pub async fn close_on_chain(
         ));
     }
     let state = fresh_state(catalog, pool, now)?;
-    let venue = venue_of(catalog, pool)?.for_holding(holding);
+    let venue = held_venue_of(catalog, pool, holding)?;
     let chain = order_chain(app, pool.chain)?;
     let terms = held_terms(&venue, &holding.wallet, state, limits, now);
     let ticks = (position.tick_lower, position.tick_upper);

@@ -4,7 +4,9 @@
 use shared::catalog::{Catalog, Deployment, PoolMarket, PoolRecord};
 use shared::market::{Balances, Cadence, MarketRules, PoolKey, PoolState};
 use shared::math::U256;
+use shared::model::WalletHolding;
 use shared::model::{Chain, Protocol};
+use shared::orders::build::{held_venue, venue};
 use std::collections::HashMap;
 
 #[test]
@@ -81,6 +83,7 @@ fn v4_pools_are_read_through_their_lens_and_eth_is_priced_as_weth() {
         current_price: "2500".into(),
         discovered: false,
         hooks: None,
+        position_manager: None,
     };
     let records = [
         record(
@@ -198,6 +201,7 @@ fn own_pool(id: &str, price: &str, weth: u64, weth_address: &str) -> (PoolRecord
         current_price: price.into(),
         discovered: true,
         hooks: None,
+        position_manager: None,
     };
     let pool = shared::catalog::Pool::from_record(&record).unwrap();
     let whole = U256::from(10u64).pow(U256::from(18));
@@ -392,4 +396,92 @@ fn the_pricing_pools_alone_price_a_token_as_all_of_its_chains_pools_do() {
     assert!(checked > 20, "{checked}");
     // Fewer pools than the chains hold are read.
     assert!(read < every, "{read} of {every}");
+}
+
+/// Two deployments of one protocol on one chain (Aerodrome Slipstream's generations on Base):
+/// accepted, each its own position manager; a pool opens through the one it names (none where
+/// two could and it names none); a wallet position acts through its own manager.
+#[test]
+fn a_chain_may_have_two_deployments_of_a_protocol_each_its_own_manager() {
+    let deployment = |manager: &str| Deployment {
+        chain: Chain::Base,
+        protocol: Protocol::UniswapV3,
+        chain_id: Some(8453),
+        factory: Some(format!("{manager}f")),
+        position_manager: Some(manager.into()),
+        program: None,
+        first_block: None,
+        staking: None,
+        pool_manager: None,
+        state_view: None,
+        wrapped_native: None,
+        swap_router: None,
+        quoter: None,
+    };
+    let (first, second) = (
+        "0x00000000000000000000000000000000000000d1",
+        "0x00000000000000000000000000000000000000d2",
+    );
+    let both = vec![deployment(first), deployment(second)];
+    Deployment::check_all(&both).unwrap();
+    // The same one twice (its manager in another case) is still refused.
+    let twice = [
+        deployment(first),
+        deployment(&first.to_uppercase().replace("0X", "0x")),
+    ];
+    assert!(Deployment::check_all(&twice).is_err());
+    let token = |symbol: &str, address: &str, price: &str| shared::catalog::TokenRecord {
+        symbol: symbol.into(),
+        address: address.into(),
+        decimals: 18,
+        price_usd: price.into(),
+    };
+    let record = |pool: &str, manager: Option<&str>| PoolRecord {
+        chain: Chain::Base,
+        protocol: Protocol::UniswapV3,
+        pool: pool.into(),
+        fee_tier: 500,
+        tick_spacing: 10,
+        token0: token("WETH", "0x00000000000000000000000000000000000000e1", "2500"),
+        token1: token("USDC", "0x00000000000000000000000000000000000000c1", "1"),
+        base: shared::catalog::BaseToken::Token0,
+        current_price: "2500".into(),
+        discovered: false,
+        hooks: None,
+        position_manager: manager.map(str::to_string),
+    };
+    let records = [
+        record("0x00000000000000000000000000000000000000a1", None),
+        record("0x00000000000000000000000000000000000000a2", Some(second)),
+    ];
+    let catalog = Catalog::from_records(&records)
+        .unwrap()
+        .with_deployments(both);
+    let [unnamed, named] = [&catalog.pools[0], &catalog.pools[1]];
+    assert_eq!(venue(&catalog, unnamed), None, "two could open it");
+    assert_eq!(venue(&catalog, named).unwrap().manager, second);
+    // A wallet position on the unnamed pool, read from the first manager: acted on there.
+    let holding: WalletHolding = serde_json::from_value(serde_json::json!({
+        "wallet": "0x00000000000000000000000000000000000000aa",
+        "manager": first,
+        "token": "7",
+        "height": 1,
+        "readAt": "2026-12-07T12:00:00Z",
+        "tokens": [
+            {"symbol": "WETH", "address": "0x00000000000000000000000000000000000000e1", "decimals": 18},
+            {"symbol": "USDC", "address": "0x00000000000000000000000000000000000000c1", "decimals": 18}
+        ],
+        "amounts": ["1", "2"],
+        "fees": ["0", "0"],
+        "sqrtPrice": "79228162514264337593543950336",
+        "tick": 0
+    }))
+    .unwrap();
+    let acted = held_venue(&catalog, unnamed, &holding).unwrap();
+    assert_eq!((acted.manager.as_str(), acted.chain_id), (first, 8453));
+    let unknown = WalletHolding {
+        manager: "0x00000000000000000000000000000000000000d3".into(),
+        ..holding
+    };
+    assert_eq!(held_venue(&catalog, unnamed, &unknown), None);
 }

@@ -87,6 +87,9 @@ pub struct Pool {
     pub state_view: Option<String>,
     /// Uniswap v4: its hook contract, where it has one.
     pub hooks: Option<String>,
+    /// Its deployment's position manager, where the chain has more than one deployment of its
+    /// protocol ([`PoolRecord::position_manager`]).
+    pub position_manager: Option<String>,
 }
 
 fn positive_decimal(text: &str) -> Option<BigDecimal> {
@@ -188,6 +191,7 @@ impl Pool {
             cadence: Cadence::EverySync,
             state_view: None,
             hooks: record.hooks.clone(),
+            position_manager: record.position_manager.clone(),
         })
     }
 

@@ -55,6 +55,11 @@ pub struct PoolRecord {
     /// Uniswap v4: the pool's hook contract, where it has one (its `PoolKey.hooks`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hooks: Option<String>,
+    /// The position manager of the deployment the pool belongs to, where its chain has more
+    /// than one deployment of its protocol (Aerodrome Slipstream's two generations on Base):
+    /// where its positions are opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position_manager: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -109,7 +114,8 @@ pub struct Deployment {
 
 impl Deployment {
     /// Refuses an entry missing what its chain needs, Orca off Solana or an EVM protocol on
-    /// it, or a chain given twice for a protocol.
+    /// it, or one deployment given twice (a chain may have two of a protocol, each its own
+    /// position manager: Slipstream's generations).
     pub fn check_all(deployments: &[Deployment]) -> Result<(), CatalogError> {
         let mut seen = BTreeSet::new();
         for d in deployments {
@@ -117,7 +123,9 @@ impl Deployment {
                 pool: format!("deployment {} {}", d.chain, d.protocol),
                 reason,
             };
-            if !seen.insert((d.chain, d.protocol)) {
+            let contract = d.position_manager.as_ref().or(d.program.as_ref());
+            let named = contract.map(|c| c.to_ascii_lowercase());
+            if !seen.insert((d.chain, d.protocol, named)) {
                 return Err(fail("given twice"));
             }
             let solana = d.chain == Chain::Solana;

@@ -66,6 +66,8 @@ pub fn discovered_record(chain: Chain, read: &ReadPosition) -> Option<PoolRecord
         current_price: price.to_string(),
         discovered: true,
         hooks: read.hooks.clone(),
+        // Never opened on: a position on it acts through its own manager.
+        position_manager: None,
     };
     Pool::from_record(&record).ok().map(|_| record)
 }

@@ -38,18 +38,50 @@ impl Venue {
     }
 }
 
-/// The deployment of the pool's protocol on its chain, if the catalog knows one (EVM only).
+/// The deployment of the pool's protocol on its chain that opens positions on it, if the
+/// catalog knows one (EVM only): the one whose position manager the pool names, else the
+/// protocol's only one there (with two and none named, none).
 pub fn venue(catalog: &Catalog, pool: &Pool) -> Option<Venue> {
-    catalog
+    let mut of_protocol = catalog
         .deployments_on(pool.chain)
-        .find(|d| d.protocol == pool.protocol)
-        .and_then(|d| {
-            Some(Venue {
-                chain_id: d.chain_id?,
-                manager: d.position_manager.clone()?,
-                farm: None,
-            })
-        })
+        .filter(|d| d.protocol == pool.protocol);
+    let deployment = match &pool.position_manager {
+        Some(named) => of_protocol.find(|d| {
+            d.position_manager
+                .as_deref()
+                .is_some_and(|m| m.eq_ignore_ascii_case(named))
+        }),
+        None => {
+            let only = of_protocol.next();
+            if of_protocol.next().is_some() {
+                None
+            } else {
+                only
+            }
+        }
+    }?;
+    Some(Venue {
+        chain_id: deployment.chain_id?,
+        manager: deployment.position_manager.clone()?,
+        farm: None,
+    })
+}
+
+/// The deployment a wallet position acts through: the one of its own position manager (a
+/// chain may have two deployments of a protocol), through its farm while it is staked.
+pub fn held_venue(catalog: &Catalog, pool: &Pool, holding: &WalletHolding) -> Option<Venue> {
+    let deployment = catalog.deployments_on(pool.chain).find(|d| {
+        d.protocol == pool.protocol
+            && d.position_manager
+                .as_deref()
+                .is_some_and(|m| m.eq_ignore_ascii_case(&holding.manager))
+    })?;
+    let venue = Venue {
+        chain_id: deployment.chain_id?,
+        manager: deployment.position_manager.clone()?,
+        farm: None,
+    };
+    Some(venue.for_holding(holding))
 }
 
 /// The pool's tokens in protocol order (token0, token1).
