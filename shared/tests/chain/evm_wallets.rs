@@ -215,21 +215,11 @@ async fn read(fault: Fault) -> Result<Vec<String>, String> {
 async fn holdings(fault: Fault) -> Result<WalletHoldings, String> {
     let stub = chain(fault).await;
     let rpc = RpcClient::new(&stub.url, RPC_TIMEOUT).unwrap();
-    let deployment = Deployment {
-        chain: Chain::Ethereum,
-        protocol: Protocol::UniswapV3,
-        chain_id: Some(1),
-        factory: Some(FACTORY.into()),
-        position_manager: Some(MANAGER.into()),
-        program: None,
-        first_block: None,
-        staking: None,
-        pool_manager: None,
-        state_view: None,
-        wrapped_native: None,
-        swap_router: None,
-        quoter: None,
-    };
+    let deployment = Deployment::v3(
+        (Chain::Ethereum, Protocol::UniswapV3),
+        1,
+        (FACTORY, MANAGER),
+    );
     let block = confirmed_block(&rpc, 0).await?;
     let read = read_wallet(&rpc, &[&deployment], WALLET, &block).await?;
     // Its one deployment failing is the read failing whole (decision 63).

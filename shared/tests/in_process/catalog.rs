@@ -403,20 +403,13 @@ fn the_pricing_pools_alone_price_a_token_as_all_of_its_chains_pools_do() {
 /// two could and it names none); a wallet position acts through its own manager.
 #[test]
 fn a_chain_may_have_two_deployments_of_a_protocol_each_its_own_manager() {
-    let deployment = |manager: &str| Deployment {
-        chain: Chain::Base,
-        protocol: Protocol::UniswapV3,
-        chain_id: Some(8453),
-        factory: Some(format!("{manager}f")),
-        position_manager: Some(manager.into()),
-        program: None,
-        first_block: None,
-        staking: None,
-        pool_manager: None,
-        state_view: None,
-        wrapped_native: None,
-        swap_router: None,
-        quoter: None,
+    let deployment = |manager: &str| {
+        let factory = format!("{manager}f");
+        Deployment::v3(
+            (Chain::Base, Protocol::UniswapV3),
+            8453,
+            (&factory, manager),
+        )
     };
     let (first, second) = (
         "0x00000000000000000000000000000000000000d1",

@@ -113,6 +113,29 @@ pub struct Deployment {
 }
 
 impl Deployment {
+    /// A v3-compatible deployment: its chain id, factory and position manager, nothing else.
+    pub fn v3(
+        (chain, protocol): (Chain, Protocol),
+        chain_id: u64,
+        (factory, manager): (&str, &str),
+    ) -> Deployment {
+        Deployment {
+            chain,
+            protocol,
+            chain_id: Some(chain_id),
+            factory: Some(factory.into()),
+            position_manager: Some(manager.into()),
+            program: None,
+            first_block: None,
+            staking: None,
+            pool_manager: None,
+            state_view: None,
+            wrapped_native: None,
+            swap_router: None,
+            quoter: None,
+        }
+    }
+
     /// Refuses an entry missing what its chain needs, Orca off Solana or an EVM protocol on
     /// it, or one deployment given twice (a chain may have two of a protocol, each its own
     /// position manager: Slipstream's generations).
