@@ -462,6 +462,51 @@ async fn a_swap_to_fit_is_refused_where_no_router_reaches_the_pool() {
     });
     let reply = post(&client, "/positions", &orca).await;
     reply.assert_refused(StatusCode::CONFLICT, "not offered on Orca pools");
+    // Uniswap v4: its swaps go through the UniversalRouter, not SwapRouter02.
+    let v4_pool = format!("0x{}", "ab".repeat(32));
+    let mut records = shared::catalog::embedded_records();
+    let mut v4 = records[0].clone();
+    v4.protocol = shared::model::Protocol::UniswapV4;
+    v4.pool = v4_pool.clone();
+    records.push(v4);
+    let mut deployments = shared::catalog::embedded_deployments();
+    deployments.push(shared::catalog::Deployment {
+        protocol: shared::model::Protocol::UniswapV4,
+        pool_manager: Some("0x00000000000000000000000000000000000000b2".into()),
+        state_view: Some("0x00000000000000000000000000000000000000b3".into()),
+        wrapped_native: Some("0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2".into()),
+        ..shared::catalog::Deployment::v3(
+            (Chain::Ethereum, shared::model::Protocol::UniswapV4),
+            1,
+            (
+                "0x00000000000000000000000000000000000000b0",
+                "0x00000000000000000000000000000000000000b1",
+            ),
+        )
+    });
+    let market = MemoryMarket::new(
+        records,
+        Freshness::Live {
+            stale_after: std::time::Duration::from_secs(300),
+        },
+    )
+    .unwrap()
+    .with_deployments(deployments);
+    let with_v4 = App {
+        market: Arc::new(market),
+        ..app.clone()
+    };
+    let v4_client = TestClient::in_process(&with_v4, Some("olivia"));
+    let reply = post(
+        &v4_client,
+        "/positions",
+        &body(
+            &wallet.address,
+            json!({"swap": true, "protocol": "uniswap-v4", "pool": v4_pool}),
+        ),
+    )
+    .await;
+    reply.assert_refused(StatusCode::CONFLICT, "UniversalRouter");
     // A chain that answers no quotes: 503, nothing stored.
     let reply = post(
         &client,
