@@ -150,16 +150,45 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
     }
     let id = text(&listed[0]["id"]);
 
-    // Staked after the link: the NFT leaves the wallet for the farm; the position stays.
-    let stake = ["--account", &wallet, "--token-id", &pancake];
-    let staked_at = devnet.run("stake", &stake).await["block"].clone();
+    // Staked after the link through the API (the manager's safeTransferFrom to the farm, sent
+    // as answered): the NFT leaves the wallet for the farm; the position stays. A Uniswap
+    // position has no farm to go to.
+    let no_farm = post(
+        &alice,
+        &format!("/positions/{}/stake", text(&listed[1]["id"])),
+        &json!({}),
+    )
+    .await;
+    no_farm.assert_refused(StatusCode::CONFLICT, "no farm is known");
+    let answer = act(&alice, &id, "stake", json!({})).await;
+    let stake_tx = &answer["transactions"][0];
+    assert_eq!(stake_tx["kind"], "stake", "{answer}");
+    assert!(stake_tx["expected"].is_null(), "{answer}");
+    let manager = text(&devnet.state["pancake"]["manager"]);
+    assert_eq!(text(&stake_tx["to"]).to_lowercase(), manager.to_lowercase());
+    let (hash, receipt) = devnet.send(stake_tx).await;
+    assert_eq!(receipt["status"], "0x1", "{receipt}");
+    let used = u64::from_str_radix(text(&receipt["gasUsed"]).trim_start_matches("0x"), 16);
+    assert!(text(&stake_tx["gas"]).parse::<u64>().unwrap() >= used.unwrap());
+    let mined = text(&receipt["blockNumber"]);
+    let staked_at = json!(u64::from_str_radix(mined.trim_start_matches("0x"), 16).unwrap());
+    let reported = post(
+        &alice,
+        &format!("/positions/{id}/transactions"),
+        &json!({ "hash": hash }),
+    )
+    .await;
+    assert_eq!(reported.status, StatusCode::ACCEPTED, "{}", reported.text());
     for sell in ["usdc", "weth"] {
         let mut args = vec!["--sell", sell, "--amount", "20"];
         args.extend(PANCAKE);
         devnet.run("swap", &args).await;
     }
     devnet.advance_time(60).await;
-    sync(&ops).await;
+    let report = sync(&ops).await;
+    assert_eq!(report["orders"]["applied"], 1, "{report}");
+    let again = post(&alice, &format!("/positions/{id}/stake"), &json!({})).await;
+    again.assert_refused(StatusCode::CONFLICT, "staked in its farm already");
     let view = get(&alice, &id).await;
     let (farm, position) = chain_at(&devnet, &pancake, &view).await;
     assert_eq!(text(&farm["user"]).to_lowercase(), wallet.to_lowercase());

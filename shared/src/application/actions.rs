@@ -20,7 +20,7 @@ use crate::application::zaps::{
     after_withdrawal, build_zap, deposit_of, protocol_offer, router_of,
 };
 use crate::domain::calldata::ZapInto;
-use crate::domain::catalog::Catalog;
+use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::history::units;
 use crate::domain::holdings::entry;
 use crate::domain::model::{
@@ -28,7 +28,7 @@ use crate::domain::model::{
 };
 use crate::domain::orders::actions::{
     collect_transaction, decrease_transaction, harvest_transaction, increase_transactions,
-    move_funds, rebalance_transactions, share_of, Move,
+    move_funds, rebalance_transactions, share_of, stake_transaction, Move,
 };
 use crate::domain::orders::build::protocol_tokens;
 use crate::domain::orders::build::withdraw_transaction;
@@ -49,6 +49,8 @@ pub enum Asked {
     Collect(OrderLimits),
     /// A staked position's rewards (decision 60).
     Harvest(OrderLimits),
+    /// A held position into its deployment's farm (issue 62).
+    Stake(OrderLimits),
     Increase {
         amounts: (String, String),
         limits: OrderLimits,
@@ -68,6 +70,7 @@ impl Asked {
         match self {
             Asked::Collect(limits)
             | Asked::Harvest(limits)
+            | Asked::Stake(limits)
             | Asked::Increase { limits, .. }
             | Asked::Decrease { limits, .. }
             | Asked::Rebalance { limits, .. } => *limits,
@@ -247,6 +250,21 @@ async fn act_once(
             }
             let built = harvest_transaction(&terms, token).map_err(UseCaseError::internal)?;
             (OrderKind::Harvest, vec![built])
+        }
+        Asked::Stake(_) => {
+            if venue.farm.is_some() {
+                return Err(UseCaseError::Conflict(
+                    "the position is staked in its farm already".into(),
+                ));
+            }
+            let farm = farm_of(catalog, pool, &venue.manager).ok_or_else(|| {
+                UseCaseError::Conflict(format!(
+                    "no farm is known for {} positions on {}: nothing to stake it in",
+                    pool.protocol, pool.chain
+                ))
+            })?;
+            let built = stake_transaction(&terms, token, farm).map_err(UseCaseError::internal)?;
+            (OrderKind::Stake, vec![built])
         }
         Asked::Increase { amounts, .. } if router.is_some() => {
             let offered = offered_amounts(pool, (&amounts.0, &amounts.1))?;
@@ -436,4 +454,17 @@ async fn act_once(
     keep_shown(app, answering, &shown).await;
     tracing::info!(position = %position.id, %kind, "action built for the wallet");
     Ok(Some(shown))
+}
+
+/// The farm of the deployment whose position manager is `manager` (its `staking`), if any.
+fn farm_of<'a>(catalog: &'a Catalog, pool: &Pool, manager: &str) -> Option<&'a str> {
+    catalog
+        .deployments_on(pool.chain)
+        .filter(|d| d.protocol == pool.protocol)
+        .find(|d| {
+            d.position_manager
+                .as_deref()
+                .is_some_and(|m| m.eq_ignore_ascii_case(manager))
+        })
+        .and_then(|d| d.staking.as_deref())
 }

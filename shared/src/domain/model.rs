@@ -65,6 +65,7 @@ named_enum!(
         Decrease => "decrease",
         Rebalance => "rebalance",
         Harvest => "harvest",
+        Stake => "stake",
     }
 );
 

@@ -101,6 +101,7 @@ fn parse_asked(kind: OrderKind, request: &Request) -> Result<Asked, ApiError> {
             };
             Ok(match kind {
                 OrderKind::Harvest => Asked::Harvest(limits),
+                OrderKind::Stake => Asked::Stake(limits),
                 _ => Asked::Collect(limits),
             })
         }
@@ -115,6 +116,11 @@ pub async fn collect(app: &App, request: &Request) -> Reply {
 /// `POST /positions/{id}/harvest`: a staked position's rewards paid to the wallet.
 pub async fn harvest(app: &App, request: &Request) -> Reply {
     act(app, request, OrderKind::Harvest).await
+}
+
+/// `POST /positions/{id}/stake`: a held position sent into its deployment's farm.
+pub async fn stake(app: &App, request: &Request) -> Reply {
+    act(app, request, OrderKind::Stake).await
 }
 
 /// `POST /positions/{id}/increase` `{amountA, amountB, slippageBps?, deadlineSeconds?}`.

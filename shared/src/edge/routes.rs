@@ -40,6 +40,8 @@ pub enum Endpoint {
     /// `POST /positions/{id}/harvest`: a staked wallet position's farm rewards paid to its
     /// wallet (decision 60).
     HarvestRewards,
+    /// `POST /positions/{id}/stake`: a held wallet position sent into its deployment's farm.
+    StakePosition,
     /// `POST /positions/{id}/increase`: liquidity added to a wallet position.
     IncreaseLiquidity,
     /// `POST /positions/{id}/decrease`: a share of a wallet position's liquidity taken out.
@@ -89,7 +91,7 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 36] = [
+    pub const ALL: [Endpoint; 37] = [
         Endpoint::ListPositions,
         Endpoint::GetPosition,
         Endpoint::PositionHistory,
@@ -101,6 +103,7 @@ impl Endpoint {
         Endpoint::ClosePosition,
         Endpoint::CollectFees,
         Endpoint::HarvestRewards,
+        Endpoint::StakePosition,
         Endpoint::IncreaseLiquidity,
         Endpoint::DecreaseLiquidity,
         Endpoint::RebalancePosition,
@@ -142,6 +145,7 @@ impl Endpoint {
             Endpoint::ClosePosition => "close-position",
             Endpoint::CollectFees => "collect-fees",
             Endpoint::HarvestRewards => "harvest-rewards",
+            Endpoint::StakePosition => "stake-position",
             Endpoint::IncreaseLiquidity => "increase-liquidity",
             Endpoint::DecreaseLiquidity => "decrease-liquidity",
             Endpoint::RebalancePosition => "rebalance-position",
@@ -177,6 +181,7 @@ impl Endpoint {
             | Endpoint::ClosePosition
             | Endpoint::CollectFees
             | Endpoint::HarvestRewards
+            | Endpoint::StakePosition
             | Endpoint::IncreaseLiquidity
             | Endpoint::DecreaseLiquidity
             | Endpoint::RebalancePosition
@@ -209,6 +214,7 @@ impl Endpoint {
             Endpoint::ClosePosition => "/positions/{id}/close",
             Endpoint::CollectFees => "/positions/{id}/collect",
             Endpoint::HarvestRewards => "/positions/{id}/harvest",
+            Endpoint::StakePosition => "/positions/{id}/stake",
             Endpoint::IncreaseLiquidity => "/positions/{id}/increase",
             Endpoint::DecreaseLiquidity => "/positions/{id}/decrease",
             Endpoint::RebalancePosition => "/positions/{id}/rebalance",
@@ -271,6 +277,7 @@ impl Endpoint {
             Endpoint::ClosePosition => handlers::close_position(app, &request).await,
             Endpoint::CollectFees => actions::collect(app, &request).await,
             Endpoint::HarvestRewards => actions::harvest(app, &request).await,
+            Endpoint::StakePosition => actions::stake(app, &request).await,
             Endpoint::IncreaseLiquidity => actions::increase(app, &request).await,
             Endpoint::DecreaseLiquidity => actions::decrease(app, &request).await,
             Endpoint::RebalancePosition => actions::rebalance(app, &request).await,

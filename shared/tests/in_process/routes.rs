@@ -78,6 +78,7 @@ fn every_endpoint_has_its_function_crate_and_sample_events() {
         let chain_only = [
             Endpoint::CollectFees,
             Endpoint::HarvestRewards,
+            Endpoint::StakePosition,
             Endpoint::IncreaseLiquidity,
             Endpoint::DecreaseLiquidity,
             Endpoint::RebalancePosition,

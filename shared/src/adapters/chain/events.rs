@@ -84,6 +84,25 @@ pub(super) fn touched_in(logs: &[Log], manager: &str, token: U256) -> bool {
     })
 }
 
+/// Whether `logs` hold the manager's `Transfer` of `token` from `from` to `to`: a stake mined
+/// (the NFT sent to its farm).
+pub(super) fn sent_in(logs: &[Log], manager: &str, token: U256, (from, to): (&str, &str)) -> bool {
+    let topics = [
+        topic(TRANSFER),
+        address_topic(from),
+        address_topic(to),
+        word_topic(token),
+    ];
+    logs.iter().any(|l| {
+        l.address.eq_ignore_ascii_case(manager)
+            && l.topics.len() == 4
+            && l.topics
+                .iter()
+                .zip(&topics)
+                .all(|(a, b)| a.eq_ignore_ascii_case(b))
+    })
+}
+
 /// Whether `logs` hold the PoolManager's `ModifyLiquidity` of `manager`'s position `token`
 /// (its sender the manager, its salt the token id): a Uniswap v4 action on it was mined.
 pub(super) fn modified_in(logs: &[Log], pool_manager: &str, manager: &str, token: U256) -> bool {

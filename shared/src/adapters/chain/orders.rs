@@ -8,8 +8,8 @@
 
 use super::allowances;
 use super::events::{
-    block_times, harvested_in, mint_of, minted_in, modified_in, receipt, touched_in, v4_minted_in,
-    withdrawal_of, withdrawn_in, Log,
+    block_times, harvested_in, mint_of, minted_in, modified_in, receipt, sent_in, touched_in,
+    v4_minted_in, withdrawal_of, withdrawn_in, Log,
 };
 use super::evm;
 use super::mints::confirmed;
@@ -128,6 +128,13 @@ impl OrderChain for ChainOrders {
         let rpc = self.rpc(pool.chain).map_err(SimulationError::Unavailable)?;
         super::quotes::quote(rpc, pool, state, sell).await
     }
+}
+
+/// The farm a stake's `safeTransferFrom(from, to, tokenId)` sends the NFT to (its second word).
+fn stake_farm(data: &str) -> Option<String> {
+    let digits = data.strip_prefix("0x")?;
+    let word = digits.get(8 + 64..8 + 128)?;
+    Some(format!("0x{}", word.get(24..)?))
 }
 
 /// What the chain did with one order.
@@ -328,6 +335,18 @@ fn judge(
                     return Outcome::Applied;
                 }
                 tracing::warn!(position = %position.id, "the reported transaction did not touch the position");
+                mined_ok = false;
+            }
+            (true, true, OrderKind::Stake) => {
+                // The NFT sent from the wallet to the farm the transaction names.
+                let farm = order.transactions.last().and_then(|t| stake_farm(&t.data));
+                let sent = token
+                    .zip(farm)
+                    .is_some_and(|(t, f)| sent_in(&logs, &order.manager, t, (&order.wallet, &f)));
+                if sent {
+                    return Outcome::Applied;
+                }
+                tracing::warn!(position = %position.id, "the reported transaction staked nothing of the position");
                 mined_ok = false;
             }
             (true, true, OrderKind::Harvest) => {

@@ -105,6 +105,15 @@ pub fn harvest(token_id: U256, recipient: &str) -> Result<Vec<u8>, CalldataError
     ))
 }
 
+/// `safeTransferFrom(from, to, tokenId)` on the position manager: the position staked in a
+/// farm that takes its NFT (PancakeSwap's MasterChefV3 registers it as it arrives).
+pub fn stake_transfer(from: &str, farm: &str, token_id: U256) -> Result<Vec<u8>, CalldataError> {
+    Ok(call(
+        "safeTransferFrom(address,address,uint256)",
+        &[address(from)?, address(farm)?, uint(token_id)],
+    ))
+}
+
 /// `decreaseLiquidity((tokenId, liquidity, amount0Min, amount1Min, deadline))`.
 fn decrease(w: &Withdraw) -> Vec<u8> {
     call(

@@ -48,6 +48,23 @@ pub fn harvest_transaction(
     ))
 }
 
+/// The position's NFT sent from the wallet to `farm` (`safeTransferFrom` on its manager): staked
+/// there, its rewards accruing to the wallet.
+pub fn stake_transaction(
+    terms: &OrderTerms<'_>,
+    token_id: &str,
+    farm: &str,
+) -> Result<TransactionRequest, WithdrawError> {
+    let data = calldata::stake_transfer(terms.wallet, farm, token_id_of(token_id)?)?;
+    Ok(request(
+        "stake",
+        terms.venue,
+        terms.wallet,
+        &terms.venue.manager,
+        &data,
+    ))
+}
+
 /// The approvals `plan`'s desired amounts call for, then `increaseLiquidity` of them with the
 /// plan's minimums (the SDK's `addCallParameters` for a token id: the same amounts and
 /// minimums as a mint of the range).

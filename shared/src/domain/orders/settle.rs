@@ -35,6 +35,7 @@ pub fn done_by(order: &ChainOrder, events: &[crate::domain::history::PositionEve
         OrderKind::Increase => EventKind::Deposit,
         OrderKind::Decrease => EventKind::Withdraw,
         OrderKind::Harvest => EventKind::Harvest,
+        OrderKind::Stake => EventKind::Stake,
         _ => return false,
     };
     events

@@ -201,8 +201,9 @@ pub fn explained(reason: &str) -> String {
 pub fn moved(kind: &str, returned: &[u8]) -> Result<Option<[U256; 2]>, String> {
     let bad = || format!("the {kind}'s simulation answered data that is not the manager's");
     match kind {
-        // An approval moves no token of the pool; a harvest pays the farm's reward token.
-        "approve" | "harvest" => Ok(None),
+        // An approval or a stake moves no token of the pool; a harvest pays the farm's reward
+        // token.
+        "approve" | "harvest" | "stake" => Ok(None),
         "mint" if returned.len() == 128 => Ok(Some(
             [word(returned, 64), word(returned, 96)].map(Option::unwrap),
         )),
