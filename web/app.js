@@ -304,7 +304,9 @@ function renderDetail(p) {
   // Actions act on an open EVM wallet position with nothing waiting for the chain.
   const actable = p.source === "wallet" && p.status === "active" && p.chain !== "solana" && !watched;
   $("detail-act").hidden = !actable;
-  for (const b of ["act-collect", "act-increase", "act-decrease", "act-rebalance"]) $(b).disabled = Boolean(p.action || p.closing);
+  for (const b of ["act-collect", "act-increase", "act-decrease", "act-rebalance", "act-stake"]) $(b).disabled = Boolean(p.action || p.closing);
+  // A held PancakeSwap position may go into its deployment's farm (MasterChefV3).
+  $("act-stake").hidden = !(p.protocol === "pancakeswap-v3" && !p.staked);
   $("act-confirm").hidden = !(p.action && p.transactions?.length && !p.action.transactionHash);
 }
 
@@ -577,6 +579,7 @@ $("act-collect").addEventListener("click", () => askAction("collect"));
 $("act-increase").addEventListener("click", () => askAction("increase"));
 $("act-decrease").addEventListener("click", () => askAction("decrease"));
 $("act-rebalance").addEventListener("click", () => askAction("rebalance"));
+$("act-stake").addEventListener("click", () => askAction("stake"));
 $("act-confirm").addEventListener("click", confirmAction);
 $("open-pool").addEventListener("change", () => { $("open-lower").value = ""; $("open-upper").value = ""; choosePool(); });
 $("open-form").addEventListener("submit", openPosition);

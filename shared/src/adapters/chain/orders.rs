@@ -130,6 +130,13 @@ impl OrderChain for ChainOrders {
     }
 }
 
+/// How far a block's timestamp (its producer's clock) may lag ours when a wallet read takes a
+/// fresh token for a pending open's mint: a mint sent right after the answer can carry a time
+/// before it (a devnet's clock set back does, by design), and the search for it starts at the
+/// open's own state block anyway. Without it, that mint is read as a position of its own and
+/// the open never settles.
+const BLOCK_CLOCK_LAG_SECONDS: i64 = 120;
+
 /// The farm a stake's `safeTransferFrom(from, to, tokenId)` sends the NFT to (its second word).
 fn stake_farm(data: &str) -> Option<String> {
     let digits = data.strip_prefix("0x")?;
@@ -517,7 +524,7 @@ impl ChainOrders {
                     continue;
                 };
                 let times = block_times(rpc, &[minted.block]).await?;
-                let created = offer.created_at.timestamp();
+                let created = offer.created_at.timestamp() - BLOCK_CLOCK_LAG_SECONDS;
                 if times
                     .get(&minted.block)
                     .is_none_or(|t| t.timestamp() < created)
