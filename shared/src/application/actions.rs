@@ -459,12 +459,7 @@ async fn act_once(
 /// The farm of the deployment whose position manager is `manager` (its `staking`), if any.
 fn farm_of<'a>(catalog: &'a Catalog, pool: &Pool, manager: &str) -> Option<&'a str> {
     catalog
-        .deployments_on(pool.chain)
+        .deployment_of_manager(pool.chain, manager)
         .filter(|d| d.protocol == pool.protocol)
-        .find(|d| {
-            d.position_manager
-                .as_deref()
-                .is_some_and(|m| m.eq_ignore_ascii_case(manager))
-        })
         .and_then(|d| d.staking.as_deref())
 }

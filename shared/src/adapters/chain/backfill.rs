@@ -384,11 +384,7 @@ impl HistoryReader<'_> {
     }
 
     fn deployment(&self, manager: &str) -> Option<&Deployment> {
-        self.catalog.deployments_on(self.chain).find(|d| {
-            d.position_manager
-                .as_deref()
-                .is_some_and(|m| m.eq_ignore_ascii_case(manager))
-        })
+        self.catalog.deployment_of_manager(self.chain, manager)
     }
 
     /// A Uniswap v4 manager's pool manager and state view (its modifications and their values

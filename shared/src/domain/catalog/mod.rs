@@ -478,14 +478,19 @@ impl Catalog {
             .find(|d| d.chain == chain && d.protocol == protocol)
     }
 
-    /// The Uniswap v4 `PoolManager` of the deployment whose position manager is `manager`.
-    pub fn pool_manager_of(&self, chain: Chain, manager: &str) -> Option<&str> {
-        let deployment = self.deployments_on(chain).find(|d| {
+    /// The deployment on `chain` whose position manager is `manager` (any letter case).
+    pub fn deployment_of_manager(&self, chain: Chain, manager: &str) -> Option<&Deployment> {
+        self.deployments_on(chain).find(|d| {
             d.position_manager
                 .as_deref()
                 .is_some_and(|m| m.eq_ignore_ascii_case(manager))
-        });
-        deployment.and_then(|d| d.pool_manager.as_deref())
+        })
+    }
+
+    /// The Uniswap v4 `PoolManager` of the deployment whose position manager is `manager`.
+    pub fn pool_manager_of(&self, chain: Chain, manager: &str) -> Option<&str> {
+        self.deployment_of_manager(chain, manager)
+            .and_then(|d| d.pool_manager.as_deref())
     }
 
     /// Every deployment on the chain.

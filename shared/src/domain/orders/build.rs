@@ -46,11 +46,9 @@ pub fn venue(catalog: &Catalog, pool: &Pool) -> Option<Venue> {
         .deployments_on(pool.chain)
         .filter(|d| d.protocol == pool.protocol);
     let deployment = match &pool.position_manager {
-        Some(named) => of_protocol.find(|d| {
-            d.position_manager
-                .as_deref()
-                .is_some_and(|m| m.eq_ignore_ascii_case(named))
-        }),
+        Some(named) => catalog
+            .deployment_of_manager(pool.chain, named)
+            .filter(|d| d.protocol == pool.protocol),
         None => {
             let only = of_protocol.next();
             if of_protocol.next().is_some() {
@@ -70,12 +68,9 @@ pub fn venue(catalog: &Catalog, pool: &Pool) -> Option<Venue> {
 /// The deployment a wallet position acts through: the one of its own position manager (a
 /// chain may have two deployments of a protocol), through its farm while it is staked.
 pub fn held_venue(catalog: &Catalog, pool: &Pool, holding: &WalletHolding) -> Option<Venue> {
-    let deployment = catalog.deployments_on(pool.chain).find(|d| {
-        d.protocol == pool.protocol
-            && d.position_manager
-                .as_deref()
-                .is_some_and(|m| m.eq_ignore_ascii_case(&holding.manager))
-    })?;
+    let deployment = catalog
+        .deployment_of_manager(pool.chain, &holding.manager)
+        .filter(|d| d.protocol == pool.protocol)?;
     let venue = Venue {
         chain_id: deployment.chain_id?,
         manager: deployment.position_manager.clone()?,
