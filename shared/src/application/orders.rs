@@ -278,7 +278,8 @@ pub async fn open_on_chain(
     })
 }
 
-/// The terms of an order for a position the wallet holds, built now at `state`.
+/// The terms of an order built now at `state` for `wallet` (an open's, or for a position the
+/// wallet holds), its time to the millisecond as positions keep it.
 pub(crate) fn held_terms<'a>(
     venue: &'a Venue,
     wallet: &'a str,

@@ -9,7 +9,7 @@ use crate::application::app::{Allowed, App, OrderChain};
 use crate::application::error::{Outcome, UseCaseError};
 use crate::application::inputs::OrderLimits;
 use crate::application::orders::{
-    fresh_state, linked_wallet, order_chain, simulated, transactions_only, venue_of,
+    fresh_state, held_terms, linked_wallet, order_chain, simulated, transactions_only, venue_of,
 };
 use crate::domain::calldata::{Zap, ZapInto};
 use crate::domain::catalog::{Catalog, Pool};
@@ -259,14 +259,7 @@ pub(crate) async fn open_zapped(
     let venue = venue_of(catalog, pool)?;
     let chain = order_chain(app, pool.chain)?;
     let ticks = (offer.tick_lower, offer.tick_upper);
-    let terms = OrderTerms {
-        venue: &venue,
-        wallet: &wallet,
-        height: state.height,
-        slippage_bps: limits.slippage_bps,
-        deadline_seconds: limits.deadline_seconds,
-        now: offer.created_at,
-    };
+    let terms = held_terms(&venue, &wallet, state, *limits, offer.created_at);
     let into = ZapInto::Mint {
         ticks,
         recipient: wallet.clone(),

@@ -179,6 +179,12 @@ pub fn zap(z: &Zap) -> Result<Vec<u8>, CalldataError> {
 mod tests {
     use super::*;
 
+    /// The router's calls in a multicall, by their selectors.
+    fn selectors(multicall: &ISwapRouter02::multicallCall) -> Vec<[u8; 4]> {
+        let selector = |c: &Bytes| <[u8; 4]>::try_from(&c[..4]).unwrap();
+        multicall.data.iter().map(selector).collect()
+    }
+
     #[test]
     fn a_zap_is_one_multicall_of_the_routers_calls_in_order() {
         let zapped = Zap {
@@ -202,14 +208,9 @@ mod tests {
         let data = zap(&zapped).unwrap();
         let decoded = ISwapRouter02::multicallCall::abi_decode(&data).unwrap();
         assert_eq!(decoded.deadline, U256::from(1_800_000_000u64));
-        let selectors: Vec<[u8; 4]> = decoded
-            .data
-            .iter()
-            .map(|c| c[..4].try_into().unwrap())
-            .collect();
         // Nothing of token1 offered: one pull, of token0's rest.
         assert_eq!(
-            selectors,
+            selectors(&decoded),
             [
                 ISwapRouter02::exactInputSingleCall::SELECTOR,
                 ISwapRouter02::pullCall::SELECTOR,
@@ -244,13 +245,8 @@ mod tests {
             ..zapped
         };
         let decoded = ISwapRouter02::multicallCall::abi_decode(&zap(&add).unwrap()).unwrap();
-        let selectors: Vec<[u8; 4]> = decoded
-            .data
-            .iter()
-            .map(|c| c[..4].try_into().unwrap())
-            .collect();
         assert_eq!(
-            selectors,
+            selectors(&decoded),
             [
                 ISwapRouter02::pullCall::SELECTOR,
                 ISwapRouter02::increaseLiquidityCall::SELECTOR,
