@@ -9,7 +9,8 @@
 // CLGaugeFactory (the second naming the first as its legacy factory), each with a USDC/WETH pool
 // of tick spacing 100 at the devnet's price and a gauge paying AERO (a devnet token).
 // Commands (each on the deployment's state file; --generation 0 or 1, default 0):
-//   slipstream                  deploy once per served devnet; print the addresses
+//   slipstream                  deploy once per devnet (the addresses kept in the state file);
+//                               print them
 //   slip-mint --lower T --upper T --amount0 RAW --amount1 RAW [--recipient A]
 //       the deployer mints (it holds and approved both tokens); prints tokenId and liquidity
 //   slip-swap --sell usdc|weth --amount WHOLE   the deployer swaps on the generation's pool
@@ -93,6 +94,10 @@ export function commands({ here, connect, mined, deploy, print, erc20 }) {
   // deployer approving both managers; AERO minted to the deployer (the notify admin).
   async function slipstream(opts) {
     const { state, signer, provider } = await connect(opts);
+    // Kept in the state file: a command run on its own (not served) finds the deployment too.
+    if (!deployed && state.slipstream && (await provider.getCode(state.slipstream.voter)) !== "0x") {
+      deployed = { ...state.slipstream, abi: await build() };
+    }
     if (deployed) return { ...deployed, state, signer, provider };
     const built = await build();
     const owner = await signer.getAddress();
@@ -133,7 +138,10 @@ export function commands({ here, connect, mined, deploy, print, erc20 }) {
       });
       [legacy, legacyGauges] = [await at(factory), await at(gaugeFactory)];
     }
-    deployed = { aero: await at(aero), voter: await at(voter), generations, abi: built };
+    const addresses = { aero: await at(aero), voter: await at(voter), generations };
+    const file = JSON.parse(readFileSync(opts.state, "utf8"));
+    writeFileSync(opts.state, JSON.stringify({ ...file, slipstream: addresses }));
+    deployed = { ...addresses, abi: built };
     return { ...deployed, state, signer, provider };
   }
 

@@ -170,15 +170,17 @@ pub(crate) async fn build_zap(
             pool.chain
         ))
     };
-    let wallet_allows = chain
-        .allowances(&read(terms.wallet, router.router))
-        .await
-        .map_err(unread)?;
-    // The router lets the position manager take its balances once for all (`approveMax`).
-    let router_allows = chain
-        .allowances(&read(router.router, &terms.venue.manager))
-        .await
-        .map_err(unread)?;
+    // The wallet's allowances to the router, and the router's to the position manager (it
+    // lets the manager take its balances once for all: `approveMax`), read together.
+    let (wallet_asked, router_asked) = (
+        read(terms.wallet, router.router),
+        read(router.router, &terms.venue.manager),
+    );
+    let (wallet_allows, router_allows) = tokio::try_join!(
+        chain.allowances(&wallet_asked),
+        chain.allowances(&router_asked)
+    )
+    .map_err(unread)?;
     let mut held = offer;
     held[1 - plan.sell] = held[1 - plan.sell].saturating_add(plan.amount_out);
     let zap = Zap {

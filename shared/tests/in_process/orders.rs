@@ -441,27 +441,32 @@ async fn a_swap_to_fit_is_refused_where_no_router_reaches_the_pool() {
     simulated.as_object_mut().unwrap().remove("wallet");
     let reply = post(&client, "/positions", &simulated).await;
     reply.assert_refused(StatusCode::BAD_REQUEST, "swap is for an open from a wallet");
-    // PancakeSwap v3 on BNB Chain: Uniswap's router does not reach its pools.
-    let pancake = json!({
-        "chain": "bsc", "protocol": "pancakeswap-v3",
-        "pool": "0x172fcD41E0913e95784454622d1c3724f546f849",
-        "amountA": "1", "amountB": "0", "priceLower": 800, "priceUpper": 1000,
-        "wallet": wallet.address, "swap": true,
-    });
-    let reply = post(&client, "/positions", &pancake).await;
-    reply.assert_refused(
-        StatusCode::CONFLICT,
-        "no swap router that reaches pancakeswap-v3",
-    );
-    // Orca: 409 with the licence's reason.
-    let orca = json!({
-        "chain": "solana", "protocol": "orca-whirlpools",
-        "pool": "Czfq3xZZDmsdGdUyrNLtRhGc47cXcZtLG4crryfu44zE",
-        "amountA": "1", "amountB": "0", "priceLower": 100, "priceUpper": 200,
-        "wallet": wallet.address, "swap": true,
-    });
-    let reply = post(&client, "/positions", &orca).await;
-    reply.assert_refused(StatusCode::CONFLICT, "not offered on Orca pools");
+    // PancakeSwap v3 on BNB Chain (Uniswap's router does not reach its pools) and Orca (the
+    // licence): 409 with the reason.
+    for (chain, protocol, pool, prices, says) in [
+        (
+            "bsc",
+            "pancakeswap-v3",
+            "0x172fcD41E0913e95784454622d1c3724f546f849",
+            (800, 1000),
+            "no swap router that reaches pancakeswap-v3",
+        ),
+        (
+            "solana",
+            "orca-whirlpools",
+            "Czfq3xZZDmsdGdUyrNLtRhGc47cXcZtLG4crryfu44zE",
+            (100, 200),
+            "not offered on Orca pools",
+        ),
+    ] {
+        let offer = json!({
+            "chain": chain, "protocol": protocol, "pool": pool,
+            "amountA": "1", "amountB": "0", "priceLower": prices.0, "priceUpper": prices.1,
+            "wallet": wallet.address, "swap": true,
+        });
+        let reply = post(&client, "/positions", &offer).await;
+        reply.assert_refused(StatusCode::CONFLICT, says);
+    }
     // Uniswap v4: its swaps go through the UniversalRouter, not SwapRouter02.
     let v4_pool = format!("0x{}", "ab".repeat(32));
     let mut records = shared::catalog::embedded_records();
