@@ -427,7 +427,7 @@ async fn bench_wallet_refresh() {
         let client = RpcClient::new(&devnet.rpc, RPC_TIMEOUT).unwrap();
         let started = std::time::Instant::now();
         let block = confirmed_block(&client, 0).await.unwrap();
-        let holdings = read_wallet(&client, &deployments, &wallet, &block)
+        let holdings = read_wallet(&client, &deployments, &[], &wallet, &block)
             .await
             .unwrap();
         let millis = started.elapsed().as_secs_f64() * 1000.0;

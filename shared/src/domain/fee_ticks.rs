@@ -257,6 +257,7 @@ mod tests {
             observed_at: Utc::now(),
             ticks,
             balances: None,
+            fee: None,
         }
     }
 

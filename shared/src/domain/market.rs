@@ -47,6 +47,10 @@ pub struct PoolState {
     /// (read for discovered pools only; `None` where a token would not answer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub balances: Option<Balances>,
+    /// Aerodrome Slipstream: the pool's swap fee at that block (`fee()`, in hundredths of a
+    /// basis point): dynamic, so read with the state rather than kept in the catalog.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fee: Option<u32>,
 }
 
 /// What a pool's token contracts say it holds (`balanceOf(pool)`), in base units.
@@ -521,6 +525,7 @@ mod tests {
             observed_at: now - chrono::Duration::seconds(age),
             ticks: vec![],
             balances: None,
+            fee: None,
         }
     }
 

@@ -42,6 +42,7 @@ named_enum!(
         SushiswapV3 => "sushiswap-v3",
         UniswapV4 => "uniswap-v4",
         OrcaWhirlpools => "orca-whirlpools",
+        AerodromeSlipstream => "aerodrome-slipstream",
     }
 );
 
@@ -68,6 +69,15 @@ named_enum!(
         Stake => "stake",
     }
 );
+
+impl Protocol {
+    /// Aerodrome Slipstream: a pool is named by its tick spacing (a position's fifth word, the
+    /// factory's `getPool` key), its swap fee is the pool's own and dynamic, and its emissions
+    /// go to positions staked in the pool's gauge.
+    pub fn is_slipstream(self) -> bool {
+        self == Protocol::AerodromeSlipstream
+    }
+}
 
 impl Chain {
     /// EVM addresses are hex and compare case-insensitively; Solana's base58 ones do not.

@@ -221,7 +221,7 @@ async fn holdings(fault: Fault) -> Result<WalletHoldings, String> {
         (FACTORY, MANAGER),
     );
     let block = confirmed_block(&rpc, 0).await?;
-    let read = read_wallet(&rpc, &[&deployment], WALLET, &block).await?;
+    let read = read_wallet(&rpc, &[&deployment], &[], WALLET, &block).await?;
     // Its one deployment failing is the read failing whole (decision 63).
     match read.failed.first() {
         Some(failed) => Err(failed.reason.clone()),

@@ -9,6 +9,7 @@ use super::rpc::{RpcClient, RpcError};
 use crate::domain::catalog::Pool;
 use crate::domain::market::{Balances, PoolState, TickState};
 use crate::domain::math::U256;
+use crate::domain::model::Protocol;
 use alloy_sol_types::{sol, SolCall};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
@@ -33,6 +34,25 @@ sol! {
         );
     }
 
+    /// Aerodrome Slipstream's pool beside v3's getters: `ticks` with the staked liquidity and
+    /// the reward growth among v3's words (ten), and the pool's own, dynamic `fee()`. Its
+    /// `slot0` has no `feeProtocol` (six words).
+    interface ISlipstreamPool {
+        function ticks(int24 tick) external view returns (
+            uint128 liquidityGross,
+            int128 liquidityNet,
+            int128 stakedLiquidityNet,
+            uint256 feeGrowthOutside0X128,
+            uint256 feeGrowthOutside1X128,
+            uint256 rewardGrowthOutsideX128,
+            int56 tickCumulativeOutside,
+            uint160 secondsPerLiquidityOutsideX128,
+            uint32 secondsOutside,
+            bool initialized
+        );
+        function fee() external view returns (uint24);
+    }
+
     /// A pool's own balance of each of its tokens: how deep a discovered pool is.
     interface IErc20Balance {
         function balanceOf(address owner) external view returns (uint256);
@@ -42,6 +62,39 @@ sol! {
 use IConcentratedPool::{
     feeGrowthGlobal0X128Call, feeGrowthGlobal1X128Call, liquidityCall, slot0Call, ticksCall,
 };
+
+/// How a v3-like pool's getters answer: Uniswap v3's (and its forks'), or Slipstream's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    UniswapV3,
+    Slipstream,
+}
+
+impl Layout {
+    pub fn of(protocol: Protocol) -> Layout {
+        if protocol.is_slipstream() {
+            Layout::Slipstream
+        } else {
+            Layout::UniswapV3
+        }
+    }
+
+    /// Calls of [`pool_calls`] before the ticks': Slipstream's `fee()` after v3's four.
+    pub fn state_calls(self) -> usize {
+        match self {
+            Layout::UniswapV3 => 4,
+            Layout::Slipstream => 5,
+        }
+    }
+
+    /// Words in `slot0`'s answer (PancakeSwap's has as many as Uniswap's).
+    fn slot0_words(self) -> usize {
+        match self {
+            Layout::UniswapV3 => 7,
+            Layout::Slipstream => 6,
+        }
+    }
+}
 
 /// A pool's state or why it could not be read whole.
 pub type PoolRead = Result<PoolState, String>;
@@ -153,8 +206,11 @@ pub(super) fn slot0_call(pool: &str, at: &Value) -> (&'static str, Value) {
 }
 
 /// [`slot0_call`]'s answer: the sqrt price and the tick.
-pub(super) fn decode_slot0(answer: Result<Value, RpcError>) -> Result<(U256, i32), String> {
-    let slot0 = decoded::<slot0Call>(answer, SLOT0_WORDS, "slot0")?;
+pub(super) fn decode_slot0(
+    answer: Result<Value, RpcError>,
+    layout: Layout,
+) -> Result<(U256, i32), String> {
+    let slot0 = decoded::<slot0Call>(answer, layout.slot0_words(), "slot0")?;
     Ok((to_u256(slot0.sqrtPriceX96), slot0.tick.as_i32()))
 }
 
@@ -187,12 +243,13 @@ pub(super) fn decode_balances(answers: Vec<Result<Value, RpcError>>) -> Option<B
     })
 }
 
-/// The calls that read one pool at `block`: `slot0`, `liquidity`, both fee growth globals, then
-/// `ticks(t)` for each of `ticks`.
+/// The calls that read one pool at `block`: `slot0`, `liquidity`, both fee growth globals (and
+/// a Slipstream pool's `fee()`), then `ticks(t)` for each of `ticks`.
 pub(super) fn pool_calls(
     pool: impl std::fmt::Display,
     ticks: &[i32],
     block: &Block,
+    layout: Layout,
 ) -> Vec<(&'static str, Value)> {
     let at = json!({"blockHash": block.hash});
     let to = pool.to_string();
@@ -203,6 +260,9 @@ pub(super) fn pool_calls(
         call(feeGrowthGlobal0X128Call {}.abi_encode()),
         call(feeGrowthGlobal1X128Call {}.abi_encode()),
     ];
+    if layout == Layout::Slipstream {
+        calls.push(call(ISlipstreamPool::feeCall {}.abi_encode()));
+    }
     for tick in ticks {
         let tick =
             alloy_sol_types::private::primitives::aliases::I24::try_from(*tick).unwrap_or_default();
@@ -220,9 +280,9 @@ pub(super) fn strict<C: SolCall>(data: &[u8], words: usize) -> Result<C::Return,
     C::abi_decode_returns_validate(data).map_err(|_| ())
 }
 
-/// Words in each getter's answer (PancakeSwap's `slot0` has as many as Uniswap's).
-const SLOT0_WORDS: usize = 7;
+/// Words in a `ticks` answer: Uniswap v3's, Slipstream's.
 const TICK_WORDS: usize = 8;
+const SLIPSTREAM_TICK_WORDS: usize = 10;
 
 /// The answers of [`pool_calls`] as the pool's state at `block`.
 pub(super) fn decode_state(
@@ -230,21 +290,44 @@ pub(super) fn decode_state(
     tick_list: &[i32],
     block: &Block,
     observed_at: DateTime<Utc>,
+    layout: Layout,
 ) -> PoolRead {
     let mut answers = answers.into_iter();
     let next = &mut answers;
-    let slot0 = next_decoded::<slot0Call>(next, SLOT0_WORDS, "slot0")?;
+    let slot0 = next_decoded::<slot0Call>(next, layout.slot0_words(), "slot0")?;
     let liquidity = next_decoded::<liquidityCall>(next, 1, "liquidity")?;
     let growth0 = next_decoded::<feeGrowthGlobal0X128Call>(next, 1, "feeGrowthGlobal0X128")?;
     let growth1 = next_decoded::<feeGrowthGlobal1X128Call>(next, 1, "feeGrowthGlobal1X128")?;
+    let fee = match layout {
+        Layout::UniswapV3 => None,
+        Layout::Slipstream => {
+            let fee = next_decoded::<ISlipstreamPool::feeCall>(next, 1, "fee")?;
+            Some(fee.to::<u32>())
+        }
+    };
     let mut ticks = Vec::with_capacity(tick_list.len());
     for tick in tick_list {
-        let info = next_decoded::<ticksCall>(next, TICK_WORDS, "ticks")?;
+        let (initialized, outside) = match layout {
+            Layout::UniswapV3 => {
+                let info = next_decoded::<ticksCall>(next, TICK_WORDS, "ticks")?;
+                let outside = [info.feeGrowthOutside0X128, info.feeGrowthOutside1X128];
+                (info.initialized, outside)
+            }
+            Layout::Slipstream => {
+                let info = next_decoded::<ISlipstreamPool::ticksCall>(
+                    next,
+                    SLIPSTREAM_TICK_WORDS,
+                    "ticks",
+                )?;
+                let outside = [info.feeGrowthOutside0X128, info.feeGrowthOutside1X128];
+                (info.initialized, outside)
+            }
+        };
         ticks.push(TickState {
             tick: *tick,
-            initialized: info.initialized,
-            fee_growth_outside0: to_u256(info.feeGrowthOutside0X128),
-            fee_growth_outside1: to_u256(info.feeGrowthOutside1X128),
+            initialized,
+            fee_growth_outside0: to_u256(outside[0]),
+            fee_growth_outside1: to_u256(outside[1]),
         });
     }
     Ok(PoolState {
@@ -258,6 +341,7 @@ pub(super) fn decode_state(
         observed_at,
         ticks,
         balances: None,
+        fee,
     })
 }
 
@@ -328,11 +412,11 @@ mod tests {
             for extra in [1, 2, 3, fee_protocol, 1] {
                 data.extend(word(extra, false));
             }
-            let decoded = strict::<slot0Call>(&data, SLOT0_WORDS).unwrap();
+            let decoded = strict::<slot0Call>(&data, Layout::UniswapV3.slot0_words()).unwrap();
             assert_eq!(to_u256(decoded.sqrtPriceX96), U256::from(sqrt));
             assert_eq!(decoded.tick.as_i32(), -12);
         }
-        assert!(strict::<slot0Call>(&word(sqrt, false), SLOT0_WORDS).is_err());
+        assert!(strict::<slot0Call>(&word(sqrt, false), Layout::UniswapV3.slot0_words()).is_err());
     }
 
     #[test]
@@ -346,7 +430,7 @@ mod tests {
             data
         };
         let sqrt = word(1 << 96, false);
-        assert!(strict::<slot0Call>(&slot0(sqrt.clone(), word(5, true)), SLOT0_WORDS).is_ok());
+        assert!(strict::<slot0Call>(&slot0(sqrt.clone(), word(5, true)), Layout::UniswapV3.slot0_words()).is_ok());
         // int24: a negative tick must be sign-extended over the whole word, a positive one
         // zero-extended.
         let mut dirty_tick = word(5, true);
@@ -361,7 +445,7 @@ mod tests {
             slot0(sqrt, high_tick),
             slot0(dirty_sqrt, word(5, false)),
         ] {
-            assert!(strict::<slot0Call>(&data, SLOT0_WORDS).is_err());
+            assert!(strict::<slot0Call>(&data, Layout::UniswapV3.slot0_words()).is_err());
         }
         // uint128: a bit above 128; a word too many.
         let mut dirty_liquidity = word(7, false);

@@ -31,6 +31,7 @@ pub mod secrets;
 pub mod series;
 pub mod signatures;
 pub mod simulation;
+pub mod slipstream;
 pub mod solana;
 pub mod staking;
 pub mod sync;

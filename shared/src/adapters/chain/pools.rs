@@ -2,7 +2,7 @@
 //! each: a v3 pool itself (`evm`), a Uniswap v4 pool its deployment's `StateView` (`v4`). What
 //! the sync stores and what a history's events are priced with.
 
-use super::evm::{self, Block, PoolRead};
+use super::evm::{self, Block, Layout, PoolRead};
 use super::rpc::{RpcClient, RpcError};
 use super::v4;
 use crate::domain::catalog::Pool;
@@ -32,7 +32,8 @@ pub async fn read_pools(
         match &pool.state_view {
             Some(view) => calls.extend(v4::pool_calls(view, &pool.id, ticks, &at)),
             None => {
-                calls.extend(evm::pool_calls(&pool.id, ticks, block));
+                let layout = Layout::of(pool.protocol);
+                calls.extend(evm::pool_calls(&pool.id, ticks, block, layout));
                 if pool.discovered {
                     calls.extend(evm::balance_calls(pool, block));
                 }
@@ -50,7 +51,9 @@ pub async fn read_pools(
                 let own = take(v4::STATE_CALLS + ticks.len());
                 return v4::decode_state(own, ticks, block, observed_at);
             }
-            let state = evm::decode_state(take(4 + ticks.len()), ticks, block, observed_at);
+            let layout = Layout::of(pool.protocol);
+            let own = take(layout.state_calls() + ticks.len());
+            let state = evm::decode_state(own, ticks, block, observed_at, layout);
             if !pool.discovered {
                 return state;
             }
@@ -89,7 +92,7 @@ pub async fn prices_at(rpc: &RpcClient, reads: &[(&Pool, &Block)]) -> Vec<PoolRe
                 .flatten();
             let (sqrt_price, tick) = match pool.state_view {
                 Some(_) => v4::decode_slot0(slot0)?,
-                None => evm::decode_slot0(slot0)?,
+                None => evm::decode_slot0(slot0, Layout::of(pool.protocol))?,
             };
             let observed_at = block
                 .timestamp
@@ -106,6 +109,7 @@ pub async fn prices_at(rpc: &RpcClient, reads: &[(&Pool, &Block)]) -> Vec<PoolRe
                 observed_at,
                 ticks: Vec::new(),
                 balances,
+                fee: None,
             })
         })
         .collect()

@@ -114,7 +114,16 @@ impl WalletReader {
             tokens: &wallet.tokens,
             log_range: self.log_ranges.of(chain),
         };
-        let mut holdings = read_wallet(rpc, &deployments, &wallet.address, &block).await?;
+        // The gauges a Slipstream position may be staked in: those of the chain's Slipstream
+        // pools, the catalog's and those a wallet's read found (held before it was staked).
+        let gauge_pools: Vec<&str> = catalog
+            .pools
+            .iter()
+            .filter(|p| p.chain == chain && p.protocol.is_slipstream())
+            .map(|p| p.id.as_str())
+            .collect();
+        let mut holdings =
+            read_wallet(rpc, &deployments, &gauge_pools, &wallet.address, &block).await?;
         // Each v4 deployment apart too: one failing keeps its positions as last read.
         for d in deployments
             .iter()

@@ -18,7 +18,8 @@ use super::v4::{
     to_u256, unpack_ticks, view_call, IErc20Meta, IStateView, IV4PositionManager, V4PoolKey,
     STATE_CALLS,
 };
-use super::wallets::{held_at, owners_of, ChainPosition, Unread, MAX_POSITIONS_PER_MANAGER};
+use super::wallets::{owners_of, ChainPosition, Unread, MAX_POSITIONS_PER_MANAGER};
+use crate::domain::holdings::held_at;
 use crate::domain::catalog::{Deployment, NATIVE};
 use crate::domain::history::{EventKind, Kept, PositionEvent};
 use crate::domain::market::PoolState;

@@ -4,12 +4,13 @@
 //! every index, `positions(tokenId)` for every token, the factory's `getPool` and the tokens'
 //! `decimals()`/`symbol()`, then each pool's `slot0`, fee growth globals and the ticks of its
 //! positions' bounds, once per pool. Five JSON-RPC batches whatever the count (six with staked
-//! positions; more only past the batch size). Amounts are what the liquidity holds at that state
+//! positions, three more where Slipstream's gauges are asked; more only past the batch size). Amounts are what the liquidity holds at that state
 //! rounded down, as a withdrawal pays; fees exactly what `collect` would pay there.
 
 use super::enumeration::token_ids;
+use super::slipstream::{self, staked_in_gauges};
 pub use super::enumeration::{owners_of, MAX_POSITIONS_PER_MANAGER};
-use super::evm::{self, call, decoded, Block};
+use super::evm::{self, call, decoded, Block, Layout};
 use super::rpc::RpcClient;
 use super::staking::{self, StakedRead};
 use super::tokens::symbol_of;
@@ -17,7 +18,7 @@ pub use super::tokens::TokenMeta;
 use super::trust::plausible_range;
 use crate::domain::catalog::Deployment;
 use crate::domain::market::PoolState;
-use crate::domain::math::fees::{BoundTick, FeeAccounting};
+use crate::domain::holdings::held_at;
 use crate::domain::math::{Curve, U256};
 use crate::domain::model::Protocol;
 use alloy_primitives::Address;
@@ -189,7 +190,8 @@ impl Failures {
 }
 
 /// Reads every position `wallet` holds at the chain's v3 deployments (a factory and an
-/// enumerable position manager; Uniswap v4's are `v4_wallets`'), at `block`, each deployment
+/// enumerable position manager; Uniswap v4's are `v4_wallets`'), at `block`, with those staked
+/// in a farm or in the gauges of `gauge_pools` (Slipstream's pools), each deployment
 /// (its manager, its farm, its factory) judged apart: one whose contract fails is named in
 /// [`WalletHoldings::failed`] with none of its positions, the others read as usual. A position
 /// whose pool or tokens cannot be read is left out with the reason ([`Unread`]); a position no
@@ -197,6 +199,7 @@ impl Failures {
 pub async fn read_wallet(
     rpc: &RpcClient,
     deployments: &[&Deployment],
+    gauge_pools: &[&str],
     wallet: &str,
     block: &Block,
 ) -> Result<WalletHoldings, String> {
@@ -245,12 +248,12 @@ pub async fn read_wallet(
             Default::default()
         }
     };
-    let stakes: BTreeMap<(Address, U256), staking::Stake> = stakes
+    let mut stakes: BTreeMap<(Address, U256), staking::Stake> = stakes
         .into_iter()
         .map(|((farm, id), stake)| ((sources[&farm], id), stake))
         .collect();
     // A farm's id the farm does not confirm as the wallet's is not the wallet's.
-    let ids: Vec<(Address, U256)> = found
+    let mut ids: Vec<(Address, U256)> = found
         .iter()
         .filter(|(source, _)| !failures.has(&sources[source]))
         .filter_map(|(source, id)| {
@@ -259,8 +262,39 @@ pub async fn read_wallet(
             confirmed.then_some((manager, *id))
         })
         .collect();
+    let (mut reward_tokens, mut not_read) = (reward_tokens, listing.not_read);
+    let slipstream: Vec<Address> = protocols
+        .iter()
+        .filter(|(_, p)| p.is_slipstream())
+        .map(|(m, _)| *m)
+        .collect();
+    if !slipstream.is_empty() {
+        let pools = gauge_pools
+            .iter()
+            .map(|p| parse_address(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let cap = MAX_POSITIONS_PER_MANAGER;
+        match staked_in_gauges(rpc, &pools, wallet, block, cap).await {
+            Ok(gauged) => {
+                for ((manager, id), stake) in gauged.stakes {
+                    if slipstream.contains(&manager) && !failures.has(&manager) {
+                        ids.push((manager, id));
+                        stakes.insert((manager, id), stake);
+                    }
+                }
+                reward_tokens.extend(gauged.reward_tokens);
+                not_read = not_read.saturating_add(gauged.not_read);
+            }
+            Err(reason) => {
+                for manager in &slipstream {
+                    failures.fail(*manager, *manager, reason.clone());
+                }
+            }
+        }
+    }
 
     // Each token's position, then its pool and its tokens' metadata.
+    ids.retain(|(m, _)| !failures.has(m));
     let calls: Vec<_> = ids
         .iter()
         .map(|(m, id)| {
@@ -289,15 +323,22 @@ pub async fn read_wallet(
         .collect();
     tokens.sort_unstable();
     tokens.dedup();
+    let slipstream_factories: Vec<Address> = slipstream.iter().map(|m| factories[m]).collect();
     let mut calls: Vec<_> = pool_keys
         .iter()
         .map(|(factory, a, b, fee)| {
-            let data = getPoolCall {
-                tokenA: *a,
-                tokenB: *b,
-                fee: alloy_sol_types::private::primitives::aliases::U24::from(*fee),
+            let data = if slipstream_factories.contains(factory) {
+                slipstream::get_pool(*a, *b, *fee)
+            } else {
+                let fee = alloy_sol_types::private::primitives::aliases::U24::from(*fee);
+                getPoolCall {
+                    tokenA: *a,
+                    tokenB: *b,
+                    fee,
+                }
+                .abi_encode()
             };
-            call(*factory, data.abi_encode(), block)
+            call(*factory, data, block)
         })
         .collect();
     for token in &tokens {
@@ -389,29 +430,35 @@ pub async fn read_wallet(
     let pool_of = |manager: &Address, p: &IPositionManager::positionsReturn| {
         pools[&(factories[manager], p.token0, p.token1, p.fee.to::<u32>())]
     };
-    let mut bounds: BTreeMap<Address, Vec<i32>> = BTreeMap::new();
+    let mut bounds: BTreeMap<Address, (Layout, Vec<i32>)> = BTreeMap::new();
     for (manager, _, p) in &held {
-        let ticks = bounds.entry(pool_of(manager, p)).or_default();
+        let layout = Layout::of(protocols[manager]);
+        let (_, ticks) = bounds
+            .entry(pool_of(manager, p))
+            .or_insert((layout, Vec::new()));
         ticks.extend([p.tickLower.as_i32(), p.tickUpper.as_i32()]);
     }
     let mut calls = Vec::new();
-    for (pool, ticks) in &mut bounds {
+    for (pool, (layout, ticks)) in &mut bounds {
         ticks.sort_unstable();
         ticks.dedup();
         calls.push(call(*pool, tickSpacingCall {}.abi_encode(), block));
-        calls.extend(evm::pool_calls(checksum(*pool), ticks, block));
+        calls.extend(evm::pool_calls(checksum(*pool), ticks, block, *layout));
     }
     let mut answers = rpc.batch(&calls).await.into_iter();
     let mut states = BTreeMap::new();
-    for (pool, ticks) in &bounds {
+    for (pool, (layout, ticks)) in &bounds {
         let why = |e: String| format!("pool {}: {e}", checksum(*pool));
         let spacing = answers
             .next()
             .ok_or("tickSpacing: no answer".to_string())
             .and_then(|answer| decoded::<tickSpacingCall>(answer, 1, "tickSpacing"));
-        let own: Vec<_> = answers.by_ref().take(4 + ticks.len()).collect();
+        let own: Vec<_> = answers
+            .by_ref()
+            .take(layout.state_calls() + ticks.len())
+            .collect();
         let state = spacing.and_then(|spacing| {
-            let state = evm::decode_state(own, ticks, block, chrono::Utc::now())?;
+            let state = evm::decode_state(own, ticks, block, chrono::Utc::now(), *layout)?;
             Ok((spacing.as_i32(), state))
         });
         states.insert(*pool, state.map_err(why));
@@ -439,6 +486,10 @@ pub async fn read_wallet(
         };
         position.protocol = protocols[&manager];
         position.tick_spacing = spacing;
+        if let Some(fee) = position.state.fee {
+            // Slipstream: the pool's own fee, not the position's fifth word (its spacing).
+            position.fee = fee;
+        }
         if let Some(stake) = stakes.get(&(manager, token_id)) {
             let reward = &reward_tokens[&stake.farm];
             let Some(reward_token) = metadata.get(reward).cloned() else {
@@ -449,6 +500,12 @@ pub async fn read_wallet(
                 );
                 continue;
             };
+            if position.protocol.is_slipstream() {
+                // A staked Slipstream position earns no swap fees (they go to the gauge's
+                // voters); the gauge collected what was owed at the deposit, and the manager's
+                // fee-growth snapshot is stale meanwhile.
+                position.fees = [0, 0];
+            }
             position.staked = Some(StakedRead {
                 farm: checksum(stake.farm),
                 reward_token,
@@ -480,54 +537,10 @@ pub async fn read_wallet(
     Ok(WalletHoldings {
         block: block.clone(),
         positions,
-        not_read: listing.not_read,
+        not_read,
         unread,
         failed,
     })
-}
-
-/// What `liquidity` on `[lower, upper)` holds at the pool's state (rounded down, as a withdrawal
-/// pays) and the fees it earned since its fee growth inside was `last`, as the pool computes
-/// them (none while it holds no liquidity: the pool is poked only while some remains).
-pub(super) fn held_at(
-    state: &PoolState,
-    (lower, upper): (i32, i32),
-    liquidity: u128,
-    last: [U256; 2],
-) -> Result<([U256; 2], [u128; 2]), crate::domain::math::MathError> {
-    let curve = Curve::UniswapV3;
-    let amounts = curve.amounts_for_liquidity(
-        state.sqrt_price,
-        curve.sqrt_price_at_tick(lower)?,
-        curve.sqrt_price_at_tick(upper)?,
-        liquidity,
-        false,
-    )?;
-    let bound = |tick: i32, token: usize| {
-        let read = state.ticks.iter().find(|t| t.tick == tick);
-        BoundTick {
-            tick,
-            initialized: read.is_some_and(|t| t.initialized),
-            outside: read.map_or(U256::ZERO, |t| {
-                [t.fee_growth_outside0, t.fee_growth_outside1][token]
-            }),
-        }
-    };
-    let globals = [state.fee_growth_global0, state.fee_growth_global1];
-    let earned = [0, 1].map(|token| {
-        let inside = FeeAccounting::Evm.growth_inside(
-            state.tick,
-            globals[token],
-            bound(lower, token),
-            bound(upper, token),
-        );
-        if liquidity > 0 {
-            FeeAccounting::Evm.collect_owed(liquidity, last[token], inside)
-        } else {
-            0
-        }
-    });
-    Ok(([amounts.amount0, amounts.amount1], earned))
 }
 
 /// The position's amounts and fees at the pool's state, as the protocol computes them.

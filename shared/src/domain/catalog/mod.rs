@@ -135,6 +135,10 @@ impl Pool {
         if record.tick_spacing < 1 {
             return Err(fail("tick spacing must be positive"));
         }
+        let slipstream = record.protocol.is_slipstream();
+        if slipstream && record.fee_tier != 0 {
+            return Err(fail("a Slipstream pool's fee is its own: no feeTier"));
+        }
         let token0 = Token::from_record(&record.token0).ok_or_else(|| fail("bad token0 price"))?;
         let token1 = Token::from_record(&record.token1).ok_or_else(|| fail("bad token1 price"))?;
         let current_price =
@@ -175,7 +179,11 @@ impl Pool {
             chain: record.chain,
             protocol: record.protocol,
             id: record.pool.clone(),
-            fee_tier: record.fee_tier,
+            // A Slipstream pool's fee as its state last read it (0 until one is).
+            fee_tier: match (&state, slipstream) {
+                (Some(state), true) => state.fee.unwrap_or(0),
+                _ => record.fee_tier,
+            },
             tick_spacing: record.tick_spacing,
             token_a,
             token_b,
@@ -224,7 +232,8 @@ impl Pool {
             chain: self.chain,
             protocol: self.protocol,
             pool: self.id.clone(),
-            fee_tier: self.fee_tier,
+            fee_tier: (!self.protocol.is_slipstream() || self.fee_tier > 0)
+                .then_some(self.fee_tier),
             tick_spacing: self.tick_spacing,
             token_a: token(&self.token_a),
             token_b: token(&self.token_b),
@@ -263,11 +272,13 @@ pub fn hook_returns_deltas(hooks: &str) -> bool {
 
 pub fn curve_of(protocol: Protocol) -> Curve {
     match protocol {
-        // Every v3 fork shares Uniswap v3's math and position manager (deployments are data).
+        // Every v3 fork shares Uniswap v3's math and position manager (deployments are data);
+        // Slipstream too (its pool and manager differ in layout, not in math).
         // Uniswap v4 keeps v3's tick math and fee growth accounting in its singleton.
         Protocol::UniswapV3
         | Protocol::PancakeswapV3
         | Protocol::SushiswapV3
+        | Protocol::AerodromeSlipstream
         | Protocol::UniswapV4 => Curve::UniswapV3,
         Protocol::OrcaWhirlpools => Curve::OrcaWhirlpools,
     }
@@ -289,7 +300,9 @@ pub struct PoolView {
     pub chain: Chain,
     pub protocol: Protocol,
     pub pool: String,
-    pub fee_tier: u32,
+    /// An Aerodrome Slipstream pool's is its current fee (dynamic), `null` until a state of it
+    /// is read.
+    pub fee_tier: Option<u32>,
     pub tick_spacing: i32,
     pub token_a: TokenView,
     pub token_b: TokenView,
@@ -412,6 +425,7 @@ impl Catalog {
                 pool.sqrt_price = state.sqrt_price;
                 pool.tick = state.tick;
                 pool.current_price = pool.orientation.human_price_decimal(state.sqrt_price);
+                pool.fee_tier = state.fee.unwrap_or(pool.fee_tier);
                 pool.state = Some(state.clone());
             }
         }

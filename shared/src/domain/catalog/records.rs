@@ -40,6 +40,9 @@ pub struct PoolRecord {
     pub chain: Chain,
     pub protocol: Protocol,
     pub pool: String,
+    /// The swap fee in hundredths of a basis point; none (0) for an Aerodrome Slipstream pool,
+    /// whose fee is the pool's own and dynamic (read with its state).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub fee_tier: u32,
     pub tick_spacing: i32,
     pub token0: TokenRecord,
@@ -60,6 +63,10 @@ pub struct PoolRecord {
     /// where its positions are opened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub position_manager: Option<String>,
+}
+
+fn is_zero(fee: &u32) -> bool {
+    *fee == 0
 }
 
 #[derive(Debug, Clone, Deserialize)]

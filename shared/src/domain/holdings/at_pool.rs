@@ -3,6 +3,8 @@
 
 use crate::domain::catalog::Catalog;
 use crate::domain::fee_ticks::chain_growth_inside;
+use crate::domain::market::PoolState;
+use crate::domain::math::fees::{BoundTick, FeeAccounting};
 use crate::domain::math::{Curve, U256};
 use crate::domain::model::{Position, Status, WalletHolding};
 use std::str::FromStr;
@@ -53,7 +55,12 @@ pub fn valued_at_pool(
         .tokens_owed
         .clone()
         .map(|o| u128::from_str(&o).unwrap_or_default());
+    // A Slipstream position staked in its gauge earns no swap fees (the read's 0 stands).
+    let gauged = position.protocol.is_slipstream() && holding.staked.is_some();
     let fees = [0, 1].map(|i| {
+        if gauged {
+            return "0".to_string();
+        }
         let earned = accounting.collect_owed(position.liquidity, last[i], inside[i]);
         owed[i].wrapping_add(earned).to_string()
     });
@@ -67,4 +74,48 @@ pub fn valued_at_pool(
         read_at: state.observed_at,
         ..holding.clone()
     })
+}
+
+/// What `liquidity` on `[lower, upper)` holds at the pool's state (rounded down, as a withdrawal
+/// pays) and the fees it earned since its fee growth inside was `last`, as the pool computes
+/// them (none while it holds no liquidity: the pool is poked only while some remains).
+pub fn held_at(
+    state: &PoolState,
+    (lower, upper): (i32, i32),
+    liquidity: u128,
+    last: [U256; 2],
+) -> Result<([U256; 2], [u128; 2]), crate::domain::math::MathError> {
+    let curve = Curve::UniswapV3;
+    let amounts = curve.amounts_for_liquidity(
+        state.sqrt_price,
+        curve.sqrt_price_at_tick(lower)?,
+        curve.sqrt_price_at_tick(upper)?,
+        liquidity,
+        false,
+    )?;
+    let bound = |tick: i32, token: usize| {
+        let read = state.ticks.iter().find(|t| t.tick == tick);
+        BoundTick {
+            tick,
+            initialized: read.is_some_and(|t| t.initialized),
+            outside: read.map_or(U256::ZERO, |t| {
+                [t.fee_growth_outside0, t.fee_growth_outside1][token]
+            }),
+        }
+    };
+    let globals = [state.fee_growth_global0, state.fee_growth_global1];
+    let earned = [0, 1].map(|token| {
+        let inside = FeeAccounting::Evm.growth_inside(
+            state.tick,
+            globals[token],
+            bound(lower, token),
+            bound(upper, token),
+        );
+        if liquidity > 0 {
+            FeeAccounting::Evm.collect_owed(liquidity, last[token], inside)
+        } else {
+            0
+        }
+    });
+    Ok(([amounts.amount0, amounts.amount1], earned))
 }

@@ -58,7 +58,12 @@ pub fn discovered_record(chain: Chain, read: &ReadPosition) -> Option<PoolRecord
         chain,
         protocol: read.protocol,
         pool: read.pool.clone(),
-        fee_tier: read.fee_tier,
+        // A Slipstream pool's fee is read with its state, never recorded.
+        fee_tier: if read.protocol.is_slipstream() {
+            0
+        } else {
+            read.fee_tier
+        },
         tick_spacing: read.tick_spacing,
         token0: token(&read.tokens[0]),
         token1: token(&read.tokens[1]),

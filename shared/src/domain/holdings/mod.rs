@@ -26,7 +26,7 @@ mod discovered;
 mod life;
 mod staking;
 pub use crate::domain::model::{Staked, StakedView};
-pub use at_pool::valued_at_pool;
+pub use at_pool::{held_at, valued_at_pool};
 pub use discovered::{discovered_record, ReadPosition};
 use life::life_views;
 pub use staking::{leaves_out, staked_view, Rewards};

@@ -1,0 +1,159 @@
+//! Aerodrome Slipstream's own reads: its factory's pools keyed by tick spacing, and a wallet's
+//! positions staked in gauges. Staking is custodial: the gauge
+//! holds the NFT, so the manager's enumeration no longer lists it, and no farm enumerates
+//! by index as MasterChefV3 does. Each pool has its own gauge (`pool.gauge()`, zero where none
+//! was created); `gauge.stakedValues(wallet)` lists the wallet's ids there, `gauge.nft()` names
+//! the manager they are on, `gauge.rewardToken()` the reward (AERO) and
+//! `gauge.earned(wallet, tokenId)` what is pending. Three batches at the read's block, whatever
+//! the count: the gauges, their answers for the wallet, the pending rewards.
+
+use super::evm::{self, call, decoded, Block};
+use super::rpc::{RpcClient, RpcError};
+use super::staking::Stake;
+use crate::domain::math::U256;
+use alloy_primitives::Address;
+use alloy_sol_types::{sol, SolCall};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+sol! {
+    /// Slipstream's factory keys its pools by tick spacing.
+    interface ISlipstreamFactory {
+        function getPool(address tokenA, address tokenB, int24 tickSpacing) external view returns (address);
+    }
+    interface ISlipstreamGauged {
+        function gauge() external view returns (address);
+    }
+    interface ICLGauge {
+        function nft() external view returns (address);
+        function rewardToken() external view returns (address);
+        function stakedValues(address depositor) external view returns (uint256[]);
+        function earned(address account, uint256 tokenId) external view returns (uint256);
+    }
+}
+
+use ICLGauge::{earnedCall, nftCall, rewardTokenCall, stakedValuesCall};
+
+/// The factory's `getPool` of a Slipstream position's tokens and its fifth word, the pool's
+/// tick spacing.
+pub fn get_pool(token0: Address, token1: Address, spacing: u32) -> Vec<u8> {
+    let spacing = i32::try_from(spacing).unwrap_or(i32::MAX);
+    let tick_spacing = alloy_sol_types::private::primitives::aliases::I24::try_from(spacing);
+    ISlipstreamFactory::getPoolCall {
+        tokenA: token0,
+        tokenB: token1,
+        tickSpacing: tick_spacing.unwrap_or_default(),
+    }
+    .abi_encode()
+}
+
+/// What the gauges of the asked pools hold for a wallet.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct GaugeStakes {
+    /// By `(manager, tokenId)`: the gauge (as the stake's farm) and `earned` at the block.
+    pub stakes: BTreeMap<(Address, U256), Stake>,
+    /// Each gauge's reward token.
+    pub reward_tokens: BTreeMap<Address, Address>,
+    /// Ids past the per-manager cap, not read.
+    pub not_read: u64,
+}
+
+/// The wallet's positions staked in the gauges of `pools` (Slipstream pools), at `block`. A
+/// pool that answers no gauge is passed over (none was created, or it is no Slipstream pool);
+/// a gauge that fails to answer fails the read (the caller fails the Slipstream deployments:
+/// a staked position missing from a read would close as transferred).
+pub async fn staked_in_gauges(
+    rpc: &RpcClient,
+    pools: &[Address],
+    wallet: Address,
+    block: &Block,
+    cap: u64,
+) -> Result<GaugeStakes, String> {
+    let mut found = GaugeStakes::default();
+    if pools.is_empty() {
+        return Ok(found);
+    }
+    let calls: Vec<_> = pools
+        .iter()
+        .map(|p| call(*p, ISlipstreamGauged::gaugeCall {}.abi_encode(), block))
+        .collect();
+    let mut gauges: Vec<Address> = rpc
+        .batch(&calls)
+        .await
+        .into_iter()
+        .filter_map(|answer| decoded::<ISlipstreamGauged::gaugeCall>(answer, 1, "gauge").ok())
+        .filter(|gauge| *gauge != Address::ZERO)
+        .collect();
+    gauges.sort_unstable();
+    gauges.dedup();
+    if gauges.is_empty() {
+        return Ok(found);
+    }
+    let mut calls = Vec::with_capacity(gauges.len() * 3);
+    for gauge in &gauges {
+        calls.push(call(*gauge, nftCall {}.abi_encode(), block));
+        calls.push(call(*gauge, rewardTokenCall {}.abi_encode(), block));
+        let listed = stakedValuesCall { depositor: wallet };
+        calls.push(call(*gauge, listed.abi_encode(), block));
+    }
+    let mut answers = rpc.batch(&calls).await.into_iter();
+    let mut staked = Vec::new();
+    for gauge in &gauges {
+        let why = |e: String| format!("gauge {}: {e}", gauge.to_checksum(None));
+        let manager = decoded::<nftCall>(evm::next_answer(&mut answers), 1, "nft").map_err(why)?;
+        let reward = decoded::<rewardTokenCall>(evm::next_answer(&mut answers), 1, "rewardToken")
+            .map_err(why)?;
+        let ids = staked_ids(evm::next_answer(&mut answers)).map_err(why)?;
+        found.reward_tokens.insert(*gauge, reward);
+        // The newest first past the cap, as a manager's enumeration.
+        let skip = (ids.len() as u64).saturating_sub(cap);
+        found.not_read += skip;
+        staked.extend(
+            ids.into_iter()
+                .skip(skip as usize)
+                .map(|id| (*gauge, manager, id)),
+        );
+    }
+    let calls: Vec<_> = staked
+        .iter()
+        .map(|(gauge, _, id)| {
+            let token_id = alloy_primitives::U256::from_limbs(*id.as_limbs());
+            let data = earnedCall {
+                account: wallet,
+                tokenId: token_id,
+            };
+            call(*gauge, data.abi_encode(), block)
+        })
+        .collect();
+    let answers = rpc.batch(&calls).await;
+    for ((gauge, manager, id), answer) in staked.into_iter().zip(answers) {
+        let earned = decoded::<earnedCall>(answer, 1, "earned")
+            .map_err(|e| format!("gauge {}: {e}", gauge.to_checksum(None)))?;
+        let stake = Stake {
+            farm: gauge,
+            rewards_pending: U256::from_limbs(*earned.as_limbs()),
+        };
+        found.stakes.insert((manager, id), stake);
+    }
+    Ok(found)
+}
+
+/// `stakedValues`' answer: a dynamic array of ids, decoded strictly (its offset, its length,
+/// then exactly that many words).
+fn staked_ids(answer: Result<Value, RpcError>) -> Result<Vec<U256>, String> {
+    let answer = answer.map_err(|e| format!("stakedValues: {e}"))?;
+    let data = evm::hex_bytes(&answer).map_err(|e| format!("stakedValues: {e}"))?;
+    let length = data
+        .get(32..64)
+        .map(|w| alloy_primitives::U256::from_be_slice(w));
+    let words = length
+        .and_then(|n| usize::try_from(n).ok())
+        .and_then(|n| n.checked_add(2))
+        .ok_or("stakedValues: undecodable answer")?;
+    let ids = evm::strict::<stakedValuesCall>(&data, words)
+        .map_err(|_| "stakedValues: undecodable answer".to_string())?;
+    Ok(ids
+        .into_iter()
+        .map(|id| U256::from_limbs(*id.as_limbs()))
+        .collect())
+}
