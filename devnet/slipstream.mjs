@@ -18,6 +18,10 @@
 //       the account's position into its pool's gauge (approve, deposit), out of it (withdraw,
 //       which pays its AERO), or its AERO paid (getReward(tokenId))
 //   slip-reward --amount WHOLE   the gauge's notify admin streams AERO to the epoch's end
+//   slip-position-quote --token-id N [--block B]
+//       at one block, as its owner (the gauge while staked): what decreaseLiquidity of all its
+//       liquidity and collect would pay (staticCall), its liquidity and ticks
+//   slip-transfer --account A --to B --token-id N   the account sends its position to B
 //   slip-quote --token-id N [--block B]
 //       at one block: positions(N) as its twelve words, the owner, the pool (getPool of its
 //       tokens and word 5), its gauge, the staker's earned(owner, N) and stakedValues(owner)
@@ -210,6 +214,33 @@ export function commands({ here, connect, mined, deploy, print, erc20 }) {
     async "slip-reward"(opts) {
       const { gauge } = await generation(opts);
       const receipt = await mined(gauge.notifyRewardWithoutClaim(ethers.parseUnits(opts.amount, 18), GAS));
+      print({ block: receipt.blockNumber });
+    },
+    async "slip-position-quote"(opts) {
+      const { g, abi, provider } = await generation(opts);
+      // Unbound to a signer: each call is made as the position's owner.
+      const manager = new ethers.Contract(g.manager, abi.manager.abi, provider);
+      const blockTag = opts.block === undefined ? await provider.getBlockNumber() : Number(opts.block);
+      const id = tokenId(opts);
+      const position = await manager.positions(id, { blockTag });
+      const owner = await manager.ownerOf(id, { blockTag });
+      const max = 2n ** 128n - 1n;
+      const [amount0, amount1] = position.liquidity === 0n ? [0n, 0n] : await manager.decreaseLiquidity.staticCall(
+        { tokenId: id, liquidity: position.liquidity, amount0Min: 0, amount1Min: 0, deadline: 2n ** 40n },
+        { from: owner, blockTag },
+      );
+      const [fees0, fees1] = await manager.collect.staticCall(
+        { tokenId: id, recipient: owner, amount0Max: max, amount1Max: max }, { from: owner, blockTag },
+      );
+      print({
+        block: blockTag, owner, liquidity: position.liquidity, tickLower: position.tickLower,
+        tickUpper: position.tickUpper, tickSpacing: position.tickSpacing, amount0, amount1, fees0, fees1,
+      });
+    },
+    async "slip-transfer"(opts) {
+      const { manager } = await generation(opts);
+      const from = opts.account;
+      const receipt = await mined(manager.transferFrom(from, opts.to, tokenId(opts), GAS));
       print({ block: receipt.blockNumber });
     },
     async "slip-quote"(opts) {

@@ -12,6 +12,7 @@ use super::kept::keep;
 use super::pools;
 use super::rpc::RpcClient;
 use super::scan::REORG_WINDOW;
+use super::slipstream::gauge_of;
 use super::v4_wallets::{owed_at, value_modifications};
 use crate::application::alert_ports::Alerts;
 use crate::application::ports::{HistoryStore, PositionStore, SeriesStore, StoreError};
@@ -184,6 +185,19 @@ impl HistoryReader<'_> {
                     read.events.clear();
                     read.through = from.saturating_sub(1);
                     read.stopped = Some(format!("its modifications could not be valued: {why}"));
+                }
+            }
+            // A Slipstream position is staked in its pool's gauge: read where a transfer needs it.
+            if position.protocol.is_slipstream()
+                && read.events.iter().any(|e| e.kind == EventKind::Transfer)
+            {
+                match gauge_of(self.rpc, &position.pool, head).await {
+                    Ok(gauge) => mark_staking(&mut read.events, &gauge, &holding.wallet),
+                    Err(why) => {
+                        read.events.clear();
+                        read.through = from.saturating_sub(1);
+                        read.stopped = Some(format!("its pool's gauge could not be read: {why}"));
+                    }
                 }
             }
             stopped = read.stopped;

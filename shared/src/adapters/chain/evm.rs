@@ -430,7 +430,11 @@ mod tests {
             data
         };
         let sqrt = word(1 << 96, false);
-        assert!(strict::<slot0Call>(&slot0(sqrt.clone(), word(5, true)), Layout::UniswapV3.slot0_words()).is_ok());
+        assert!(strict::<slot0Call>(
+            &slot0(sqrt.clone(), word(5, true)),
+            Layout::UniswapV3.slot0_words()
+        )
+        .is_ok());
         // int24: a negative tick must be sign-extended over the whole word, a positive one
         // zero-extended.
         let mut dirty_tick = word(5, true);

@@ -47,6 +47,17 @@ pub fn get_pool(token0: Address, token1: Address, spacing: u32) -> Vec<u8> {
     .abi_encode()
 }
 
+/// The gauge of a Slipstream `pool` at `block` (zero where none was created): where its
+/// positions are staked, so that a transfer there is a stake, not a disposal.
+pub async fn gauge_of(rpc: &RpcClient, pool: &str, block: &Block) -> Result<String, String> {
+    let pool =
+        crate::domain::wallets::address::evm_address(pool).map_err(|e| format!("{pool}: {e}"))?;
+    let asked = call(pool, ISlipstreamGauged::gaugeCall {}.abi_encode(), block);
+    let answer = rpc.call(asked.0, asked.1).await;
+    let gauge = decoded::<ISlipstreamGauged::gaugeCall>(answer, 1, "gauge")?;
+    Ok(gauge.to_checksum(None))
+}
+
 /// What the gauges of the asked pools hold for a wallet.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct GaugeStakes {

@@ -19,9 +19,9 @@ use super::v4::{
     STATE_CALLS,
 };
 use super::wallets::{owners_of, ChainPosition, Unread, MAX_POSITIONS_PER_MANAGER};
-use crate::domain::holdings::held_at;
 use crate::domain::catalog::{Deployment, NATIVE};
 use crate::domain::history::{EventKind, Kept, PositionEvent};
+use crate::domain::holdings::held_at;
 use crate::domain::market::PoolState;
 use crate::domain::math::fees::FeeAccounting;
 use crate::domain::math::{Curve, U256};

@@ -8,17 +8,17 @@
 //! rounded down, as a withdrawal pays; fees exactly what `collect` would pay there.
 
 use super::enumeration::token_ids;
-use super::slipstream::{self, staked_in_gauges};
 pub use super::enumeration::{owners_of, MAX_POSITIONS_PER_MANAGER};
 use super::evm::{self, call, decoded, Block, Layout};
 use super::rpc::RpcClient;
+use super::slipstream::{self, staked_in_gauges};
 use super::staking::{self, StakedRead};
 use super::tokens::symbol_of;
 pub use super::tokens::TokenMeta;
 use super::trust::plausible_range;
 use crate::domain::catalog::Deployment;
-use crate::domain::market::PoolState;
 use crate::domain::holdings::held_at;
+use crate::domain::market::PoolState;
 use crate::domain::math::{Curve, U256};
 use crate::domain::model::Protocol;
 use alloy_primitives::Address;

@@ -1,0 +1,304 @@
+//! Aerodrome Slipstream on the devnet, its real contracts compiled from npm sources
+//! (`devnet/slipstream.mjs`): both generations, each with its own position manager, pool of
+//! tick spacing 100 and gauge paying AERO. A wallet holding one position on each generation
+//! (both token id 1), the second staked in its gauge, is read to the unit: amounts what the
+//! manager's `decreaseLiquidity` would pay, fees what `collect` would (none while staked),
+//! `staked` with the gauge and `earned` at the read's block; `GET /pools` shows each pool's tick
+//! spacing and current fee; the histories are in order (the transfer into the gauge a stake, out
+//! of it an unstake, never a disposal); a position sent to a stranger closes. On memory and on
+//! DynamoDB (moto).
+
+use alloy_primitives::U256;
+use lambda_http::http::{Method, StatusCode};
+use serde_json::{json, Value};
+use std::str::FromStr;
+use test_support::client::TestClient;
+use test_support::devnet::{units, Devnet};
+use test_support::json::text;
+use test_support::on_both_stores;
+use test_support::world::{local_api_on, operator, sync, user};
+
+const AMOUNT: &str = "1000000000000000000000";
+
+/// The caller's positions.
+async fn positions(client: &TestClient) -> Vec<Value> {
+    let reply = client.list("limit=100").await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    reply.json["data"].as_array().unwrap().clone()
+}
+
+async fn history_kinds(client: &TestClient, id: &str) -> Vec<String> {
+    let path = format!("/positions/{id}/history?limit=100");
+    let reply = client.send(Method::GET, &path, &[], b"").await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    reply.json["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| text(&e["kind"]))
+        .collect()
+}
+
+async fn get(client: &TestClient, id: &str) -> Value {
+    let reply = client.get(id).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    reply.json
+}
+
+/// The devnet's catalog with both Slipstream generations: each a deployment (its factory and
+/// manager) and its pool, which names its manager (two deployments of one protocol).
+fn catalog_with_slipstream(devnet: &Devnet, slip: &Value) -> std::path::PathBuf {
+    let mut catalog: Value =
+        serde_json::from_str(&std::fs::read_to_string(&devnet.catalog).unwrap()).unwrap();
+    let uniswap = catalog["pools"][0].clone();
+    let chain_id = catalog["deployments"][0]["chainId"].clone();
+    for g in slip["generations"].as_array().unwrap() {
+        catalog["deployments"].as_array_mut().unwrap().push(json!({
+            "chain": "ethereum", "protocol": "aerodrome-slipstream", "chainId": chain_id,
+            "factory": g["factory"], "positionManager": g["manager"], "firstBlock": 0,
+        }));
+        let mut pool = uniswap.clone();
+        let record = pool.as_object_mut().unwrap();
+        record.remove("feeTier");
+        record.insert("protocol".into(), json!("aerodrome-slipstream"));
+        record.insert("pool".into(), g["pool"].clone());
+        record.insert("tickSpacing".into(), json!(100));
+        record.insert("positionManager".into(), g["manager"].clone());
+        catalog["pools"].as_array_mut().unwrap().push(pool);
+    }
+    let path = devnet.catalog.with_file_name("catalog-slipstream.json");
+    std::fs::write(&path, catalog.to_string()).unwrap();
+    path
+}
+
+/// The view's `field` of each token in protocol order (token0, token1), base units.
+fn protocol_order(view: &Value, field: &str, usdc_is_token0: bool) -> [U256; 2] {
+    let of = |token: &str| U256::from_str(&units(&view[token][field])).unwrap();
+    let (weth, usdc) = (of("tokenA"), of("tokenB"));
+    if usdc_is_token0 {
+        [usdc, weth]
+    } else {
+        [weth, usdc]
+    }
+}
+
+/// The view against the chain at its read block: liquidity, amounts (what decreasing all would
+/// pay) and fees with principal not collected (what collect would pay).
+async fn assert_as_chain(devnet: &Devnet, view: &Value, generation: &str) -> Value {
+    let block = view["readHeight"].as_u64().unwrap().to_string();
+    let args = [
+        "--token-id",
+        "1",
+        "--generation",
+        generation,
+        "--block",
+        &block,
+    ];
+    let chain = devnet.run("slip-position-quote", &args).await;
+    let word = |name: &str| U256::from_str(&text(&chain[name])).unwrap();
+    let order = devnet.usdc_is_token0();
+    assert_eq!(
+        text(&view["liquidity"]),
+        text(&chain["liquidity"]),
+        "{view}"
+    );
+    assert_eq!(
+        protocol_order(view, "amount", order),
+        [word("amount0"), word("amount1")],
+        "{view}"
+    );
+    let [f, p] = ["feesUnclaimed", "uncollectedPrincipal"].map(|f| protocol_order(view, f, order));
+    assert_eq!(
+        [f[0] + p[0], f[1] + p[1]],
+        [word("fees0"), word("fees1")],
+        "{view}"
+    );
+    chain
+}
+
+async fn slipstream_positions(store: &[&str]) {
+    let devnet = Devnet::up(3000).await;
+    let slip = devnet.run("slipstream", &[]).await;
+    let generations = slip["generations"].as_array().unwrap().clone();
+    let wallet = devnet.account(1).await;
+    let tick = devnet.run("pool", &[]).await["tick"].as_i64().unwrap();
+    let lower = (tick.div_euclid(100) - 10) * 100;
+    let (lower, upper) = (lower.to_string(), (lower + 2000).to_string());
+    for generation in ["0", "1"] {
+        let args = [
+            "--lower",
+            &lower,
+            "--upper",
+            &upper,
+            "--amount0",
+            AMOUNT,
+            "--amount1",
+            AMOUNT,
+            "--recipient",
+            &wallet,
+            "--generation",
+            generation,
+        ];
+        let minted = devnet.run("slip-mint", &args).await;
+        // Token ids repeat between the managers: a position is keyed by its manager.
+        assert_eq!(text(&minted["tokenId"]), "1", "{minted}");
+    }
+    let staker = ["--account", &wallet, "--token-id", "1", "--generation", "1"];
+    devnet.run("slip-stake", &staker).await;
+    devnet
+        .run("slip-reward", &["--amount", "604800", "--generation", "1"])
+        .await;
+    for generation in ["0", "1"] {
+        // About 30 USD each way: the pools hold only these positions, so the price stays in
+        // their range.
+        for (sell, amount) in [("usdc", "30"), ("weth", "0.01")] {
+            let args = [
+                "--sell",
+                sell,
+                "--amount",
+                amount,
+                "--generation",
+                generation,
+            ];
+            devnet.run("slip-swap", &args).await;
+        }
+    }
+    devnet.advance_time(3_600).await;
+
+    let catalog = catalog_with_slipstream(&devnet, &slip);
+    let server = local_api_on(&catalog, &devnet.rpc, store).await;
+    let (alice, ops) = (user(&server, "alice").await, operator(&server).await);
+    devnet.link_account(&alice, &wallet).await;
+    sync(&ops).await;
+
+    // GET /pools: each Slipstream pool with its tick spacing and its current fee, read with its
+    // state (the catalog gives none).
+    let pools = alice.send(Method::GET, "/pools", &[], b"").await;
+    assert_eq!(pools.status, StatusCode::OK, "{}", pools.text());
+    for g in &generations {
+        let listed = pools.json["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| text(&p["pool"]).eq_ignore_ascii_case(&text(&g["pool"])))
+            .unwrap_or_else(|| panic!("{} listed: {}", g["pool"], pools.json))
+            .clone();
+        assert_eq!(listed["protocol"], "aerodrome-slipstream", "{listed}");
+        assert_eq!(listed["tickSpacing"], 100, "{listed}");
+        assert!(listed["feeTier"].as_u64().unwrap() > 0, "{listed}");
+    }
+
+    let listed = positions(&alice).await;
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    // Each generation's position is on its own pool.
+    let by_manager = |generation: usize| {
+        let pool = text(&generations[generation]["pool"]);
+        listed
+            .iter()
+            .find(|p| text(&p["pool"]).eq_ignore_ascii_case(&pool))
+            .unwrap_or_else(|| panic!("generation {generation}: {listed:?}"))
+            .clone()
+    };
+    let (held, staked) = (by_manager(0), by_manager(1));
+    for view in [&held, &staked] {
+        assert_eq!(view["protocol"], "aerodrome-slipstream", "{view}");
+        assert_eq!(text(&view["tokenId"]), "1", "{view}");
+        assert_eq!(view["status"], "active", "{view}");
+    }
+    let (held_id, staked_id) = (text(&held["id"]), text(&staked["id"]));
+
+    // The held one: every figure the chain's, its fees by fee growth what collect pays.
+    let held = get(&alice, &held_id).await;
+    assert!(held.get("staked").is_none(), "{held}");
+    let chain = assert_as_chain(&devnet, &held, "0").await;
+    assert_ne!(text(&chain["fees0"]), "0", "{chain}");
+    assert_eq!(history_kinds(&alice, &held_id).await, ["mint", "deposit"]);
+
+    // The staked one: in the gauge, its AERO pending what `earned` answers at the read's
+    // block, no swap fees while staked.
+    let staked = get(&alice, &staked_id).await;
+    let gauge = text(&generations[1]["gauge"]);
+    assert_eq!(
+        text(&staked["staked"]["contract"]).to_lowercase(),
+        gauge.to_lowercase(),
+        "{staked}"
+    );
+    assert_eq!(text(&staked["staked"]["rewardToken"]["symbol"]), "AERO");
+    let block = staked["staked"]["rewardsPendingBlock"]
+        .as_u64()
+        .unwrap()
+        .to_string();
+    let earned = devnet
+        .run(
+            "slip-earned",
+            &[
+                "--account",
+                &wallet,
+                "--token-id",
+                "1",
+                "--generation",
+                "1",
+                "--block",
+                &block,
+            ],
+        )
+        .await;
+    assert_eq!(staked["inRange"], true, "{staked}");
+    assert_ne!(text(&earned["earned"]), "0", "{earned}");
+    assert_eq!(
+        units(&staked["staked"]["rewardsPending"]),
+        text(&earned["earned"]),
+        "{staked}"
+    );
+    let chain = assert_as_chain(&devnet, &staked, "1").await;
+    assert_eq!(
+        [text(&chain["fees0"]), text(&chain["fees1"])],
+        ["0", "0"],
+        "{chain}"
+    );
+    // The gauge's deposit collects what was owed to the owner first (its `Collect`).
+    assert_eq!(
+        history_kinds(&alice, &staked_id).await,
+        ["mint", "deposit", "collect", "staked"]
+    );
+
+    // Unstaked (the gauge returns the NFT and pays its AERO): the wallet's again, its count on.
+    devnet.run("slip-unstake", &staker).await;
+    sync(&ops).await;
+    let unstaked = get(&alice, &staked_id).await;
+    assert_eq!(unstaked["status"], "active", "{unstaked}");
+    assert!(unstaked.get("staked").is_none(), "{unstaked}");
+    assert_as_chain(&devnet, &unstaked, "1").await;
+    let kinds = history_kinds(&alice, &staked_id).await;
+    assert_eq!(
+        kinds[..4],
+        ["mint", "deposit", "collect", "staked"],
+        "{kinds:?}"
+    );
+    assert!(kinds.contains(&"unstaked".to_string()), "{kinds:?}");
+
+    // Sent to a stranger: the position is no longer the wallet's.
+    let stranger = devnet.account(2).await;
+    let args = [
+        "--account",
+        &wallet,
+        "--to",
+        &stranger,
+        "--token-id",
+        "1",
+        "--generation",
+        "0",
+    ];
+    devnet.run("slip-transfer", &args).await;
+    sync(&ops).await;
+    let gone = get(&alice, &held_id).await;
+    assert_eq!(gone["status"], "closed", "{gone}");
+    let kinds = history_kinds(&alice, &held_id).await;
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("transfer-out"),
+        "{kinds:?}"
+    );
+}
+
+on_both_stores!(slipstream => slipstream_positions);
