@@ -262,9 +262,48 @@ async fn slipstream_positions(store: &[&str]) {
         ["mint", "deposit", "collect", "staked"]
     );
 
-    // Unstaked (the gauge returns the NFT and pays its AERO): the wallet's again, its count on.
-    devnet.run("slip-unstake", &staker).await;
+    // A harvest (getReward(tokenId)): its ClaimRewards, which names no token id, is the
+    // position's by the transaction's call; the AERO paid is what the history says.
+    let aero = text(&slip["aero"]);
+    let balance = || async {
+        let read = devnet
+            .run("allowance", &["--account", &wallet, "--token", &aero])
+            .await;
+        U256::from_str(&text(&read["balance"])).unwrap()
+    };
+    let before = balance().await;
+    devnet.run("slip-harvest", &staker).await;
+    let harvested = balance().await - before;
+    assert!(harvested > U256::ZERO);
     sync(&ops).await;
+    let view = get(&alice, &staked_id).await;
+    assert_eq!(
+        units(&view["staked"]["rewardsHarvested"]),
+        harvested.to_string(),
+        "{view}"
+    );
+    assert_eq!(
+        history_kinds(&alice, &staked_id).await,
+        ["mint", "deposit", "collect", "staked", "harvest"]
+    );
+
+    // Unstaked (the gauge returns the NFT and pays its AERO): the wallet's again, its count on.
+    devnet.advance_time(600).await;
+    let before = balance().await;
+    devnet.run("slip-unstake", &staker).await;
+    let paid_at_unstake = balance().await - before;
+    assert!(paid_at_unstake > U256::ZERO);
+    sync(&ops).await;
+    let path = format!("/positions/{staked_id}/history?limit=100");
+    let history = alice.send(Method::GET, &path, &[], b"").await.json;
+    let rewards: Vec<U256> = history["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "harvest")
+        .map(|e| U256::from_str(&text(&e["reward"])).unwrap())
+        .collect();
+    assert_eq!(rewards, [harvested, paid_at_unstake], "{history}");
     let unstaked = get(&alice, &staked_id).await;
     assert_eq!(unstaked["status"], "active", "{unstaked}");
     assert!(unstaked.get("staked").is_none(), "{unstaked}");

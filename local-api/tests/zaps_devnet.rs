@@ -112,7 +112,7 @@ impl World {
             observed_at: chrono::Utc::now(),
             ticks: Vec::new(),
             balances: None,
-            fee: None,
+            slipstream: None,
         };
         let curve = Curve::UniswapV3;
         let range = (

@@ -52,7 +52,7 @@ pub(crate) fn state(pool: &Pool, price: u32, height: u64, growth: [U256; 2]) -> 
         observed_at: Utc::now(),
         ticks: Vec::new(),
         balances: None,
-        fee: None,
+        slipstream: None,
     }
 }
 

@@ -169,7 +169,7 @@ fn point(time: i64, block: u64) -> PoolPoint {
                 fee_growth_outside1: U256::from(9u8),
             }],
             balances: None,
-            fee: None,
+            slipstream: None,
         },
         prices: [Some("3012.000000000000000000001".into()), None],
         unread: (block % 2 == 0).then(|| "not an archive node".to_string()),

@@ -40,7 +40,7 @@ fn state(pool: &Pool) -> PoolState {
         observed_at: DateTime::from_timestamp(1_795_000_000, 0).unwrap(),
         ticks: Vec::new(),
         balances: None,
-        fee: None,
+        slipstream: None,
     }
 }
 

@@ -257,7 +257,7 @@ mod tests {
             observed_at: Utc::now(),
             ticks,
             balances: None,
-            fee: None,
+            slipstream: None,
         }
     }
 

@@ -47,10 +47,21 @@ pub struct PoolState {
     /// (read for discovered pools only; `None` where a token would not answer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub balances: Option<Balances>,
-    /// Aerodrome Slipstream: the pool's swap fee at that block (`fee()`, in hundredths of a
-    /// basis point): dynamic, so read with the state rather than kept in the catalog.
+    /// Aerodrome Slipstream: what its pool says of itself beside v3's state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fee: Option<u32>,
+    pub slipstream: Option<SlipstreamState>,
+}
+
+/// An Aerodrome Slipstream pool's own figures at a block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlipstreamState {
+    /// Its swap fee (`fee()`, hundredths of a basis point): dynamic, so read with the state
+    /// rather than kept in the catalog.
+    pub fee: u32,
+    /// Its gauge (`gauge()`, EIP-55; `None` where none was created): where its positions are
+    /// staked for AERO, whose logs the scan follows.
+    pub gauge: Option<String>,
 }
 
 /// What a pool's token contracts say it holds (`balanceOf(pool)`), in base units.
@@ -525,7 +536,7 @@ mod tests {
             observed_at: now - chrono::Duration::seconds(age),
             ticks: vec![],
             balances: None,
-            fee: None,
+            slipstream: None,
         }
     }
 

@@ -32,6 +32,7 @@ fn source(manager: &str) -> Source<'_> {
         manager,
         farm: None,
         v4: None,
+        gauge: None,
     }
 }
 

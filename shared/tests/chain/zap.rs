@@ -37,7 +37,7 @@ async fn state(devnet: &Devnet) -> PoolState {
         observed_at: chrono::Utc::now(),
         ticks: Vec::new(),
         balances: None,
-        fee: None,
+        slipstream: None,
     }
 }
 

@@ -32,7 +32,7 @@ fn state_at(pool: &Pool, price: u32, height: u64) -> PoolState {
         observed_at: Utc::now(),
         ticks: Vec::new(),
         balances: None,
-        fee: None,
+        slipstream: None,
     }
 }
 

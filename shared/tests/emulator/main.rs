@@ -71,7 +71,7 @@ async fn fresh_state_for(store: &shared::store::DynamoDbStore, fixture: &shared:
         observed_at: chrono::Utc::now(),
         ticks: Vec::new(),
         balances: None,
-        fee: None,
+        slipstream: None,
     };
     market
         .save_state(pool, &state, &[], Succession::Next)

@@ -219,7 +219,7 @@ fn own_pool(id: &str, price: &str, weth: u64, weth_address: &str) -> (PoolRecord
             token0: whole,
             token1: U256::from(weth) * whole,
         }),
-        fee: None,
+        slipstream: None,
     };
     let market = PoolMarket {
         state: Some(state),
@@ -371,7 +371,7 @@ fn the_pricing_pools_alone_price_a_token_as_all_of_its_chains_pools_do() {
                 observed_at: chrono::Utc::now(),
                 ticks: Vec::new(),
                 balances: pool.state.as_ref().and_then(|s| s.balances),
-                fee: None,
+                slipstream: None,
             };
             (pool.key(), state)
         })

@@ -12,7 +12,7 @@ use super::kept::keep;
 use super::pools;
 use super::rpc::RpcClient;
 use super::scan::REORG_WINDOW;
-use super::slipstream::gauge_of;
+use super::slipstream::position_gauge;
 use super::v4_wallets::{owed_at, value_modifications};
 use crate::application::alert_ports::Alerts;
 use crate::application::ports::{HistoryStore, PositionStore, SeriesStore, StoreError};
@@ -168,10 +168,15 @@ impl HistoryReader<'_> {
         }
         if from <= head.number {
             let v4 = self.v4_contracts(&holding.manager);
+            let gauge = match position_gauge(self.rpc, self.catalog, position, head).await {
+                Ok(gauge) => gauge,
+                Err(why) => return Ok((0, Some(format!("its pool's gauge: {why}")))),
+            };
             let source = Source {
                 manager: &holding.manager,
                 farm: self.farm(&holding.manager),
                 v4: v4.map(|(pool_manager, _)| (pool_manager, position.pool.as_str())),
+                gauge: gauge.as_deref().map(|g| (g, holding.wallet.as_str())),
             };
             let mut read =
                 position_events(self.rpc, &source, token_id, from, head, self.log_range).await;
@@ -187,18 +192,9 @@ impl HistoryReader<'_> {
                     read.stopped = Some(format!("its modifications could not be valued: {why}"));
                 }
             }
-            // A Slipstream position is staked in its pool's gauge: read where a transfer needs it.
-            if position.protocol.is_slipstream()
-                && read.events.iter().any(|e| e.kind == EventKind::Transfer)
-            {
-                match gauge_of(self.rpc, &position.pool, head).await {
-                    Ok(gauge) => mark_staking(&mut read.events, &gauge, &holding.wallet),
-                    Err(why) => {
-                        read.events.clear();
-                        read.through = from.saturating_sub(1);
-                        read.stopped = Some(format!("its pool's gauge could not be read: {why}"));
-                    }
-                }
+            if let Some(gauge) = &gauge {
+                // The transfers into the gauge and back are stakes, not disposals.
+                mark_staking(&mut read.events, gauge, &holding.wallet);
             }
             stopped = read.stopped;
             let mut events = read.events;

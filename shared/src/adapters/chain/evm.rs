@@ -7,7 +7,7 @@
 
 use super::rpc::{RpcClient, RpcError};
 use crate::domain::catalog::Pool;
-use crate::domain::market::{Balances, PoolState, TickState};
+use crate::domain::market::{Balances, PoolState, SlipstreamState, TickState};
 use crate::domain::math::U256;
 use crate::domain::model::Protocol;
 use alloy_sol_types::{sol, SolCall};
@@ -51,6 +51,7 @@ sol! {
             bool initialized
         );
         function fee() external view returns (uint24);
+        function gauge() external view returns (address);
     }
 
     /// A pool's own balance of each of its tokens: how deep a discovered pool is.
@@ -79,11 +80,12 @@ impl Layout {
         }
     }
 
-    /// Calls of [`pool_calls`] before the ticks': Slipstream's `fee()` after v3's four.
+    /// Calls of [`pool_calls`] before the ticks': Slipstream's `fee()` and `gauge()` after
+    /// v3's four.
     pub fn state_calls(self) -> usize {
         match self {
             Layout::UniswapV3 => 4,
-            Layout::Slipstream => 5,
+            Layout::Slipstream => 6,
         }
     }
 
@@ -262,6 +264,7 @@ pub(super) fn pool_calls(
     ];
     if layout == Layout::Slipstream {
         calls.push(call(ISlipstreamPool::feeCall {}.abi_encode()));
+        calls.push(call(ISlipstreamPool::gaugeCall {}.abi_encode()));
     }
     for tick in ticks {
         let tick =
@@ -298,11 +301,15 @@ pub(super) fn decode_state(
     let liquidity = next_decoded::<liquidityCall>(next, 1, "liquidity")?;
     let growth0 = next_decoded::<feeGrowthGlobal0X128Call>(next, 1, "feeGrowthGlobal0X128")?;
     let growth1 = next_decoded::<feeGrowthGlobal1X128Call>(next, 1, "feeGrowthGlobal1X128")?;
-    let fee = match layout {
+    let slipstream = match layout {
         Layout::UniswapV3 => None,
         Layout::Slipstream => {
             let fee = next_decoded::<ISlipstreamPool::feeCall>(next, 1, "fee")?;
-            Some(fee.to::<u32>())
+            let gauge = next_decoded::<ISlipstreamPool::gaugeCall>(next, 1, "gauge")?;
+            Some(SlipstreamState {
+                fee: fee.to::<u32>(),
+                gauge: (gauge != alloy_primitives::Address::ZERO).then(|| gauge.to_checksum(None)),
+            })
         }
     };
     let mut ticks = Vec::with_capacity(tick_list.len());
@@ -341,7 +348,7 @@ pub(super) fn decode_state(
         observed_at,
         ticks,
         balances: None,
-        fee,
+        slipstream,
     })
 }
 

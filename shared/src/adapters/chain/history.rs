@@ -11,6 +11,7 @@
 
 use super::evm::{self, block_hash, hex_bytes, quantity};
 use super::rpc::{RpcClient, RpcError};
+use super::slipstream::{gauge_harvests, harvest_filters};
 use super::v4::MODIFY_LIQUIDITY;
 use crate::domain::history::{EventKind, PositionEvent};
 use crate::domain::math::U256;
@@ -27,6 +28,12 @@ pub(super) const HARVEST: &str = "Harvest(address,address,uint256,uint256,uint25
 /// MasterChefV3's unstake: `Withdraw(address indexed from, address to, uint256 indexed pid,
 /// uint256 indexed tokenId)`; `to` may be anyone, the staker's position leaving it then.
 pub(super) const FARM_WITHDRAW: &str = "Withdraw(address,address,uint256,uint256)";
+/// A Slipstream gauge's reward payment: `ClaimRewards(address indexed from, uint256 amount)`,
+/// at a `getReward(tokenId)` and at a `withdraw(tokenId)` (no token id in it).
+pub(super) const GAUGE_CLAIM: &str = "ClaimRewards(address,uint256)";
+/// A Slipstream gauge's unstake: `Withdraw(address indexed user, uint256 indexed tokenId,
+/// uint128 indexed liquidityToStake)`.
+pub(super) const GAUGE_WITHDRAW: &str = "Withdraw(address,uint256,uint128)";
 pub(super) const INCREASE: &str = "IncreaseLiquidity(uint256,uint128,uint256,uint256)";
 pub(super) const DECREASE: &str = "DecreaseLiquidity(uint256,uint128,uint256,uint256)";
 pub(super) const COLLECT: &str = "Collect(uint256,address,uint256,uint256)";
@@ -210,6 +217,9 @@ pub struct Source<'a> {
     pub manager: &'a str,
     pub farm: Option<&'a str>,
     pub v4: Option<(&'a str, &'a str)>,
+    /// Aerodrome Slipstream: its pool's gauge and the position's holder (its harvests are the
+    /// gauge's `ClaimRewards` to the holder, [`super::slipstream::gauge_harvests`]).
+    pub gauge: Option<(&'a str, &'a str)>,
 }
 
 /// Both filters over one range, in one batch, decoded.
@@ -259,8 +269,37 @@ async fn range_events(
             range(farm, json!([topic(HARVEST), null, null, token])),
         ));
     }
+    if let Some(gauge) = source.gauge {
+        calls.extend(harvest_filters(gauge, &token, (start, end)));
+    }
+    let mut answers = rpc.batch(&calls).await;
     let mut events = Vec::new();
-    for answer in rpc.batch(&calls).await {
+    if let Some((gauge, _)) = source.gauge {
+        let withdrawals = answers
+            .pop()
+            .unwrap_or(Err(RpcError::Malformed("no answer")))?;
+        let claims = answers
+            .pop()
+            .unwrap_or(Err(RpcError::Malformed("no answer")))?;
+        let list = |logs: &Value| {
+            logs.as_array()
+                .cloned()
+                .ok_or_else(|| Refused::Other("eth_getLogs answered no list".into()))
+        };
+        let (claims, withdrawals) = (list(&claims)?, list(&withdrawals)?);
+        let found = gauge_harvests(
+            rpc,
+            (&claims, &withdrawals),
+            (gauge, token_id),
+            (start, end),
+        );
+        events.extend(
+            found
+                .await
+                .map_err(|e| Refused::Other(format!("a log refused: {e}")))?,
+        );
+    }
+    for answer in answers {
         let logs = answer?;
         let logs = logs
             .as_array()

@@ -109,7 +109,7 @@ pub async fn prices_at(rpc: &RpcClient, reads: &[(&Pool, &Block)]) -> Vec<PoolRe
                 observed_at,
                 ticks: Vec::new(),
                 balances,
-                fee: None,
+                slipstream: None,
             })
         })
         .collect()

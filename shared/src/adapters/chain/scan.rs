@@ -11,8 +11,8 @@
 
 use super::evm::{self, Block};
 use super::history::{
-    decode_log, read_ranges, topic, word_topic, Refused, COLLECT, DECREASE, FARM_WITHDRAW, HARVEST,
-    INCREASE, TRANSFER,
+    decode_log, read_ranges, topic, word_topic, Refused, COLLECT, DECREASE, FARM_WITHDRAW,
+    GAUGE_CLAIM, GAUGE_WITHDRAW, HARVEST, INCREASE, TRANSFER,
 };
 use super::rpc::RpcClient;
 use super::v4::MODIFY_LIQUIDITY;
@@ -159,6 +159,8 @@ impl<'a> Watched<'a> {
                 COLLECT,
                 HARVEST,
                 FARM_WITHDRAW,
+                GAUGE_CLAIM,
+                GAUGE_WITHDRAW,
             ]
             .map(topic);
             let mut calls = vec![filter(json!([kinds]))];
@@ -171,9 +173,10 @@ impl<'a> Watched<'a> {
             filters.push(filter(json!([topic(TRANSFER), chunk])));
             filters.push(filter(json!([topic(TRANSFER), null, chunk])));
             if farms {
-                // A farm's harvest and withdrawal name its staker (only the staker may do
-                // either); a withdrawal to another address is the staker's position leaving.
-                let kinds = [topic(HARVEST), topic(FARM_WITHDRAW)];
+                // A farm's (or a Slipstream gauge's) harvest and withdrawal name its staker
+                // (only the staker may do either); a withdrawal to another address is the
+                // staker's position leaving.
+                let kinds = FARM_EVENTS.map(topic);
                 filters.push(filter(json!([kinds, chunk])));
             }
         }
@@ -287,9 +290,13 @@ impl<'a> Watched<'a> {
     }
 }
 
-/// A farm's `Harvest` or `Withdraw`, by its first topic.
+/// What a farm or a Slipstream gauge emits naming its staker first.
+const FARM_EVENTS: [&str; 4] = [HARVEST, FARM_WITHDRAW, GAUGE_CLAIM, GAUGE_WITHDRAW];
+
+/// A farm's `Harvest` or `Withdraw` (or a gauge's `ClaimRewards` or `Withdraw`), by its first
+/// topic.
 fn is_farm_event(first: &str) -> bool {
-    [HARVEST, FARM_WITHDRAW]
+    FARM_EVENTS
         .iter()
         .any(|kind| first.eq_ignore_ascii_case(&topic(kind)))
 }
@@ -353,13 +360,24 @@ impl ChainScanner {
             .get(&chain)
             .ok_or_else(|| format!("no RPC endpoint is configured for {chain}"))?;
         let catalog = self.market.catalog().await.map_err(|e| e.to_string())?;
-        // The position managers, and the farms their positions are staked in.
-        let managers: Vec<String> = catalog
+        // The position managers, the farms their positions are staked in, and the gauges of
+        // the chain's Slipstream pools (each pool's, as its sync read it).
+        let gauges: Vec<String> = catalog
+            .pools
+            .iter()
+            .filter(|p| p.chain == chain)
+            .filter_map(|p| p.state.as_ref()?.slipstream.as_ref()?.gauge.clone())
+            .collect();
+        let mut managers: Vec<String> = catalog
             .deployments_on(chain)
             .flat_map(|d| [d.position_manager.clone(), d.staking.clone()])
             .flatten()
+            .chain(gauges.iter().cloned())
             .collect();
-        let farms = catalog.deployments_on(chain).any(|d| d.staking.is_some());
+        managers.sort_unstable();
+        managers.dedup();
+        let farms =
+            catalog.deployments_on(chain).any(|d| d.staking.is_some()) || !gauges.is_empty();
         let head = evm::block_number(rpc)
             .await
             .map_err(|e| format!("eth_blockNumber: {e}"))?;

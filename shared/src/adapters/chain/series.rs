@@ -512,7 +512,7 @@ fn unread_point(block: &Block, time: i64, why: String) -> PoolPoint {
             observed_at: DateTime::from_timestamp(block_time, 0).unwrap_or_default(),
             ticks: Vec::new(),
             balances: None,
-            fee: None,
+            slipstream: None,
         },
         prices: [None, None],
         unread: Some(why),

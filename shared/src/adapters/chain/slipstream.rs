@@ -8,9 +8,13 @@
 //! the count: the gauges, their answers for the wallet, the pending rewards.
 
 use super::evm::{self, call, decoded, Block};
+use super::history::{decode_log, topic, GAUGE_WITHDRAW};
 use super::rpc::{RpcClient, RpcError};
 use super::staking::Stake;
+use crate::domain::catalog::Catalog;
+use crate::domain::history::{EventKind, PositionEvent};
 use crate::domain::math::U256;
+use crate::domain::model::Position;
 use alloy_primitives::Address;
 use alloy_sol_types::{sol, SolCall};
 use serde_json::Value;
@@ -29,6 +33,7 @@ sol! {
         function rewardToken() external view returns (address);
         function stakedValues(address depositor) external view returns (uint256[]);
         function earned(address account, uint256 tokenId) external view returns (uint256);
+        function getReward(uint256 tokenId) external;
     }
 }
 
@@ -47,6 +52,9 @@ pub fn get_pool(token0: Address, token1: Address, spacing: u32) -> Vec<u8> {
     .abi_encode()
 }
 
+/// What a pool without a gauge answers `gauge()`.
+pub const NO_GAUGE: &str = "0x0000000000000000000000000000000000000000";
+
 /// The gauge of a Slipstream `pool` at `block` (zero where none was created): where its
 /// positions are staked, so that a transfer there is a stake, not a disposal.
 pub async fn gauge_of(rpc: &RpcClient, pool: &str, block: &Block) -> Result<String, String> {
@@ -56,6 +64,25 @@ pub async fn gauge_of(rpc: &RpcClient, pool: &str, block: &Block) -> Result<Stri
     let answer = rpc.call(asked.0, asked.1).await;
     let gauge = decoded::<ISlipstreamGauged::gaugeCall>(answer, 1, "gauge")?;
     Ok(gauge.to_checksum(None))
+}
+
+/// A Slipstream position's pool's gauge, as the pool's sync read it, else from the chain at
+/// `block` (`None` where the pool has none, or the position is no Slipstream one).
+pub async fn position_gauge(
+    rpc: &RpcClient,
+    catalog: &Catalog,
+    position: &Position,
+    block: &Block,
+) -> Result<Option<String>, String> {
+    if !position.protocol.is_slipstream() {
+        return Ok(None);
+    }
+    let pool = catalog.find(position.chain, position.protocol, &position.pool);
+    if let Some(own) = pool.and_then(|p| p.state.as_ref()?.slipstream.as_ref()) {
+        return Ok(own.gauge.clone());
+    }
+    let gauge = gauge_of(rpc, &position.pool, block).await?;
+    Ok((!gauge.eq_ignore_ascii_case(NO_GAUGE)).then_some(gauge))
 }
 
 /// What the gauges of the asked pools hold for a wallet.
@@ -167,4 +194,136 @@ fn staked_ids(answer: Result<Value, RpcError>) -> Result<Vec<U256>, String> {
         .into_iter()
         .map(|id| U256::from_limbs(*id.as_limbs()))
         .collect())
+}
+
+/// The position's harvests among a gauge's `ClaimRewards` to its holder over a range, as
+/// `Harvest` events (the reward in AERO's base units): a claim names no token id, so it is the
+/// position's where its transaction withdrew the position from the gauge (the gauge's
+/// `Withdraw` of the token id after it, the nearest), or where its transaction is the holder's
+/// own `getReward(tokenId)` call of the gauge (its input read, one batch for the claims left).
+/// A claim made through another contract's call is not told apart: it is left out.
+pub(super) async fn gauge_harvests(
+    rpc: &RpcClient,
+    (claims, withdrawals): (&[Value], &[Value]),
+    (gauge, token_id): (&str, U256),
+    range: (u64, u64),
+) -> Result<Vec<PositionEvent>, String> {
+    let field = |log: &Value, name: &str| {
+        log.get(name)
+            .and_then(Value::as_str)
+            .map(str::to_ascii_lowercase)
+    };
+    let index = |log: &Value| log.get("logIndex").and_then(evm::quantity);
+    let mut harvests = Vec::new();
+    let mut asked = Vec::new();
+    for claim in claims {
+        let event = claim_event(claim, gauge, range)?;
+        let transaction = field(claim, "transactionHash");
+        // The gauge's withdrawal of this token in the same transaction, right after the claim.
+        let withdrawn = withdrawals.iter().any(|w| {
+            field(w, "transactionHash") == transaction
+                && index(w) > index(claim)
+                && !claims.iter().any(|c| {
+                    field(c, "transactionHash") == transaction
+                        && index(c) > index(claim)
+                        && index(c) < index(w)
+                })
+        });
+        if withdrawn {
+            harvests.push(event);
+        } else {
+            asked.push(event);
+        }
+    }
+    if asked.is_empty() {
+        return Ok(harvests);
+    }
+    let calls: Vec<_> = asked
+        .iter()
+        .map(|e| {
+            (
+                "eth_getTransactionByHash",
+                serde_json::json!([e.transaction]),
+            )
+        })
+        .collect();
+    let token_id = alloy_primitives::U256::from_limbs(*token_id.as_limbs());
+    let own = ICLGauge::getRewardCall { tokenId: token_id }.abi_encode();
+    for (event, answer) in asked.into_iter().zip(rpc.batch(&calls).await) {
+        let answer = answer.map_err(|e| format!("eth_getTransactionByHash: {e}"))?;
+        let to = answer.get("to").and_then(Value::as_str).unwrap_or_default();
+        let input = answer.get("input").map(evm::hex_bytes).transpose()?;
+        if to.eq_ignore_ascii_case(gauge) && input.as_deref() == Some(own.as_slice()) {
+            harvests.push(event);
+        }
+    }
+    Ok(harvests)
+}
+
+/// A gauge's `ClaimRewards(owner, amount)` as a `Harvest` paid to its owner (strictly: two
+/// topics, one word, its block within the range).
+fn claim_event(log: &Value, gauge: &str, range: (u64, u64)) -> Result<PositionEvent, String> {
+    let emitter = log
+        .get("address")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !emitter.eq_ignore_ascii_case(gauge) {
+        return Err(format!(
+            "a ClaimRewards from {emitter}, not the position's gauge"
+        ));
+    }
+    // Read as a Transfer-shaped log for its common fields, then made the harvest it is.
+    let topics = log
+        .get("topics")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let data = log
+        .get("data")
+        .map(evm::hex_bytes)
+        .transpose()?
+        .unwrap_or_default();
+    if topics.len() != 2 || data.len() != 32 {
+        return Err("a ClaimRewards of another shape".into());
+    }
+    let mut shaped = log.clone();
+    let zero = format!("0x{:064x}", 0);
+    shaped["topics"] = serde_json::json!([topic(super::history::TRANSFER), topics[1], zero, zero]);
+    shaped["data"] = Value::String("0x".into());
+    let (_, _, mut event) = decode_log(&shaped, range)?;
+    event.kind = EventKind::Harvest;
+    event.reward = Some(U256::from_be_slice(&data));
+    (event.from, event.to) = (None, event.from.take());
+    Ok(event)
+}
+
+/// The filters of a gauge's logs the position's harvests are found among over a range: its
+/// `ClaimRewards` to the holder, its `Withdraw`s of the token.
+pub(super) fn harvest_filters(
+    (gauge, holder): (&str, &str),
+    token: &str,
+    (start, end): (u64, u64),
+) -> [(&'static str, Value); 2] {
+    let holder = format!(
+        "0x{:0>64}",
+        holder.trim_start_matches("0x").to_ascii_lowercase()
+    );
+    let range = |topics: Value| {
+        (
+            "eth_getLogs",
+            serde_json::json!([{
+                "address": gauge,
+                "fromBlock": format!("0x{start:x}"),
+                "toBlock": format!("0x{end:x}"),
+                "topics": topics,
+            }]),
+        )
+    };
+    [
+        range(serde_json::json!([
+            topic(super::history::GAUGE_CLAIM),
+            holder
+        ])),
+        range(serde_json::json!([topic(GAUGE_WITHDRAW), null, token])),
+    ]
 }

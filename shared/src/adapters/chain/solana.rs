@@ -422,7 +422,7 @@ pub async fn read_pools(
                 observed_at,
                 ticks,
                 balances: None,
-                fee: None,
+                slipstream: None,
             })
         })
         .collect();

@@ -231,7 +231,7 @@ mod tests {
             observed_at: now() - chrono::Duration::seconds(age_seconds),
             ticks: Vec::new(),
             balances: None,
-            fee: None,
+            slipstream: None,
         }
     }
 

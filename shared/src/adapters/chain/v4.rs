@@ -141,7 +141,7 @@ pub fn decode_state(
         observed_at,
         ticks,
         balances: None,
-        fee: None,
+        slipstream: None,
     })
 }
 

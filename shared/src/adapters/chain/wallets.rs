@@ -486,9 +486,9 @@ pub async fn read_wallet(
         };
         position.protocol = protocols[&manager];
         position.tick_spacing = spacing;
-        if let Some(fee) = position.state.fee {
+        if let Some(own) = &position.state.slipstream {
             // Slipstream: the pool's own fee, not the position's fifth word (its spacing).
-            position.fee = fee;
+            position.fee = own.fee;
         }
         if let Some(stake) = stakes.get(&(manager, token_id)) {
             let reward = &reward_tokens[&stake.farm];

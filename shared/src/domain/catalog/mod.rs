@@ -181,7 +181,7 @@ impl Pool {
             id: record.pool.clone(),
             // A Slipstream pool's fee as its state last read it (0 until one is).
             fee_tier: match (&state, slipstream) {
-                (Some(state), true) => state.fee.unwrap_or(0),
+                (Some(state), true) => state.slipstream.as_ref().map_or(0, |s| s.fee),
                 _ => record.fee_tier,
             },
             tick_spacing: record.tick_spacing,
@@ -425,7 +425,7 @@ impl Catalog {
                 pool.sqrt_price = state.sqrt_price;
                 pool.tick = state.tick;
                 pool.current_price = pool.orientation.human_price_decimal(state.sqrt_price);
-                pool.fee_tier = state.fee.unwrap_or(pool.fee_tier);
+                pool.fee_tier = state.slipstream.as_ref().map_or(pool.fee_tier, |s| s.fee);
                 pool.state = Some(state.clone());
             }
         }

@@ -524,7 +524,7 @@ mod tests {
                 observed_at: chrono::DateTime::from_timestamp(0, 0).unwrap(),
                 ticks: vec![tick(-600), tick(600)],
                 balances: None,
-                fee: None,
+                slipstream: None,
             },
             prices: [Some("2".into()), Some("1".into())],
             unread: None,
