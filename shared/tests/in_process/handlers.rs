@@ -477,8 +477,20 @@ async fn pools_lists_the_catalog() {
         .collect();
     assert_eq!(
         protocols.into_iter().collect::<Vec<_>>(),
-        ["orca-whirlpools", "pancakeswap-v3", "uniswap-v3"]
+        [
+            "aerodrome-slipstream",
+            "orca-whirlpools",
+            "pancakeswap-v3",
+            "uniswap-v3"
+        ]
     );
+    // A Slipstream pool's fee is its own, dynamic: none until a state of it is read.
+    let slipstream = data
+        .iter()
+        .find(|p| p["protocol"] == "aerodrome-slipstream")
+        .unwrap();
+    assert!(slipstream["feeTier"].is_null(), "{slipstream}");
+    assert_eq!(slipstream["tickSpacing"], 100, "{slipstream}");
 }
 
 #[tokio::test]

@@ -19,6 +19,7 @@ pub mod fanout;
 pub mod gone;
 pub mod history;
 pub mod kept;
+pub mod logs;
 pub mod mints;
 pub mod orca_wallets;
 pub mod orders;

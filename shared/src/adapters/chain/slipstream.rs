@@ -8,7 +8,7 @@
 //! the count: the gauges, their answers for the wallet, the pending rewards.
 
 use super::evm::{self, call, decoded, Block};
-use super::history::{decode_log, topic, GAUGE_WITHDRAW};
+use super::logs::{decode_log, topic, GAUGE_CLAIM, GAUGE_WITHDRAW, TRANSFER};
 use super::rpc::{RpcClient, RpcError};
 use super::staking::Stake;
 use crate::domain::catalog::Catalog;
@@ -288,7 +288,7 @@ fn claim_event(log: &Value, gauge: &str, range: (u64, u64)) -> Result<PositionEv
     }
     let mut shaped = log.clone();
     let zero = format!("0x{:064x}", 0);
-    shaped["topics"] = serde_json::json!([topic(super::history::TRANSFER), topics[1], zero, zero]);
+    shaped["topics"] = serde_json::json!([topic(TRANSFER), topics[1], zero, zero]);
     shaped["data"] = Value::String("0x".into());
     let (_, _, mut event) = decode_log(&shaped, range)?;
     event.kind = EventKind::Harvest;
@@ -320,10 +320,7 @@ pub(super) fn harvest_filters(
         )
     };
     [
-        range(serde_json::json!([
-            topic(super::history::GAUGE_CLAIM),
-            holder
-        ])),
+        range(serde_json::json!([topic(GAUGE_CLAIM), holder])),
         range(serde_json::json!([topic(GAUGE_WITHDRAW), null, token])),
     ]
 }

@@ -3,11 +3,13 @@
 //! states read from the chains replace the snapshot's prices pool by pool.
 
 mod records;
+mod view;
 
 pub use records::{
     embedded_deployments, embedded_records, BaseToken, CatalogError, CatalogFile, Deployment,
     PoolRecord, TokenRecord, EMBEDDED_CATALOG,
 };
+pub use view::{PoolView, TokenView};
 
 use crate::domain::fee_ticks::FeeTick;
 use crate::domain::json::Exact;
@@ -21,7 +23,6 @@ use crate::domain::pricing::{
 };
 use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::str::FromStr;
 
@@ -203,23 +204,6 @@ impl Pool {
         })
     }
 
-    pub fn key(&self) -> PoolKey {
-        PoolKey::new(self.chain, self.protocol, &self.id)
-    }
-
-    pub fn curve(&self) -> Curve {
-        self.orientation.curve
-    }
-
-    /// Whether `id` names this pool (EVM addresses in any letter case).
-    pub fn is_named(&self, id: &str) -> bool {
-        if self.chain.addresses_ignore_case() {
-            self.id.eq_ignore_ascii_case(id)
-        } else {
-            self.id == id
-        }
-    }
-
     pub fn view(&self, freshness: Freshness, now: DateTime<Utc>) -> PoolView {
         let (block, slot) = Height::pair(self.chain, self.state.as_ref().map(|s| s.height));
         let token = |t: &Token| TokenView {
@@ -253,6 +237,23 @@ impl Pool {
     pub fn in_range(&self, tick_lower: i32, tick_upper: i32) -> bool {
         tick_lower <= self.tick && self.tick < tick_upper
     }
+
+    pub fn key(&self) -> PoolKey {
+        PoolKey::new(self.chain, self.protocol, &self.id)
+    }
+
+    pub fn curve(&self) -> Curve {
+        self.orientation.curve
+    }
+
+    /// Whether `id` names this pool (EVM addresses in any letter case).
+    pub fn is_named(&self, id: &str) -> bool {
+        if self.chain.addresses_ignore_case() {
+            self.id.eq_ignore_ascii_case(id)
+        } else {
+            self.id == id
+        }
+    }
 }
 
 /// The native currency as Uniswap v4 names it: `address(0)`.
@@ -282,46 +283,6 @@ pub fn curve_of(protocol: Protocol) -> Curve {
         | Protocol::UniswapV4 => Curve::UniswapV3,
         Protocol::OrcaWhirlpools => Curve::OrcaWhirlpools,
     }
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TokenView {
-    pub symbol: String,
-    pub address: String,
-    pub decimals: u8,
-    /// `null` for a discovered pool's token no route prices.
-    pub price_usd: Option<Exact>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PoolView {
-    pub chain: Chain,
-    pub protocol: Protocol,
-    pub pool: String,
-    /// An Aerodrome Slipstream pool's is its current fee (dynamic), `null` until a state of it
-    /// is read.
-    pub fee_tier: Option<u32>,
-    pub tick_spacing: i32,
-    pub token_a: TokenView,
-    pub token_b: TokenView,
-    pub current_price: Exact,
-    pub tick: i32,
-    /// The sqrt price in the protocol's fixed point (Q64.96, Q64.64), an integer string.
-    pub sqrt_price: String,
-    pub observed_at: Option<String>,
-    #[serde(skip_serializing_if = "Height::is_hidden")]
-    pub block: Height,
-    #[serde(skip_serializing_if = "Height::is_hidden")]
-    pub slot: Height,
-    pub stale: bool,
-    /// Read because a linked wallet holds a position on it; not one to open positions on.
-    pub discovered: bool,
-    /// Uniswap v4: the pool's hook contract, where it has one (a hooked pool: its figures are
-    /// the pure math's only where the hook may return no deltas, decision 62).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hooks: Option<String>,
 }
 
 /// The supported pools, in catalog order, and when their states stop being current.
