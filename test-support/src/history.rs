@@ -320,6 +320,8 @@ pub async fn series_follows_stakes(store: &dyn SeriesStore) {
         farm: "0x556B9306565093C855AEA9AE92A594704c2Cd59e".into(),
         token: token.to_string(),
         until,
+        // Kept as given (a gauge's `earned` is asked per staker).
+        staker: Some("0x70997970c51812dc3a010c7d01b50e0d17dc79c8".into()),
     };
     let pool = "0x36696169C63e42cd08ce11f5deeBbCeBae652050";
     assert!(store.followed_stakes(chain).await.unwrap().is_empty());

@@ -26,9 +26,11 @@ use crate::domain::holdings::entry;
 use crate::domain::model::{
     Chain, ChainOrder, OrderKind, Position, PositionEntry, Protocol, Source, Status,
 };
+use crate::domain::calldata::GaugeCall;
 use crate::domain::orders::actions::{
-    collect_transaction, decrease_transaction, harvest_transaction, increase_transactions,
-    move_funds, rebalance_transactions, share_of, stake_transaction, Move,
+    collect_transaction, decrease_transaction, gauge_stake_transactions, gauge_transaction,
+    harvest_transaction, increase_transactions, move_funds, rebalance_transactions, share_of,
+    stake_transaction, Move,
 };
 use crate::domain::orders::build::protocol_tokens;
 use crate::domain::orders::build::withdraw_transaction;
@@ -243,28 +245,37 @@ async fn act_once(
             vec![collect_transaction(&terms, token).map_err(UseCaseError::internal)?],
         ),
         Asked::Harvest(_) => {
-            if venue.farm.is_none() {
-                return Err(UseCaseError::Conflict(
-                    "the position is not staked in a farm: it has no rewards to harvest".into(),
-                ));
-            }
-            let built = harvest_transaction(&terms, token).map_err(UseCaseError::internal)?;
-            (OrderKind::Harvest, vec![built])
+            let built = match (&venue.gauge, &venue.farm) {
+                (Some(gauge), _) => gauge_transaction(&terms, token, (gauge, GaugeCall::GetReward)),
+                (None, Some(_)) => harvest_transaction(&terms, token),
+                (None, None) => {
+                    return Err(UseCaseError::Conflict(
+                        "the position is not staked in a farm: it has no rewards to harvest"
+                            .into(),
+                    ))
+                }
+            };
+            (OrderKind::Harvest, vec![built.map_err(UseCaseError::internal)?])
         }
         Asked::Stake(_) => {
-            if venue.farm.is_some() {
+            if venue.farm.is_some() || venue.gauge.is_some() {
                 return Err(UseCaseError::Conflict(
                     "the position is staked in its farm already".into(),
                 ));
             }
-            let farm = farm_of(catalog, pool, &venue.manager).ok_or_else(|| {
-                UseCaseError::Conflict(format!(
-                    "no farm is known for {} positions on {}: nothing to stake it in",
-                    pool.protocol, pool.chain
-                ))
-            })?;
-            let built = stake_transaction(&terms, token, farm).map_err(UseCaseError::internal)?;
-            (OrderKind::Stake, vec![built])
+            let built = match farm_of(catalog, pool, &venue.manager) {
+                Some(Farm::Gauge(gauge)) => gauge_stake_transactions(&terms, token, &gauge),
+                Some(Farm::Deployment(farm)) => {
+                    stake_transaction(&terms, token, &farm).map(|t| vec![t])
+                }
+                None => {
+                    return Err(UseCaseError::Conflict(format!(
+                        "no farm is known for {} positions on {}: nothing to stake it in",
+                        pool.protocol, pool.chain
+                    )))
+                }
+            };
+            (OrderKind::Stake, built.map_err(UseCaseError::internal)?)
         }
         Asked::Increase { amounts, .. } if router.is_some() => {
             let offered = offered_amounts(pool, (&amounts.0, &amounts.1))?;
@@ -415,7 +426,19 @@ async fn act_once(
             (OrderKind::Rebalance, built)
         }
     };
+    // A position in a Slipstream gauge is withdrawn from it first: the gauge has none of the
+    // manager's calls (decision 71).
+    let transactions = match (&venue.gauge, kind) {
+        (Some(gauge), kind) if ![OrderKind::Harvest, OrderKind::Stake].contains(&kind) => {
+            let unstake = gauge_transaction(&terms, token, (gauge, GaugeCall::Withdraw))
+                .map_err(UseCaseError::internal)?;
+            [vec![unstake], transactions].concat()
+        }
+        _ => transactions,
+    };
+    let reward_token = holding.staked.as_ref().map(|s| &s.reward_token);
     let known = Known {
+        reward_token,
         principal_owed,
         paid,
         fees_paid,
@@ -456,10 +479,23 @@ async fn act_once(
     Ok(Some(shown))
 }
 
-/// The farm of the deployment whose position manager is `manager` (its `staking`), if any.
-fn farm_of<'a>(catalog: &'a Catalog, pool: &Pool, manager: &str) -> Option<&'a str> {
+/// Where a position is staked.
+enum Farm {
+    /// Its deployment's farm (its `staking`: MasterChefV3), which takes the NFT as it arrives.
+    Deployment(String),
+    /// A Slipstream pool's gauge (as the pool's state read it), which takes it by `deposit`.
+    Gauge(String),
+}
+
+/// Where a position of `manager` on `pool` is staked, if anywhere.
+fn farm_of(catalog: &Catalog, pool: &Pool, manager: &str) -> Option<Farm> {
+    if pool.protocol.is_slipstream() {
+        let own = pool.state.as_ref()?.slipstream.as_ref()?;
+        return own.gauge.clone().map(Farm::Gauge);
+    }
     catalog
         .deployment_of_manager(pool.chain, manager)
         .filter(|d| d.protocol == pool.protocol)
-        .and_then(|d| d.staking.as_deref())
+        .and_then(|d| d.staking.clone())
+        .map(Farm::Deployment)
 }

@@ -106,7 +106,7 @@ pub(crate) async fn simulated(
     chain: &dyn OrderChain,
     pool: &Pool,
     transactions: Vec<TransactionRequest>,
-    known: Known,
+    known: Known<'_>,
 ) -> Result<Vec<TransactionRequest>, UseCaseError> {
     simulated_with(chain, pool, (transactions, &[]), known).await
 }
@@ -117,7 +117,7 @@ pub(crate) async fn simulated_with(
     chain: &dyn OrderChain,
     pool: &Pool,
     (transactions, credits): (Vec<TransactionRequest>, &[Credit]),
-    known: Known,
+    known: Known<'_>,
 ) -> Result<Vec<TransactionRequest>, UseCaseError> {
     let runs = runs(chain, pool, &transactions, credits).await?;
     annotate(pool, transactions, &runs, known).map_err(UseCaseError::MarketStale)

@@ -65,7 +65,7 @@ pub(crate) fn router_of<'a>(catalog: &'a Catalog, pool: &Pool) -> Outcome<Router
 pub(crate) struct Zapped {
     pub transactions: Vec<TransactionRequest>,
     pub plan: ZapPlan,
-    pub known: Known,
+    pub known: Known<'static>,
 }
 
 /// 409 for a zap the exact math cannot size at this state (an offer or a swap past its types).

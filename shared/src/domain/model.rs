@@ -7,7 +7,8 @@ use crate::domain::json::{Exact, Percent, Usd};
 pub use crate::domain::keys::{KeyAnswer, KeyClaim, StoredResponse, KEY_LEASE, KEY_RETENTION};
 use crate::domain::math::U256;
 pub use crate::domain::transactions::{
-    calls_of, AmountPair, Call, ExpectedAmounts, ExpectedSwap, PermitBatch, PermitDetails,
+    calls_of, AmountPair, Call, ExpectedAmounts, ExpectedReward, ExpectedSwap, PermitBatch,
+    PermitDetails,
     TransactionRequest,
 };
 use bigdecimal::BigDecimal;

@@ -56,6 +56,20 @@ pub struct ExpectedAmounts {
     /// A zap's: the liquidity its mint or increase makes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub liquidity: Option<String>,
+    /// What a Slipstream gauge pays in it (a harvest, an unstake): the reward token and its
+    /// amount as the run paid it. Rewards stream every second: sent later, it pays at least
+    /// this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward: Option<ExpectedReward>,
+}
+
+/// A reward a transaction pays, as its run paid it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExpectedReward {
+    pub token: crate::domain::model::HeldToken,
+    /// Whole tokens.
+    pub amount: String,
 }
 
 /// A zap's swap on the position's own pool, as its run did it.

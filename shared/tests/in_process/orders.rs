@@ -68,6 +68,7 @@ impl OrderChain for Allowances {
             Simulated {
                 gas: 100_000,
                 returned,
+                reward: None,
             }
         };
         Ok(transactions.iter().map(run).collect())

@@ -262,7 +262,11 @@ impl HistoryReader<'_> {
                     .is_some_and(|order| done_by(order, &events));
                 if let Some(series) = self.series {
                     let subject = (position.pool.as_str(), holding.token.as_str());
-                    let farm = (self.farm(&holding.manager), progress.is_none());
+                    let farm = self.farm(&holding.manager).or(gauge.as_deref());
+                    let farm = (
+                        farm.map(|f| (f, holding.wallet.as_str())),
+                        progress.is_none(),
+                    );
                     super::series::after_history(series, self.chain, subject, farm, &events).await;
                 }
             }

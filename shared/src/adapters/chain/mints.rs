@@ -61,7 +61,12 @@ async fn mint_matches(
         return false;
     };
     let tokens = protocol_tokens(pool).map(|t| t.address.to_ascii_lowercase());
-    if (&terms.tokens, terms.fee, terms.ticks) != (&tokens, pool.fee_tier, ticks) {
+    // A Slipstream position's fifth word is its pool's tick spacing.
+    let key = match pool.protocol.is_slipstream() {
+        true => u32::try_from(pool.tick_spacing).unwrap_or_default(),
+        false => pool.fee_tier,
+    };
+    if (&terms.tokens, terms.fee, terms.ticks) != (&tokens, key, ticks) {
         return false;
     }
     match plausible_mint(ticks, minted.liquidity, minted.amounts, terms.liquidity) {

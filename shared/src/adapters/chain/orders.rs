@@ -8,7 +8,7 @@
 
 use super::allowances;
 use super::events::{
-    block_times, harvested_in, mint_of, minted_in, modified_in, receipt, sent_in, touched_in,
+    block_times, claimed_in, harvested_in, mint_of, minted_in, modified_in, receipt, sent_in, touched_in,
     v4_minted_in, withdrawal_of, withdrawn_in, Log,
 };
 use super::evm;
@@ -345,8 +345,10 @@ fn judge(
                 mined_ok = false;
             }
             (true, true, OrderKind::Stake) => {
-                // The NFT sent from the wallet to the farm the transaction names.
-                let farm = order.transactions.last().and_then(|t| stake_farm(&t.data));
+                // The NFT sent from the wallet to the farm the transaction names (a Slipstream
+                // gauge's deposit: the gauge it calls).
+                let last = order.transactions.last();
+                let farm = last.and_then(|t| stake_farm(&t.data).or_else(|| Some(t.to.clone())));
                 let sent = token
                     .zip(farm)
                     .is_some_and(|(t, f)| sent_in(&logs, &order.manager, t, (&order.wallet, &f)));
@@ -359,10 +361,10 @@ fn judge(
             (true, true, OrderKind::Harvest) => {
                 // Sent to the farm: the transaction's `to`.
                 let farm = order.transactions.last().map(|t| t.to.as_str());
-                if token
-                    .zip(farm)
-                    .is_some_and(|(t, f)| harvested_in(&logs, f, t))
-                {
+                let harvested = |(t, f)| {
+                    harvested_in(&logs, f, t) || claimed_in(&logs, f, &order.wallet)
+                };
+                if token.zip(farm).is_some_and(harvested) {
                     return Outcome::Applied;
                 }
                 tracing::warn!(position = %position.id, "the reported transaction harvested nothing of the position");

@@ -7,6 +7,7 @@
 
 use super::evm::{self, Block};
 use super::rpc::{RpcClient, RpcError};
+use super::staking::FarmAsk;
 use super::{pools, staking};
 use crate::application::ports::SeriesStore;
 use crate::domain::catalog::{Catalog, Pool};
@@ -185,8 +186,12 @@ pub async fn record(
     Ok(recorded)
 }
 
-/// The farm of `pool`'s deployment, where it has one (PancakeSwap's MasterChefV3).
+/// Where `pool`'s positions are staked: its deployment's farm (PancakeSwap's MasterChefV3), or
+/// a Slipstream pool's own gauge (as its state read it).
 fn farm_of(catalog: &Catalog, pool: &Pool) -> Option<Address> {
+    if let Some(own) = pool.state.as_ref().and_then(|s| s.slipstream.as_ref()) {
+        return Address::from_str(own.gauge.as_deref()?).ok();
+    }
     catalog
         .deployments_on(pool.chain)
         .filter(|d| d.protocol == pool.protocol)
@@ -216,17 +221,26 @@ fn farms_of(
     catalog: &Catalog,
     pools: &[&Pool],
     stakes: &[&FollowedStake],
-) -> BTreeMap<Address, Vec<U256>> {
-    let mut farms: BTreeMap<Address, Vec<U256>> = BTreeMap::new();
+) -> BTreeMap<Address, FarmAsk> {
+    let mut farms: BTreeMap<Address, FarmAsk> = BTreeMap::new();
     for pool in pools {
         let Some(farm) = farm_of(catalog, pool) else {
             continue;
         };
-        let tokens = farms.entry(farm).or_default();
+        let asked = farms.entry(farm).or_insert_with(|| FarmAsk {
+            gauge: pool.protocol.is_slipstream(),
+            tokens: Vec::new(),
+        });
         for stake in stakes.iter().filter(|s| pool.is_named(&s.pool)) {
             let same_farm = Address::from_str(&stake.farm).is_ok_and(|f| f == farm);
+            let staker = stake
+                .staker
+                .as_deref()
+                .and_then(|s| Address::from_str(s).ok());
             match U256::from_str(&stake.token) {
-                Ok(token) if same_farm && !tokens.contains(&token) => tokens.push(token),
+                Ok(token) if same_farm && !asked.tokens.iter().any(|(t, _)| *t == token) => {
+                    asked.tokens.push((token, staker));
+                }
                 _ => {}
             }
         }
@@ -529,7 +543,7 @@ pub async fn after_history(
     series: &dyn SeriesStore,
     chain: Chain,
     (pool, token): (&str, &str),
-    (farm, first): (Option<&str>, bool),
+    (farm, first): (Option<(&str, &str)>, bool),
     events: &[PositionEvent],
 ) {
     let start = events.iter().filter_map(|e| e.timestamp).min();
@@ -550,11 +564,13 @@ pub async fn after_history(
             .and_then(|t| i64::try_from(t).ok())
             .unwrap_or_default(),
     });
+    let (farm, staker) = farm;
     let stake = FollowedStake {
         pool: pool.to_string(),
         farm: farm.to_string(),
         token: token.to_string(),
         until,
+        staker: Some(staker.to_ascii_lowercase()),
     };
     if let Err(e) = series.follow_stake(chain, &stake).await {
         tracing::warn!(%token, cause = %e, "a stake's rewards not followed at points");

@@ -12,7 +12,8 @@ use super::evm::hex_data;
 use super::rpc::{RpcClient, RpcError};
 use crate::domain::model::TransactionRequest;
 use crate::domain::orders::simulation::{
-    explained, grants_before, revert_reason, unhex, Credit, Grant, Simulated, SimulationError,
+    explained, grants_before, in_sequence, revert_reason, unhex, Credit, Grant, Simulated,
+    SimulationError,
 };
 use alloy_primitives::{keccak256, B256, U256};
 use serde_json::{json, Map, Value};
@@ -315,12 +316,16 @@ fn quantity(answer: &Value) -> Option<u64> {
 }
 
 /// Runs `transactions` in order on the chain's latest block (decision 55), each seeing what
-/// `credits` pay the wallet before it.
+/// `credits` pay the wallet before it; as one sequence where a later one needs more of an
+/// earlier one than an override stands in for ([`in_sequence`]).
 pub async fn simulate(
     rpc: &RpcClient,
     transactions: &[TransactionRequest],
     credits: &[Credit],
 ) -> Result<Vec<Simulated>, SimulationError> {
+    if in_sequence(transactions) {
+        return simulate_sequence(rpc, transactions).await;
+    }
     let head = rpc
         .call("eth_blockNumber", json!([]))
         .await
@@ -380,9 +385,97 @@ pub async fn simulate(
                 "the chain's node answered a simulation that is not hex: retry".into(),
             ));
         };
-        runs.push(Simulated { gas, returned });
+        runs.push(Simulated {
+            gas,
+            returned,
+            reward: None,
+        });
     }
     Ok(runs)
+}
+
+/// What a gas estimate adds to a sequence run's gas used: `eth_estimateGas` asks for the gas a
+/// call needs to start (refunds come after, and a call passes on at most 63/64 of what is
+/// left), more than it uses; a quarter covers both.
+const SEQUENCE_GAS_PERCENT: u64 = 125;
+
+/// `ClaimRewards(address,uint256)`: a Slipstream gauge's payment of a position's AERO.
+fn claim_rewards_topic() -> String {
+    format!("0x{}", hex_digits(keccak256("ClaimRewards(address,uint256)").as_slice()))
+}
+
+/// `transactions` run as one sequence on the latest block (`eth_simulateV1`: each sees what the
+/// ones before it did, an NFT's approval or a gauge's withdrawal included), no validation of
+/// balances for gas. One request. A run's gas is its gas used with [`SEQUENCE_GAS_PERCENT`];
+/// what a gauge paid in it (`ClaimRewards` to the wallet) its reward.
+async fn simulate_sequence(
+    rpc: &RpcClient,
+    transactions: &[TransactionRequest],
+) -> Result<Vec<Simulated>, SimulationError> {
+    let calls: Vec<Value> = transactions
+        .iter()
+        .map(|t| {
+            let value: u128 = t.value.parse().unwrap_or(0);
+            json!({"from": t.from, "to": t.to, "data": t.data, "value": format!("0x{value:x}")})
+        })
+        .collect();
+    let asked = json!([{"blockStateCalls": [{"calls": calls}], "validation": false}, "latest"]);
+    let answer = rpc
+        .call("eth_simulateV1", asked)
+        .await
+        .map_err(|e| unavailable(&e))?;
+    let malformed = || {
+        SimulationError::Unavailable("the chain's node answered a malformed simulation: retry".into())
+    };
+    let runs = answer
+        .get(0)
+        .and_then(|block| block.get("calls"))
+        .and_then(Value::as_array)
+        .filter(|runs| runs.len() == transactions.len())
+        .ok_or_else(malformed)?;
+    let claim = claim_rewards_topic();
+    let mut simulated = Vec::with_capacity(runs.len());
+    for (transaction, run) in transactions.iter().zip(runs) {
+        let returned = run
+            .get("returnData")
+            .and_then(Value::as_str)
+            .and_then(unhex)
+            .ok_or_else(malformed)?;
+        if run.get("status").and_then(Value::as_str) != Some("0x1") {
+            let reason = revert_reason(&returned)
+                .or_else(|| {
+                    let message = run.get("error")?.get("message")?.as_str()?;
+                    Some(message.to_string())
+                })
+                .unwrap_or_else(|| "a revert without a reason".into());
+            return Err(SimulationError::Reverted {
+                kind: transaction.kind.clone(),
+                reason: explained(&reason),
+            });
+        }
+        let gas = run.get("gasUsed").and_then(quantity).ok_or_else(malformed)?;
+        let wallet = address_word(&transaction.from).map(|w| format!("0x{}", hex_digits(&w)));
+        let reward = run
+            .get("logs")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|log| {
+                let topics = log.get("topics").and_then(Value::as_array);
+                let topic = |i: usize| topics.and_then(|t| t.get(i)?.as_str()).map(str::to_ascii_lowercase);
+                topic(0).as_deref() == Some(claim.as_str()) && topic(1) == wallet
+            })
+            .filter_map(|log| unhex(log.get("data")?.as_str()?))
+            .filter(|data| data.len() == 32)
+            .map(|data| U256::from_be_slice(&data))
+            .reduce(|a, b| a + b);
+        simulated.push(Simulated {
+            gas: gas.saturating_mul(SEQUENCE_GAS_PERCENT) / 100,
+            returned,
+            reward,
+        });
+    }
+    Ok(simulated)
 }
 
 #[cfg(test)]

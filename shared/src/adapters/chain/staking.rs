@@ -34,6 +34,14 @@ sol! {
 
 use IMasterChefV3::{pendingCakeCall, userPositionInfosCall, CAKECall};
 
+sol! {
+    /// A Slipstream gauge's reward token and a staker's pending AERO of one position.
+    interface IGaugeRewards {
+        function rewardToken() external view returns (address);
+        function earned(address account, uint256 tokenId) external view returns (uint256);
+    }
+}
+
 /// A staked position's farm and what it owes the staker at the read's block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StakedRead {
@@ -112,7 +120,15 @@ pub async fn stakes(
     Ok((found, rewards))
 }
 
-/// A farm at a block: its reward token and `pendingCake` of each of the asked token ids.
+/// What a point asks of one farm: MasterChefV3's `pendingCake(tokenId)`, or a Slipstream
+/// gauge's `earned(staker, tokenId)` (`gauge`), for each followed token and its staker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FarmAsk {
+    pub gauge: bool,
+    pub tokens: Vec<(U256, Option<Address>)>,
+}
+
+/// A farm at a block: its reward token and the pending reward of each of the asked token ids.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FarmAt {
     pub reward_token: Address,
@@ -121,18 +137,34 @@ pub struct FarmAt {
 }
 
 /// Each farm's reward token and the pending reward of its `tokens` at `block` (the series'
-/// points, decision 66): one batch for all of them.
+/// points, decision 66): one batch for all of them. A gauge's token without its staker is not
+/// asked.
 pub async fn farms_at(
     rpc: &RpcClient,
-    farms: &BTreeMap<Address, Vec<U256>>,
+    farms: &BTreeMap<Address, FarmAsk>,
     block: &Block,
 ) -> Result<BTreeMap<Address, FarmAt>, String> {
     let mut calls = Vec::new();
-    for (farm, tokens) in farms {
-        calls.push(call(*farm, CAKECall {}.abi_encode(), block));
-        for id in tokens {
+    let asked = |ask: &FarmAsk| -> Vec<(U256, Option<Address>)> {
+        let known = |(_, staker): &&(U256, Option<Address>)| !ask.gauge || staker.is_some();
+        ask.tokens.iter().filter(known).copied().collect()
+    };
+    for (farm, ask) in farms {
+        let reward = match ask.gauge {
+            true => IGaugeRewards::rewardTokenCall {}.abi_encode(),
+            false => CAKECall {}.abi_encode(),
+        };
+        calls.push(call(*farm, reward, block));
+        for (id, staker) in asked(ask) {
             let token_id = alloy_primitives::U256::from_limbs(*id.as_limbs());
-            let data = pendingCakeCall { tokenId: token_id }.abi_encode();
+            let data = match staker.filter(|_| ask.gauge) {
+                Some(account) => IGaugeRewards::earnedCall {
+                    account,
+                    tokenId: token_id,
+                }
+                .abi_encode(),
+                None => pendingCakeCall { tokenId: token_id }.abi_encode(),
+            };
             calls.push(call(*farm, data, block));
         }
     }
@@ -142,12 +174,13 @@ pub async fn farms_at(
     let mut answers = rpc.batch(&calls).await.into_iter();
     let mut next = |what: &str| answers.next().ok_or(format!("{what}: no answer"));
     let mut found = BTreeMap::new();
-    for (farm, tokens) in farms {
-        let reward_token = decoded::<CAKECall>(next("CAKE")?, 1, "CAKE")?;
+    for (farm, ask) in farms {
+        // Both answer one word: an address, an amount.
+        let reward_token = decoded::<CAKECall>(next("reward token")?, 1, "reward token")?;
         let mut pending = BTreeMap::new();
-        for id in tokens {
-            let owed = decoded::<pendingCakeCall>(next("pendingCake")?, 1, "pendingCake")?;
-            pending.insert(*id, U256::from_limbs(*owed.as_limbs()));
+        for (id, _) in asked(ask) {
+            let owed = decoded::<pendingCakeCall>(next("pending reward")?, 1, "pending reward")?;
+            pending.insert(id, U256::from_limbs(*owed.as_limbs()));
         }
         found.insert(
             *farm,

@@ -28,8 +28,8 @@ pub fn approve(spender: &str, amount: U256) -> Result<Vec<u8>, CalldataError> {
 pub struct MintParams {
     pub token0: String,
     pub token1: String,
-    /// Hundredths of a basis point.
-    pub fee: u32,
+    /// What names the pool beside its tokens.
+    pub key: MintKey,
     pub tick_lower: i32,
     pub tick_upper: i32,
     pub amount0_desired: U256,
@@ -41,24 +41,45 @@ pub struct MintParams {
     pub deadline: u64,
 }
 
-/// `mint(MintParams)`.
+/// What names a pool to its position manager's `mint` beside its tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MintKey {
+    /// Uniswap v3 and its forks: the fee tier (hundredths of a basis point).
+    Fee(u32),
+    /// Aerodrome Slipstream: the tick spacing (its fee is the pool's own).
+    TickSpacing(i32),
+}
+
+/// `mint(MintParams)`; Slipstream's takes the tick spacing for the fee and a last word,
+/// `sqrtPriceX96`, 0 (a pool that exists is never created by it).
 pub fn mint(p: &MintParams) -> Result<Vec<u8>, CalldataError> {
-    Ok(call(
-        "mint((address,address,uint24,int24,int24,uint256,uint256,uint256,uint256,address,uint256))",
-        &[
-            address(&p.token0)?,
-            address(&p.token1)?,
-            small(u64::from(p.fee)),
-            int(p.tick_lower),
-            int(p.tick_upper),
-            uint(p.amount0_desired),
-            uint(p.amount1_desired),
-            uint(p.amount0_min),
-            uint(p.amount1_min),
-            address(&p.recipient)?,
-            small(p.deadline),
-        ],
-    ))
+    let (signature, key) = match p.key {
+        MintKey::Fee(fee) => (
+            "mint((address,address,uint24,int24,int24,uint256,uint256,uint256,uint256,address,uint256))",
+            small(u64::from(fee)),
+        ),
+        MintKey::TickSpacing(spacing) => (
+            "mint((address,address,int24,int24,int24,uint256,uint256,uint256,uint256,address,uint256,uint160))",
+            int(spacing),
+        ),
+    };
+    let mut words = vec![
+        address(&p.token0)?,
+        address(&p.token1)?,
+        key,
+        int(p.tick_lower),
+        int(p.tick_upper),
+        uint(p.amount0_desired),
+        uint(p.amount1_desired),
+        uint(p.amount0_min),
+        uint(p.amount1_min),
+        address(&p.recipient)?,
+        small(p.deadline),
+    ];
+    if let MintKey::TickSpacing(_) = p.key {
+        words.push(uint(U256::ZERO));
+    }
+    Ok(call(signature, &words))
 }
 
 /// What a withdraw takes out: the position's whole liquidity, at least `minimums` (token0,
@@ -111,6 +132,36 @@ pub fn stake_transfer(from: &str, farm: &str, token_id: U256) -> Result<Vec<u8>,
     Ok(call(
         "safeTransferFrom(address,address,uint256)",
         &[address(from)?, address(farm)?, uint(token_id)],
+    ))
+}
+
+/// What an Aerodrome Slipstream gauge is asked of one position (its token id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GaugeCall {
+    /// `deposit(tokenId)`: staked (the gauge takes the NFT it was approved for).
+    Deposit,
+    /// `withdraw(tokenId)`: unstaked, its AERO paid.
+    Withdraw,
+    /// `getReward(tokenId)`: its AERO paid.
+    GetReward,
+}
+
+/// A Slipstream gauge's call on the position `token_id`.
+pub fn gauge(function: GaugeCall, token_id: U256) -> Vec<u8> {
+    let signature = match function {
+        GaugeCall::Deposit => "deposit(uint256)",
+        GaugeCall::Withdraw => "withdraw(uint256)",
+        GaugeCall::GetReward => "getReward(uint256)",
+    };
+    call(signature, &[uint(token_id)])
+}
+
+/// `approve(spender, tokenId)` on the position manager (ERC-721): what a gauge's `deposit`
+/// needs to take the NFT.
+pub fn approve_position(spender: &str, token_id: U256) -> Result<Vec<u8>, CalldataError> {
+    Ok(call(
+        "approve(address,uint256)",
+        &[address(spender)?, uint(token_id)],
     ))
 }
 
@@ -234,7 +285,7 @@ mod tests {
         let params = MintParams {
             token0: TOKEN0.into(),
             token1: TOKEN1.to_lowercase(),
-            fee: 3000,
+            key: MintKey::Fee(3000),
             tick_lower: -887_220,
             tick_upper: 201_960,
             amount0_desired: U256::from(10u8).pow(U256::from(30u8)),
@@ -314,7 +365,7 @@ mod tests {
         let new = MintParams {
             token0: TOKEN0.into(),
             token1: TOKEN1.into(),
-            fee: 500,
+            key: MintKey::Fee(500),
             tick_lower: -60,
             tick_upper: 120,
             amount0_desired: U256::from(3u8),

@@ -185,6 +185,8 @@ pub struct FollowedStake {
     pub farm: String,
     pub token: String,
     pub until: Option<StakeEnd>,
+    /// Who staked it: a Slipstream gauge's `earned` is asked per owner and token.
+    pub staker: Option<String>,
 }
 
 /// Where a followed stake ended: its unstake's or burn's block and time (unix seconds).

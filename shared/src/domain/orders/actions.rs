@@ -5,10 +5,11 @@
 //! share of the liquidity with everything owed collected in the same `multicall`.
 
 use super::build::{
-    approvals, protocol_tokens, request, withdrawal, MintPlan, OrderTerms, WithdrawError,
+    approvals, mint_key, protocol_tokens, request, withdrawal, MintPlan, OrderTerms, WithdrawError,
 };
 use super::slippage::burn_minimums;
-use crate::domain::calldata::{self, Increase, MintParams, Withdraw};
+use super::simulation::GAUGE_APPROVE;
+use crate::domain::calldata::{self, GaugeCall, Increase, MintParams, Withdraw};
 use crate::domain::catalog::Pool;
 use crate::domain::math::{Amounts, U256};
 use crate::domain::model::{TokenPair, TransactionRequest};
@@ -46,6 +47,39 @@ pub fn harvest_transaction(
         terms.venue.target(),
         &data,
     ))
+}
+
+/// An Aerodrome Slipstream position's stake in its pool's `gauge`: the manager's
+/// `approve(gauge, tokenId)`, then the gauge's `deposit(tokenId)` (decision 71).
+pub fn gauge_stake_transactions(
+    terms: &OrderTerms<'_>,
+    token_id: &str,
+    gauge: &str,
+) -> Result<Vec<TransactionRequest>, WithdrawError> {
+    let id = token_id_of(token_id)?;
+    let approve = calldata::approve_position(gauge, id)?;
+    let (venue, wallet) = (terms.venue, terms.wallet);
+    Ok(vec![
+        request(GAUGE_APPROVE, venue, wallet, &venue.manager, &approve),
+        gauge_transaction(terms, token_id, (gauge, GaugeCall::Deposit))?,
+    ])
+}
+
+/// A Slipstream gauge's call on the position, as the transaction of its kind: `stake`
+/// (deposit), `unstake` (withdraw: before any of the manager's calls on a staked position, as
+/// the gauge has none of them) or `harvest` (getReward).
+pub fn gauge_transaction(
+    terms: &OrderTerms<'_>,
+    token_id: &str,
+    (gauge, function): (&str, GaugeCall),
+) -> Result<TransactionRequest, WithdrawError> {
+    let data = calldata::gauge(function, token_id_of(token_id)?);
+    let kind = match function {
+        GaugeCall::Deposit => "stake",
+        GaugeCall::Withdraw => "unstake",
+        GaugeCall::GetReward => "harvest",
+    };
+    Ok(request(kind, terms.venue, terms.wallet, gauge, &data))
 }
 
 /// The position's NFT sent from the wallet to `farm` (`safeTransferFrom` on its manager): staked
@@ -167,7 +201,7 @@ pub fn rebalance_transactions(
     let mint = MintParams {
         token0: token0.address.clone(),
         token1: token1.address.clone(),
-        fee: pool.fee_tier,
+        key: mint_key(pool),
         tick_lower: moving.to.0,
         tick_upper: moving.to.1,
         amount0_desired: plan.desired[0],

@@ -3,7 +3,7 @@
 //! position, each as a transaction for the wallet to sign.
 
 use super::slippage::{burn_minimums, mint_minimums};
-use crate::domain::calldata::{self, hex, CalldataError, MintParams, Withdraw};
+use crate::domain::calldata::{self, hex, CalldataError, MintKey, MintParams, Withdraw};
 use crate::domain::catalog::{Catalog, Pool, Token};
 use crate::domain::math::uniswap::{liquidity_for_amounts, sqrt_ratio_at_tick};
 use crate::domain::math::{MathError, U256};
@@ -12,12 +12,15 @@ use crate::domain::valuation::ValuationError;
 use chrono::{DateTime, Utc};
 
 /// Where a pool's orders go: its deployment's chain id and position manager, and for a staked
-/// position the farm holding it, which its transactions call instead (decision 60).
+/// position the farm holding it, which its transactions call instead (decision 60), or the
+/// Slipstream gauge holding it, which has no calls of the manager's: it is withdrawn from first
+/// (decision 71).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Venue {
     pub chain_id: u64,
     pub manager: String,
     pub farm: Option<String>,
+    pub gauge: Option<String>,
 }
 
 impl Venue {
@@ -28,11 +31,18 @@ impl Venue {
         self.farm.as_deref().unwrap_or(&self.manager)
     }
 
-    /// This venue for `holding`: through its farm while it is staked.
-    pub fn for_holding(self, holding: &WalletHolding) -> Venue {
-        let farm = holding.staked.as_ref().filter(|s| !s.unstaked);
+    /// This venue for `holding`: through its farm while it is staked (a Slipstream gauge's
+    /// after a withdrawal from it).
+    pub fn for_holding(self, holding: &WalletHolding, gauged: bool) -> Venue {
+        let staked = holding.staked.as_ref().filter(|s| !s.unstaked);
+        let staked = staked.map(|s| s.contract.clone());
+        let (farm, gauge) = match gauged {
+            true => (None, staked),
+            false => (staked, None),
+        };
         Venue {
-            farm: farm.map(|s| s.contract.clone()),
+            farm,
+            gauge,
             ..self
         }
     }
@@ -62,6 +72,7 @@ pub fn venue(catalog: &Catalog, pool: &Pool) -> Option<Venue> {
         chain_id: deployment.chain_id?,
         manager: deployment.position_manager.clone()?,
         farm: None,
+        gauge: None,
     })
 }
 
@@ -75,8 +86,18 @@ pub fn held_venue(catalog: &Catalog, pool: &Pool, holding: &WalletHolding) -> Op
         chain_id: deployment.chain_id?,
         manager: deployment.position_manager.clone()?,
         farm: None,
+        gauge: None,
     };
-    Some(venue.for_holding(holding))
+    Some(venue.for_holding(holding, pool.protocol.is_slipstream()))
+}
+
+/// What names `pool` to its position manager's `mint`: its fee tier, or a Slipstream pool's
+/// tick spacing.
+pub fn mint_key(pool: &Pool) -> MintKey {
+    match pool.protocol.is_slipstream() {
+        true => MintKey::TickSpacing(pool.tick_spacing),
+        false => MintKey::Fee(pool.fee_tier),
+    }
 }
 
 /// The pool's tokens in protocol order (token0, token1).
@@ -211,7 +232,7 @@ pub fn open_transactions(
     let mint = calldata::mint(&MintParams {
         token0: tokens[0].address.clone(),
         token1: tokens[1].address.clone(),
-        fee: pool.fee_tier,
+        key: mint_key(pool),
         tick_lower: ticks.0,
         tick_upper: ticks.1,
         amount0_desired: plan.desired[0],

@@ -9,7 +9,9 @@ use super::answers::{amount_pair, multicall_answers, small_word, two_words, word
 use super::zap::{zap_expected, ZapTerms};
 use crate::domain::catalog::Pool;
 use crate::domain::math::U256;
-use crate::domain::model::{AmountPair, ExpectedAmounts, TransactionRequest};
+use crate::domain::json::plain_exact;
+use crate::domain::math::price::base_units_to_decimal;
+use crate::domain::model::{AmountPair, ExpectedAmounts, ExpectedReward, HeldToken, TransactionRequest};
 use alloy_primitives::keccak256;
 
 /// The margin added to a gas estimate (Uniswap's interface adds the same): an estimate is
@@ -22,6 +24,23 @@ fn with_margin(gas: u64) -> u64 {
     gas.saturating_mul(100 + GAS_MARGIN_PERCENT) / 100
 }
 
+/// The kind of the manager's `approve(gauge, tokenId)` before a Slipstream stake: an NFT's
+/// approval, no ERC-20 allowance to stand in for.
+pub const GAUGE_APPROVE: &str = "approve-gauge";
+
+/// Whether an answer's transactions must be run as one sequence (`eth_simulateV1`): a later
+/// one needs what an earlier one does beyond an ERC-20 allowance or a payment a state override
+/// stands in for (a Slipstream gauge's withdrawal before the manager's calls, an NFT's approval
+/// before the gauge's deposit), or a Slipstream gauge pays in it: what it paid is read from the
+/// run's logs (its `ClaimRewards`), as `getReward(tokenId)` answers nothing.
+pub fn in_sequence(transactions: &[TransactionRequest]) -> bool {
+    let get_reward = &keccak256("getReward(uint256)")[..4];
+    let gauge_pays = transactions.iter().any(|t| {
+        t.kind == "unstake" || unhex(&t.data).is_some_and(|d| d.starts_with(get_reward))
+    });
+    gauge_pays || transactions.iter().any(|t| t.kind == GAUGE_APPROVE)
+}
+
 /// What one run of a transaction answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Simulated {
@@ -29,6 +48,9 @@ pub struct Simulated {
     pub gas: u64,
     /// `eth_call`'s return data.
     pub returned: Vec<u8>,
+    /// A sequence's run (`eth_simulateV1`): the reward a Slipstream gauge paid in it (its
+    /// `ClaimRewards`), base units; `None` where none was paid or the run cannot say.
+    pub reward: Option<U256>,
 }
 
 /// Why the transactions were not answered.
@@ -203,7 +225,7 @@ pub fn moved(kind: &str, returned: &[u8]) -> Result<Option<[U256; 2]>, String> {
     match kind {
         // An approval or a stake moves no token of the pool; a harvest pays the farm's reward
         // token.
-        "approve" | "harvest" | "stake" => Ok(None),
+        "approve" | "harvest" | "stake" | "unstake" | GAUGE_APPROVE => Ok(None),
         "mint" if returned.len() == 128 => Ok(Some(
             [word(returned, 64), word(returned, 96)].map(Option::unwrap),
         )),
@@ -245,7 +267,7 @@ pub fn rebalance_parts(returned: &[u8]) -> Option<([U256; 2], [U256; 2])> {
 
 /// What the builder knows of what the transactions pay, beside their runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Known {
+pub struct Known<'a> {
     /// A collect's uncollected principal (its history's, where complete): told apart from fees.
     pub principal_owed: Option<[U256; 2]>,
     /// What a transaction whose run answers nothing moves (protocol order): Uniswap v4's
@@ -258,6 +280,8 @@ pub struct Known {
     pub parts: Option<([U256; 2], [U256; 2])>,
     /// A zap's terms: its run's answer says the rest.
     pub zap: Option<ZapTerms>,
+    /// The reward token a Slipstream gauge pays the position in (its unstake, its harvest).
+    pub reward_token: Option<&'a HeldToken>,
 }
 
 /// The transactions with their runs' gas (plus the margin), their `expected` as built: a
@@ -286,7 +310,7 @@ pub fn annotate(
     pool: &Pool,
     transactions: Vec<TransactionRequest>,
     runs: &[Simulated],
-    known: Known,
+    known: Known<'_>,
 ) -> Result<Vec<TransactionRequest>, String> {
     let principal_owed = known.principal_owed;
     if runs.len() != transactions.len() {
@@ -329,6 +353,21 @@ pub fn annotate(
                     ..ExpectedAmounts::default()
                 }
             });
+            let reward = run.reward.zip(known.reward_token).map(|(amount, token)| {
+                let amount = plain_exact(&base_units_to_decimal(amount, token.decimals));
+                let token = token.clone();
+                ExpectedReward { token, amount }
+            });
+            let expected = match (expected, reward) {
+                (Some(expected), reward) => Some(ExpectedAmounts { reward, ..expected }),
+                (None, Some(reward)) => Some(ExpectedAmounts {
+                    token_a: "0".into(),
+                    token_b: "0".into(),
+                    reward: Some(reward),
+                    ..ExpectedAmounts::default()
+                }),
+                (None, None) => None,
+            };
             Ok(TransactionRequest {
                 gas: Some(with_margin(run.gas).to_string()),
                 expected,

@@ -253,6 +253,9 @@ impl SeriesStore for DynamoDbStore {
     async fn follow_stake(&self, chain: Chain, stake: &FollowedStake) -> StoreResult<()> {
         let mut item = stake_key(chain, stake);
         item.insert("farm".into(), s(&stake.farm));
+        if let Some(staker) = &stake.staker {
+            item.insert("staker".into(), s(staker));
+        }
         if let Some(end) = stake.until {
             item.insert("until".into(), n(end.block as i64));
             item.insert("endedAt".into(), n(end.time));
@@ -280,6 +283,7 @@ impl SeriesStore for DynamoDbStore {
                     farm: text(item, "farm")?.to_string(),
                     token: token.to_string(),
                     until,
+                    staker: item.get("staker").and_then(|v| v.as_s().ok()).cloned(),
                 })
             })
             .collect()
