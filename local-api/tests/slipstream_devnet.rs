@@ -8,6 +8,10 @@
 //! of it an unstake, never a disposal); a position sent to a stranger closes. On memory and on
 //! DynamoDB (moto).
 
+/// Acting on them through the API.
+#[path = "slipstream_devnet/actions.rs"]
+mod actions;
+
 use alloy_primitives::U256;
 use lambda_http::http::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -341,3 +345,5 @@ async fn slipstream_positions(store: &[&str]) {
 }
 
 on_both_stores!(slipstream => slipstream_positions);
+use actions::acting_on_slipstream_positions;
+on_both_stores!(slipstream_actions => acting_on_slipstream_positions);

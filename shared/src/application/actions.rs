@@ -19,6 +19,7 @@ use crate::application::positions::offered_amounts;
 use crate::application::zaps::{
     after_withdrawal, build_zap, deposit_of, protocol_offer, router_of,
 };
+use crate::domain::calldata::GaugeCall;
 use crate::domain::calldata::ZapInto;
 use crate::domain::catalog::{Catalog, Pool};
 use crate::domain::history::units;
@@ -26,7 +27,6 @@ use crate::domain::holdings::entry;
 use crate::domain::model::{
     Chain, ChainOrder, OrderKind, Position, PositionEntry, Protocol, Source, Status,
 };
-use crate::domain::calldata::GaugeCall;
 use crate::domain::orders::actions::{
     collect_transaction, decrease_transaction, gauge_stake_transactions, gauge_transaction,
     harvest_transaction, increase_transactions, move_funds, rebalance_transactions, share_of,
@@ -250,12 +250,14 @@ async fn act_once(
                 (None, Some(_)) => harvest_transaction(&terms, token),
                 (None, None) => {
                     return Err(UseCaseError::Conflict(
-                        "the position is not staked in a farm: it has no rewards to harvest"
-                            .into(),
+                        "the position is not staked in a farm: it has no rewards to harvest".into(),
                     ))
                 }
             };
-            (OrderKind::Harvest, vec![built.map_err(UseCaseError::internal)?])
+            (
+                OrderKind::Harvest,
+                vec![built.map_err(UseCaseError::internal)?],
+            )
         }
         Asked::Stake(_) => {
             if venue.farm.is_some() || venue.gauge.is_some() {

@@ -130,7 +130,10 @@ pub(super) fn harvested_in(logs: &[Log], farm: &str, token: U256) -> bool {
 /// Whether `logs` hold a Slipstream `gauge`'s `ClaimRewards` to `wallet`: its harvest of the
 /// position the transaction named (`getReward(tokenId)`, built by us) paid.
 pub(super) fn claimed_in(logs: &[Log], gauge: &str, wallet: &str) -> bool {
-    let (claim, owner) = (topic("ClaimRewards(address,uint256)"), address_topic(wallet));
+    let (claim, owner) = (
+        topic("ClaimRewards(address,uint256)"),
+        address_topic(wallet),
+    );
     logs.iter().any(|l| {
         l.address.eq_ignore_ascii_case(gauge)
             && l.topics.first() == Some(&claim)

@@ -8,8 +8,8 @@
 
 use super::allowances;
 use super::events::{
-    block_times, claimed_in, harvested_in, mint_of, minted_in, modified_in, receipt, sent_in, touched_in,
-    v4_minted_in, withdrawal_of, withdrawn_in, Log,
+    block_times, claimed_in, harvested_in, mint_of, minted_in, modified_in, receipt, sent_in,
+    touched_in, v4_minted_in, withdrawal_of, withdrawn_in, Log,
 };
 use super::evm;
 use super::mints::confirmed;
@@ -361,9 +361,8 @@ fn judge(
             (true, true, OrderKind::Harvest) => {
                 // Sent to the farm: the transaction's `to`.
                 let farm = order.transactions.last().map(|t| t.to.as_str());
-                let harvested = |(t, f)| {
-                    harvested_in(&logs, f, t) || claimed_in(&logs, f, &order.wallet)
-                };
+                let harvested =
+                    |(t, f)| harvested_in(&logs, f, t) || claimed_in(&logs, f, &order.wallet);
                 if token.zip(farm).is_some_and(harvested) {
                     return Outcome::Applied;
                 }

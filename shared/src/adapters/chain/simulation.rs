@@ -401,7 +401,10 @@ const SEQUENCE_GAS_PERCENT: u64 = 125;
 
 /// `ClaimRewards(address,uint256)`: a Slipstream gauge's payment of a position's AERO.
 fn claim_rewards_topic() -> String {
-    format!("0x{}", hex_digits(keccak256("ClaimRewards(address,uint256)").as_slice()))
+    format!(
+        "0x{}",
+        hex_digits(keccak256("ClaimRewards(address,uint256)").as_slice())
+    )
 }
 
 /// `transactions` run as one sequence on the latest block (`eth_simulateV1`: each sees what the
@@ -425,7 +428,9 @@ async fn simulate_sequence(
         .await
         .map_err(|e| unavailable(&e))?;
     let malformed = || {
-        SimulationError::Unavailable("the chain's node answered a malformed simulation: retry".into())
+        SimulationError::Unavailable(
+            "the chain's node answered a malformed simulation: retry".into(),
+        )
     };
     let runs = answer
         .get(0)
@@ -453,7 +458,10 @@ async fn simulate_sequence(
                 reason: explained(&reason),
             });
         }
-        let gas = run.get("gasUsed").and_then(quantity).ok_or_else(malformed)?;
+        let gas = run
+            .get("gasUsed")
+            .and_then(quantity)
+            .ok_or_else(malformed)?;
         let wallet = address_word(&transaction.from).map(|w| format!("0x{}", hex_digits(&w)));
         let reward = run
             .get("logs")
@@ -462,7 +470,11 @@ async fn simulate_sequence(
             .flatten()
             .filter(|log| {
                 let topics = log.get("topics").and_then(Value::as_array);
-                let topic = |i: usize| topics.and_then(|t| t.get(i)?.as_str()).map(str::to_ascii_lowercase);
+                let topic = |i: usize| {
+                    topics
+                        .and_then(|t| t.get(i)?.as_str())
+                        .map(str::to_ascii_lowercase)
+                };
                 topic(0).as_deref() == Some(claim.as_str()) && topic(1) == wallet
             })
             .filter_map(|log| unhex(log.get("data")?.as_str()?))

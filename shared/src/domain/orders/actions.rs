@@ -7,8 +7,8 @@
 use super::build::{
     approvals, mint_key, protocol_tokens, request, withdrawal, MintPlan, OrderTerms, WithdrawError,
 };
-use super::slippage::burn_minimums;
 use super::simulation::GAUGE_APPROVE;
+use super::slippage::burn_minimums;
 use crate::domain::calldata::{self, GaugeCall, Increase, MintParams, Withdraw};
 use crate::domain::catalog::Pool;
 use crate::domain::math::{Amounts, U256};

@@ -8,10 +8,12 @@
 use super::answers::{amount_pair, multicall_answers, small_word, two_words, word};
 use super::zap::{zap_expected, ZapTerms};
 use crate::domain::catalog::Pool;
-use crate::domain::math::U256;
 use crate::domain::json::plain_exact;
 use crate::domain::math::price::base_units_to_decimal;
-use crate::domain::model::{AmountPair, ExpectedAmounts, ExpectedReward, HeldToken, TransactionRequest};
+use crate::domain::math::U256;
+use crate::domain::model::{
+    AmountPair, ExpectedAmounts, ExpectedReward, HeldToken, TransactionRequest,
+};
 use alloy_primitives::keccak256;
 
 /// The margin added to a gas estimate (Uniswap's interface adds the same): an estimate is
@@ -35,9 +37,9 @@ pub const GAUGE_APPROVE: &str = "approve-gauge";
 /// run's logs (its `ClaimRewards`), as `getReward(tokenId)` answers nothing.
 pub fn in_sequence(transactions: &[TransactionRequest]) -> bool {
     let get_reward = &keccak256("getReward(uint256)")[..4];
-    let gauge_pays = transactions.iter().any(|t| {
-        t.kind == "unstake" || unhex(&t.data).is_some_and(|d| d.starts_with(get_reward))
-    });
+    let gauge_pays = transactions
+        .iter()
+        .any(|t| t.kind == "unstake" || unhex(&t.data).is_some_and(|d| d.starts_with(get_reward)));
     gauge_pays || transactions.iter().any(|t| t.kind == GAUGE_APPROVE)
 }
 

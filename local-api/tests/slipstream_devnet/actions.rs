@@ -1,0 +1,172 @@
+//! Acting on Slipstream positions through the API, on the devnet's real contracts: an open on
+//! a generation's pool (the manager's `mint` with the tick spacing), its stake (the manager's
+//! `approve(gauge)`, then the gauge's `deposit`), a harvest (`getReward(tokenId)`, `expected`
+//! naming the AERO its run paid), a collect on the staked position (the gauge's `withdraw`
+//! first, then the manager's `collect`), a decrease and the close. Each answer's transactions
+//! sent as answered succeed within their gas; each order settles.
+
+use super::{catalog_with_slipstream, get, history_kinds};
+use alloy_primitives::U256;
+use lambda_http::http::StatusCode;
+use serde_json::{json, Value};
+use std::str::FromStr;
+use test_support::client::TestClient;
+use test_support::devnet::Devnet;
+use test_support::json::text;
+use test_support::wallets::post;
+use test_support::world::{local_api_on, operator, sync, user};
+
+fn kinds(answer: &Value) -> Vec<String> {
+    answer["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| text(&t["kind"]))
+        .collect()
+}
+
+/// Sends each transaction as answered (each succeeding within its gas), reports the last one's
+/// hash, syncs; the sync's report.
+async fn send_and_report(
+    devnet: &Devnet,
+    (client, ops): (&TestClient, &TestClient),
+    id: &str,
+    answer: &Value,
+) -> Value {
+    let mut last = String::new();
+    for t in answer["transactions"].as_array().unwrap() {
+        let (hash, receipt) = devnet.send(t).await;
+        assert_eq!(receipt["status"], "0x1", "{t}: {receipt}");
+        let gas: u64 = text(&t["gas"]).parse().unwrap();
+        let used = u64::from_str_radix(text(&receipt["gasUsed"]).trim_start_matches("0x"), 16);
+        assert!(gas >= used.unwrap(), "{t} used {receipt}");
+        last = hash;
+    }
+    let path = format!("/positions/{id}/transactions");
+    let reply = post(client, &path, &json!({ "hash": last })).await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED, "{}", reply.text());
+    sync(ops).await
+}
+
+async fn act(client: &TestClient, id: &str, action: &str, body: Value) -> Value {
+    let reply = post(client, &format!("/positions/{id}/{action}"), &body).await;
+    assert_eq!(reply.status, StatusCode::OK, "{action}: {}", reply.text());
+    reply.json
+}
+
+pub async fn acting_on_slipstream_positions(store: &[&str]) {
+    let devnet = Devnet::up(3000).await;
+    let slip = devnet.run("slipstream", &[]).await;
+    let generation = slip["generations"][1].clone();
+    let wallet = devnet.funded_account(1).await;
+    let catalog = catalog_with_slipstream(&devnet, &slip);
+    let server = local_api_on(&catalog, &devnet.rpc, store).await;
+    let (alice, ops) = (user(&server, "alice").await, operator(&server).await);
+    devnet.link_account(&alice, &wallet).await;
+    sync(&ops).await;
+
+    // The open: the second generation's pool, named with its manager in the catalog.
+    let body = json!({
+        "chain": "ethereum", "protocol": "aerodrome-slipstream",
+        "pool": generation["pool"], "amountA": "1", "amountB": "3000",
+        "priceLower": 2500, "priceUpper": 3600, "wallet": wallet,
+    });
+    let created = post(&alice, "/positions", &body).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.text());
+    let created = created.json;
+    let mint = created["transactions"].as_array().unwrap().last().unwrap();
+    assert_eq!(mint["kind"], "mint", "{created}");
+    assert_eq!(
+        text(&mint["to"]).to_lowercase(),
+        text(&generation["manager"]).to_lowercase()
+    );
+    let id = text(&created["id"]);
+    let report = send_and_report(&devnet, (&alice, &ops), &id, &created).await;
+    assert_eq!(report["orders"]["opened"], 1, "{report}");
+    let opened = get(&alice, &id).await;
+    assert_eq!(opened["status"], "active", "{opened}");
+    assert_eq!(opened["protocol"], "aerodrome-slipstream", "{opened}");
+    let token = text(&opened["tokenId"]);
+
+    // Staked through the API: the manager's approval of the gauge, then its deposit.
+    let staked = act(&alice, &id, "stake", json!({})).await;
+    assert_eq!(kinds(&staked), ["approve-gauge", "stake"], "{staked}");
+    let gauge = text(&generation["gauge"]).to_lowercase();
+    assert_eq!(text(&staked["transactions"][1]["to"]).to_lowercase(), gauge);
+    let report = send_and_report(&devnet, (&alice, &ops), &id, &staked).await;
+    assert_eq!(report["orders"]["applied"], 1, "{report}");
+    let view = get(&alice, &id).await;
+    assert_eq!(
+        text(&view["staked"]["contract"]).to_lowercase(),
+        gauge,
+        "{view}"
+    );
+    let again = post(&alice, &format!("/positions/{id}/stake"), &json!({})).await;
+    again.assert_refused(StatusCode::CONFLICT, "staked in its farm already");
+
+    // AERO streamed to the gauge; the harvest's answer names what its run paid.
+    devnet
+        .run("slip-reward", &["--amount", "604800", "--generation", "1"])
+        .await;
+    // Within the orders' deadline (20 minutes from the service's clock): the devnet's clock
+    // is moved on, never past what a deadline allows.
+    devnet.advance_time(300).await;
+    let harvest = act(&alice, &id, "harvest", json!({})).await;
+    assert_eq!(kinds(&harvest), ["harvest"], "{harvest}");
+    let reward = &harvest["transactions"][0]["expected"]["reward"];
+    assert_eq!(reward["token"]["symbol"], "AERO", "{harvest}");
+    let expected = U256::from_str(&test_support::devnet::units(&reward["amount"])).unwrap();
+    assert!(expected > U256::ZERO, "{harvest}");
+    let aero = text(&slip["aero"]);
+    let balance = || async {
+        let read = devnet
+            .run("allowance", &["--account", &wallet, "--token", &aero])
+            .await;
+        U256::from_str(&text(&read["balance"])).unwrap()
+    };
+    let before = balance().await;
+    let report = send_and_report(&devnet, (&alice, &ops), &id, &harvest).await;
+    assert_eq!(report["orders"]["applied"], 1, "{report}");
+    // Rewards stream every second: sent a block later, it pays at least what its run paid.
+    assert!(balance().await - before >= expected);
+
+    // A collect on the staked position: out of the gauge first (it pays its AERO), then the
+    // manager's collect.
+    devnet.advance_time(60).await;
+    let collect = act(&alice, &id, "collect", json!({})).await;
+    assert_eq!(kinds(&collect), ["unstake", "collect"], "{collect}");
+    assert_eq!(
+        text(&collect["transactions"][0]["to"]).to_lowercase(),
+        gauge
+    );
+    let paid = &collect["transactions"][0]["expected"]["reward"];
+    assert_eq!(paid["token"]["symbol"], "AERO", "{collect}");
+    let report = send_and_report(&devnet, (&alice, &ops), &id, &collect).await;
+    assert_eq!(report["orders"]["applied"], 1, "{report}");
+    let view = get(&alice, &id).await;
+    assert!(view.get("staked").is_none(), "{view}");
+    assert_eq!(view["status"], "active", "{view}");
+    let kinds_now = history_kinds(&alice, &id).await;
+    for kind in ["staked", "harvest", "unstaked", "collect"] {
+        assert!(kinds_now.iter().any(|k| k == kind), "{kind}: {kinds_now:?}");
+    }
+
+    // Half out, then the close: the manager's own calls, as v3's.
+    let decrease = act(&alice, &id, "decrease", json!({"percent": 50})).await;
+    assert_eq!(kinds(&decrease), ["decrease"], "{decrease}");
+    let report = send_and_report(&devnet, (&alice, &ops), &id, &decrease).await;
+    assert_eq!(report["orders"]["applied"], 1, "{report}");
+    let close = post(&alice, &format!("/positions/{id}/close"), &json!({})).await;
+    assert_eq!(close.status, StatusCode::OK, "{}", close.text());
+    let report = send_and_report(&devnet, (&alice, &ops), &id, &close.json).await;
+    assert_eq!(report["orders"]["withdrawn"], 1, "{report}");
+    let closed = get(&alice, &id).await;
+    assert_eq!(closed["status"], "closed", "{closed}");
+    let chain = devnet
+        .run(
+            "slip-position-quote",
+            &["--token-id", &token, "--generation", "1"],
+        )
+        .await;
+    assert_eq!(text(&chain["liquidity"]), "0", "{chain}");
+}
