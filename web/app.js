@@ -218,6 +218,13 @@ async function showPositions() {
 // ---- a position's detail, its transactions and its close -------------------------------------
 
 /** What a transaction's run on the chain said of it: its gas limit and the tokens it moves. */
+/** A pool's fee as the list shows it: a Slipstream pool's is its own, dynamic (null until read),
+ * named with its tick spacing. */
+function poolFee(p) {
+  const fee = p.feeTier === null ? "fee not read yet" : `${p.feeTier / 10000}%`;
+  return p.protocol === "aerodrome-slipstream" ? `${fee} (dynamic), spacing ${p.tickSpacing}` : fee;
+}
+
 function transactionTerms(t, p) {
   const parts = [];
   if (t.gas) parts.push(`gas ${BigInt(t.gas).toLocaleString("en-US")}`);
@@ -238,6 +245,9 @@ function transactionTerms(t, p) {
     if (t.kind === "zap" && t.expected.leftover) {
       parts.push(`returns ${t.expected.leftover.tokenA} ${p.tokenA.symbol} + ${t.expected.leftover.tokenB} ${p.tokenB.symbol}`);
     }
+    // A Slipstream gauge's payment (a harvest, an unstake): rewards stream, so at least this.
+    const reward = t.expected.reward;
+    if (reward) parts.push(`pays at least ${reward.amount} ${reward.token.symbol} of rewards`);
   }
   return parts.length ? ` · ${parts.join(" · ")}` : "";
 }
@@ -304,9 +314,12 @@ function renderDetail(p) {
   // Actions act on an open EVM wallet position with nothing waiting for the chain.
   const actable = p.source === "wallet" && p.status === "active" && p.chain !== "solana" && !watched;
   $("detail-act").hidden = !actable;
-  for (const b of ["act-collect", "act-increase", "act-decrease", "act-rebalance", "act-stake"]) $(b).disabled = Boolean(p.action || p.closing);
-  // A held PancakeSwap position may go into its deployment's farm (MasterChefV3).
-  $("act-stake").hidden = !(p.protocol === "pancakeswap-v3" && !p.staked);
+  for (const b of ["act-collect", "act-increase", "act-decrease", "act-rebalance", "act-stake", "act-harvest"]) $(b).disabled = Boolean(p.action || p.closing);
+  // A held PancakeSwap position may go into its deployment's farm (MasterChefV3), a Slipstream
+  // one into its pool's gauge; a staked one's rewards may be harvested.
+  const farmed = p.protocol === "pancakeswap-v3" || p.protocol === "aerodrome-slipstream";
+  $("act-stake").hidden = !(farmed && !p.staked);
+  $("act-harvest").hidden = !p.staked;
   $("act-confirm").hidden = !(p.action && p.transactions?.length && !p.action.transactionHash);
 }
 
@@ -480,7 +493,7 @@ async function loadPools() {
   const select = $("open-pool");
   const chosen = select.value;
   select.replaceChildren(...state.pools.map((p) =>
-    new Option(`${p.tokenA.symbol}/${p.tokenB.symbol} · ${p.chain} · ${p.protocol} · ${p.feeTier / 10000}%`, p.pool, false, p.pool === chosen)));
+    new Option(`${p.tokenA.symbol}/${p.tokenB.symbol} · ${p.chain} · ${p.protocol} · ${poolFee(p)}`, p.pool, false, p.pool === chosen)));
   choosePool();
 }
 
@@ -580,6 +593,7 @@ $("act-increase").addEventListener("click", () => askAction("increase"));
 $("act-decrease").addEventListener("click", () => askAction("decrease"));
 $("act-rebalance").addEventListener("click", () => askAction("rebalance"));
 $("act-stake").addEventListener("click", () => askAction("stake"));
+$("act-harvest").addEventListener("click", () => askAction("harvest"));
 $("act-confirm").addEventListener("click", confirmAction);
 $("open-pool").addEventListener("change", () => { $("open-lower").value = ""; $("open-upper").value = ""; choosePool(); });
 $("open-form").addEventListener("submit", openPosition);

@@ -39,7 +39,9 @@ async fn send_and_report(
         assert_eq!(receipt["status"], "0x1", "{t}: {receipt}");
         let gas: u64 = text(&t["gas"]).parse().unwrap();
         let used = u64::from_str_radix(text(&receipt["gasUsed"]).trim_start_matches("0x"), 16);
-        assert!(gas >= used.unwrap(), "{t} used {receipt}");
+        let used = used.unwrap();
+        assert!(gas >= used, "{t} used {receipt}");
+        println!("figures: {} used {used} gas (answered {gas})", t["kind"]);
         last = hash;
     }
     let path = format!("/positions/{id}/transactions");

@@ -7,8 +7,13 @@
 //! `feeProtocol`); staking moves the NFT into the gauge, which lists it for its owner and
 //! streams AERO to it (`earned`), paid by `getReward(tokenId)`.
 
-use serde_json::Value;
+use serde_json::{json, Value};
+use shared::catalog::Deployment;
+use shared::chain::refresh::confirmed_block;
+use shared::chain::wallets::read_wallet;
+use shared::chain::{RpcClient, RPC_TIMEOUT};
 use shared::math::U256;
+use shared::model::{Chain, Protocol};
 use std::str::FromStr;
 use test_support::devnet::Devnet;
 use test_support::json::text;
@@ -87,6 +92,7 @@ async fn slipstreams_real_contracts_behave_as_its_reads_will_assume() {
     assert_eq!(earned["stakedValues"], serde_json::json!(["1"]), "{earned}");
     let pending = big(&earned["earned"]);
     assert!(pending > U256::ZERO, "{earned}");
+    wallet_read_finds_both(&devnet, &deployed, &wallet, pending).await;
     let aero = text(&deployed["aero"]);
     let balance = || async {
         let read = devnet
@@ -101,5 +107,65 @@ async fn slipstreams_real_contracts_behave_as_its_reads_will_assume() {
     assert!(paid >= pending, "{paid} < {pending}");
     println!(
         "figures: a Slipstream gauge paid {paid} AERO units ({pending} pending the block before)"
+    );
+}
+
+/// The service's wallet read on both generations, through a proxy counting its requests: the
+/// held position and the staked one (found in its pool's gauge, its `earned` what the gauge
+/// answers at the read's block, no fees while staked). Prints what the gauges add.
+async fn wallet_read_finds_both(devnet: &Devnet, deployed: &Value, wallet: &str, pending: U256) {
+    let node = test_support::rpc_stub::RpcStub::proxy(&devnet.rpc, |_| None).await;
+    let rpc = RpcClient::new(&node.url, RPC_TIMEOUT).unwrap();
+    let chain_id = devnet.rpc("eth_chainId", json!([])).await;
+    let chain_id = u64::from_str_radix(text(&chain_id).trim_start_matches("0x"), 16).unwrap();
+    let generations = deployed["generations"].as_array().unwrap();
+    let deployments: Vec<Deployment> = generations
+        .iter()
+        .map(|g| {
+            let contracts = (text(&g["factory"]), text(&g["manager"]));
+            let on = (Chain::Ethereum, Protocol::AerodromeSlipstream);
+            Deployment::v3(on, chain_id, (&contracts.0, &contracts.1))
+        })
+        .collect();
+    let deployments: Vec<&Deployment> = deployments.iter().collect();
+    let pools: Vec<String> = generations.iter().map(|g| text(&g["pool"])).collect();
+    let pools: Vec<&str> = pools.iter().map(String::as_str).collect();
+    let block = confirmed_block(&rpc, 0).await.unwrap();
+    let mut counts = Vec::new();
+    for gauge_pools in [&[][..], &pools[..]] {
+        let before = node.requests();
+        let read = read_wallet(&rpc, &deployments, gauge_pools, wallet, &block)
+            .await
+            .unwrap();
+        counts.push(node.requests() - before);
+        assert!(read.failed.is_empty(), "{:?}", read.failed);
+        let staked: Vec<_> = read
+            .positions
+            .iter()
+            .filter(|p| p.staked.is_some())
+            .collect();
+        if gauge_pools.is_empty() {
+            // Without its gauge the staked one is not the wallet's to read.
+            assert_eq!((read.positions.len(), staked.len()), (1, 0));
+            continue;
+        }
+        assert_eq!((read.positions.len(), staked.len()), (2, 1));
+        let stake = staked[0].staked.as_ref().unwrap();
+        assert_eq!(
+            stake.farm.to_lowercase(),
+            text(&generations[1]["gauge"]).to_lowercase()
+        );
+        assert_eq!(stake.reward_token.symbol, "AERO");
+        assert_eq!(stake.rewards_pending, pending);
+        assert_eq!(staked[0].fees, [0, 0]);
+        assert_eq!(staked[0].tick_spacing, 100);
+        assert!(read
+            .positions
+            .iter()
+            .all(|p| p.fee > 0 && p.protocol == Protocol::AerodromeSlipstream));
+    }
+    println!(
+        "figures: a wallet read of two Slipstream managers: {} requests; with the gauges of two pools: {}",
+        counts[0], counts[1]
     );
 }
