@@ -8,7 +8,7 @@ pub use crate::domain::keys::{KeyAnswer, KeyClaim, StoredResponse, KEY_LEASE, KE
 use crate::domain::math::U256;
 pub use crate::domain::transactions::{
     calls_of, AmountPair, Call, ExpectedAmounts, ExpectedReward, ExpectedSwap, PermitBatch,
-    PermitDetails, TransactionRequest,
+    PermitDetails, RewardToken, TransactionRequest,
 };
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};

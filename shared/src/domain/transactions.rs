@@ -67,9 +67,18 @@ pub struct ExpectedAmounts {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExpectedReward {
-    pub token: crate::domain::model::HeldToken,
+    pub token: RewardToken,
     /// Whole tokens.
     pub amount: String,
+}
+
+/// The token a reward is paid in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RewardToken {
+    pub symbol: String,
+    pub address: String,
+    pub decimals: u8,
 }
 
 /// A zap's swap on the position's own pool, as its run did it.

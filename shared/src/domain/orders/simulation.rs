@@ -12,7 +12,7 @@ use crate::domain::json::plain_exact;
 use crate::domain::math::price::base_units_to_decimal;
 use crate::domain::math::U256;
 use crate::domain::model::{
-    AmountPair, ExpectedAmounts, ExpectedReward, HeldToken, TransactionRequest,
+    AmountPair, ExpectedAmounts, ExpectedReward, HeldToken, RewardToken, TransactionRequest,
 };
 use alloy_primitives::keccak256;
 
@@ -357,7 +357,11 @@ pub fn annotate(
             });
             let reward = run.reward.zip(known.reward_token).map(|(amount, token)| {
                 let amount = plain_exact(&base_units_to_decimal(amount, token.decimals));
-                let token = token.clone();
+                let token = RewardToken {
+                    symbol: token.symbol.clone(),
+                    address: token.address.clone(),
+                    decimals: token.decimals,
+                };
                 ExpectedReward { token, amount }
             });
             let expected = match (expected, reward) {
