@@ -7,7 +7,8 @@
 // package's peers, hardhat among them, are not installed); Aerodrome's voting side by our stand-ins (contracts/SlipstreamStandIns.sol).
 // Two generations, as on Base: each a CLFactory with its own NonfungiblePositionManager and
 // CLGaugeFactory (the second naming the first as its legacy factory), each with a USDC/WETH pool
-// of tick spacing 100 at the devnet's price and a gauge paying AERO (a devnet token).
+// of tick spacing 100 at the devnet's price and a gauge paying AERO (a devnet token); AERO
+// priced by an AERO/USDC pool on the first generation (0.8 USDC per AERO, `aeroPool`).
 // Commands (each on the deployment's state file; --generation 0 or 1, default 0):
 //   slipstream                  deploy once per devnet (the addresses kept in the state file);
 //                               print them
@@ -35,6 +36,14 @@ import { ethers } from "ethers";
 const GAS = { gasLimit: 15_000_000n };
 const TICK_SPACING = 100;
 const MAX_UINT = (1n << 256n) - 1n;
+
+// The integer square root (Newton's method), for a pool's initial sqrt price.
+function isqrt(n) {
+  if (n < 2n) return n;
+  let x = n, y = (x + 1n) / 2n;
+  while (y < x) [x, y] = [y, (y + n / y) / 2n];
+  return x;
+}
 
 export function commands({ here, connect, mined, deploy, print, erc20 }) {
   const folder = join(here, "slipstream");
@@ -142,7 +151,33 @@ export function commands({ here, connect, mined, deploy, print, erc20 }) {
       });
       [legacy, legacyGauges] = [await at(factory), await at(gaugeFactory)];
     }
-    const addresses = { aero: await at(aero), voter: await at(voter), generations };
+    // AERO's price: an AERO/USDC pool on the first generation at 0.8 USDC per AERO, deep.
+    const first = new ethers.Contract(generations[0].factory, built.factory.abi, signer);
+    const firstManager = new ethers.Contract(generations[0].manager, built.manager.abi, signer);
+    const aeroAddress = await at(aero);
+    const aeroFirst = BigInt(aeroAddress) < BigInt(state.usdc);
+    const [t0, t1] = aeroFirst ? [aeroAddress, state.usdc] : [state.usdc, aeroAddress];
+    // token1 per token0, as 2^192 times the ratio's square root squared.
+    const [num, den] = aeroFirst ? [4n, 5n] : [5n, 4n];
+    const aeroSqrtPrice = isqrt((num << 192n) / den);
+    await mined(first.createPool(t0, t1, TICK_SPACING, aeroSqrtPrice, GAS));
+    const aeroPool = await first.getPool(t0, t1, TICK_SPACING);
+    await mined(aero.approve(generations[0].manager, MAX_UINT, GAS));
+    const deep = 10n ** 24n;
+    await mined(firstManager.mint({
+      token0: t0, token1: t1, tickSpacing: TICK_SPACING, tickLower: -887200, tickUpper: 887200,
+      amount0Desired: deep, amount1Desired: deep, amount0Min: 0n, amount1Min: 0n,
+      recipient: owner, deadline: 2n ** 40n, sqrtPriceX96: 0n,
+    }, GAS));
+    // The second manager's first id taken too (the deployer's small wide position on its
+    // pool): both managers number the next position alike, as the tests' ids repeat.
+    const secondManager = new ethers.Contract(generations[1].manager, built.manager.abi, signer);
+    await mined(secondManager.mint({
+      token0, token1, tickSpacing: TICK_SPACING, tickLower: -887200, tickUpper: 887200,
+      amount0Desired: 10n ** 18n, amount1Desired: 10n ** 18n, amount0Min: 0n, amount1Min: 0n,
+      recipient: owner, deadline: 2n ** 40n, sqrtPriceX96: 0n,
+    }, GAS));
+    const addresses = { aero: aeroAddress, aeroPool, voter: await at(voter), generations };
     const file = JSON.parse(readFileSync(opts.state, "utf8"));
     writeFileSync(opts.state, JSON.stringify({ ...file, slipstream: addresses }));
     deployed = { ...addresses, abi: built };
@@ -168,7 +203,7 @@ export function commands({ here, connect, mined, deploy, print, erc20 }) {
   return {
     async slipstream(opts) {
       const d = await slipstream(opts);
-      print({ aero: d.aero, voter: d.voter, generations: d.generations });
+      print({ aero: d.aero, aeroPool: d.aeroPool, voter: d.voter, generations: d.generations });
     },
     async "slip-mint"(opts) {
       const { manager, state, signer } = await generation(opts);

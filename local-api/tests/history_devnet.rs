@@ -11,6 +11,9 @@
 /// Charts exact at named blocks (issue 50).
 #[path = "history_devnet/charts.rs"]
 mod charts;
+/// A Slipstream position staked in its gauge over time (issue 62).
+#[path = "history_devnet/slipstream.rs"]
+mod slipstream;
 /// A staked position's rewards over time (issue 50).
 #[path = "history_devnet/staked.rs"]
 mod staked;

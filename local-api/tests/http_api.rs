@@ -152,7 +152,7 @@ async fn create_read_list_and_portfolio_over_http() {
     let portfolio = alice.portfolio().await;
     assert_eq!(portfolio.json["positions"], 1);
     assert_eq!(bob.portfolio().await.json["positions"], 0);
-    assert_eq!(bob.pools().await.json["total"], 10);
+    assert_eq!(bob.pools().await.json["total"], 12);
 }
 
 #[tokio::test]

@@ -14,7 +14,7 @@ mod actions;
 
 use alloy_primitives::U256;
 use lambda_http::http::{Method, StatusCode};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::str::FromStr;
 use test_support::client::TestClient;
 use test_support::devnet::{units, Devnet};
@@ -23,6 +23,9 @@ use test_support::on_both_stores;
 use test_support::world::{local_api_on, operator, sync, user};
 
 const AMOUNT: &str = "1000000000000000000000";
+/// The wallet's position on each generation: the same id on both managers (the devnet took
+/// each manager's first id for its own positions).
+const TOKEN: &str = "2";
 
 /// The caller's positions.
 async fn positions(client: &TestClient) -> Vec<Value> {
@@ -49,32 +52,6 @@ async fn get(client: &TestClient, id: &str) -> Value {
     reply.json
 }
 
-/// The devnet's catalog with both Slipstream generations: each a deployment (its factory and
-/// manager) and its pool, which names its manager (two deployments of one protocol).
-fn catalog_with_slipstream(devnet: &Devnet, slip: &Value) -> std::path::PathBuf {
-    let mut catalog: Value =
-        serde_json::from_str(&std::fs::read_to_string(&devnet.catalog).unwrap()).unwrap();
-    let uniswap = catalog["pools"][0].clone();
-    let chain_id = catalog["deployments"][0]["chainId"].clone();
-    for g in slip["generations"].as_array().unwrap() {
-        catalog["deployments"].as_array_mut().unwrap().push(json!({
-            "chain": "ethereum", "protocol": "aerodrome-slipstream", "chainId": chain_id,
-            "factory": g["factory"], "positionManager": g["manager"], "firstBlock": 0,
-        }));
-        let mut pool = uniswap.clone();
-        let record = pool.as_object_mut().unwrap();
-        record.remove("feeTier");
-        record.insert("protocol".into(), json!("aerodrome-slipstream"));
-        record.insert("pool".into(), g["pool"].clone());
-        record.insert("tickSpacing".into(), json!(100));
-        record.insert("positionManager".into(), g["manager"].clone());
-        catalog["pools"].as_array_mut().unwrap().push(pool);
-    }
-    let path = devnet.catalog.with_file_name("catalog-slipstream.json");
-    std::fs::write(&path, catalog.to_string()).unwrap();
-    path
-}
-
 /// The view's `field` of each token in protocol order (token0, token1), base units.
 fn protocol_order(view: &Value, field: &str, usdc_is_token0: bool) -> [U256; 2] {
     let of = |token: &str| U256::from_str(&units(&view[token][field])).unwrap();
@@ -92,7 +69,7 @@ async fn assert_as_chain(devnet: &Devnet, view: &Value, generation: &str) -> Val
     let block = view["readHeight"].as_u64().unwrap().to_string();
     let args = [
         "--token-id",
-        "1",
+        TOKEN,
         "--generation",
         generation,
         "--block",
@@ -145,9 +122,16 @@ async fn slipstream_positions(store: &[&str]) {
         ];
         let minted = devnet.run("slip-mint", &args).await;
         // Token ids repeat between the managers: a position is keyed by its manager.
-        assert_eq!(text(&minted["tokenId"]), "1", "{minted}");
+        assert_eq!(text(&minted["tokenId"]), TOKEN, "{minted}");
     }
-    let staker = ["--account", &wallet, "--token-id", "1", "--generation", "1"];
+    let staker = [
+        "--account",
+        &wallet,
+        "--token-id",
+        TOKEN,
+        "--generation",
+        "1",
+    ];
     devnet.run("slip-stake", &staker).await;
     devnet
         .run("slip-reward", &["--amount", "604800", "--generation", "1"])
@@ -169,7 +153,7 @@ async fn slipstream_positions(store: &[&str]) {
     }
     devnet.advance_time(3_600).await;
 
-    let catalog = catalog_with_slipstream(&devnet, &slip);
+    let catalog = devnet.slipstream_catalog(&slip);
     let server = local_api_on(&catalog, &devnet.rpc, store).await;
     let (alice, ops) = (user(&server, "alice").await, operator(&server).await);
     devnet.link_account(&alice, &wallet).await;
@@ -206,7 +190,7 @@ async fn slipstream_positions(store: &[&str]) {
     let (held, staked) = (by_manager(0), by_manager(1));
     for view in [&held, &staked] {
         assert_eq!(view["protocol"], "aerodrome-slipstream", "{view}");
-        assert_eq!(text(&view["tokenId"]), "1", "{view}");
+        assert_eq!(text(&view["tokenId"]), TOKEN, "{view}");
         assert_eq!(view["status"], "active", "{view}");
     }
     let (held_id, staked_id) = (text(&held["id"]), text(&staked["id"]));
@@ -239,7 +223,7 @@ async fn slipstream_positions(store: &[&str]) {
                 "--account",
                 &wallet,
                 "--token-id",
-                "1",
+                TOKEN,
                 "--generation",
                 "1",
                 "--block",
@@ -252,6 +236,16 @@ async fn slipstream_positions(store: &[&str]) {
     assert_eq!(
         units(&staked["staked"]["rewardsPending"]),
         text(&earned["earned"]),
+        "{staked}"
+    );
+    // AERO priced by the AERO/USDC pool (0.8 USDC): the rewards count in the PnL (decision 60).
+    let earned_whole = f64::from_str(&text(&earned["earned"])).unwrap() / 1e18;
+    let pending_usd = staked["staked"]["rewardsPendingUsd"].as_f64().unwrap();
+    assert!((pending_usd - earned_whole * 0.8).abs() <= 0.01, "{staked}");
+    let pnl = staked["valueUsd"].as_f64().unwrap() - staked["costBasisUsd"].as_f64().unwrap()
+        + pending_usd;
+    assert!(
+        (staked["pnlUsd"].as_f64().unwrap() - pnl).abs() <= 0.03,
         "{staked}"
     );
     let chain = assert_as_chain(&devnet, &staked, "1").await;
@@ -328,7 +322,7 @@ async fn slipstream_positions(store: &[&str]) {
         "--to",
         &stranger,
         "--token-id",
-        "1",
+        TOKEN,
         "--generation",
         "0",
     ];

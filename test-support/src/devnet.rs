@@ -162,6 +162,60 @@ impl Devnet {
         self.state[name].as_str().unwrap().to_string()
     }
 
+    /// The devnet's catalog with Aerodrome Slipstream (`slip`, the `slipstream` command's
+    /// answer): each generation a deployment (its factory and manager) and its USDC/WETH pool,
+    /// which names its manager (two deployments of one protocol), and the AERO/USDC pool that
+    /// prices AERO (0.8 USDC).
+    pub fn slipstream_catalog(&self, slip: &Value) -> PathBuf {
+        let mut catalog: Value =
+            serde_json::from_str(&std::fs::read_to_string(&self.catalog).unwrap()).unwrap();
+        let uniswap = catalog["pools"][0].clone();
+        let chain_id = catalog["deployments"][0]["chainId"].clone();
+        let generations = slip["generations"].as_array().unwrap();
+        let record = |pool: &Value, manager: &Value| {
+            let mut record = uniswap.clone();
+            let fields = record.as_object_mut().unwrap();
+            fields.remove("feeTier");
+            fields.insert("protocol".into(), json!("aerodrome-slipstream"));
+            fields.insert("pool".into(), pool.clone());
+            fields.insert("tickSpacing".into(), json!(100));
+            fields.insert("positionManager".into(), manager.clone());
+            record
+        };
+        for g in generations {
+            catalog["deployments"].as_array_mut().unwrap().push(json!({
+                "chain": "ethereum", "protocol": "aerodrome-slipstream", "chainId": chain_id,
+                "factory": g["factory"], "positionManager": g["manager"], "firstBlock": 0,
+            }));
+            let pool = record(&g["pool"], &g["manager"]);
+            catalog["pools"].as_array_mut().unwrap().push(pool);
+        }
+        let mut aero_pool = record(&slip["aeroPool"], &generations[0]["manager"]);
+        let aero =
+            json!({"symbol": "AERO", "address": slip["aero"], "decimals": 18, "priceUsd": "0.8"});
+        let usdc = json!({"symbol": "USDC", "address": self.state["usdc"], "decimals": 18, "priceUsd": "1"});
+        let aero_first =
+            text_of(&slip["aero"]).to_lowercase() < text_of(&self.state["usdc"]).to_lowercase();
+        let (token0, token1) = if aero_first {
+            (aero, usdc)
+        } else {
+            (usdc, aero)
+        };
+        let base = if aero_first { "token0" } else { "token1" };
+        for (key, value) in [
+            ("token0", token0),
+            ("token1", token1),
+            ("base", json!(base)),
+            ("currentPrice", json!("0.8")),
+        ] {
+            aero_pool[key] = value;
+        }
+        catalog["pools"].as_array_mut().unwrap().push(aero_pool);
+        let path = self.catalog.with_file_name("catalog-slipstream.json");
+        std::fs::write(&path, catalog.to_string()).unwrap();
+        path
+    }
+
     /// Whether USDC is the pool's token0 (it depends on the deployed addresses).
     pub fn usdc_is_token0(&self) -> bool {
         self.address("usdc") == self.address("token0")
@@ -461,4 +515,8 @@ impl Devnet {
         self.run("swap", &["--sell", "usdc", "--amount", usdc])
             .await;
     }
+}
+
+fn text_of(value: &Value) -> String {
+    value.as_str().unwrap_or_default().to_string()
 }

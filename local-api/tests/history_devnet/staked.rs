@@ -18,7 +18,7 @@ use test_support::world;
 
 /// Syncs until the position's history shows `kind` (its events are read as the syncs follow
 /// the chain; the series follows a stake from its history's).
-async fn history_shows(ops: &TestClient, alice: &TestClient, id: &str, kind: &str) {
+pub(super) async fn history_shows(ops: &TestClient, alice: &TestClient, id: &str, kind: &str) {
     for _ in 0..60 {
         let report = ops.send(Method::POST, "/markets/sync", &[], b"").await;
         assert_eq!(report.status, StatusCode::OK, "{}", report.text());

@@ -5,7 +5,7 @@
 //! first, then the manager's `collect`), a decrease and the close. Each answer's transactions
 //! sent as answered succeed within their gas; each order settles.
 
-use super::{catalog_with_slipstream, get, history_kinds};
+use super::{get, history_kinds};
 use alloy_primitives::U256;
 use lambda_http::http::StatusCode;
 use serde_json::{json, Value};
@@ -61,7 +61,7 @@ pub async fn acting_on_slipstream_positions(store: &[&str]) {
     let slip = devnet.run("slipstream", &[]).await;
     let generation = slip["generations"][1].clone();
     let wallet = devnet.funded_account(1).await;
-    let catalog = catalog_with_slipstream(&devnet, &slip);
+    let catalog = devnet.slipstream_catalog(&slip);
     let server = local_api_on(&catalog, &devnet.rpc, store).await;
     let (alice, ops) = (user(&server, "alice").await, operator(&server).await);
     devnet.link_account(&alice, &wallet).await;

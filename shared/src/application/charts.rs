@@ -127,6 +127,7 @@ impl Charted {
                     handed: self.handed,
                     token: &holding.token,
                     reward_decimals: holding.staked.as_ref().map(|s| s.reward_token.decimals),
+                    gauged: p.protocol.is_slipstream(),
                 },
                 point,
             ),

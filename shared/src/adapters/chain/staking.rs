@@ -8,6 +8,7 @@
 
 use super::evm::{call, decoded, Block};
 use super::rpc::RpcClient;
+use super::simulation::reverted;
 use super::tokens::TokenMeta;
 use crate::domain::math::U256;
 use alloy_primitives::Address;
@@ -179,7 +180,14 @@ pub async fn farms_at(
         let reward_token = decoded::<CAKECall>(next("reward token")?, 1, "reward token")?;
         let mut pending = BTreeMap::new();
         for (id, _) in asked(ask) {
-            let owed = decoded::<pendingCakeCall>(next("pending reward")?, 1, "pending reward")?;
+            let answer = next("pending reward")?;
+            // A gauge's `earned` reverts for a position not staked there at the block (before
+            // its stake): it owes it nothing there.
+            if ask.gauge && answer.as_ref().is_err_and(|e| reverted(e).is_some()) {
+                pending.insert(id, U256::ZERO);
+                continue;
+            }
+            let owed = decoded::<pendingCakeCall>(answer, 1, "pending reward")?;
             pending.insert(id, U256::from_limbs(*owed.as_limbs()));
         }
         found.insert(

@@ -35,6 +35,8 @@ pub struct WalletSubject<'a> {
     /// Its token id, and its farm's reward token's decimals where it was ever staked.
     pub token: &'a str,
     pub reward_decimals: Option<u8>,
+    /// Aerodrome Slipstream: while staked in its gauge it earns no swap fees (decision 71).
+    pub gauged: bool,
 }
 
 /// What a wallet position held at the transfers that start and end its holder's count, as its
@@ -284,10 +286,14 @@ pub fn wallet_point(subject: &WalletSubject<'_>, point: &PoolPoint) -> Option<Po
         found
     };
     let accounting = FeeAccounting::of(subject.curve);
+    // In a Slipstream gauge: no growth since the deposit, whose collect left nothing owed.
+    let staking = |e: &&PositionEvent| matches!(e.kind, EventKind::Stake | EventKind::Unstake);
+    let last_stake = upto.iter().rev().find(staking);
+    let in_gauge = subject.gauged && last_stake.is_some_and(|e| e.kind == EventKind::Stake);
     let owed = match (kept, growth_inside(point, accounting, subject.range)) {
         // Sent away without what it held read: the summary says why.
         _ if departed && handed.departure.is_none() => None,
-        (Some(kept), _) if liquidity == 0 => Some(kept.owed),
+        (Some(kept), _) if liquidity == 0 || in_gauge => Some(kept.owed),
         (Some(kept), Some(inside)) => Some([0, 1].map(|t| {
             kept.owed[t]
                 + U256::from(accounting.collect_owed(liquidity, kept.inside_last[t], inside[t]))
@@ -575,6 +581,7 @@ mod tests {
             handed: HandedAt::of(Some(&history)),
             token: "1",
             reward_decimals: None,
+            gauged: false,
         };
         // Held: counted from what it held when it came (92 × 2 + 90 at that block's prices).
         let held = wallet_point(&subject, &point(4)).unwrap();
