@@ -5,8 +5,10 @@
 //! manager's `decreaseLiquidity` would pay, fees what `collect` would (none while staked),
 //! `staked` with the gauge and `earned` at the read's block; `GET /pools` shows each pool's tick
 //! spacing and current fee; the histories are in order (the transfer into the gauge a stake, out
-//! of it an unstake, never a disposal); a position sent to a stranger closes. On memory and on
-//! DynamoDB (moto).
+//! of it an unstake, never a disposal; each harvest the AERO the chain paid); rewards priced by
+//! the devnet's AERO/USDC pool count in the PnL; the export has each harvest as AERO income; the
+//! unstake and a range exit are told as alerts; a position sent to a stranger closes. On memory
+//! and on DynamoDB (moto).
 
 /// Acting on them through the API.
 #[path = "slipstream_devnet/actions.rs"]
@@ -14,7 +16,7 @@ mod actions;
 
 use alloy_primitives::U256;
 use lambda_http::http::{Method, StatusCode};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::str::FromStr;
 use test_support::client::TestClient;
 use test_support::devnet::{units, Devnet};
@@ -157,6 +159,20 @@ async fn slipstream_positions(store: &[&str]) {
     let server = local_api_on(&catalog, &devnet.rpc, store).await;
     let (alice, ops) = (user(&server, "alice").await, operator(&server).await);
     devnet.link_account(&alice, &wallet).await;
+    let settings = json!({
+        "types": ["position.range.exited", "position.staked", "position.unstaked"],
+        "approachPercent": 10, "feeThresholdUsd": null, "cooldownMinutes": 0,
+    });
+    let headers = [("content-type", "application/json")];
+    let reply = alice
+        .send(
+            Method::PUT,
+            "/alerts",
+            &headers,
+            settings.to_string().as_bytes(),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     sync(&ops).await;
 
     // GET /pools: each Slipstream pool with its tick spacing and its current fee, read with its
@@ -313,6 +329,52 @@ async fn slipstream_positions(store: &[&str]) {
         "{kinds:?}"
     );
     assert!(kinds.contains(&"unstaked".to_string()), "{kinds:?}");
+
+    // The export: each harvest (the getReward's and the unstake's) a row of AERO income.
+    let reply = alice
+        .send(Method::GET, "/history/export?format=koinly", &[], b"")
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let csv = reply.text();
+    let incomes: Vec<&str> = csv.lines().filter(|l| l.contains(",AERO,")).collect();
+    assert_eq!(incomes.len(), 2, "{csv}");
+    let scale = U256::from(10u64).pow(U256::from(18u8));
+    for (line, paid) in incomes.iter().zip([harvested, paid_at_unstake]) {
+        // Whole AERO, exactly: the integer part, then the fraction without trailing zeros.
+        let fraction = format!("{:0>18}", (paid % scale).to_string());
+        let whole = format!("{}.{}", paid / scale, fraction.trim_end_matches('0'));
+        assert!(line.contains("Reward"), "{line}");
+        assert!(line.contains(&format!(",{whole},AERO,")), "{line}: {whole}");
+    }
+
+    // Alerts: the unstake told; the held position's pool pushed out of its range, told once.
+    let sell = if devnet.usdc_is_token0() {
+        "weth"
+    } else {
+        "usdc"
+    };
+    let args = ["--sell", sell, "--amount", "20", "--generation", "0"];
+    devnet.run("slip-swap", &args).await;
+    for _ in 0..2 {
+        devnet.advance_time(1).await;
+        sync(&ops).await;
+    }
+    let reply = alice.send(Method::GET, "/events?limit=100", &[], b"").await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    let told: Vec<(String, String)> = reply.json["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (text(&e["type"]), text(&e["positionId"])))
+        .collect();
+    let exited = ("position.range.exited".to_string(), held_id.clone());
+    let unstaked = ("position.unstaked".to_string(), staked_id.clone());
+    assert_eq!(told.iter().filter(|t| **t == exited).count(), 1, "{told:?}");
+    assert_eq!(
+        told.iter().filter(|t| **t == unstaked).count(),
+        1,
+        "{told:?}"
+    );
 
     // Sent to a stranger: the position is no longer the wallet's.
     let stranger = devnet.account(2).await;
