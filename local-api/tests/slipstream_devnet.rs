@@ -264,6 +264,27 @@ async fn slipstream_positions(store: &[&str]) {
         (staked["pnlUsd"].as_f64().unwrap() - pnl).abs() <= 0.03,
         "{staked}"
     );
+    // The portfolio: its positions, with the staked one's rewards.
+    let portfolio = alice.portfolio().await.json;
+    assert_eq!(portfolio["positions"], 2, "{portfolio}");
+    let rewards = portfolio["totalRewardsUsd"].as_f64().unwrap();
+    assert!((rewards - pending_usd).abs() <= 0.01, "{portfolio}");
+    let listed = positions(&alice).await;
+    let sum = |field: &str| {
+        listed
+            .iter()
+            .map(|p| p[field].as_f64().unwrap())
+            .sum::<f64>()
+    };
+    let total = |field: &str| portfolio[field].as_f64().unwrap();
+    assert!(
+        (total("totalValueUsd") - sum("valueUsd")).abs() <= 0.02,
+        "{portfolio}"
+    );
+    assert!(
+        (total("totalPnlUsd") - sum("pnlUsd")).abs() <= 0.03,
+        "{portfolio}"
+    );
     let chain = assert_as_chain(&devnet, &staked, "1").await;
     assert_eq!(
         [text(&chain["fees0"]), text(&chain["fees1"])],

@@ -153,15 +153,44 @@ pub async fn acting_on_slipstream_positions(store: &[&str]) {
         assert!(kinds_now.iter().any(|k| k == kind), "{kind}: {kinds_now:?}");
     }
 
-    // Half out, then the close: the manager's own calls, as v3's.
+    // Half out, then the close: the manager's own calls, as v3's, each paying the wallet what
+    // its answer expected (sent at the state it was run on).
+    let held = || async {
+        let mut both = Vec::new();
+        for token in ["weth", "usdc"] {
+            let read = devnet
+                .run("allowance", &["--account", &wallet, "--token", token])
+                .await;
+            both.push(U256::from_str(&text(&read["balance"])).unwrap());
+        }
+        both
+    };
+    let expected_of = |answer: &Value| {
+        let expected = &answer["transactions"][0]["expected"];
+        ["tokenA", "tokenB"]
+            .map(|t| U256::from_str(&test_support::devnet::units(&expected[t])).unwrap())
+    };
     let decrease = act(&alice, &id, "decrease", json!({"percent": 50})).await;
     assert_eq!(kinds(&decrease), ["decrease"], "{decrease}");
+    let before = held().await;
     let report = send_and_report(&devnet, (&alice, &ops), &id, &decrease).await;
     assert_eq!(report["orders"]["applied"], 1, "{report}");
+    let after = held().await;
+    // tokenA is WETH, tokenB USDC.
+    assert_eq!(
+        [after[0] - before[0], after[1] - before[1]],
+        expected_of(&decrease)
+    );
     let close = post(&alice, &format!("/positions/{id}/close"), &json!({})).await;
     assert_eq!(close.status, StatusCode::OK, "{}", close.text());
+    let before = held().await;
     let report = send_and_report(&devnet, (&alice, &ops), &id, &close.json).await;
     assert_eq!(report["orders"]["withdrawn"], 1, "{report}");
+    let after = held().await;
+    assert_eq!(
+        [after[0] - before[0], after[1] - before[1]],
+        expected_of(&close.json)
+    );
     let closed = get(&alice, &id).await;
     assert_eq!(closed["status"], "closed", "{closed}");
     let chain = devnet
