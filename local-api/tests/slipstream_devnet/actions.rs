@@ -2,7 +2,7 @@
 //! a generation's pool (the manager's `mint` with the tick spacing), its stake (the manager's
 //! `approve(gauge)`, then the gauge's `deposit`), a harvest (`getReward(tokenId)`, `expected`
 //! naming the AERO its run paid), a collect on the staked position (the gauge's `withdraw`
-//! first, then the manager's `collect`), a decrease and the close. Each answer's transactions
+//! first, then the manager's `collect`), a decrease, a move and the close. Each answer's transactions
 //! sent as answered succeed within their gas; each order settles.
 
 use super::{get, history_kinds};
@@ -89,6 +89,14 @@ pub async fn acting_on_slipstream_positions(store: &[&str]) {
     assert_eq!(opened["status"], "active", "{opened}");
     assert_eq!(opened["protocol"], "aerodrome-slipstream", "{opened}");
     let token = text(&opened["tokenId"]);
+    let quote = ["--token-id", token.as_str(), "--generation", "1"];
+    let chain = devnet.run("slip-position-quote", &quote).await;
+    assert_eq!(text(&chain["owner"]).to_lowercase(), wallet.to_lowercase());
+    assert_eq!(
+        text(&opened["liquidity"]),
+        text(&chain["liquidity"]),
+        "{opened}"
+    );
 
     // Staked through the API: the manager's approval of the gauge, then its deposit.
     let staked = act(&alice, &id, "stake", json!({})).await;
@@ -181,6 +189,24 @@ pub async fn acting_on_slipstream_positions(store: &[&str]) {
         [after[0] - before[0], after[1] - before[1]],
         expected_of(&decrease)
     );
+    // A move: the withdrawal and the new range's mint (with the tick spacing) in one multicall;
+    // the old position closes "moved", the new one opens on the same pool.
+    let range = json!({"priceLower": 2000, "priceUpper": 4500});
+    let moved = act(&alice, &id, "rebalance", range).await;
+    let last_kind = kinds(&moved).last().cloned();
+    assert_eq!(last_kind.as_deref(), Some("rebalance"), "{moved}");
+    let new_id = text(&moved["movedTo"]);
+    let report = send_and_report(&devnet, (&alice, &ops), &id, &moved).await;
+    assert_eq!(report["orders"]["opened"], 1, "{report}");
+    assert_eq!(report["orders"]["withdrawn"], 1, "{report}");
+    assert_eq!(get(&alice, &id).await["closeReason"], "moved");
+    let new = get(&alice, &new_id).await;
+    assert_eq!(new["status"], "active", "{new}");
+    assert_eq!(new["pool"], generation["pool"], "{new}");
+    let (id, token) = (new_id, text(&new["tokenId"]));
+    let quote = ["--token-id", token.as_str(), "--generation", "1"];
+    let chain = devnet.run("slip-position-quote", &quote).await;
+    assert_eq!(text(&new["liquidity"]), text(&chain["liquidity"]), "{new}");
     let close = post(&alice, &format!("/positions/{id}/close"), &json!({})).await;
     assert_eq!(close.status, StatusCode::OK, "{}", close.text());
     let before = held().await;
