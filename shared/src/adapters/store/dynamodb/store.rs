@@ -519,11 +519,13 @@ impl PositionStore for DynamoDbStore {
         if from == Status::Closed {
             return Err(StoreError::Conflict);
         }
+        // Normalized (a zero PnL as `0`, not `0.000000000000`): moto's `ADD` keeps a sum of a
+        // zero and such a zero as `0E-12`, which its next `ADD` cannot read (DynamoDB reads both).
         let sums = [
-            (REALIZED_PNL, closing.pnl_usd.to_plain_string()),
+            (REALIZED_PNL, closing.pnl_usd.normalized().to_plain_string()),
             (
                 REALIZED_COST_BASIS,
-                closing.cost_basis_usd.to_plain_string(),
+                closing.cost_basis_usd.normalized().to_plain_string(),
             ),
         ];
         // Concurrent closes of one item can cancel each other's transactions
