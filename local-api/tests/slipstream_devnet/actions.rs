@@ -1,8 +1,8 @@
 //! Acting on Slipstream positions through the API, on the devnet's real contracts: an open on
 //! a generation's pool (the manager's `mint` with the tick spacing), its stake (the manager's
 //! `approve(gauge)`, then the gauge's `deposit`), a harvest (`getReward(tokenId)`, `expected`
-//! naming the AERO its run paid), a collect on the staked position (the gauge's `withdraw`
-//! first, then the manager's `collect`), a decrease, a move and the close. Each answer's transactions
+//! naming the AERO its run paid), an add and a collect on the staked position (the gauge's
+//! `withdraw` first, then the manager's calls), a decrease, a move and the close. Each answer's transactions
 //! sent as answered succeed within their gas; each order settles.
 
 use super::{get, history_kinds};
@@ -139,6 +139,42 @@ pub async fn acting_on_slipstream_positions(store: &[&str]) {
     assert_eq!(report["orders"]["applied"], 1, "{report}");
     // Rewards stream every second: sent a block later, it pays at least what its run paid.
     assert!(balance().await - before >= expected);
+
+    // An add to the staked position: out of the gauge first, then the approvals the manager's
+    // pull needs and its increase, all run as one sequence; staked again afterwards.
+    let before_add = get(&alice, &id).await;
+    let add = act(
+        &alice,
+        &id,
+        "increase",
+        json!({"amountA": "0.1", "amountB": "300"}),
+    )
+    .await;
+    let add_kinds = kinds(&add);
+    assert_eq!(
+        add_kinds.first().map(String::as_str),
+        Some("unstake"),
+        "{add}"
+    );
+    assert_eq!(
+        add_kinds.last().map(String::as_str),
+        Some("increase"),
+        "{add}"
+    );
+    let report = send_and_report(&devnet, (&alice, &ops), &id, &add).await;
+    assert_eq!(report["orders"]["applied"], 1, "{report}");
+    let added = get(&alice, &id).await;
+    let liquidity = |v: &Value| u128::from_str(&text(&v["liquidity"])).unwrap();
+    assert!(liquidity(&added) > liquidity(&before_add), "{added}");
+    let chain = devnet.run("slip-position-quote", &quote).await;
+    assert_eq!(
+        text(&added["liquidity"]),
+        text(&chain["liquidity"]),
+        "{added}"
+    );
+    let restaked = act(&alice, &id, "stake", json!({})).await;
+    let report = send_and_report(&devnet, (&alice, &ops), &id, &restaked).await;
+    assert_eq!(report["orders"]["applied"], 1, "{report}");
 
     // A collect on the staked position: out of the gauge first (it pays its AERO), then the
     // manager's collect.
