@@ -10,7 +10,7 @@
 use serde_json::{json, Value};
 use shared::catalog::Deployment;
 use shared::chain::refresh::confirmed_block;
-use shared::chain::wallets::read_wallet;
+use shared::chain::wallets::{read_wallet, GaugedPool};
 use shared::chain::{RpcClient, RPC_TIMEOUT};
 use shared::math::U256;
 use shared::model::{Chain, Protocol};
@@ -130,10 +130,18 @@ async fn wallet_read_finds_both(devnet: &Devnet, deployed: &Value, wallet: &str,
         .collect();
     let deployments: Vec<&Deployment> = deployments.iter().collect();
     let pools: Vec<String> = generations.iter().map(|g| text(&g["pool"])).collect();
-    let pools: Vec<&str> = pools.iter().map(String::as_str).collect();
+    let gauges: Vec<String> = generations.iter().map(|g| text(&g["gauge"])).collect();
+    // The first pool's gauge asked of the pool, the second's as a synced state names it; then
+    // both as their states name them.
+    let gauged = |g: usize, known: bool| GaugedPool {
+        pool: &pools[g],
+        gauge: known.then_some(gauges[g].as_str()),
+    };
+    let asked = [gauged(0, false), gauged(1, true)];
+    let known = [gauged(0, true), gauged(1, true)];
     let block = confirmed_block(&rpc, 0).await.unwrap();
     let mut counts = Vec::new();
-    for gauge_pools in [&[][..], &pools[..]] {
+    for gauge_pools in [&[][..], &asked[..], &known[..]] {
         let before = node.requests();
         let read = read_wallet(&rpc, &deployments, gauge_pools, wallet, &block)
             .await
@@ -166,7 +174,7 @@ async fn wallet_read_finds_both(devnet: &Devnet, deployed: &Value, wallet: &str,
             .all(|p| p.fee > 0 && p.protocol == Protocol::AerodromeSlipstream));
     }
     println!(
-        "figures: a wallet read of two Slipstream managers: {} requests; with the gauges of two pools: {}",
-        counts[0], counts[1]
+        "figures: a wallet read of two Slipstream managers: {} requests; with two pools' gauges: {} (one asked of its pool), {} (both known from their states)",
+        counts[0], counts[1], counts[2]
     );
 }

@@ -10,7 +10,7 @@ use super::rpc::RpcClient;
 use super::sync::Syncer;
 use super::v4_wallets::{read_positions, Known};
 use super::wallets::{
-    read_wallet, ChainPosition, FailedDeployment, TokenMeta, MAX_POSITIONS_PER_MANAGER,
+    read_wallet, ChainPosition, FailedDeployment, GaugedPool, TokenMeta, MAX_POSITIONS_PER_MANAGER,
 };
 use crate::application::alert_ports::Alerts;
 use crate::application::app::{App, Refreshed, WalletRefresh};
@@ -115,15 +115,24 @@ impl WalletReader {
             log_range: self.log_ranges.of(chain),
         };
         // The gauges a Slipstream position may be staked in: those of the chain's Slipstream
-        // pools, the catalog's and those a wallet's read found (held before it was staked).
-        let gauge_pools: Vec<&str> = catalog
+        // pools, the catalog's and those a wallet's read found (held before it was staked), as
+        // their synced states name them (a pool not read yet is asked; one without none).
+        let gauged: Vec<GaugedPool<'_>> = catalog
             .pools
             .iter()
             .filter(|p| p.chain == chain && p.protocol.is_slipstream())
-            .map(|p| p.id.as_str())
+            .filter_map(|p| {
+                let pool = p.id.as_str();
+                match p.state.as_ref().and_then(|s| s.slipstream.as_ref()) {
+                    Some(own) => own.gauge.as_deref().map(|g| GaugedPool {
+                        pool,
+                        gauge: Some(g),
+                    }),
+                    None => Some(GaugedPool { pool, gauge: None }),
+                }
+            })
             .collect();
-        let mut holdings =
-            read_wallet(rpc, &deployments, &gauge_pools, &wallet.address, &block).await?;
+        let mut holdings = read_wallet(rpc, &deployments, &gauged, &wallet.address, &block).await?;
         // Each v4 deployment apart too: one failing keeps its positions as last read.
         for d in deployments
             .iter()

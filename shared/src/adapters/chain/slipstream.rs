@@ -4,8 +4,9 @@
 //! by index as MasterChefV3 does. Each pool has its own gauge (`pool.gauge()`, zero where none
 //! was created); `gauge.stakedValues(wallet)` lists the wallet's ids there, `gauge.nft()` names
 //! the manager they are on, `gauge.rewardToken()` the reward (AERO) and
-//! `gauge.earned(wallet, tokenId)` what is pending. Three batches at the read's block, whatever
-//! the count: the gauges, their answers for the wallet, the pending rewards.
+//! `gauge.earned(wallet, tokenId)` what is pending. Two batches at the read's block, whatever
+//! the count (their answers for the wallet, the pending rewards), a third where a pool's gauge
+//! is not known from its synced state.
 
 use super::evm::{self, call, decoded, Block};
 use super::logs::{decode_log, topic, GAUGE_CLAIM, GAUGE_WITHDRAW, TRANSFER};
@@ -96,32 +97,55 @@ pub struct GaugeStakes {
     pub not_read: u64,
 }
 
-/// The wallet's positions staked in the gauges of `pools` (Slipstream pools), at `block`. A
-/// pool that answers no gauge is passed over (none was created, or it is no Slipstream pool);
-/// a gauge that fails to answer fails the read (the caller fails the Slipstream deployments:
-/// a staked position missing from a read would close as transferred).
+/// A Slipstream pool a wallet's positions may be staked in the gauge of: the gauge where its
+/// synced state names it (`None`: asked of the pool).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GaugedPool<'a> {
+    pub pool: &'a str,
+    pub gauge: Option<&'a str>,
+}
+
+/// The wallet's positions staked in the gauges of `pools`, at `block`. A pool whose gauge is not
+/// known is asked (`gauge()`); one that answers none, or reverts (no Slipstream pool), is passed
+/// over. A node that fails to answer, or a gauge that fails, fails the read (the caller fails
+/// the Slipstream deployments: a staked position missing from a read would close as
+/// transferred).
 pub async fn staked_in_gauges(
     rpc: &RpcClient,
-    pools: &[Address],
+    pools: &[GaugedPool<'_>],
     wallet: Address,
     block: &Block,
     cap: u64,
 ) -> Result<GaugeStakes, String> {
     let mut found = GaugeStakes::default();
-    if pools.is_empty() {
-        return Ok(found);
+    let address = |text: &str| {
+        crate::domain::wallets::address::evm_address(text).map_err(|e| format!("{text}: {e}"))
+    };
+    let mut gauges = Vec::new();
+    let mut unknown = Vec::new();
+    for pool in pools {
+        match pool.gauge {
+            Some(gauge) => gauges.push(address(gauge)?),
+            None => unknown.push(address(pool.pool)?),
+        }
     }
-    let calls: Vec<_> = pools
+    let calls: Vec<_> = unknown
         .iter()
         .map(|p| call(*p, ISlipstreamGauged::gaugeCall {}.abi_encode(), block))
         .collect();
-    let mut gauges: Vec<Address> = rpc
-        .batch(&calls)
-        .await
-        .into_iter()
-        .filter_map(|answer| decoded::<ISlipstreamGauged::gaugeCall>(answer, 1, "gauge").ok())
-        .filter(|gauge| *gauge != Address::ZERO)
-        .collect();
+    if !calls.is_empty() {
+        for answer in rpc.batch(&calls).await {
+            if let Err(e) = &answer {
+                if super::simulation::reverted(e).is_none() {
+                    return Err(format!("gauge: {e}"));
+                }
+            }
+            if let Ok(gauge) = decoded::<ISlipstreamGauged::gaugeCall>(answer, 1, "gauge") {
+                gauges.push(gauge);
+            }
+        }
+    }
+    gauges.retain(|gauge| *gauge != Address::ZERO);
     gauges.sort_unstable();
     gauges.dedup();
     if gauges.is_empty() {

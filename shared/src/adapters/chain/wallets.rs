@@ -11,6 +11,7 @@ use super::enumeration::token_ids;
 pub use super::enumeration::{owners_of, MAX_POSITIONS_PER_MANAGER};
 use super::evm::{self, call, decoded, Block, Layout};
 use super::rpc::RpcClient;
+pub use super::slipstream::GaugedPool;
 use super::slipstream::{self, staked_in_gauges};
 use super::staking::{self, StakedRead};
 use super::tokens::symbol_of;
@@ -191,7 +192,7 @@ impl Failures {
 
 /// Reads every position `wallet` holds at the chain's v3 deployments (a factory and an
 /// enumerable position manager; Uniswap v4's are `v4_wallets`'), at `block`, with those staked
-/// in a farm or in the gauges of `gauge_pools` (Slipstream's pools), each deployment
+/// in a farm or in the gauges of `gauged` (Slipstream's pools), each deployment
 /// (its manager, its farm, its factory) judged apart: one whose contract fails is named in
 /// [`WalletHoldings::failed`] with none of its positions, the others read as usual. A position
 /// whose pool or tokens cannot be read is left out with the reason ([`Unread`]); a position no
@@ -199,7 +200,7 @@ impl Failures {
 pub async fn read_wallet(
     rpc: &RpcClient,
     deployments: &[&Deployment],
-    gauge_pools: &[&str],
+    gauged: &[GaugedPool<'_>],
     wallet: &str,
     block: &Block,
 ) -> Result<WalletHoldings, String> {
@@ -269,12 +270,8 @@ pub async fn read_wallet(
         .map(|(m, _)| *m)
         .collect();
     if !slipstream.is_empty() {
-        let pools = gauge_pools
-            .iter()
-            .map(|p| parse_address(p))
-            .collect::<Result<Vec<_>, _>>()?;
         let cap = MAX_POSITIONS_PER_MANAGER;
-        match staked_in_gauges(rpc, &pools, wallet, block, cap).await {
+        match staked_in_gauges(rpc, gauged, wallet, block, cap).await {
             Ok(gauged) => {
                 for ((manager, id), stake) in gauged.stakes {
                     if slipstream.contains(&manager) && !failures.has(&manager) {
