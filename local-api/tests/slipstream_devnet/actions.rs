@@ -2,8 +2,8 @@
 //! a generation's pool (the manager's `mint` with the tick spacing), its stake (the manager's
 //! `approve(gauge)`, then the gauge's `deposit`), a harvest (`getReward(tokenId)`, `expected`
 //! naming the AERO its run paid), an add and a collect on the staked position (the gauge's
-//! `withdraw` first, then the manager's calls), a decrease, a move and the close. Each answer's transactions
-//! sent as answered succeed within their gas; each order settles.
+//! `withdraw` first, then the manager's calls), a decrease, a move and the close. Each answer's
+//! transactions sent as answered succeed within their gas; each order settles.
 
 use super::{get, history_kinds};
 use alloy_primitives::U256;

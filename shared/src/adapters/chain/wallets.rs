@@ -4,8 +4,9 @@
 //! every index, `positions(tokenId)` for every token, the factory's `getPool` and the tokens'
 //! `decimals()`/`symbol()`, then each pool's `slot0`, fee growth globals and the ticks of its
 //! positions' bounds, once per pool. Five JSON-RPC batches whatever the count (six with staked
-//! positions, three more where Slipstream's gauges are asked; more only past the batch size). Amounts are what the liquidity holds at that state
-//! rounded down, as a withdrawal pays; fees exactly what `collect` would pay there.
+//! positions, two or three more where Slipstream's gauges are asked; more only past the batch
+//! size). Amounts are what the liquidity holds at that state rounded down, as a withdrawal pays;
+//! fees exactly what `collect` would pay there (none for a position in a Slipstream gauge).
 
 use super::enumeration::token_ids;
 pub use super::enumeration::{owners_of, MAX_POSITIONS_PER_MANAGER};
