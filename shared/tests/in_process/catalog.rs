@@ -480,3 +480,77 @@ fn a_chain_may_have_two_deployments_of_a_protocol_each_its_own_manager() {
     };
     assert_eq!(held_venue(&catalog, unnamed, &unknown), None);
 }
+
+#[test]
+fn slipstream_on_base_is_two_generations_its_pools_with_no_fee_tier() {
+    let catalog = Catalog::embedded();
+    let managers: Vec<&str> = catalog
+        .deployments_on(Chain::Base)
+        .filter(|d| d.protocol == Protocol::AerodromeSlipstream)
+        .filter_map(|d| d.position_manager.as_deref())
+        .collect();
+    assert_eq!(
+        managers,
+        [
+            "0x827922686190790b37229fd06084350E74485b72",
+            "0xa990C6a764b73BF43cee5Bb40339c3322FB9D55F"
+        ]
+    );
+    let pools: Vec<_> = catalog
+        .pools
+        .iter()
+        .filter(|p| p.protocol == Protocol::AerodromeSlipstream)
+        .collect();
+    assert_eq!(pools.len(), 2);
+    let now = chrono::Utc::now();
+    for pool in &pools {
+        // Opened through the generation it names; its fee unknown until a state is read.
+        assert_eq!(pool.position_manager.as_deref(), Some(managers[0]));
+        let view = serde_json::to_value(pool.view(catalog.freshness, now)).unwrap();
+        assert!(view["feeTier"].is_null(), "{view}");
+        assert!(venue(&catalog, pool).is_some());
+    }
+    // AERO is priced through WETH.
+    let aero = pools
+        .iter()
+        .flat_map(|p| [&p.token_a, &p.token_b])
+        .find(|t| t.symbol == "AERO")
+        .unwrap();
+    assert!(
+        aero.priced && aero.price_usd.to_string() == "0.8",
+        "{aero:?}"
+    );
+    // A record giving a Slipstream pool a fee tier is refused: its fee is the pool's own.
+    let mut record = shared::catalog::embedded_records()
+        .into_iter()
+        .find(|r| r.protocol == Protocol::AerodromeSlipstream)
+        .unwrap();
+    record.fee_tier = 500;
+    assert!(shared::catalog::Pool::from_record(&record).is_err());
+    // At a state, its fee is the state's.
+    record.fee_tier = 0;
+    let pool = shared::catalog::Pool::from_record(&record).unwrap();
+    let state = PoolState {
+        sqrt_price: pool.sqrt_price,
+        tick: pool.tick,
+        liquidity: 1,
+        fee_growth_global0: U256::ZERO,
+        fee_growth_global1: U256::ZERO,
+        height: 1,
+        block_hash: None,
+        observed_at: now,
+        ticks: Vec::new(),
+        balances: None,
+        slipstream: Some(shared::market::SlipstreamState {
+            fee: 420,
+            gauge: None,
+        }),
+    };
+    let market = PoolMarket {
+        state: Some(state),
+        ..PoolMarket::default()
+    };
+    let synced = shared::catalog::Pool::at_state(&record, market).unwrap();
+    assert_eq!(synced.fee_tier, 420);
+    assert_eq!(synced.view(catalog.freshness, now).fee_tier, Some(420));
+}

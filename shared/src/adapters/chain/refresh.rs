@@ -7,10 +7,11 @@ use super::gone::{burned, no_longer_held};
 use super::orca_wallets::read_orca_wallet;
 use super::orders::ChainOrders;
 use super::rpc::RpcClient;
+use super::slipstream::gauged_pools;
 use super::sync::Syncer;
 use super::v4_wallets::{read_positions, Known};
 use super::wallets::{
-    read_wallet, ChainPosition, FailedDeployment, GaugedPool, TokenMeta, MAX_POSITIONS_PER_MANAGER,
+    read_wallet, ChainPosition, FailedDeployment, TokenMeta, MAX_POSITIONS_PER_MANAGER,
 };
 use crate::application::alert_ports::Alerts;
 use crate::application::app::{App, Refreshed, WalletRefresh};
@@ -114,24 +115,7 @@ impl WalletReader {
             tokens: &wallet.tokens,
             log_range: self.log_ranges.of(chain),
         };
-        // The gauges a Slipstream position may be staked in: those of the chain's Slipstream
-        // pools, the catalog's and those a wallet's read found (held before it was staked), as
-        // their synced states name them (a pool not read yet is asked; one without none).
-        let gauged: Vec<GaugedPool<'_>> = catalog
-            .pools
-            .iter()
-            .filter(|p| p.chain == chain && p.protocol.is_slipstream())
-            .filter_map(|p| {
-                let pool = p.id.as_str();
-                match p.state.as_ref().and_then(|s| s.slipstream.as_ref()) {
-                    Some(own) => own.gauge.as_deref().map(|g| GaugedPool {
-                        pool,
-                        gauge: Some(g),
-                    }),
-                    None => Some(GaugedPool { pool, gauge: None }),
-                }
-            })
-            .collect();
+        let gauged = gauged_pools(catalog, chain);
         let mut holdings = read_wallet(rpc, &deployments, &gauged, &wallet.address, &block).await?;
         // Each v4 deployment apart too: one failing keeps its positions as last read.
         for d in deployments

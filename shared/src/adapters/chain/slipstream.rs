@@ -15,7 +15,7 @@ use super::staking::Stake;
 use crate::domain::catalog::Catalog;
 use crate::domain::history::{EventKind, PositionEvent};
 use crate::domain::math::U256;
-use crate::domain::model::Position;
+use crate::domain::model::{Chain, Position};
 use alloy_primitives::Address;
 use alloy_sol_types::{sol, SolCall};
 use serde_json::Value;
@@ -103,6 +103,27 @@ pub struct GaugeStakes {
 pub struct GaugedPool<'a> {
     pub pool: &'a str,
     pub gauge: Option<&'a str>,
+}
+
+/// The gauges a Slipstream position on `chain` may be staked in: those of its Slipstream pools,
+/// the catalog's and those a wallet's read found (held before it was staked), as their synced
+/// states name them (a pool not read yet is asked; one without a gauge is not).
+pub fn gauged_pools(catalog: &Catalog, chain: Chain) -> Vec<GaugedPool<'_>> {
+    catalog
+        .pools
+        .iter()
+        .filter(|p| p.chain == chain && p.protocol.is_slipstream())
+        .filter_map(|p| {
+            let pool = p.id.as_str();
+            match p.state.as_ref().and_then(|s| s.slipstream.as_ref()) {
+                Some(own) => own.gauge.as_deref().map(|g| GaugedPool {
+                    pool,
+                    gauge: Some(g),
+                }),
+                None => Some(GaugedPool { pool, gauge: None }),
+            }
+        })
+        .collect()
 }
 
 /// The wallet's positions staked in the gauges of `pools`, at `block`. A pool whose gauge is not

@@ -316,6 +316,81 @@ mod tests {
         assert_eq!(hex(&ours[..4]), "0x88316456");
     }
 
+    /// Aerodrome Slipstream's manager and gauge, as their sources declare them.
+    mod slipstream {
+        alloy_sol_types::sol! {
+            struct SlipstreamMint {
+                address token0; address token1; int24 tickSpacing; int24 tickLower;
+                int24 tickUpper; uint256 amount0Desired; uint256 amount1Desired;
+                uint256 amount0Min; uint256 amount1Min; address recipient; uint256 deadline;
+                uint160 sqrtPriceX96;
+            }
+            function mint(SlipstreamMint params);
+            function approve(address to, uint256 tokenId);
+            function deposit(uint256 tokenId);
+            function withdraw(uint256 tokenId);
+            function getReward(uint256 tokenId);
+        }
+    }
+
+    #[test]
+    fn a_slipstream_mint_names_its_pool_by_tick_spacing_and_gauge_calls_take_the_token() {
+        let params = MintParams {
+            token0: TOKEN0.into(),
+            token1: TOKEN1.into(),
+            key: MintKey::TickSpacing(100),
+            tick_lower: -81_900,
+            tick_upper: -78_200,
+            amount0_desired: U256::from(3u8),
+            amount1_desired: U256::from(4u8),
+            amount0_min: U256::from(1u8),
+            amount1_min: U256::from(2u8),
+            recipient: WALLET.into(),
+            deadline: 1_800_000_000,
+        };
+        let i24 = |v: i32| alloy_primitives::aliases::I24::try_from(v).unwrap();
+        let theirs = slipstream::mintCall {
+            params: slipstream::SlipstreamMint {
+                token0: addr(TOKEN0),
+                token1: addr(TOKEN1),
+                tickSpacing: i24(100),
+                tickLower: i24(-81_900),
+                tickUpper: i24(-78_200),
+                amount0Desired: params.amount0_desired,
+                amount1Desired: params.amount1_desired,
+                amount0Min: params.amount0_min,
+                amount1Min: params.amount1_min,
+                recipient: addr(WALLET),
+                deadline: U256::from(params.deadline),
+                sqrtPriceX96: alloy_primitives::aliases::U160::ZERO,
+            },
+        };
+        assert_eq!(mint(&params).unwrap(), theirs.abi_encode());
+        let id = U256::from(7u8);
+        let calls = [
+            (
+                GaugeCall::Deposit,
+                slipstream::depositCall { tokenId: id }.abi_encode(),
+            ),
+            (
+                GaugeCall::Withdraw,
+                slipstream::withdrawCall { tokenId: id }.abi_encode(),
+            ),
+            (
+                GaugeCall::GetReward,
+                slipstream::getRewardCall { tokenId: id }.abi_encode(),
+            ),
+        ];
+        for (function, theirs) in calls {
+            assert_eq!(gauge(function, id), theirs, "{function:?}");
+        }
+        let approve = slipstream::approveCall {
+            to: addr(WALLET),
+            tokenId: id,
+        };
+        assert_eq!(approve_position(WALLET, id).unwrap(), approve.abi_encode());
+    }
+
     #[test]
     fn withdraw_is_a_multicall_of_decrease_then_collect() {
         let w = Withdraw {

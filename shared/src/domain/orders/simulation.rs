@@ -504,6 +504,46 @@ mod tests {
     }
 
     #[test]
+    fn a_slipstream_gauge_in_an_answer_runs_it_as_one_sequence() {
+        let of = |kind: &str, data: Vec<u8>| TransactionRequest {
+            kind: kind.into(),
+            data: calldata::hex(&data),
+            ..approve("0x00000000000000000000000000000000000000cc", 1)
+        };
+        let id = U256::from(9u8);
+        let reward = of(
+            "harvest",
+            calldata::gauge(calldata::GaugeCall::GetReward, id),
+        );
+        let farm_harvest = of(
+            "harvest",
+            calldata::harvest(id, "0x00000000000000000000000000000000000000bb").unwrap(),
+        );
+        let unstake = of(
+            "unstake",
+            calldata::gauge(calldata::GaugeCall::Withdraw, id),
+        );
+        let collect = of(
+            "collect",
+            calldata::collect(id, "0x00000000000000000000000000000000000000bb").unwrap(),
+        );
+        let nft = of(
+            GAUGE_APPROVE,
+            calldata::approve_position("0x00000000000000000000000000000000000000dd", id).unwrap(),
+        );
+        let deposit = of("stake", calldata::gauge(calldata::GaugeCall::Deposit, id));
+        assert!(in_sequence(&[reward]));
+        assert!(in_sequence(&[unstake, collect.clone()]));
+        assert!(in_sequence(&[nft, deposit]));
+        // MasterChefV3's harvest and a plain collect run as before (overrides, estimates).
+        assert!(!in_sequence(&[farm_harvest]));
+        assert!(!in_sequence(&[
+            approve("0x00000000000000000000000000000000000000cc", 5),
+            collect
+        ]));
+    }
+
+    #[test]
     fn revert_reasons_are_decoded_and_explained() {
         let mut stf = vec![0x08, 0xc3, 0x79, 0xa0];
         stf.extend(words(&[32, 3]));
