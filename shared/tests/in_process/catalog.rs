@@ -182,6 +182,23 @@ fn quote_is_the_stablecoin_and_prices_agree_with_usd_prices() {
 
 /// A discovered OWN/WETH pool at `price` WETH per OWN holding `weth` whole WETH, as a record
 /// and its synced state.
+/// A state of `pool` at block 1 at its price: one unit of liquidity, no fee growth, no ticks.
+fn state_of(pool: &shared::catalog::Pool) -> PoolState {
+    PoolState {
+        sqrt_price: pool.sqrt_price,
+        tick: pool.tick,
+        liquidity: 1,
+        fee_growth_global0: U256::ZERO,
+        fee_growth_global1: U256::ZERO,
+        height: 1,
+        block_hash: None,
+        observed_at: chrono::Utc::now(),
+        ticks: Vec::new(),
+        balances: None,
+        slipstream: None,
+    }
+}
+
 fn own_pool(id: &str, price: &str, weth: u64, weth_address: &str) -> (PoolRecord, PoolMarket) {
     let token = |symbol: &str, address: &str| shared::catalog::TokenRecord {
         symbol: symbol.into(),
@@ -206,20 +223,11 @@ fn own_pool(id: &str, price: &str, weth: u64, weth_address: &str) -> (PoolRecord
     let pool = shared::catalog::Pool::from_record(&record).unwrap();
     let whole = U256::from(10u64).pow(U256::from(18));
     let state = PoolState {
-        sqrt_price: pool.sqrt_price,
-        tick: pool.tick,
-        liquidity: 1,
-        fee_growth_global0: U256::ZERO,
-        fee_growth_global1: U256::ZERO,
-        height: 1,
-        block_hash: None,
-        observed_at: chrono::Utc::now(),
-        ticks: Vec::new(),
         balances: Some(Balances {
             token0: whole,
             token1: U256::from(weth) * whole,
         }),
-        slipstream: None,
+        ..state_of(&pool)
     };
     let market = PoolMarket {
         state: Some(state),
@@ -531,20 +539,11 @@ fn slipstream_on_base_is_two_generations_its_pools_with_no_fee_tier() {
     record.fee_tier = 0;
     let pool = shared::catalog::Pool::from_record(&record).unwrap();
     let state = PoolState {
-        sqrt_price: pool.sqrt_price,
-        tick: pool.tick,
-        liquidity: 1,
-        fee_growth_global0: U256::ZERO,
-        fee_growth_global1: U256::ZERO,
-        height: 1,
-        block_hash: None,
-        observed_at: now,
-        ticks: Vec::new(),
-        balances: None,
         slipstream: Some(shared::market::SlipstreamState {
             fee: 420,
             gauge: None,
         }),
+        ..state_of(&pool)
     };
     let market = PoolMarket {
         state: Some(state),

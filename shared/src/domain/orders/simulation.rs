@@ -510,37 +510,32 @@ mod tests {
             data: calldata::hex(&data),
             ..approve("0x00000000000000000000000000000000000000cc", 1)
         };
-        let id = U256::from(9u8);
-        let reward = of(
-            "harvest",
-            calldata::gauge(calldata::GaugeCall::GetReward, id),
+        let (id, wallet) = (
+            U256::from(9u8),
+            "0x00000000000000000000000000000000000000bb",
         );
-        let farm_harvest = of(
-            "harvest",
-            calldata::harvest(id, "0x00000000000000000000000000000000000000bb").unwrap(),
-        );
-        let unstake = of(
-            "unstake",
-            calldata::gauge(calldata::GaugeCall::Withdraw, id),
-        );
-        let collect = of(
-            "collect",
-            calldata::collect(id, "0x00000000000000000000000000000000000000bb").unwrap(),
-        );
-        let nft = of(
-            GAUGE_APPROVE,
-            calldata::approve_position("0x00000000000000000000000000000000000000dd", id).unwrap(),
-        );
-        let deposit = of("stake", calldata::gauge(calldata::GaugeCall::Deposit, id));
-        assert!(in_sequence(&[reward]));
-        assert!(in_sequence(&[unstake, collect.clone()]));
-        assert!(in_sequence(&[nft, deposit]));
+        let gauge = |kind: &str, function| of(kind, calldata::gauge(function, id));
+        let collect = of("collect", calldata::collect(id, wallet).unwrap());
+        let nft = calldata::approve_position(wallet, id).unwrap();
+        let sequences = [
+            vec![gauge("harvest", calldata::GaugeCall::GetReward)],
+            vec![
+                gauge("unstake", calldata::GaugeCall::Withdraw),
+                collect.clone(),
+            ],
+            vec![
+                of(GAUGE_APPROVE, nft),
+                gauge("stake", calldata::GaugeCall::Deposit),
+            ],
+        ];
+        for transactions in sequences {
+            assert!(in_sequence(&transactions), "{transactions:?}");
+        }
         // MasterChefV3's harvest and a plain collect run as before (overrides, estimates).
+        let farm_harvest = of("harvest", calldata::harvest(id, wallet).unwrap());
         assert!(!in_sequence(&[farm_harvest]));
-        assert!(!in_sequence(&[
-            approve("0x00000000000000000000000000000000000000cc", 5),
-            collect
-        ]));
+        let approval = approve("0x00000000000000000000000000000000000000cc", 5);
+        assert!(!in_sequence(&[approval, collect]));
     }
 
     #[test]
