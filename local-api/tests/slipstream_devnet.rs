@@ -36,33 +36,10 @@ async fn positions(client: &TestClient) -> Vec<Value> {
     reply.json["data"].as_array().unwrap().clone()
 }
 
-async fn history_kinds(client: &TestClient, id: &str) -> Vec<String> {
-    let path = format!("/positions/{id}/history?limit=100");
-    let reply = client.send(Method::GET, &path, &[], b"").await;
-    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
-    reply.json["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| text(&e["kind"]))
-        .collect()
-}
-
 async fn get(client: &TestClient, id: &str) -> Value {
     let reply = client.get(id).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     reply.json
-}
-
-/// The view's `field` of each token in protocol order (token0, token1), base units.
-fn protocol_order(view: &Value, field: &str, usdc_is_token0: bool) -> [U256; 2] {
-    let of = |token: &str| U256::from_str(&units(&view[token][field])).unwrap();
-    let (weth, usdc) = (of("tokenA"), of("tokenB"));
-    if usdc_is_token0 {
-        [usdc, weth]
-    } else {
-        [weth, usdc]
-    }
 }
 
 /// The view against the chain at its read block: liquidity, amounts (what decreasing all would
@@ -79,18 +56,17 @@ async fn assert_as_chain(devnet: &Devnet, view: &Value, generation: &str) -> Val
     ];
     let chain = devnet.run("slip-position-quote", &args).await;
     let word = |name: &str| U256::from_str(&text(&chain[name])).unwrap();
-    let order = devnet.usdc_is_token0();
     assert_eq!(
         text(&view["liquidity"]),
         text(&chain["liquidity"]),
         "{view}"
     );
     assert_eq!(
-        protocol_order(view, "amount", order),
+        devnet.protocol_order(view, "amount"),
         [word("amount0"), word("amount1")],
         "{view}"
     );
-    let [f, p] = ["feesUnclaimed", "uncollectedPrincipal"].map(|f| protocol_order(view, f, order));
+    let [f, p] = ["feesUnclaimed", "uncollectedPrincipal"].map(|f| devnet.protocol_order(view, f));
     assert_eq!(
         [f[0] + p[0], f[1] + p[1]],
         [word("fees0"), word("fees1")],
@@ -216,7 +192,7 @@ async fn slipstream_positions(store: &[&str]) {
     assert!(held.get("staked").is_none(), "{held}");
     let chain = assert_as_chain(&devnet, &held, "0").await;
     assert_ne!(text(&chain["fees0"]), "0", "{chain}");
-    assert_eq!(history_kinds(&alice, &held_id).await, ["mint", "deposit"]);
+    assert_eq!(alice.history_kinds(&held_id).await, ["mint", "deposit"]);
 
     // The staked one: in the gauge, its AERO pending what `earned` answers at the read's
     // block, no swap fees while staked.
@@ -293,19 +269,14 @@ async fn slipstream_positions(store: &[&str]) {
     );
     // The gauge's deposit collects what was owed to the owner first (its `Collect`).
     assert_eq!(
-        history_kinds(&alice, &staked_id).await,
+        alice.history_kinds(&staked_id).await,
         ["mint", "deposit", "collect", "staked"]
     );
 
     // A harvest (getReward(tokenId)): its ClaimRewards, which names no token id, is the
     // position's by the transaction's call; the AERO paid is what the history says.
     let aero = text(&slip["aero"]);
-    let balance = || async {
-        let read = devnet
-            .run("allowance", &["--account", &wallet, "--token", &aero])
-            .await;
-        U256::from_str(&text(&read["balance"])).unwrap()
-    };
+    let balance = || devnet.balance(&wallet, &aero);
     let before = balance().await;
     devnet.run("slip-harvest", &staker).await;
     let harvested = balance().await - before;
@@ -318,7 +289,7 @@ async fn slipstream_positions(store: &[&str]) {
         "{view}"
     );
     assert_eq!(
-        history_kinds(&alice, &staked_id).await,
+        alice.history_kinds(&staked_id).await,
         ["mint", "deposit", "collect", "staked", "harvest"]
     );
 
@@ -343,7 +314,7 @@ async fn slipstream_positions(store: &[&str]) {
     assert_eq!(unstaked["status"], "active", "{unstaked}");
     assert!(unstaked.get("staked").is_none(), "{unstaked}");
     assert_as_chain(&devnet, &unstaked, "1").await;
-    let kinds = history_kinds(&alice, &staked_id).await;
+    let kinds = alice.history_kinds(&staked_id).await;
     assert_eq!(
         kinds[..4],
         ["mint", "deposit", "collect", "staked"],
@@ -413,7 +384,7 @@ async fn slipstream_positions(store: &[&str]) {
     sync(&ops).await;
     let gone = get(&alice, &held_id).await;
     assert_eq!(gone["status"], "closed", "{gone}");
-    let kinds = history_kinds(&alice, &held_id).await;
+    let kinds = alice.history_kinds(&held_id).await;
     assert_eq!(
         kinds.last().map(String::as_str),
         Some("transfer-out"),

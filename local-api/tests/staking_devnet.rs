@@ -15,7 +15,7 @@
 mod failures;
 
 use alloy_primitives::U256;
-use lambda_http::http::{Method, StatusCode};
+use lambda_http::http::StatusCode;
 use serde_json::{json, Value};
 use std::str::FromStr;
 use test_support::client::TestClient;
@@ -32,18 +32,6 @@ async fn positions(client: &TestClient) -> Vec<Value> {
     let mut list = reply.json["data"].as_array().unwrap().clone();
     list.sort_by_key(|p| (text(&p["protocol"]), text(&p["tokenId"])));
     list
-}
-
-async fn history_kinds(client: &TestClient, id: &str) -> Vec<String> {
-    let path = format!("/positions/{id}/history?limit=100");
-    let reply = client.send(Method::GET, &path, &[], b"").await;
-    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
-    reply.json["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| text(&e["kind"]))
-        .collect()
 }
 
 fn number(value: &Value) -> f64 {
@@ -76,18 +64,6 @@ async fn chain_at(devnet: &Devnet, token: &str, view: &Value) -> (Value, Value) 
     (farm, position)
 }
 
-/// The view's `field` of each token in protocol order (token0, token1), base units.
-fn protocol_order(view: &Value, field: &str, usdc_is_token0: bool) -> [U256; 2] {
-    // tokenA is WETH (the base asset), tokenB USDC.
-    let of = |token: &str| U256::from_str(&units(&view[token][field])).unwrap();
-    let (weth, usdc) = (of("tokenA"), of("tokenB"));
-    if usdc_is_token0 {
-        [usdc, weth]
-    } else {
-        [weth, usdc]
-    }
-}
-
 fn assert_staked_as_chain(view: &Value, farm: &Value, position: &Value, devnet: &Devnet) {
     let staked = &view["staked"];
     assert_eq!(view["status"], "active", "{view}");
@@ -106,15 +82,14 @@ fn assert_staked_as_chain(view: &Value, farm: &Value, position: &Value, devnet: 
     assert_eq!(text(&staked["rewardToken"]["symbol"]), "CAKE");
     assert_eq!(text(&view["liquidity"]), text(&position["liquidity"]));
     let chain = |name: &str| U256::from_str(&text(&position[name])).unwrap();
-    let order = devnet.usdc_is_token0();
     assert_eq!(
-        protocol_order(view, "amount", order),
+        devnet.protocol_order(view, "amount"),
         [chain("amount0"), chain("amount1")],
         "{view}"
     );
     // What the farm's collect would pay the staker, to the unit: fees (PancakeSwap's protocol
     // share never in them) and withdrawn principal not collected yet.
-    let [f, p] = ["feesUnclaimed", "uncollectedPrincipal"].map(|f| protocol_order(view, f, order));
+    let [f, p] = ["feesUnclaimed", "uncollectedPrincipal"].map(|f| devnet.protocol_order(view, f));
     assert_eq!(
         [f[0] + p[0], f[1] + p[1]],
         [chain("fees0"), chain("fees1")],
@@ -144,7 +119,7 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
         assert_eq!(view["historyComplete"], true, "{view}");
         assert!(view.get("staked").is_none(), "{view}");
         assert_eq!(
-            history_kinds(&alice, &text(&view["id"])).await,
+            alice.history_kinds(&text(&view["id"])).await,
             ["mint", "deposit"]
         );
     }
@@ -196,7 +171,7 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
     assert_staked_as_chain(&view, &farm, &position, &devnet);
     assert_eq!(view["staked"]["sinceBlock"], staked_at, "{view}");
     assert_eq!(
-        history_kinds(&alice, &id).await,
+        alice.history_kinds(&id).await,
         ["mint", "deposit", "staked"]
     );
     // Decision 60's PnL: nothing taken out yet, so value − cost basis + the rewards (CAKE priced
@@ -276,7 +251,7 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
     ];
     let mut kinds = kinds.to_vec();
     kinds.extend(["deposit", "harvest", "unstaked"]);
-    assert_eq!(history_kinds(&alice, &id).await, kinds);
+    assert_eq!(alice.history_kinds(&id).await, kinds);
     // Held again, it closes through the position manager.
     let manager = text(&devnet.state["pancake"]["manager"]);
     let answer = act(&alice, &id, "decrease", json!({"percent": 100})).await;
@@ -300,7 +275,7 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
     assert_eq!(listed[0]["staked"]["sinceBlock"], staked_at, "{listed:?}");
     let bobs_id = text(&listed[0]["id"]);
     assert_eq!(
-        history_kinds(&bob, &bobs_id).await,
+        bob.history_kinds(&bobs_id).await,
         ["mint", "deposit", "staked"]
     );
 
@@ -326,7 +301,7 @@ async fn staked_positions_stay_the_wallets(store: &[&str]) {
         text(&owner["owner"]).to_lowercase(),
         bob_wallet.to_lowercase()
     );
-    let kinds = history_kinds(&bob, &bobs_id).await;
+    let kinds = bob.history_kinds(&bobs_id).await;
     assert_eq!(
         kinds.last().map(String::as_str),
         Some("unstaked"),

@@ -155,6 +155,16 @@ impl TestClient {
         self.send(Method::GET, "/portfolio", &[], b"").await
     }
 
+    /// The kinds of a position's history, in order (`GET /positions/{id}/history`, checked 200).
+    pub async fn history_kinds(&self, id: &str) -> Vec<String> {
+        let path = format!("/positions/{id}/history?limit=100");
+        let reply = self.send(Method::GET, &path, &[], b"").await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+        let events = reply.json["data"].as_array().cloned().unwrap_or_default();
+        let kind = |e: &Value| e["kind"].as_str().unwrap_or_default().to_string();
+        events.iter().map(kind).collect()
+    }
+
     /// `GET /pools`.
     pub async fn pools(&self) -> Reply {
         self.send(Method::GET, "/pools", &[], b"").await

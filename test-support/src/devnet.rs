@@ -216,9 +216,32 @@ impl Devnet {
         path
     }
 
+    /// `account`'s balance of `token` (`usdc`, `weth` or an address), base units.
+    pub async fn balance(&self, account: &str, token: &str) -> alloy_primitives::U256 {
+        let read = self
+            .run("allowance", &["--account", account, "--token", token])
+            .await;
+        let units = read["balance"].as_str().unwrap_or_default();
+        units
+            .parse()
+            .unwrap_or_else(|_| panic!("a balance: {read}"))
+    }
+
     /// Whether USDC is the pool's token0 (it depends on the deployed addresses).
     pub fn usdc_is_token0(&self) -> bool {
         self.address("usdc") == self.address("token0")
+    }
+
+    /// A WETH/USDC position view's `field` of each token (whole tokens) in protocol order
+    /// (token0, token1), base units: tokenA is WETH (the base asset), tokenB USDC.
+    pub fn protocol_order(&self, view: &Value, field: &str) -> [alloy_primitives::U256; 2] {
+        let of = |token: &str| units(&view[token][field]).parse().unwrap();
+        let (weth, usdc) = (of("tokenA"), of("tokenB"));
+        if self.usdc_is_token0() {
+            [usdc, weth]
+        } else {
+            [weth, usdc]
+        }
     }
 }
 

@@ -78,12 +78,7 @@ async fn slipstream_position_over_time(store_args: &[&str]) {
     sync_through(&ops, &alice, &pool, top - 3 * HOUR + 100).await;
     // What the gauge paid, by block, as the chain answered it.
     let aero = text(&slip["aero"]);
-    let balance = || async {
-        let read = devnet
-            .run("allowance", &["--account", &wallet, "--token", &aero])
-            .await;
-        U256::from_str(&text(&read["balance"])).unwrap()
-    };
+    let balance = || devnet.balance(&wallet, &aero);
     let mut paid: Vec<(u64, U256)> = Vec::new();
     for (time, command) in [
         (top - 2 * HOUR + 100, "slip-harvest"),

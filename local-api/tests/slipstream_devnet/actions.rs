@@ -5,7 +5,7 @@
 //! `withdraw` first, then the manager's calls), a decrease, a move and the close. Each answer's
 //! transactions sent as answered succeed within their gas; each order settles.
 
-use super::{get, history_kinds};
+use super::get;
 use alloy_primitives::U256;
 use lambda_http::http::StatusCode;
 use serde_json::{json, Value};
@@ -128,12 +128,7 @@ pub async fn acting_on_slipstream_positions(store: &[&str]) {
     let expected = U256::from_str(&test_support::devnet::units(&reward["amount"])).unwrap();
     assert!(expected > U256::ZERO, "{harvest}");
     let aero = text(&slip["aero"]);
-    let balance = || async {
-        let read = devnet
-            .run("allowance", &["--account", &wallet, "--token", &aero])
-            .await;
-        U256::from_str(&text(&read["balance"])).unwrap()
-    };
+    let balance = || devnet.balance(&wallet, &aero);
     let before = balance().await;
     let report = send_and_report(&devnet, (&alice, &ops), &id, &harvest).await;
     assert_eq!(report["orders"]["applied"], 1, "{report}");
@@ -192,7 +187,7 @@ pub async fn acting_on_slipstream_positions(store: &[&str]) {
     let view = get(&alice, &id).await;
     assert!(view.get("staked").is_none(), "{view}");
     assert_eq!(view["status"], "active", "{view}");
-    let kinds_now = history_kinds(&alice, &id).await;
+    let kinds_now = alice.history_kinds(&id).await;
     for kind in ["staked", "harvest", "unstaked", "collect"] {
         assert!(kinds_now.iter().any(|k| k == kind), "{kind}: {kinds_now:?}");
     }
@@ -200,14 +195,8 @@ pub async fn acting_on_slipstream_positions(store: &[&str]) {
     // Half out, then the close: the manager's own calls, as v3's, each paying the wallet what
     // its answer expected (sent at the state it was run on).
     let held = || async {
-        let mut both = Vec::new();
-        for token in ["weth", "usdc"] {
-            let read = devnet
-                .run("allowance", &["--account", &wallet, "--token", token])
-                .await;
-            both.push(U256::from_str(&text(&read["balance"])).unwrap());
-        }
-        both
+        let weth = devnet.balance(&wallet, "weth").await;
+        vec![weth, devnet.balance(&wallet, "usdc").await]
     };
     let expected_of = |answer: &Value| {
         let expected = &answer["transactions"][0]["expected"];

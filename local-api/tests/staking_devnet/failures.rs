@@ -6,7 +6,7 @@
 //! back. A farm's withdrawal to another address closes the staker's position and opens the
 //! receiver's count. On memory and on DynamoDB (moto).
 
-use super::{get, history_kinds, number, positions};
+use super::{get, number, positions};
 use alloy_primitives::U256;
 use lambda_http::http::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -178,7 +178,7 @@ pub async fn farm_withdrawals_to_others(store: &[&str]) {
     let gone = get(&alice, &first_id).await;
     assert_eq!(gone["status"], "closed", "{gone}");
     assert_eq!(gone["closeReason"], "transferred", "{gone}");
-    let kinds = history_kinds(&alice, &first_id).await;
+    let kinds = alice.history_kinds(&first_id).await;
     assert_eq!(
         kinds.last().map(String::as_str),
         Some("unstaked"),

@@ -95,12 +95,7 @@ async fn slipstreams_real_contracts_behave_as_its_reads_will_assume() {
     assert!(pending > U256::ZERO, "{earned}");
     wallet_read_finds_both(&devnet, &deployed, &wallet, pending).await;
     let aero = text(&deployed["aero"]);
-    let balance = || async {
-        let read = devnet
-            .run("allowance", &["--account", &wallet, "--token", &aero])
-            .await;
-        big(&read["balance"])
-    };
+    let balance = || devnet.balance(&wallet, &aero);
     let before = balance().await;
     devnet.run("slip-harvest", &stake).await;
     let paid = balance().await - before;
