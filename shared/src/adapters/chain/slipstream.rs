@@ -4,9 +4,9 @@
 //! by index as MasterChefV3 does. Each pool has its own gauge (`pool.gauge()`, zero where none
 //! was created); `gauge.stakedValues(wallet)` lists the wallet's ids there, `gauge.nft()` names
 //! the manager they are on, `gauge.rewardToken()` the reward (AERO) and
-//! `gauge.earned(wallet, tokenId)` what is pending. Two batches at the read's block, whatever
-//! the count (their answers for the wallet, the pending rewards), a third where a pool's gauge
-//! is not known from its synced state.
+//! `gauge.earned(wallet, tokenId)` what is pending. One batch at the read's block (one call a
+//! gauge), a second where a gauge lists any (two calls a gauge listing some, one a position), a
+//! third before them where a pool's gauge is not known from its synced state.
 
 use super::evm::{self, call, decoded, Block};
 use super::logs::{decode_log, topic, GAUGE_CLAIM, GAUGE_WITHDRAW, TRANSFER};
@@ -172,51 +172,59 @@ pub async fn staked_in_gauges(
     if gauges.is_empty() {
         return Ok(found);
     }
-    let mut calls = Vec::with_capacity(gauges.len() * 3);
-    for gauge in &gauges {
-        calls.push(call(*gauge, nftCall {}.abi_encode(), block));
-        calls.push(call(*gauge, rewardTokenCall {}.abi_encode(), block));
-        let listed = stakedValuesCall { depositor: wallet };
-        calls.push(call(*gauge, listed.abi_encode(), block));
-    }
-    let mut answers = rpc.batch(&calls).await.into_iter();
-    let mut staked = Vec::new();
-    for gauge in &gauges {
-        let why = |e: String| format!("gauge {}: {e}", gauge.to_checksum(None));
-        let manager = decoded::<nftCall>(evm::next_answer(&mut answers), 1, "nft").map_err(why)?;
-        let reward = decoded::<rewardTokenCall>(evm::next_answer(&mut answers), 1, "rewardToken")
-            .map_err(why)?;
-        let ids = staked_ids(evm::next_answer(&mut answers)).map_err(why)?;
-        found.reward_tokens.insert(*gauge, reward);
+    // What each gauge lists for the wallet (one call a gauge), then only where it lists any:
+    // the gauge's manager, its reward token and what each listed position has earned.
+    let calls: Vec<_> = gauges
+        .iter()
+        .map(|g| {
+            call(
+                *g,
+                stakedValuesCall { depositor: wallet }.abi_encode(),
+                block,
+            )
+        })
+        .collect();
+    let mut listed = Vec::new();
+    for (gauge, answer) in gauges.iter().zip(rpc.batch(&calls).await) {
+        let ids =
+            staked_ids(answer).map_err(|e| format!("gauge {}: {e}", gauge.to_checksum(None)))?;
         // The newest first past the cap, as a manager's enumeration.
         let skip = (ids.len() as u64).saturating_sub(cap);
         found.not_read += skip;
-        staked.extend(
-            ids.into_iter()
-                .skip(skip as usize)
-                .map(|id| (*gauge, manager, id)),
-        );
+        let ids: Vec<U256> = ids.into_iter().skip(skip as usize).collect();
+        if !ids.is_empty() {
+            listed.push((*gauge, ids));
+        }
     }
-    let calls: Vec<_> = staked
-        .iter()
-        .map(|(gauge, _, id)| {
+    let mut calls = Vec::new();
+    for (gauge, ids) in &listed {
+        calls.push(call(*gauge, nftCall {}.abi_encode(), block));
+        calls.push(call(*gauge, rewardTokenCall {}.abi_encode(), block));
+        for id in ids {
             let token_id = alloy_primitives::U256::from_limbs(*id.as_limbs());
             let data = earnedCall {
                 account: wallet,
                 tokenId: token_id,
             };
-            call(*gauge, data.abi_encode(), block)
-        })
-        .collect();
-    let answers = rpc.batch(&calls).await;
-    for ((gauge, manager, id), answer) in staked.into_iter().zip(answers) {
-        let earned = decoded::<earnedCall>(answer, 1, "earned")
-            .map_err(|e| format!("gauge {}: {e}", gauge.to_checksum(None)))?;
-        let stake = Stake {
-            farm: gauge,
-            rewards_pending: U256::from_limbs(*earned.as_limbs()),
-        };
-        found.stakes.insert((manager, id), stake);
+            calls.push(call(*gauge, data.abi_encode(), block));
+        }
+    }
+    let mut answers = rpc.batch(&calls).await.into_iter();
+    for (gauge, ids) in listed {
+        let why = |e: String| format!("gauge {}: {e}", gauge.to_checksum(None));
+        let manager = decoded::<nftCall>(evm::next_answer(&mut answers), 1, "nft").map_err(why)?;
+        let reward = decoded::<rewardTokenCall>(evm::next_answer(&mut answers), 1, "rewardToken")
+            .map_err(why)?;
+        found.reward_tokens.insert(gauge, reward);
+        for id in ids {
+            let earned =
+                decoded::<earnedCall>(evm::next_answer(&mut answers), 1, "earned").map_err(why)?;
+            let stake = Stake {
+                farm: gauge,
+                rewards_pending: U256::from_limbs(*earned.as_limbs()),
+            };
+            found.stakes.insert((manager, id), stake);
+        }
     }
     Ok(found)
 }
